@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes, following the flag package and shell conventions.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// version is the program version, reported by "falkon-ooc version" and in
+// every --json document.
+var version = "0.1.0-dev"
+
+// command is one subcommand of falkon-ooc. Each command lives in its own
+// file and registers itself in commands from an init function.
+type command struct {
+	Name  string // the word on the command line
+	Short string // one line for the command list
+	Usage string // the synopsis after "falkon-ooc NAME"
+	Long  string // paragraphs printed by --help after the synopsis
+	// Flags declares the command's flags on fs and returns the function
+	// that runs it with the remaining arguments. The runner returns an
+	// error to report (wrap usageError for exit code 2).
+	Flags func(fs *flag.FlagSet) func(ctx context.Context, env *env, args []string) error
+}
+
+// env carries the standard streams into a command.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("duplicate command " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+// usageError marks an error as a mistake on the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error {
+	return &usageError{fmt.Sprintf(format, a...)}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printCommands(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				fs := newFlagSet(c, stdout)
+				c.Flags(fs)
+				fs.Usage()
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "falkon-ooc: unknown command %q\n", args[1])
+			return exitUsage
+		}
+		printCommands(stdout)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "falkon-ooc %s\n", version)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "falkon-ooc: unknown command %q\n\n", name)
+		printCommands(stderr)
+		return exitUsage
+	}
+	fs := newFlagSet(c, stderr)
+	runner := c.Flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK
+		}
+		return exitUsage // flag has printed the message and usage
+	}
+	err := runner(ctx, &env{stdout: stdout, stderr: stderr}, fs.Args())
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "falkon-ooc %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
+		return exitUsage
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "falkon-ooc %s: interrupted\n", name)
+		return exitInterrupted
+	default:
+		fmt.Fprintf(stderr, "falkon-ooc %s: %v\n", name, err)
+		return exitFailure
+	}
+}
+
+func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: falkon-ooc %s %s\n\n", c.Name, c.Usage)
+		if c.Long != "" {
+			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(c.Long))
+		}
+		fmt.Fprintf(w, "flags:\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func printCommands(w io.Writer) {
+	fmt.Fprintf(w, "falkon-ooc: FALKON kernel ridge regression on data larger than RAM\n\n")
+	fmt.Fprintf(w, "usage: falkon-ooc COMMAND [flags] [args]\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
+	}
+	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version")
+	fmt.Fprintf(w, "\nrun 'falkon-ooc COMMAND --help' for a command's flags\n")
+}
