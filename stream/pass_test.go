@@ -1,0 +1,182 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/stream"
+	"github.com/falkon-ooc/falkon-ooc/stream/streamtest"
+)
+
+func randData(n, d, k int, seed uint64) (x, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x = make([]float64, n*d)
+	y = make([]float64, n*k)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	for i := range y {
+		y[i] = rng.NormFloat64()
+	}
+	return x, y
+}
+
+func TestMemSource(t *testing.T) {
+	for _, c := range []struct{ n, d, k, rows int }{
+		{1, 1, 0, 1}, {10, 3, 1, 4}, {100, 5, 2, 100}, {101, 2, 3, 7},
+	} {
+		x, y := randData(c.n, c.d, c.k, 1)
+		streamtest.SourceTest(t, stream.NewMemSource(x, c.d, y, c.k, c.rows), x, y)
+	}
+}
+
+// sumJob sums, per chunk, the first feature of each row, then reduces by
+// appending the per-chunk sums, so the order of reduction is visible.
+func sumJob(order *[]int, sums *[]float64) stream.Job[*float64] {
+	return stream.Job[*float64]{
+		Targets:    true,
+		NewPartial: func() *float64 { return new(float64) },
+		NewWorker: func() func(context.Context, stream.Chunk, *float64) error {
+			return func(_ context.Context, c stream.Chunk, p *float64) error {
+				s := 0.0
+				for i := range c.Rows {
+					s += c.X[i*2] + c.Y[i]
+				}
+				*p = s
+				return nil
+			}
+		},
+		Reduce: func(chunk int, p *float64) error {
+			*order = append(*order, chunk)
+			*sums = append(*sums, *p)
+			return nil
+		},
+	}
+}
+
+func TestRunOrderIndependentOfWorkers(t *testing.T) {
+	x, y := randData(1000, 2, 1, 2)
+	src := stream.NewMemSource(x, 2, y, 1, 13)
+	var ref []float64
+	for _, opt := range []stream.Options{
+		{Workers: 1}, {Workers: 2}, {Workers: 8}, {Workers: 8, InFlight: 8}, {Workers: 3, InFlight: 50}, {},
+	} {
+		var order []int
+		var sums []float64
+		if err := stream.Run(context.Background(), src, opt, sumJob(&order, &sums)); err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != src.NumChunks() {
+			t.Fatalf("%+v: reduced %d chunks, want %d", opt, len(order), src.NumChunks())
+		}
+		for i, c := range order {
+			if c != i {
+				t.Fatalf("%+v: reduction order %v", opt, order)
+			}
+		}
+		if ref == nil {
+			ref = sums
+			continue
+		}
+		for i := range sums {
+			if sums[i] != ref[i] {
+				t.Fatalf("%+v: chunk %d sum %v, want %v", opt, i, sums[i], ref[i])
+			}
+		}
+	}
+}
+
+func TestRunSubsetOfChunks(t *testing.T) {
+	x, y := randData(100, 2, 1, 3)
+	src := stream.NewMemSource(x, 2, y, 1, 10)
+	var order []int
+	var sums []float64
+	job := sumJob(&order, &sums)
+	job.Chunks = []int{7, 2, 5}
+	if err := stream.Run(context.Background(), src, stream.Options{Workers: 2}, job); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 3 || order[0] != 7 || order[1] != 2 || order[2] != 5 {
+		t.Fatalf("order = %v, want [7 2 5]", order)
+	}
+}
+
+// The partials in flight never exceed Options.InFlight.
+func TestRunBoundsPartials(t *testing.T) {
+	x, y := randData(500, 2, 1, 4)
+	src := stream.NewMemSource(x, 2, y, 1, 5)
+	var made atomic.Int32
+	var order []int
+	var sums []float64
+	job := sumJob(&order, &sums)
+	job.NewPartial = func() *float64 { made.Add(1); return new(float64) }
+	if err := stream.Run(context.Background(), src, stream.Options{Workers: 4, InFlight: 6}, job); err != nil {
+		t.Fatal(err)
+	}
+	if got := made.Load(); got != 6 {
+		t.Errorf("allocated %d partials, want 6", got)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	x, y := randData(200, 2, 1, 5)
+	src := stream.NewMemSource(x, 2, y, 1, 10)
+	boom := errors.New("boom")
+
+	t.Run("worker", func(t *testing.T) {
+		var order []int
+		var sums []float64
+		job := sumJob(&order, &sums)
+		job.NewWorker = func() func(context.Context, stream.Chunk, *float64) error {
+			return func(_ context.Context, c stream.Chunk, p *float64) error {
+				if c.Index == 11 {
+					return boom
+				}
+				return nil
+			}
+		}
+		err := stream.Run(context.Background(), src, stream.Options{Workers: 3}, job)
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "chunk 11") {
+			t.Fatalf("err = %v, want boom naming chunk 11", err)
+		}
+	})
+	t.Run("reduce", func(t *testing.T) {
+		var order []int
+		var sums []float64
+		job := sumJob(&order, &sums)
+		job.Reduce = func(chunk int, p *float64) error {
+			if chunk == 4 {
+				return boom
+			}
+			return nil
+		}
+		err := stream.Run(context.Background(), src, stream.Options{Workers: 3}, job)
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "chunk 4") {
+			t.Fatalf("err = %v, want boom naming chunk 4", err)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var order []int
+		var sums []float64
+		job := sumJob(&order, &sums)
+		reduce := job.Reduce
+		job.Reduce = func(chunk int, p *float64) error {
+			if chunk == 3 {
+				cancel()
+			}
+			return reduce(chunk, p)
+		}
+		err := stream.Run(ctx, src, stream.Options{Workers: 2}, job)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if len(order) >= src.NumChunks() {
+			t.Fatalf("pass did not stop: reduced %d chunks", len(order))
+		}
+	})
+}
