@@ -1,0 +1,188 @@
+// Package metrics computes the prediction metrics that falkon-ooc reports
+// everywhere (predict, validation during fit, demo), so that every place
+// computes them the same way.
+//
+// # Overview
+//
+// Regression: MSE, RMSE and relative error ‖ŷ − y‖² / ‖y − ȳ‖² (the mean
+// squared error relative to predicting the mean; 0 is perfect, 1 is no
+// better than the mean). Binary classification: error rate and ROC AUC
+// from scores. Multiclass: error rate.
+//
+// Accumulators take rows in any number of Add calls, so metrics of data
+// larger than memory are computed in one pass; AUC keeps one float64 score
+// and one bit per row.
+//
+// # Concurrency
+//
+// Accumulators are not safe for concurrent use.
+//
+// # Invariants
+//
+// Sums are compensated (Neumaier), so results do not drift over 10⁹ rows.
+package metrics
+
+import (
+	"math"
+	"slices"
+)
+
+// kahan is a Neumaier compensated sum.
+type kahan struct{ sum, c float64 }
+
+func (k *kahan) add(v float64) {
+	t := k.sum + v
+	if math.Abs(k.sum) >= math.Abs(v) {
+		k.c += (k.sum - t) + v
+	} else {
+		k.c += (v - t) + k.sum
+	}
+	k.sum = t
+}
+
+func (k *kahan) value() float64 { return k.sum + k.c }
+
+// Regression accumulates regression metrics over k outputs (averaged over
+// outputs and rows).
+type Regression struct {
+	n           int64
+	se, sy, sy2 kahan
+}
+
+// Add adds rows of predictions and truths (equal length; row-major n × k
+// for k outputs, flattened).
+func (r *Regression) Add(pred, truth []float64) {
+	for i, p := range pred {
+		d := p - truth[i]
+		r.se.add(d * d)
+		r.sy.add(truth[i])
+		r.sy2.add(truth[i] * truth[i])
+	}
+	r.n += int64(len(pred))
+}
+
+// Count reports the values added.
+func (r *Regression) Count() int64 { return r.n }
+
+// MSE is the mean squared error.
+func (r *Regression) MSE() float64 {
+	if r.n == 0 {
+		return math.NaN()
+	}
+	return r.se.value() / float64(r.n)
+}
+
+// RMSE is the root mean squared error.
+func (r *Regression) RMSE() float64 { return math.Sqrt(r.MSE()) }
+
+// RelErr is the squared error relative to the variance of the truth:
+// Σ(ŷ−y)² / Σ(y−ȳ)². It is NaN for constant truths.
+func (r *Regression) RelErr() float64 {
+	n := float64(r.n)
+	mean := r.sy.value() / n
+	ss := r.sy2.value() - n*mean*mean
+	if !(ss > 0) {
+		return math.NaN()
+	}
+	return r.se.value() / ss
+}
+
+// Binary accumulates binary classification metrics from scores: a row is
+// predicted positive when its score is > 0.
+type Binary struct {
+	n, wrong int64
+	scores   []float64
+	pos      []bool
+}
+
+// Add adds scores and truths (true = positive class).
+func (b *Binary) Add(scores []float64, positive []bool) {
+	for i, s := range scores {
+		if (s > 0) != positive[i] {
+			b.wrong++
+		}
+	}
+	b.n += int64(len(scores))
+	b.scores = append(b.scores, scores...)
+	b.pos = append(b.pos, positive...)
+}
+
+// Count reports the rows added.
+func (b *Binary) Count() int64 { return b.n }
+
+// ErrorRate is the fraction of misclassified rows.
+func (b *Binary) ErrorRate() float64 {
+	if b.n == 0 {
+		return math.NaN()
+	}
+	return float64(b.wrong) / float64(b.n)
+}
+
+// AUC is the area under the ROC curve (ties count one half), NaN when only
+// one class is present.
+func (b *Binary) AUC() float64 { return AUC(b.scores, b.pos) }
+
+// AUC computes the area under the ROC curve of scores against labels by
+// the rank-sum (Mann–Whitney) statistic, with ties given the average rank.
+func AUC(scores []float64, positive []bool) float64 {
+	n := len(scores)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case scores[a] < scores[b]:
+			return -1
+		case scores[a] > scores[b]:
+			return 1
+		}
+		return 0
+	})
+	var npos, nneg float64
+	var rankSum kahan
+	for i := 0; i < n; {
+		j := i
+		for j < n && scores[idx[j]] == scores[idx[i]] {
+			j++
+		}
+		avg := float64(i+j+1) / 2 // ranks i+1 … j
+		for _, t := range idx[i:j] {
+			if positive[t] {
+				rankSum.add(avg)
+				npos++
+			} else {
+				nneg++
+			}
+		}
+		i = j
+	}
+	if npos == 0 || nneg == 0 {
+		return math.NaN()
+	}
+	return (rankSum.value() - npos*(npos+1)/2) / (npos * nneg)
+}
+
+// Multiclass accumulates the error rate of class predictions.
+type Multiclass struct{ n, wrong int64 }
+
+// Add adds predicted and true class indices.
+func (m *Multiclass) Add(pred, truth []int) {
+	for i, p := range pred {
+		if p != truth[i] {
+			m.wrong++
+		}
+	}
+	m.n += int64(len(pred))
+}
+
+// Count reports the rows added.
+func (m *Multiclass) Count() int64 { return m.n }
+
+// ErrorRate is the fraction of misclassified rows.
+func (m *Multiclass) ErrorRate() float64 {
+	if m.n == 0 {
+		return math.NaN()
+	}
+	return float64(m.wrong) / float64(m.n)
+}
