@@ -1,0 +1,424 @@
+package kernel
+
+import "github.com/falkon-ooc/falkon-ooc/kernel/internal/tile"
+
+// Cache budgets used to choose the tile shape. The b × M kernel tile of a
+// row tile is consumed by both products while it is in cache; the Gram,
+// kernel function and first product run over column blocks of the tile
+// small enough to stay in L2.
+const (
+	tileBudget  = 1 << 20   // bytes of the b × M tile aimed for (L2/L3)
+	blockBudget = 128 << 10 // bytes of a b × nc column block (L2)
+	maxTileRows = 64
+	minTileRows = 16
+)
+
+// Centers holds the M centres of a kernel, prepared for repeated block
+// products: copied, scaled by 1/σ (distance kernels), packed in panels for
+// the micro-kernel, with their squared norms precomputed. It is read-only
+// after construction and safe for concurrent use.
+type Centers struct {
+	k    Kernel
+	prec Precision
+	m, d int
+	mpad int       // m rounded up to the panel width
+	inv  []float64 // per-feature 1/σⱼ for distance kernels, nil otherwise
+
+	p64 []float64 // packed centres (Float64)
+	n64 []float64 // squared norms of the scaled centres, len mpad
+	p32 []float32 // packed centres (Float32)
+	n32 []float32
+
+	dist     bool
+	distP    tile.DistParams
+	dotP     tile.DotParams
+	tileRows int // rows per tile, a multiple of tile.MR
+	colBlock int // columns per block, a multiple of the panel width
+}
+
+// NewCenters prepares the m × d row-major centres c for kernel k in the
+// given precision. It panics if len(c) < m*d, m < 1 or d < 1 (a programmer
+// error); call k.Validate(d) first, NewCenters panics on an invalid kernel.
+func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
+	if m < 1 || d < 1 || len(c) < m*d {
+		panic("kernel: NewCenters: bad shape")
+	}
+	if err := k.Validate(d); err != nil {
+		panic(err)
+	}
+	if prec != Float64 && prec != Float32 {
+		panic("kernel: NewCenters: unknown precision")
+	}
+	k.Sigmas = append([]float64(nil), k.Sigmas...)
+	if len(k.Sigmas) == 0 {
+		k.Sigmas = nil
+	}
+	cs := &Centers{k: k, prec: prec, m: m, d: d, dist: k.Kind.IsDistance()}
+	nr := tile.NR64
+	esize := 8
+	if prec == Float32 {
+		nr, esize = tile.NR32, 4
+	}
+	cs.mpad = (m + nr - 1) / nr * nr
+
+	// Scaled copy of the centres, row-major m × d.
+	sc := make([]float64, m*d)
+	copy(sc, c[:m*d])
+	if cs.dist {
+		cs.inv = make([]float64, d)
+		for j := range cs.inv {
+			s := k.Sigma
+			if k.Sigmas != nil {
+				s = k.Sigmas[j]
+			}
+			cs.inv[j] = 1 / s
+		}
+		for i := 0; i < m; i++ {
+			scaleRow(sc[i*d:i*d+d], sc[i*d:i*d+d], cs.inv)
+		}
+		switch k.Kind {
+		case Gaussian:
+			cs.distP = tile.DistParams{A: 0.5}
+		case Laplacian, Matern12:
+			cs.distP = tile.DistParams{A: 1, Sqrt: true}
+		case Matern32:
+			cs.distP = tile.DistParams{A: 3, Sqrt: true, C1: 1}
+		case Matern52:
+			cs.distP = tile.DistParams{A: 5, Sqrt: true, C1: 1, C2: 1.0 / 3}
+		}
+	} else {
+		deg := 1
+		if k.Kind == Polynomial {
+			deg = k.Degree
+		}
+		cs.dotP = tile.DotParams{Gamma: k.gamma(), Coef0: k.Coef0, Degree: deg}
+	}
+
+	// Pack into panels; padding centres are zero vectors (finite kernel
+	// values, never read back).
+	if prec == Float64 {
+		cs.p64 = make([]float64, cs.mpad*d)
+		for i := 0; i < m; i++ {
+			p, q := i/nr, i%nr
+			for j := 0; j < d; j++ {
+				cs.p64[p*nr*d+j*nr+q] = sc[i*d+j]
+			}
+		}
+		cs.n64 = make([]float64, cs.mpad)
+		tile.Norms64(cs.n64, sc, m, d)
+	} else {
+		sc32 := make([]float32, m*d)
+		for i, v := range sc {
+			sc32[i] = float32(v)
+		}
+		cs.p32 = make([]float32, cs.mpad*d)
+		for i := 0; i < m; i++ {
+			p, q := i/nr, i%nr
+			for j := 0; j < d; j++ {
+				cs.p32[p*nr*d+j*nr+q] = sc32[i*d+j]
+			}
+		}
+		cs.n32 = make([]float32, cs.mpad)
+		tile.Norms32(cs.n32, sc32, m, d)
+	}
+
+	// Tile shape: as many rows (≤ 64) as keep the b × M tile within
+	// tileBudget, but at least minTileRows so that each pass over the
+	// packed centres is amortised over enough rows.
+	rows := tileBudget / (esize * cs.mpad) / tile.MR * tile.MR
+	cs.tileRows = min(max(rows, minTileRows), maxTileRows)
+	nc := blockBudget / (esize * cs.tileRows) / nr * nr
+	cs.colBlock = min(max(nc, nr), cs.mpad)
+	return cs
+}
+
+func scaleRow(dst, src, inv []float64) {
+	for j, v := range src {
+		dst[j] = v * inv[j]
+	}
+}
+
+// M returns the number of centres.
+func (c *Centers) M() int { return c.m }
+
+// Dim returns the number of features d.
+func (c *Centers) Dim() int { return c.d }
+
+// Kernel returns the kernel (a copy; Sigmas is shared and must not be
+// modified).
+func (c *Centers) Kernel() Kernel { return c.k }
+
+// Precision returns the precision of the kernel tiles.
+func (c *Centers) Precision() Precision { return c.prec }
+
+// TileRows returns the number of rows processed per kernel tile.
+func (c *Centers) TileRows() int { return c.tileRows }
+
+// Workspace is the per-goroutine scratch of block products on one
+// Centers; it is not safe for concurrent use. Its size depends on the
+// tile shape and the largest k seen, not on the rows per call; once grown
+// it allocates nothing.
+type Workspace struct {
+	c *Centers
+
+	xs64 []float64 // scaled rows, tileRows × d
+	xn64 []float64 // their squared norms
+	t64  []float64 // kernel tile, tileRows × mpad
+	xs32 []float32
+	xn32 []float32
+	t32  []float32
+
+	k  int
+	uT []float64 // k × mpad: u transposed, zero-padded
+	wT []float64 // k × mpad: accumulated Kᵀ s, transposed
+	s  []float64 // tileRows × k
+}
+
+// NewWorkspace returns scratch space for block products on c.
+func (c *Centers) NewWorkspace() *Workspace {
+	ws := &Workspace{c: c}
+	b := c.tileRows
+	if c.prec == Float64 {
+		ws.xs64 = make([]float64, b*c.d)
+		ws.xn64 = make([]float64, b)
+		ws.t64 = make([]float64, b*c.mpad)
+	} else {
+		ws.xs32 = make([]float32, b*c.d)
+		ws.xn32 = make([]float32, b)
+		ws.t32 = make([]float32, b*c.mpad)
+	}
+	ws.grow(1)
+	return ws
+}
+
+func (ws *Workspace) grow(k int) {
+	if k <= ws.k {
+		return
+	}
+	ws.k = k
+	ws.uT = make([]float64, k*ws.c.mpad)
+	ws.wT = make([]float64, k*ws.c.mpad)
+	ws.s = make([]float64, ws.c.tileRows*k)
+}
+
+func (c *Centers) check(ws *Workspace, x []float64, rows int) {
+	if ws == nil || ws.c != c {
+		panic("kernel: workspace belongs to other centres")
+	}
+	if rows < 0 || len(x) < rows*c.d {
+		panic("kernel: x is shorter than rows × d")
+	}
+}
+
+// loadTile prepares rows [r0, r0+n) of x: scales them, pads the row count
+// to a multiple of tile.MR with zero rows and computes squared norms. It
+// returns the padded row count.
+func (c *Centers) loadTile(ws *Workspace, x []float64, r0, n int) int {
+	d := c.d
+	np := (n + tile.MR - 1) / tile.MR * tile.MR
+	src := x[r0*d : (r0+n)*d]
+	if c.prec == Float64 {
+		xs := ws.xs64[:np*d]
+		if c.dist {
+			for i := 0; i < n; i++ {
+				scaleRow(xs[i*d:i*d+d], src[i*d:i*d+d], c.inv)
+			}
+		} else {
+			copy(xs, src)
+		}
+		clear(xs[n*d:])
+		if c.dist {
+			tile.Norms64(ws.xn64, xs, np, d)
+		}
+	} else {
+		xs := ws.xs32[:np*d]
+		if c.dist {
+			for i := 0; i < n; i++ {
+				si, di := src[i*d:i*d+d], xs[i*d:i*d+d]
+				for j, v := range si {
+					di[j] = float32(v * c.inv[j])
+				}
+			}
+		} else {
+			for i, v := range src {
+				xs[i] = float32(v)
+			}
+		}
+		clear(xs[n*d:])
+		if c.dist {
+			tile.Norms32(ws.xn32, xs, np, d)
+		}
+	}
+	return np
+}
+
+// kernelBlock computes kernel values for the loaded tile (np padded rows,
+// n real rows) over the columns [c0, c0+nc) into the workspace tile.
+func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
+	d, ld := c.d, c.mpad
+	if c.prec == Float64 {
+		t := ws.t64[c0:]
+		tile.Gram64(t, ld, ws.xs64[:np*d], np, d, c.p64[c0*d:(c0+nc)*d], nc)
+		for i := 0; i < n; i++ {
+			g := t[i*ld : i*ld+nc]
+			if c.dist {
+				tile.ApplyDist64(g, ws.xn64[i], c.n64[c0:c0+nc], &c.distP)
+			} else {
+				tile.ApplyDot64(g, &c.dotP)
+			}
+		}
+	} else {
+		t := ws.t32[c0:]
+		tile.Gram32(t, ld, ws.xs32[:np*d], np, d, c.p32[c0*d:(c0+nc)*d], nc)
+		for i := 0; i < n; i++ {
+			g := t[i*ld : i*ld+nc]
+			if c.dist {
+				tile.ApplyDist32(g, ws.xn32[i], c.n32[c0:c0+nc], &c.distP)
+			} else {
+				tile.ApplyDot32(g, &c.dotP)
+			}
+		}
+	}
+}
+
+// ktile computes the kernel tile of rows [r0, r0+n) and, if u is loaded
+// (withU), s[i*k+l] = Σⱼ K_ij u_jl for the n rows, block by block while
+// each block is in cache.
+func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU bool) {
+	np := c.loadTile(ws, x, r0, n)
+	ld := c.mpad
+	if withU {
+		clear(ws.s[:n*k])
+	}
+	for c0 := 0; c0 < c.mpad; c0 += c.colBlock {
+		nc := min(c.colBlock, c.mpad-c0)
+		c.kernelBlock(ws, np, n, c0, nc)
+		if !withU {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			for l := 0; l < k; l++ {
+				u := ws.uT[l*ld+c0 : l*ld+c0+nc]
+				if c.prec == Float64 {
+					ws.s[i*k+l] += tile.Dot64(ws.t64[i*ld+c0:i*ld+c0+nc], u)
+				} else {
+					ws.s[i*k+l] += tile.Dot32(ws.t32[i*ld+c0:i*ld+c0+nc], u)
+				}
+			}
+		}
+	}
+}
+
+// loadU copies u (M × k) transposed and zero-padded into ws.uT.
+func (c *Centers) loadU(ws *Workspace, u []float64, k int) {
+	ld := c.mpad
+	for l := 0; l < k; l++ {
+		ut := ws.uT[l*ld : (l+1)*ld]
+		for j := 0; j < c.m; j++ {
+			ut[j] = u[j*k+l]
+		}
+		clear(ut[c.m:])
+	}
+}
+
+// KtKvAdd sets w += K(X,C)ᵀ (K(X,C)·u + v), where x is rows × d row-major
+// (not modified), w is M × k, u is M × k or nil (treated as 0, giving
+// w += K(X,C)ᵀ v) and v is rows × k or nil (0). All matrices are
+// row-major. The rows are processed in tiles of TileRows rows whose kernel
+// block is consumed by both products while in cache; K(X,C) is never
+// stored whole. It panics on a shape mismatch or a workspace of other
+// centres.
+func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, v []float64, k int) {
+	c.check(ws, x, rows)
+	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) {
+		panic("kernel: KtKvAdd: bad shape")
+	}
+	if (u == nil && v == nil) || rows == 0 {
+		return
+	}
+	ws.grow(k)
+	if u != nil {
+		c.loadU(ws, u, k)
+	}
+	ld := c.mpad
+	wT := ws.wT[:k*ld]
+	clear(wT)
+	for r0 := 0; r0 < rows; r0 += c.tileRows {
+		n := min(c.tileRows, rows-r0)
+		c.ktile(ws, x, r0, n, k, u != nil)
+		s := ws.s[:n*k]
+		if u == nil {
+			copy(s, v[r0*k:(r0+n)*k])
+		} else if v != nil {
+			for i, vv := range v[r0*k : (r0+n)*k] {
+				s[i] += vv
+			}
+		}
+		for c0 := 0; c0 < ld; c0 += c.colBlock {
+			nc := min(c.colBlock, ld-c0)
+			for i := 0; i < n; i++ {
+				for l := 0; l < k; l++ {
+					a := s[i*k+l]
+					if a == 0 {
+						continue
+					}
+					wl := wT[l*ld+c0 : l*ld+c0+nc]
+					if c.prec == Float64 {
+						tile.Axpy64(a, ws.t64[i*ld+c0:i*ld+c0+nc], wl)
+					} else {
+						tile.Axpy32(a, ws.t32[i*ld+c0:i*ld+c0+nc], wl)
+					}
+				}
+			}
+		}
+	}
+	for j := 0; j < c.m; j++ {
+		for l := 0; l < k; l++ {
+			w[j*k+l] += wT[l*ld+j]
+		}
+	}
+}
+
+// KvTo sets out (rows × k) = K(X,C)·u, where x is rows × d and u is M × k,
+// all row-major. It panics on a shape mismatch.
+func (c *Centers) KvTo(ws *Workspace, out []float64, x []float64, rows int, u []float64, k int) {
+	c.check(ws, x, rows)
+	if k < 1 || len(out) < rows*k || len(u) < c.m*k {
+		panic("kernel: KvTo: bad shape")
+	}
+	ws.grow(k)
+	c.loadU(ws, u, k)
+	for r0 := 0; r0 < rows; r0 += c.tileRows {
+		n := min(c.tileRows, rows-r0)
+		c.ktile(ws, x, r0, n, k, true)
+		copy(out[r0*k:(r0+n)*k], ws.s[:n*k])
+	}
+}
+
+// BlockTo sets dst (rows × M, row-major) = K(X,C). With x = the centres
+// (rows = M) the result is exactly symmetric and, for distance kernels, has
+// exactly 1 on the diagonal: the scaled rows and centres are bit-identical
+// and every dot product and norm is accumulated in the same order, so
+// r² = ‖x‖² + ‖c‖² − 2x·c is exactly 0 on the diagonal and exactly
+// symmetric. It panics on a shape mismatch.
+func (c *Centers) BlockTo(ws *Workspace, dst []float64, x []float64, rows int) {
+	c.check(ws, x, rows)
+	if len(dst) < rows*c.m {
+		panic("kernel: BlockTo: dst is shorter than rows × M")
+	}
+	ld := c.mpad
+	for r0 := 0; r0 < rows; r0 += c.tileRows {
+		n := min(c.tileRows, rows-r0)
+		c.ktile(ws, x, r0, n, 0, false)
+		for i := 0; i < n; i++ {
+			out := dst[(r0+i)*c.m : (r0+i+1)*c.m]
+			if c.prec == Float64 {
+				copy(out, ws.t64[i*ld:i*ld+c.m])
+			} else {
+				for j, v := range ws.t32[i*ld : i*ld+c.m] {
+					out[j] = float64(v)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package tile
+
+import "math"
+
+// Gram64Generic is the reference for Gram64:
+//
+//	for i := 0; i < rows; i++ {
+//		for c := 0; c < ncols; c++ {
+//			p, q := c/NR64, c%NR64
+//			acc := 0.0
+//			for j := 0; j < d; j++ {
+//				acc = math.FMA(x[i*d+j], cp[p*NR64*d+j*NR64+q], acc)
+//			}
+//			dst[i*ldd+c] = acc
+//		}
+//	}
+func Gram64Generic(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+	for i := 0; i < rows; i++ {
+		xi := x[i*d : i*d+d]
+		out := dst[i*ldd : i*ldd+ncols]
+		for c := range out {
+			p, q := c/NR64, c%NR64
+			panel := cp[p*NR64*d : (p+1)*NR64*d]
+			acc := 0.0
+			for j, xv := range xi {
+				acc = math.FMA(xv, panel[j*NR64+q], acc)
+			}
+			out[c] = acc
+		}
+	}
+}
+
+// Gram32Generic is the reference for Gram32: Gram64Generic in float32, each
+// step rounded once, acc = float32(float64(x)*float64(c) + float64(acc)).
+// (The product of two float32 is exact in float64; the sum is rounded twice,
+// to float64 then float32, which can differ from a fused float32 FMA in the
+// last bit.)
+func Gram32Generic(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+	for i := 0; i < rows; i++ {
+		xi := x[i*d : i*d+d]
+		out := dst[i*ldd : i*ldd+ncols]
+		for c := range out {
+			p, q := c/NR32, c%NR32
+			panel := cp[p*NR32*d : (p+1)*NR32*d]
+			var acc float32
+			for j, xv := range xi {
+				acc = fma32(xv, panel[j*NR32+q], acc)
+			}
+			out[c] = acc
+		}
+	}
+}
+
+func fma32(a, b, c float32) float32 {
+	return float32(float64(a)*float64(b) + float64(c))
+}
+
+// Norms64Generic is the reference for Norms64.
+func Norms64Generic(dst []float64, x []float64, rows, d int) {
+	for i := 0; i < rows; i++ {
+		acc := 0.0
+		for _, v := range x[i*d : i*d+d] {
+			acc = math.FMA(v, v, acc)
+		}
+		dst[i] = acc
+	}
+}
+
+// Norms32Generic is the reference for Norms32.
+func Norms32Generic(dst []float32, x []float32, rows, d int) {
+	for i := 0; i < rows; i++ {
+		var acc float32
+		for _, v := range x[i*d : i*d+d] {
+			acc = fma32(v, v, acc)
+		}
+		dst[i] = acc
+	}
+}
+
+// ApplyDist64Generic is the reference for ApplyDist64:
+//
+//	for j := range g {
+//		r2 := max(xn+cn[j]-2*g[j], 0)
+//		s := p.A * r2
+//		if p.Sqrt {
+//			s = math.Sqrt(s)
+//		}
+//		g[j] = (1 + s*(p.C1+p.C2*s)) * math.Exp(-s)
+//	}
+func ApplyDist64Generic(g []float64, xn float64, cn []float64, p *DistParams) {
+	cn = cn[:len(g)]
+	for j, gv := range g {
+		r2 := max(math.FMA(-2, gv, xn+cn[j]), 0)
+		s := p.A * r2
+		if p.Sqrt {
+			s = math.Sqrt(s)
+		}
+		g[j] = (1 + s*(p.C1+p.C2*s)) * math.Exp(-s)
+	}
+}
+
+// ApplyDist32Generic is the reference for ApplyDist32: ApplyDist64Generic in
+// float32 with the exponential computed in float64 and rounded.
+func ApplyDist32Generic(g []float32, xn float32, cn []float32, p *DistParams) {
+	cn = cn[:len(g)]
+	a, c1, c2 := float32(p.A), float32(p.C1), float32(p.C2)
+	for j, gv := range g {
+		r2 := max(fma32(-2, gv, xn+cn[j]), 0)
+		s := a * r2
+		if p.Sqrt {
+			s = float32(math.Sqrt(float64(s)))
+		}
+		g[j] = (1 + s*(c1+c2*s)) * float32(math.Exp(-float64(s)))
+	}
+}
+
+// ApplyDot64Generic is the reference for ApplyDot64:
+//
+//	for j := range g {
+//		g[j] = ipow(p.Gamma*g[j]+p.Coef0, p.Degree)
+//	}
+//
+// where ipow multiplies by repeated squaring.
+func ApplyDot64Generic(g []float64, p *DotParams) {
+	for j, gv := range g {
+		g[j] = ipow64(math.FMA(p.Gamma, gv, p.Coef0), p.Degree)
+	}
+}
+
+// ApplyDot32Generic is the reference for ApplyDot32.
+func ApplyDot32Generic(g []float32, p *DotParams) {
+	gamma, c0 := float32(p.Gamma), float32(p.Coef0)
+	for j, gv := range g {
+		g[j] = ipow32(fma32(gamma, gv, c0), p.Degree)
+	}
+}
+
+// ipow64 returns b^n for n ≥ 1 by binary powering: r = 1 is never formed,
+// so n = 1 returns b exactly.
+func ipow64(b float64, n int) float64 {
+	r := b
+	n--
+	for n > 0 {
+		if n&1 != 0 {
+			r *= b
+		}
+		n >>= 1
+		if n > 0 {
+			b *= b
+		}
+	}
+	return r
+}
+
+func ipow32(b float32, n int) float32 {
+	r := b
+	n--
+	for n > 0 {
+		if n&1 != 0 {
+			r *= b
+		}
+		n >>= 1
+		if n > 0 {
+			b *= b
+		}
+	}
+	return r
+}
+
+// Dot64Generic is the reference for Dot64.
+func Dot64Generic(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	for j := 0; j+4 <= len(a); j += 4 {
+		s0 += a[j] * b[j]
+		s1 += a[j+1] * b[j+1]
+		s2 += a[j+2] * b[j+2]
+		s3 += a[j+3] * b[j+3]
+	}
+	for j := len(a) &^ 3; j < len(a); j++ {
+		s0 += a[j] * b[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Dot32Generic is the reference for Dot32.
+func Dot32Generic(a []float32, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	for j := 0; j+4 <= len(a); j += 4 {
+		s0 += float64(a[j]) * b[j]
+		s1 += float64(a[j+1]) * b[j+1]
+		s2 += float64(a[j+2]) * b[j+2]
+		s3 += float64(a[j+3]) * b[j+3]
+	}
+	for j := len(a) &^ 3; j < len(a); j++ {
+		s0 += float64(a[j]) * b[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Axpy64Generic is the reference for Axpy64.
+func Axpy64Generic(alpha float64, x, y []float64) {
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] += alpha * v
+	}
+}
+
+// Axpy32Generic is the reference for Axpy32.
+func Axpy32Generic(alpha float64, x []float32, y []float64) {
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] += alpha * float64(v)
+	}
+}

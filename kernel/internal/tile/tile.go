@@ -1,0 +1,185 @@
+// Package tile holds the low-level loops behind package kernel's block
+// products: the register-blocked Gram micro-kernel over packed centres, the
+// element-wise kernel functions (with a vectorised exp) and the two
+// matrix-vector products that consume a kernel tile while it is in cache.
+//
+// # Overview
+//
+// Every routine exists as a pure-Go reference (the *Generic functions in
+// generic.go, always compiled) and, on amd64 without the noasm build tag, as
+// Go assembly in AVX2+FMA and AVX-512 variants chosen at start-up from
+// golang.org/x/sys/cpu. The exported package-level functions dispatch to the
+// selected variant; Use forces one (for tests and benchmarks).
+//
+// # Layout
+//
+// Centres are packed in panels of NR64 (float64) or NR32 (float32) centres:
+// panel p holds, for each feature j, the j-th feature of centres
+// p*NR .. p*NR+NR-1 contiguously, so panel p of a d-feature set occupies
+// [p*NR*d, (p+1)*NR*d). Rows of x are plain row-major with stride d and are
+// processed in groups of MR rows; callers pad row counts to a multiple of MR
+// and column counts to a multiple of NR.
+//
+// # Invariants
+//
+// Gram and Norms accumulate every dot product in the same order (feature 0
+// first) with a fused multiply-add, starting from +0, in every variant of a
+// precision. Hence x·x computed by Gram equals Norms(x) bit for bit, which
+// makes r² = ‖x‖² + ‖c‖² − 2x·c exactly 0 for x = c and exactly symmetric
+// when X = C. Package kernel relies on this for K_MM.
+package tile
+
+// MR is the number of rows the Gram micro-kernel processes at once.
+const MR = 4
+
+// NR64 and NR32 are the panel widths (centres per panel) for float64 and
+// float32 centres.
+const (
+	NR64 = 16
+	NR32 = 32
+)
+
+// Kernel function families applied element-wise by ApplyDist and ApplyDot.
+//
+// ApplyDist: r² = max(xn + cn_j − 2·g_j, 0); s = A·r² (Sqrt false) or
+// s = √(A·r²) (Sqrt true); out_j = (1 + s·(C1 + C2·s))·exp(−s).
+//
+//	Gaussian:  A = 1/2, Sqrt = false, C1 = C2 = 0
+//	Laplacian: A = 1,   Sqrt = true,  C1 = C2 = 0
+//	Matérn 3/2: A = 3,  Sqrt = true,  C1 = 1, C2 = 0
+//	Matérn 5/2: A = 5,  Sqrt = true,  C1 = 1, C2 = 1/3
+//
+// ApplyDot: out_j = (Gamma·g_j + Coef0)^Degree.
+type DistParams struct {
+	A, C1, C2 float64
+	Sqrt      bool
+}
+
+// DotParams are the parameters of ApplyDot.
+type DotParams struct {
+	Gamma, Coef0 float64
+	Degree       int
+}
+
+// Variant names an implementation.
+type Variant int
+
+const (
+	Generic Variant = iota // pure Go
+	AVX2                   // AVX2 + FMA, 256-bit
+	AVX512                 // AVX-512F, 512-bit
+)
+
+func (v Variant) String() string {
+	switch v {
+	case Generic:
+		return "generic"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	}
+	return "unknown"
+}
+
+// impl is the table of routines of one variant.
+type impl struct {
+	gram64      func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int)
+	gram32      func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int)
+	norms64     func(dst []float64, x []float64, rows, d int)
+	norms32     func(dst []float32, x []float32, rows, d int)
+	applyDist64 func(g []float64, xn float64, cn []float64, p *DistParams)
+	applyDist32 func(g []float32, xn float32, cn []float32, p *DistParams)
+	applyDot64  func(g []float64, p *DotParams)
+	applyDot32  func(g []float32, p *DotParams)
+	dot64       func(a, b []float64) float64
+	dot32       func(a []float32, b []float64) float64
+	axpy64      func(alpha float64, x, y []float64)
+	axpy32      func(alpha float64, x []float32, y []float64)
+}
+
+var generic = impl{
+	gram64:      Gram64Generic,
+	gram32:      Gram32Generic,
+	norms64:     Norms64Generic,
+	norms32:     Norms32Generic,
+	applyDist64: ApplyDist64Generic,
+	applyDist32: ApplyDist32Generic,
+	applyDot64:  ApplyDot64Generic,
+	applyDot32:  ApplyDot32Generic,
+	dot64:       Dot64Generic,
+	dot32:       Dot32Generic,
+	axpy64:      Axpy64Generic,
+	axpy32:      Axpy32Generic,
+}
+
+var (
+	cur    = generic
+	curVar = Generic
+)
+
+// Selected reports the variant in use.
+func Selected() Variant { return curVar }
+
+// Available lists the variants this build and CPU can run, best last.
+func Available() []Variant { return available() }
+
+// Use selects a variant and reports whether it is available. It is not safe
+// to call concurrently with the routines; tests and benchmarks call it
+// between runs.
+func Use(v Variant) bool {
+	t, ok := variantImpl(v)
+	if !ok {
+		return false
+	}
+	cur, curVar = t, v
+	return true
+}
+
+// Gram64 sets dst[i*ldd+c] = x_i · centre_c for i < rows, c < ncols, where
+// the centres are packed in panels (see package doc) starting at cp. rows is
+// a multiple of MR and ncols of NR64.
+func Gram64(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+	cur.gram64(dst, ldd, x, rows, d, cp, ncols)
+}
+
+// Gram32 is Gram64 in float32 with panels of NR32.
+func Gram32(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+	cur.gram32(dst, ldd, x, rows, d, cp, ncols)
+}
+
+// Norms64 sets dst[i] = x_i · x_i for i < rows, accumulated like Gram64.
+func Norms64(dst []float64, x []float64, rows, d int) { cur.norms64(dst, x, rows, d) }
+
+// Norms32 sets dst[i] = x_i · x_i for i < rows, accumulated like Gram32.
+func Norms32(dst []float32, x []float32, rows, d int) { cur.norms32(dst, x, rows, d) }
+
+// ApplyDist64 replaces the dot products g by the distance-kernel values (see
+// DistParams) in place. len(cn) ≥ len(g); len(g) is a multiple of 16.
+func ApplyDist64(g []float64, xn float64, cn []float64, p *DistParams) {
+	cur.applyDist64(g, xn, cn, p)
+}
+
+// ApplyDist32 is ApplyDist64 in float32; len(g) is a multiple of 32.
+func ApplyDist32(g []float32, xn float32, cn []float32, p *DistParams) {
+	cur.applyDist32(g, xn, cn, p)
+}
+
+// ApplyDot64 replaces g_j by (Gamma·g_j + Coef0)^Degree in place; len(g) is
+// a multiple of 16.
+func ApplyDot64(g []float64, p *DotParams) { cur.applyDot64(g, p) }
+
+// ApplyDot32 is ApplyDot64 in float32; len(g) is a multiple of 32.
+func ApplyDot32(g []float32, p *DotParams) { cur.applyDot32(g, p) }
+
+// Dot64 returns Σ a_j b_j over len(a) (a multiple of 16; len(b) ≥ len(a)).
+func Dot64(a, b []float64) float64 { return cur.dot64(a, b) }
+
+// Dot32 returns Σ float64(a_j) b_j over len(a) (a multiple of 32).
+func Dot32(a []float32, b []float64) float64 { return cur.dot32(a, b) }
+
+// Axpy64 sets y_j += alpha·x_j over len(x) (a multiple of 16).
+func Axpy64(alpha float64, x, y []float64) { cur.axpy64(alpha, x, y) }
+
+// Axpy32 sets y_j += alpha·float64(x_j) over len(x) (a multiple of 32).
+func Axpy32(alpha float64, x []float32, y []float64) { cur.axpy32(alpha, x, y) }
