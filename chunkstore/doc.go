@@ -1,0 +1,50 @@
+// Package chunkstore stores a numeric table on disk as compressed,
+// checksummed column chunks, and reads it back chunk by chunk with bounded
+// memory, for data sets larger than RAM.
+//
+// # Overview
+//
+// A store is a directory holding a manifest, meta.json (schema, row counts,
+// per-column statistics, segment list, a fingerprint), and segment files of
+// chunks. FORMAT.md in this package describes every byte. Rows are cut into
+// chunks of a fixed number of rows (Options.ChunkRows; the last chunk may be
+// shorter); within a chunk each column is one block: float64 values,
+// little-endian, optionally byte-shuffled, compressed with the store's codec
+// (zstd by default, see bench/RESULTS.md "Chunk codecs"), followed by a codec
+// byte and a CRC-32C that is checked before anything is decoded.
+//
+// Create returns a Writer: Append adds rows column by column, Close writes
+// the store atomically (temporary directory, fsync, rename). Open returns a
+// Reader that memory-maps the segments; ReadChunk decodes one chunk into
+// row-major feature and target buffers, which is the shape stream.Source
+// wants. NewReader builds a Reader over io.ReaderAts, for tests and for
+// stores kept elsewhere.
+//
+// Values are stored as float64 whatever the source type (the manifest keeps
+// the source type). Column statistics are computed by the writer in the same
+// pass: Std is the population standard deviation.
+//
+// # Concurrency
+//
+// A Reader is safe for concurrent use: ReadChunk, ReadColumns and Verify may
+// run from many goroutines at once, with distinct destination slices. Close
+// waits for reads in progress; reads after Close return ErrClosed. A Writer
+// is not safe for concurrent use: one goroutine calls Append and Close; the
+// Writer compresses chunks on Options.Workers goroutines of its own and
+// writes them in order, so its output does not depend on the worker count.
+//
+// # Invariants
+//
+//   - Data at a store's final path is always complete: an interrupted or
+//     failed write leaves the previous store (or nothing) in place.
+//   - Every byte of a segment file is covered by a checksum, a magic number,
+//     a version or a must-be-zero check; meta.json carries its own checksum.
+//     Corruption is reported as a *CorruptError naming the file, chunk and
+//     column, which matches ErrCorrupt; nothing read from disk causes a
+//     panic, and no length read from disk is trusted before it is checked
+//     against the manifest.
+//   - A store written by a newer format version gives ErrVersion.
+//   - Reading a chunk decodes nothing before its CRC has been checked and
+//     allocates nothing in steady state; after a chunk is decoded its mapped
+//     pages are released, so resident memory does not grow with the store.
+package chunkstore

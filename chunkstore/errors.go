@@ -1,0 +1,59 @@
+package chunkstore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+var (
+	// ErrCorrupt is matched (errors.Is) by every *CorruptError: a store's
+	// bytes are not what the writer wrote.
+	ErrCorrupt = errors.New("chunkstore: corrupt store")
+	// ErrVersion reports a store whose format version this build cannot read.
+	ErrVersion = errors.New("chunkstore: unsupported format version")
+	// ErrClosed reports use of a Reader or Writer after Close.
+	ErrClosed = errors.New("chunkstore: use after close")
+)
+
+// CorruptError locates corruption in a store. It matches ErrCorrupt.
+type CorruptError struct {
+	Path   string // the store directory ("" for NewReader)
+	File   string // file in the store: "meta.json" or "segment-000000.dat"
+	Chunk  int    // chunk number (store-wide), or -1
+	Column string // column name, or ""
+	Offset int64  // byte offset in File, or -1
+	Err    error  // what is wrong
+}
+
+func (e *CorruptError) Error() string {
+	var b strings.Builder
+	b.WriteString("chunkstore: corrupt store")
+	if e.Path != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Path)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.File)
+	if e.Chunk >= 0 {
+		b.WriteString(" chunk ")
+		b.WriteString(strconv.Itoa(e.Chunk))
+	}
+	if e.Column != "" {
+		b.WriteString(" column ")
+		b.WriteString(strconv.Quote(e.Column))
+	}
+	if e.Chunk < 0 && e.Offset >= 0 {
+		fmt.Fprintf(&b, " offset %d", e.Offset)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }

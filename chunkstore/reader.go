@@ -1,0 +1,546 @@
+package chunkstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/mmap"
+)
+
+// maxManifestBytes bounds the size of meta.json a reader accepts.
+const maxManifestBytes = 64 << 20
+
+// Reader reads a store. It is safe for concurrent use.
+type Reader struct {
+	path     string
+	m        *Manifest
+	segs     []*segment
+	chunks   []chunkLoc
+	dec      *decoder
+	dim, nt  int
+	colNames []string
+	features []string
+	targets  []string
+	maxRaw   int
+	maxRead  int
+	pool     sync.Pool // *scratch
+
+	mu     sync.RWMutex // held for reading by reads, for writing by Close
+	closed bool
+}
+
+// SegmentData is one segment file's contents for NewReader: an io.ReaderAt
+// and its size.
+type SegmentData struct {
+	R    io.ReaderAt
+	Size int64
+}
+
+type segment struct {
+	name string
+	r    io.ReaderAt
+	data []byte     // the mapped file, or nil to read through r
+	mf   *mmap.File // for advice and Close; nil for NewReader
+	size int64
+}
+
+type chunkLoc struct {
+	seg        int
+	ci         chunkIndex
+	start, end int64 // byte range of the chunk's blocks in the segment
+}
+
+type scratch struct {
+	dst, shuf, read []byte
+}
+
+// Open opens the store at dir: it reads and checks meta.json and every
+// segment's header, footer and index, and maps the segment files read-only.
+// Blocks are checked when read (ReadChunk, Verify).
+func Open(dir string) (*Reader, error) {
+	dir = filepath.Clean(dir)
+	mpath := filepath.Join(dir, ManifestName)
+	st, err := os.Stat(mpath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, derr := os.Stat(dir); derr != nil {
+				return nil, fmt.Errorf("chunkstore: open %w", derr)
+			}
+			return nil, fmt.Errorf("chunkstore: open %s: not a chunk store (no %s; an interrupted ingest leaves none)", dir, ManifestName)
+		}
+		return nil, fmt.Errorf("chunkstore: open %w", err)
+	}
+	if st.Size() > maxManifestBytes {
+		return nil, &CorruptError{Path: dir, File: ManifestName, Chunk: -1, Offset: -1, Err: fmt.Errorf("%d bytes, more than %d", st.Size(), maxManifestBytes)}
+	}
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: open %w", err)
+	}
+	m, err := decodeManifest(dir, b)
+	if err != nil {
+		return nil, err
+	}
+	segs := make([]*segment, len(m.Segments))
+	closeAll := func() {
+		for _, s := range segs {
+			if s != nil && s.mf != nil {
+				s.mf.Close()
+			}
+		}
+	}
+	for k, si := range m.Segments {
+		f, err := mmap.Open(filepath.Join(dir, si.Name))
+		if err != nil {
+			closeAll()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, &CorruptError{Path: dir, File: si.Name, Chunk: -1, Offset: -1, Err: errors.New("segment file missing")}
+			}
+			return nil, fmt.Errorf("chunkstore: open %w", err)
+		}
+		f.Sequential()
+		segs[k] = &segment{name: si.Name, r: f, data: f.Bytes(), mf: f, size: f.Size()}
+	}
+	r, err := newReader(dir, m, segs)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewReader returns a reader over a store held elsewhere: meta is the
+// contents of meta.json and segs the segment files, in the manifest's order.
+// It performs the same checks as Open. Close does not close the ReaderAts.
+func NewReader(meta []byte, segs []SegmentData) (*Reader, error) {
+	if len(meta) > maxManifestBytes {
+		return nil, &CorruptError{File: ManifestName, Chunk: -1, Offset: -1, Err: fmt.Errorf("%d bytes, more than %d", len(meta), maxManifestBytes)}
+	}
+	m, err := decodeManifest("", meta)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) != len(m.Segments) {
+		return nil, fmt.Errorf("chunkstore: new reader: %d segments given, manifest lists %d", len(segs), len(m.Segments))
+	}
+	ss := make([]*segment, len(segs))
+	for k, s := range segs {
+		ss[k] = &segment{name: m.Segments[k].Name, r: s.R, size: s.Size}
+	}
+	return newReader("", m, ss)
+}
+
+func newReader(path string, m *Manifest, segs []*segment) (*Reader, error) {
+	r := &Reader{
+		path: path, m: m, segs: segs,
+		dim: len(m.Features), nt: len(m.Targets),
+		chunks: make([]chunkLoc, 0, m.Chunks),
+		maxRaw: 8 * min(m.ChunkRows, int(max(m.Rows, 1))),
+	}
+	for _, c := range m.Features {
+		r.features = append(r.features, c.Name)
+	}
+	for _, c := range m.Targets {
+		r.targets = append(r.targets, c.Name)
+	}
+	r.colNames = append(append([]string(nil), r.features...), r.targets...)
+	ncol := len(r.colNames)
+	var indexes [][]byte
+	for k, s := range segs {
+		si := m.Segments[k]
+		idx, cis, err := r.openSegment(s, si, ncol)
+		if err != nil {
+			return nil, err
+		}
+		indexes = append(indexes, idx)
+		for _, ci := range cis {
+			start := ci.entries[0].offset
+			last := ci.entries[ncol-1]
+			end := align8(last.offset + int64(last.storedLen) + trailerSize)
+			r.chunks = append(r.chunks, chunkLoc{seg: k, ci: ci, start: start, end: end})
+			for _, e := range ci.entries {
+				r.maxRead = max(r.maxRead, int(align8(int64(e.storedLen)+trailerSize)))
+			}
+		}
+	}
+	if id := storeID(indexes); id != m.StoreID {
+		return nil, r.corrupt(ManifestName, -1, -1, -1, fmt.Errorf("store_id %s does not match the segments (%s): manifest and data files are from different stores", m.StoreID, id))
+	}
+	dec, err := newDecoder(r.maxRaw)
+	if err != nil {
+		return nil, fmt.Errorf("chunkstore: %w", err)
+	}
+	r.dec = dec
+	r.pool.New = func() any {
+		s := &scratch{dst: make([]byte, r.maxRaw), shuf: make([]byte, r.maxRaw)}
+		if r.segs != nil {
+			for _, sg := range r.segs {
+				if sg.data == nil {
+					s.read = make([]byte, r.maxRead+8)
+					break
+				}
+			}
+		}
+		return s
+	}
+	return r, nil
+}
+
+func (r *Reader) corrupt(file string, chunk, col int, off int64, err error) *CorruptError {
+	e := &CorruptError{Path: r.path, File: file, Chunk: chunk, Offset: off, Err: err}
+	if col >= 0 && col < len(r.colNames) {
+		e.Column = r.colNames[col]
+	}
+	return e
+}
+
+// readAt reads exactly len(p) bytes at off from s.
+func (s *segment) readAt(p []byte, off int64) error {
+	if s.data != nil {
+		if off < 0 || off+int64(len(p)) > int64(len(s.data)) {
+			return io.ErrUnexpectedEOF
+		}
+		copy(p, s.data[off:])
+		return nil
+	}
+	n, err := s.r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// openSegment checks a segment's size, header, footer and index and returns
+// the index bytes and records.
+func (r *Reader) openSegment(s *segment, si SegmentInfo, ncol int) ([]byte, []chunkIndex, error) {
+	bad := func(off int64, format string, args ...any) error {
+		return r.corrupt(s.name, -1, -1, off, fmt.Errorf(format, args...))
+	}
+	if s.size != si.Bytes {
+		return nil, nil, bad(-1, "segment is %d bytes, manifest says %d (truncated or replaced?)", s.size, si.Bytes)
+	}
+	if s.size < headerSize+footerSize {
+		return nil, nil, bad(-1, "segment is %d bytes, too small", s.size)
+	}
+	var hb [headerSize]byte
+	if err := s.readAt(hb[:], 0); err != nil {
+		return nil, nil, bad(0, "read header: %v", err)
+	}
+	hv, err := decodeHeader(hb[:])
+	if err != nil {
+		return nil, nil, bad(0, "%v", err)
+	}
+	if hv < MinFormatVersion || hv > MaxFormatVersion {
+		return nil, nil, fmt.Errorf("%s: %w", s.name, versionError(r.path, int(hv)))
+	}
+	if int(hv) != r.m.FormatVersion {
+		return nil, nil, bad(0, "header version %d, manifest says %d", hv, r.m.FormatVersion)
+	}
+	var fb [footerSize]byte
+	foff := s.size - footerSize
+	if err := s.readAt(fb[:], foff); err != nil {
+		return nil, nil, bad(foff, "read footer: %v", err)
+	}
+	ft, err := decodeFooter(fb[:])
+	if err != nil {
+		return nil, nil, bad(foff, "%v", err)
+	}
+	if ft.version != hv {
+		return nil, nil, bad(foff+40, "footer version %d, header says %d", ft.version, hv)
+	}
+	if int64(ft.firstChunk) != int64(si.FirstChunk) || int64(ft.chunks) != int64(si.Chunks) || int64(ft.columns) != int64(ncol) {
+		return nil, nil, bad(foff, "footer says chunks [%d, +%d) of %d columns, manifest says [%d, +%d) of %d", ft.firstChunk, ft.chunks, ft.columns, si.FirstChunk, si.Chunks, ncol)
+	}
+	want := indexLength(si.Chunks, ncol)
+	if ft.indexLength != uint64(want) || ft.indexOffset%8 != 0 || ft.indexOffset < headerSize || ft.indexOffset != uint64(foff-want) {
+		return nil, nil, bad(foff, "footer places the index at [%d, +%d), want [%d, +%d)", ft.indexOffset, ft.indexLength, foff-want, want)
+	}
+	ioff := int64(ft.indexOffset)
+	idx := make([]byte, want)
+	if err := s.readAt(idx, ioff); err != nil {
+		return nil, nil, bad(ioff, "read index: %v", err)
+	}
+	if got := crc32c(idx); got != ft.indexCRC {
+		return nil, nil, bad(ioff, "index checksum mismatch (footer %08x, computed %08x)", ft.indexCRC, got)
+	}
+	lastRows := r.m.ChunkRows
+	if si.FirstChunk+si.Chunks == r.m.Chunks {
+		lastRows = int(r.m.Rows - int64(r.m.Chunks-1)*int64(r.m.ChunkRows))
+	}
+	cis, err := decodeIndex(idx, indexLayout{chunks: si.Chunks, columns: ncol, chunkRows: r.m.ChunkRows, lastRows: lastRows, dataEnd: ioff})
+	if err != nil {
+		var ie *indexError
+		if errors.As(err, &ie) {
+			chunk := -1
+			if ie.chunk >= 0 {
+				chunk = si.FirstChunk + ie.chunk
+			}
+			return nil, nil, r.corrupt(s.name, chunk, ie.column, ioff+ie.offset, fmt.Errorf("bad index: %s", ie.msg))
+		}
+		return nil, nil, bad(ioff, "bad index: %v", err)
+	}
+	return idx, cis, nil
+}
+
+// Manifest returns the store's manifest. The caller must not modify it.
+func (r *Reader) Manifest() *Manifest { return r.m }
+
+// NumChunks reports the number of chunks.
+func (r *Reader) NumChunks() int { return len(r.chunks) }
+
+// Dim reports the number of feature columns.
+func (r *Reader) Dim() int { return r.dim }
+
+// NumTargets reports the number of target columns.
+func (r *Reader) NumTargets() int { return r.nt }
+
+// Rows reports the number of rows in the store.
+func (r *Reader) Rows() int64 { return r.m.Rows }
+
+// ChunkRows reports the number of rows of chunk i, or 0 if there is no
+// chunk i.
+func (r *Reader) ChunkRows(i int) int {
+	if i < 0 || i >= len(r.chunks) {
+		return 0
+	}
+	return int(r.chunks[i].ci.rows)
+}
+
+// FeatureNames returns the feature column names in order.
+func (r *Reader) FeatureNames() []string { return append([]string(nil), r.features...) }
+
+// TargetNames returns the target column names in order.
+func (r *Reader) TargetNames() []string { return append([]string(nil), r.targets...) }
+
+// StoreID returns the store's fingerprint (Manifest.StoreID).
+func (r *Reader) StoreID() string { return r.m.StoreID }
+
+// ReadChunk decodes chunk i: the features into x, row-major
+// (len(x) == ChunkRows(i)*Dim()), and the targets into y, row-major
+// (len(y) == ChunkRows(i)*NumTargets()); y may be nil to skip the targets.
+// Every block's CRC is checked before it is decoded. ReadChunk is safe for
+// concurrent use with distinct destinations and allocates nothing in steady
+// state.
+func (r *Reader) ReadChunk(ctx context.Context, i int, x, y []float64) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if i < 0 || i >= len(r.chunks) {
+		return fmt.Errorf("chunkstore: read chunk %d: out of range [0, %d)", i, len(r.chunks))
+	}
+	loc := &r.chunks[i]
+	rows := int(loc.ci.rows)
+	if len(x) != rows*r.dim {
+		return fmt.Errorf("chunkstore: read chunk %d: len(x) = %d, want %d rows × %d features", i, len(x), rows, r.dim)
+	}
+	if y != nil && len(y) != rows*r.nt {
+		return fmt.Errorf("chunkstore: read chunk %d: len(y) = %d, want %d rows × %d targets", i, len(y), rows, r.nt)
+	}
+	seg := r.segs[loc.seg]
+	defer r.catchFault(&err, seg.name, i)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	sc := r.pool.Get().(*scratch)
+	defer r.pool.Put(sc)
+	if seg.mf != nil && seg.data != nil {
+		seg.mf.WillNeed(loc.start, loc.end-loc.start)
+	}
+	for j := range r.dim {
+		raw, err := r.block(sc, i, j)
+		if err != nil {
+			return err
+		}
+		scatter(x, raw, j, r.dim)
+	}
+	if y != nil {
+		for j := range r.nt {
+			raw, err := r.block(sc, i, r.dim+j)
+			if err != nil {
+				return err
+			}
+			scatter(y, raw, j, r.nt)
+		}
+	}
+	r.release(loc)
+	return nil
+}
+
+// ReadColumns decodes the columns cols (indices over features then targets)
+// of chunk i into dst, one slice of ChunkRows(i) values per column.
+func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]float64) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if i < 0 || i >= len(r.chunks) {
+		return fmt.Errorf("chunkstore: read chunk %d: out of range [0, %d)", i, len(r.chunks))
+	}
+	if len(cols) != len(dst) {
+		return fmt.Errorf("chunkstore: read chunk %d: %d columns but %d destinations", i, len(cols), len(dst))
+	}
+	loc := &r.chunks[i]
+	rows := int(loc.ci.rows)
+	for k, c := range cols {
+		if c < 0 || c >= len(r.colNames) {
+			return fmt.Errorf("chunkstore: read chunk %d: column %d out of range [0, %d)", i, c, len(r.colNames))
+		}
+		if len(dst[k]) != rows {
+			return fmt.Errorf("chunkstore: read chunk %d: len(dst[%d]) = %d, want %d", i, k, len(dst[k]), rows)
+		}
+	}
+	seg := r.segs[loc.seg]
+	defer r.catchFault(&err, seg.name, i)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	sc := r.pool.Get().(*scratch)
+	defer r.pool.Put(sc)
+	for k, c := range cols {
+		raw, err := r.block(sc, i, c)
+		if err != nil {
+			return err
+		}
+		scatter(dst[k], raw, 0, 1)
+	}
+	r.release(loc)
+	return nil
+}
+
+// release drops the pages of a chunk that has been decoded, so resident
+// memory stays bounded however large the store.
+func (r *Reader) release(loc *chunkLoc) {
+	if s := r.segs[loc.seg]; s.mf != nil {
+		s.mf.DontNeed(loc.start, loc.end-loc.start)
+	}
+}
+
+// catchFault turns a memory fault while reading a mapped segment (the file
+// was truncated or became unreadable after Open) into a CorruptError instead
+// of a crash. It must be deferred directly, together with
+// debug.SetPanicOnFault(true).
+func (r *Reader) catchFault(err *error, file string, chunk int) {
+	if e := recover(); e != nil {
+		if _, ok := e.(interface{ Addr() uintptr }); ok {
+			*err = r.corrupt(file, chunk, -1, -1, fmt.Errorf("memory fault reading the mapped file (was it truncated after Open?): %v", e))
+			return
+		}
+		panic(e)
+	}
+}
+
+// block reads, checks and decodes column j of chunk i. The result aliases
+// the mapped file (codec none) or sc.
+func (r *Reader) block(sc *scratch, i, j int) (raw []byte, err error) {
+	loc := &r.chunks[i]
+	s := r.segs[loc.seg]
+	e := loc.ci.entries[j]
+	n := int64(e.storedLen) + trailerSize
+	end := align8(e.offset + n)
+	var b, pad []byte
+	if s.data != nil {
+		b, pad = s.data[e.offset:e.offset+n], s.data[e.offset+n:end]
+	} else {
+		if cap(sc.read) < int(end-e.offset) {
+			sc.read = make([]byte, end-e.offset)
+		}
+		buf := sc.read[:end-e.offset]
+		if err := s.readAt(buf, e.offset); err != nil {
+			return nil, r.corrupt(s.name, i, j, e.offset, fmt.Errorf("read block: %w", err))
+		}
+		b, pad = buf[:n], buf[n:]
+	}
+	if err := checkBlock(b, pad, e); err != nil {
+		return nil, r.corrupt(s.name, i, j, e.offset, err)
+	}
+	out, err := r.dec.decodeBlock(sc.dst, sc.shuf, b[:e.storedLen], e.codec, int(e.rawLen))
+	if err != nil {
+		return nil, r.corrupt(s.name, i, j, e.offset, err)
+	}
+	return out, nil
+}
+
+// Verify reads every block of every chunk, checking every CRC, that every
+// block decodes to the right length, and that every value is finite and
+// within the column's manifest [Min, Max]. It returns the first problem.
+func (r *Reader) Verify(ctx context.Context) (err error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	cols := append(append([]Column(nil), r.m.Features...), r.m.Targets...)
+	sc := r.pool.Get().(*scratch)
+	defer r.pool.Put(sc)
+	cur := -1
+	defer func() {
+		if e := recover(); e != nil {
+			if _, ok := e.(interface{ Addr() uintptr }); ok {
+				err = r.corrupt(r.segs[r.chunks[cur].seg].name, cur, -1, -1, fmt.Errorf("memory fault reading the mapped file (was it truncated after Open?): %v", e))
+				return
+			}
+			panic(e)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for i := range r.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur = i
+		for j := range cols {
+			raw, err := r.block(sc, i, j)
+			if err != nil {
+				return err
+			}
+			for k := 0; k+8 <= len(raw); k += 8 {
+				v := math.Float64frombits(uint64(raw[k]) | uint64(raw[k+1])<<8 | uint64(raw[k+2])<<16 | uint64(raw[k+3])<<24 |
+					uint64(raw[k+4])<<32 | uint64(raw[k+5])<<40 | uint64(raw[k+6])<<48 | uint64(raw[k+7])<<56)
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < cols[j].Min || v > cols[j].Max {
+					return r.corrupt(r.segs[r.chunks[i].seg].name, i, j, -1, fmt.Errorf("row %d: value %v outside the manifest's range [%v, %v]", k/8, v, cols[j].Min, cols[j].Max))
+				}
+			}
+		}
+		r.release(&r.chunks[i])
+	}
+	return nil
+}
+
+// Close releases the mapped files and the decoder. Reads after Close return
+// ErrClosed; a second Close returns nil.
+func (r *Reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	var errs []error
+	for _, s := range r.segs {
+		if s.mf != nil {
+			if err := s.mf.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("chunkstore: close %s: %w", s.name, err))
+			}
+		}
+	}
+	if r.dec != nil {
+		r.dec.close()
+	}
+	return errors.Join(errs...)
+}

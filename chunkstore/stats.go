@@ -1,0 +1,137 @@
+package chunkstore
+
+import (
+	"math"
+	"slices"
+)
+
+// colStats accumulates one column's statistics. Within a chunk it uses two
+// passes (mean, then squared deviations); chunks are merged in chunk order
+// with Chan et al.'s pairwise update, so the result does not depend on the
+// number of workers.
+type colStats struct {
+	n        int64
+	mean, m2 float64
+	min, max float64
+	integral bool
+	overflow bool                // more than MaxDistinct distinct values
+	distinct map[uint64]struct{} // float64 bits, -0 folded into 0
+}
+
+func newColStats() colStats {
+	return colStats{integral: true, min: math.Inf(1), max: math.Inf(-1), distinct: make(map[uint64]struct{})}
+}
+
+// reset prepares s for a new chunk, keeping its map.
+func (s *colStats) reset() {
+	m := s.distinct
+	clear(m)
+	*s = colStats{integral: true, min: math.Inf(1), max: math.Inf(-1), distinct: m}
+}
+
+// chunk computes the statistics of v (finite values). skipDistinct says the
+// store-wide distinct set has already overflowed.
+func (s *colStats) chunk(v []float64, skipDistinct bool) {
+	s.reset()
+	if len(v) == 0 {
+		return
+	}
+	var sum float64
+	mn, mx := v[0], v[0]
+	integral := true
+	for _, x := range v {
+		sum += x
+		mn = min(mn, x)
+		mx = max(mx, x)
+		if integral && x != math.Trunc(x) {
+			integral = false
+		}
+	}
+	mean := sum / float64(len(v))
+	var m2, comp float64
+	for _, x := range v {
+		d := x - mean
+		m2 += d * d
+		comp += d
+	}
+	// Corrected two-pass algorithm (Chan, Golub & LeVeque 1983).
+	m2 -= comp * comp / float64(len(v))
+	s.n, s.mean, s.m2 = int64(len(v)), mean, max(m2, 0)
+	s.min, s.max, s.integral = mn, mx, integral
+	if skipDistinct {
+		s.overflow = true
+		return
+	}
+	last := math.NaN()
+	for _, x := range v {
+		if x == last {
+			continue
+		}
+		last = x
+		if x == 0 {
+			x = 0 // fold -0
+		}
+		s.distinct[math.Float64bits(x)] = struct{}{}
+		if len(s.distinct) > MaxDistinct {
+			s.overflow = true
+			clear(s.distinct)
+			return
+		}
+	}
+}
+
+// merge folds o (the next chunk) into s.
+func (s *colStats) merge(o *colStats) {
+	if o.n == 0 {
+		return
+	}
+	if s.n == 0 {
+		s.n, s.mean, s.m2 = o.n, o.mean, o.m2
+	} else {
+		n := s.n + o.n
+		d := o.mean - s.mean
+		s.mean += d * float64(o.n) / float64(n)
+		s.m2 += o.m2 + d*d*float64(s.n)*float64(o.n)/float64(n)
+		s.n = n
+	}
+	s.min = min(s.min, o.min)
+	s.max = max(s.max, o.max)
+	s.integral = s.integral && o.integral
+	if s.overflow {
+		return
+	}
+	if o.overflow {
+		s.overflow = true
+		clear(s.distinct)
+		return
+	}
+	for k := range o.distinct {
+		s.distinct[k] = struct{}{}
+	}
+	if len(s.distinct) > MaxDistinct {
+		s.overflow = true
+		clear(s.distinct)
+	}
+}
+
+// column fills c's statistics from s.
+func (s *colStats) column(c *Column) {
+	c.Count = s.n
+	c.Integral = s.integral
+	c.Distinct = nil
+	if s.n == 0 {
+		c.Mean, c.Std, c.Min, c.Max = 0, 0, 0, 0
+		return
+	}
+	c.Mean = s.mean
+	c.Std = math.Sqrt(s.m2 / float64(s.n))
+	c.Min, c.Max = s.min, s.max
+	if !s.overflow {
+		d := make([]float64, 0, len(s.distinct))
+		for k := range s.distinct {
+			d = append(d, math.Float64frombits(k))
+		}
+		slices.Sort(d)
+		c.Distinct = d
+	}
+}

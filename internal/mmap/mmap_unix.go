@@ -1,0 +1,84 @@
+//go:build unix && !nommap
+
+package mmap
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is a read-only view of a file: mapped into memory where the platform
+// allows it, else read through the open file.
+type File struct {
+	data []byte
+	f    *os.File // only when not mapped (empty files)
+	size int64
+}
+
+// Open maps path read-only. Empty files are not mapped; Bytes is then nil and
+// ReadAt reports io.EOF.
+func Open(path string) (*File, error) {
+	fh, size, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return &File{f: fh}, nil
+	}
+	if size != int64(int(size)) {
+		fh.Close()
+		return nil, fmt.Errorf("mmap %s: file too large (%d bytes) for this platform", path, size)
+	}
+	data, err := unix.Mmap(int(fh.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	cerr := fh.Close() // the mapping keeps the file referenced
+	if err != nil {
+		return nil, &os.PathError{Op: "mmap", Path: path, Err: err}
+	}
+	if cerr != nil {
+		unix.Munmap(data)
+		return nil, cerr
+	}
+	return &File{data: data, size: size}, nil
+}
+
+// Close unmaps the file. Calling it twice is harmless.
+func (f *File) Close() error {
+	if f.data != nil {
+		d := f.data
+		f.data = nil
+		return unix.Munmap(d)
+	}
+	if f.f != nil {
+		err := f.f.Close()
+		f.f = nil
+		return err
+	}
+	return nil
+}
+
+var pageSize = int64(os.Getpagesize())
+
+func (f *File) advise(off, n int64, advice int) error {
+	if f.data == nil {
+		return nil
+	}
+	s, l := pageRange(off, n, int64(len(f.data)), pageSize)
+	if l == 0 {
+		return nil
+	}
+	return unix.Madvise(f.data[s:s+l], advice)
+}
+
+// DontNeed tells the kernel the pages covering [off, off+n) will not be
+// needed soon, so resident memory can drop; later reads fault them back in
+// from the page cache or the file. Pages shared with neighbouring ranges
+// are included (harmless: they are re-read on demand).
+func (f *File) DontNeed(off, n int64) error { return f.advise(off, n, unix.MADV_DONTNEED) }
+
+// WillNeed asks the kernel to read [off, off+n) ahead asynchronously.
+func (f *File) WillNeed(off, n int64) error { return f.advise(off, n, unix.MADV_WILLNEED) }
+
+// Sequential says the whole file will be read mostly in order.
+func (f *File) Sequential() error { return f.advise(0, f.size, unix.MADV_SEQUENTIAL) }
