@@ -1,0 +1,122 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// benchRows is the chunk size passed per call, as the solver does.
+const benchRows = 4096
+
+var benchSizes = []struct{ m, d int }{{1000, 20}, {1000, 28}, {2000, 28}, {10000, 20}, {10000, 28}}
+
+func reportElems(b *testing.B, elems float64, flopsPerElem int) {
+	sec := b.Elapsed().Seconds()
+	if sec == 0 {
+		return
+	}
+	ge := elems * float64(b.N) / sec / 1e9
+	b.ReportMetric(ge, "Gelem/s")
+	b.ReportMetric(ge*float64(flopsPerElem), "GFLOP/s")
+}
+
+// BenchmarkKtKvAdd measures the hot loop: w += Kᵀ(K u + v) for a chunk of
+// benchRows rows, Gaussian kernel, k = 1, one goroutine.
+func BenchmarkKtKvAdd(b *testing.B) {
+	for _, p := range precisions {
+		for _, sz := range benchSizes {
+			b.Run(fmt.Sprintf("%v/M=%d/d=%d", p, sz.m, sz.d), func(b *testing.B) {
+				benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 3}, p, sz.m, sz.d, 1)
+			})
+		}
+	}
+}
+
+// BenchmarkKinds measures every kind at M = 2000, d = 28.
+func BenchmarkKinds(b *testing.B) {
+	for _, p := range precisions {
+		for _, k := range []Kernel{
+			{Kind: Gaussian, Sigma: 3}, {Kind: Laplacian, Sigma: 3}, {Kind: Matern32, Sigma: 3},
+			{Kind: Matern52, Sigma: 3}, {Kind: Linear}, {Kind: Polynomial, Degree: 3, Coef0: 1},
+		} {
+			b.Run(fmt.Sprintf("%v/%s", p, k.Kind), func(b *testing.B) {
+				benchKtKv(b, k, p, 2000, 28, 1)
+			})
+		}
+	}
+}
+
+// BenchmarkOutputs measures k = 3 outputs.
+func BenchmarkOutputs(b *testing.B) {
+	for _, p := range precisions {
+		b.Run(fmt.Sprintf("%v/M=2000/d=28/k=3", p), func(b *testing.B) {
+			benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 3}, p, 2000, 28, 3)
+		})
+	}
+}
+
+func benchKtKv(b *testing.B, k Kernel, p Precision, m, d, nk int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, cen := randMat(rng, benchRows, d), randMat(rng, m, d)
+	u, v, w := randMat(rng, m, nk), randMat(rng, benchRows, nk), make([]float64, m*nk)
+	cs := NewCenters(k, cen, m, d, p)
+	ws := cs.NewWorkspace()
+	b.ReportAllocs()
+	for b.Loop() {
+		cs.KtKvAdd(ws, w, x, benchRows, u, v, nk)
+	}
+	reportElems(b, float64(benchRows*m), k.FlopsPerElement(d, nk))
+}
+
+// BenchmarkReference measures the unfused reference the fast path
+// replaces: per 64-row block, gonum's Dgemm for X_b Cᵀ, math.Exp, and two
+// gonum Dgemv. Its Gelem/s divides the fused path's for the speed-up.
+func BenchmarkReference(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("gonum/M=%d/d=%d", sz.m, sz.d), func(b *testing.B) {
+			const blk = 64
+			m, d := sz.m, sz.d
+			rng := rand.New(rand.NewPCG(1, 1))
+			x, cen := randMat(rng, benchRows, d), randMat(rng, m, d)
+			u, v, w := randMat(rng, m, 1), randMat(rng, benchRows, 1), make([]float64, m)
+			cn := make([]float64, m)
+			for j := range cn {
+				for _, c := range cen[j*d : (j+1)*d] {
+					cn[j] += c * c
+				}
+			}
+			kb := make([]float64, blk*m)
+			s := make([]float64, blk)
+			const sigma = 3.0
+			g := -1 / (2 * sigma * sigma)
+			b.ReportAllocs()
+			for b.Loop() {
+				for r0 := 0; r0 < benchRows; r0 += blk {
+					xb := blas64.General{Rows: blk, Cols: d, Stride: d, Data: x[r0*d : (r0+blk)*d]}
+					cm := blas64.General{Rows: m, Cols: d, Stride: d, Data: cen}
+					kg := blas64.General{Rows: blk, Cols: m, Stride: m, Data: kb}
+					blas64.Gemm(blas.NoTrans, blas.Trans, 1, xb, cm, 0, kg)
+					for i := 0; i < blk; i++ {
+						xn := 0.0
+						for _, xv := range x[(r0+i)*d : (r0+i+1)*d] {
+							xn += xv * xv
+						}
+						row := kb[i*m : (i+1)*m]
+						for j, dot := range row {
+							row[j] = math.Exp(g * max(xn+cn[j]-2*dot, 0))
+						}
+					}
+					copy(s, v[r0:r0+blk])
+					blas64.Gemv(blas.NoTrans, 1, kg, blas64.Vector{N: m, Inc: 1, Data: u}, 1, blas64.Vector{N: blk, Inc: 1, Data: s})
+					blas64.Gemv(blas.Trans, 1, kg, blas64.Vector{N: blk, Inc: 1, Data: s}, 1, blas64.Vector{N: m, Inc: 1, Data: w})
+				}
+			}
+			reportElems(b, float64(benchRows*m), Kernel{Kind: Gaussian, Sigma: 1}.FlopsPerElement(d, 1))
+		})
+	}
+}
