@@ -1,0 +1,337 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// class groups column types by what ingest can do with them.
+type class int
+
+const (
+	classNumeric  class = iota + 1 // integers, floats, decimals: default features
+	classBool                      // stored as 0 and 1: default features
+	classTemporal                  // dates and timestamps: only when named
+	classString                    // strings and binary: never
+	classNested                    // lists, structs, maps: never
+	classOther                     // anything else (time of day, intervals, …): never
+)
+
+// storable reports whether a column of class c can go into the store when
+// named explicitly.
+func (c class) storable() bool {
+	return c == classNumeric || c == classBool || c == classTemporal
+}
+
+// colType describes one column of one input file.
+type colType struct {
+	class class
+	spec  string // chunkstore.ColumnSpec.Type for storable columns
+	desc  string // the type as users see it in messages, e.g. "int64", "utf8 (string)"
+}
+
+// classify maps an Arrow type to its class.
+func classify(dt arrow.DataType) colType {
+	switch dt.ID() {
+	case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return colType{classNumeric, dt.Name(), dt.String()}
+	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
+		return colType{classNumeric, "float64", dt.String()}
+	case arrow.BOOL:
+		return colType{classBool, "bool", "bool"}
+	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
+		return colType{classTemporal, "float64", dt.String()}
+	case arrow.DICTIONARY:
+		d := dt.(*arrow.DictionaryType)
+		v := classify(d.ValueType)
+		v.desc = dt.String()
+		return v
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return colType{classString, "", dt.String() + " (string)"}
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
+		return colType{classString, "", dt.String() + " (binary)"}
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW,
+		arrow.STRUCT, arrow.MAP, arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return colType{classNested, "", dt.String() + " (nested)"}
+	default:
+		return colType{classOther, "", dt.String()}
+	}
+}
+
+// Text column types, inferred from the first block of a text file. The
+// values arrive as strings and are parsed by parseText.
+var (
+	textNumeric = colType{classNumeric, "float64", "number"}
+	textBool    = colType{classBool, "bool", "bool"}
+	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)"}
+	textString  = colType{classString, "", "string"}
+)
+
+// bad records the first value in a column batch that cannot be stored, and
+// every row that holds one.
+type bad struct {
+	rows  []int  // offsets within the batch, ascending
+	first string // what the first one is: "NULL", "NaN", "+Inf", "-Inf"
+}
+
+func (b *bad) add(i int, what string) {
+	if len(b.rows) == 0 {
+		b.first = what
+	}
+	b.rows = append(b.rows, i)
+}
+
+// merge appends the bad rows of c, a part of the batch starting at off.
+func (b *bad) merge(off int, c *bad) {
+	if len(c.rows) == 0 {
+		return
+	}
+	if len(b.rows) == 0 {
+		b.first = c.first
+	}
+	for _, r := range c.rows {
+		b.rows = append(b.rows, off+r)
+	}
+}
+
+// scanFinite adds every NaN or ±Inf in dst that is not already a NULL to b.
+// nulls is nil or reports NULL rows (already recorded in b by the caller).
+func scanFinite(dst []float64, b *bad, isNull func(int) bool) {
+	for i, v := range dst {
+		if v-v == 0 { // finite
+			continue
+		}
+		if isNull != nil && isNull(i) {
+			continue
+		}
+		b.add(i, nonFinite(v))
+	}
+}
+
+func nonFinite(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case v > 0:
+		return "+Inf"
+	default:
+		return "-Inf"
+	}
+}
+
+// convertArray writes the values of arr as float64 into dst (len(dst) ==
+// arr.Len()) and records NULLs, NaNs and infinities in b, in row order.
+func convertArray(arr arrow.Array, dst []float64, b *bad) error {
+	n := arr.Len()
+	if len(dst) != n {
+		return fmt.Errorf("internal error: %d values for a buffer of %d", n, len(dst))
+	}
+	switch a := arr.(type) {
+	case *array.Float64:
+		copy(dst, a.Float64Values())
+	case *array.Float32:
+		for i, v := range a.Float32Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Int8:
+		for i, v := range a.Int8Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Int16:
+		for i, v := range a.Int16Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Int32:
+		for i, v := range a.Int32Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Int64:
+		for i, v := range a.Int64Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Uint8:
+		for i, v := range a.Uint8Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Uint16:
+		for i, v := range a.Uint16Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Uint32:
+		for i, v := range a.Uint32Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Uint64:
+		for i, v := range a.Uint64Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Boolean:
+		for i := range n {
+			if a.Value(i) {
+				dst[i] = 1
+			} else {
+				dst[i] = 0
+			}
+		}
+	case *array.Date32:
+		for i, v := range a.Date32Values() {
+			dst[i] = float64(v)
+		}
+	case *array.Date64:
+		for i, v := range a.Date64Values() {
+			dst[i] = float64(v) / 86400e3
+		}
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		perDay := float64(86400 * int64(time.Second/unit.Multiplier()))
+		for i, v := range a.TimestampValues() {
+			dst[i] = float64(v) / perDay
+		}
+	case *array.Decimal128:
+		scale := a.DataType().(*arrow.Decimal128Type).Scale
+		for i := range n {
+			dst[i] = a.Value(i).ToFloat64(scale)
+		}
+	case *array.Decimal256:
+		scale := a.DataType().(*arrow.Decimal256Type).Scale
+		for i := range n {
+			dst[i] = a.Value(i).ToFloat64(scale)
+		}
+	case *array.Decimal32:
+		scale := a.DataType().(*arrow.Decimal32Type).Scale
+		for i := range n {
+			dst[i] = a.Value(i).ToFloat64(scale)
+		}
+	case *array.Decimal64:
+		scale := a.DataType().(*arrow.Decimal64Type).Scale
+		for i := range n {
+			dst[i] = a.Value(i).ToFloat64(scale)
+		}
+	case *array.Dictionary:
+		return convertDict(a, dst, b)
+	default:
+		return fmt.Errorf("cannot convert %s to float64", arr.DataType())
+	}
+	if arr.NullN() > 0 {
+		for i := range n {
+			if arr.IsNull(i) {
+				b.add(i, "NULL")
+			}
+		}
+		nulls := b.rows
+		scanFinite(dst, b, func(i int) bool { return arr.IsNull(i) })
+		if len(b.rows) > len(nulls) {
+			sortInts(b.rows)
+		}
+		return nil
+	}
+	scanFinite(dst, b, nil)
+	return nil
+}
+
+// convertDict converts a dictionary-encoded array: the dictionary once, then
+// a lookup per row.
+func convertDict(a *array.Dictionary, dst []float64, b *bad) error {
+	dict := a.Dictionary()
+	vals := make([]float64, dict.Len())
+	var db bad
+	if err := convertArray(dict, vals, &db); err != nil {
+		return err
+	}
+	what := make(map[int]string, len(db.rows)) // dictionary entries that are NULL, NaN or ±Inf
+	for _, r := range db.rows {
+		if dict.IsNull(r) {
+			what[r] = "NULL"
+		} else {
+			what[r] = nonFinite(vals[r])
+		}
+	}
+	for i := range dst {
+		if a.IsNull(i) {
+			dst[i] = 0
+			b.add(i, "NULL")
+			continue
+		}
+		k := a.GetValueIndex(i)
+		if k < 0 || k >= len(vals) {
+			return fmt.Errorf("dictionary index %d out of range [0, %d)", k, len(vals))
+		}
+		dst[i] = vals[k]
+		if w, ok := what[k]; ok {
+			b.add(i, w)
+		}
+	}
+	return nil
+}
+
+// sortInts sorts a short, mostly sorted slice (insertion sort).
+func sortInts(s []int) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j-1] > s[j]; j-- {
+			s[j-1], s[j] = s[j], s[j-1]
+		}
+	}
+}
+
+// parseError is a text value that does not parse as its column's type.
+type parseError struct {
+	row   int // offset within the batch
+	value string
+	want  string
+}
+
+// parseText parses a string column of a text file into dst according to the
+// column's inferred type, recording NULLs (the csv reader's null tokens),
+// NaNs and infinities in b. The first value that does not parse is returned.
+func parseText(arr arrow.Array, typ colType, dst []float64, b *bad) (*parseError, error) {
+	a, ok := arr.(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("internal error: text column arrived as %s", arr.DataType())
+	}
+	for i := range a.Len() {
+		if a.IsNull(i) {
+			dst[i] = 0
+			b.add(i, "NULL")
+			continue
+		}
+		s := strings.TrimSpace(a.Value(i))
+		switch typ.class {
+		case classNumeric:
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return &parseError{i, a.Value(i), "a number"}, nil
+			}
+			// Out of range: v is ±Inf (flagged below) or ±0 after rounding.
+			dst[i] = v
+			if v-v != 0 {
+				b.add(i, nonFinite(v))
+			}
+		case classBool:
+			v, err := strconv.ParseBool(s)
+			if err != nil {
+				return &parseError{i, a.Value(i), "true or false"}, nil
+			}
+			dst[i] = 0
+			if v {
+				dst[i] = 1
+			}
+		case classTemporal:
+			t, err := time.Parse(time.DateOnly, s)
+			if err != nil {
+				return &parseError{i, a.Value(i), "a date YYYY-MM-DD"}, nil
+			}
+			dst[i] = float64(t.Unix() / 86400)
+		default:
+			return nil, fmt.Errorf("internal error: text column of class %d", typ.class)
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,51 @@
+// Package ingest turns Parquet and CSV/TSV files into a chunk store.
+//
+// # Overview
+//
+// Run reads any mix of Parquet files and delimited text files (CSV, TSV,
+// optionally gzip-compressed), directories of such files and glob patterns,
+// checks that every input has the chosen columns with compatible types, and
+// streams the rows, in input order, into a new chunkstore directory. It is
+// the only package of the module that imports Apache Arrow; no Arrow type
+// appears in its API.
+//
+// Parquet files are read with arrow-go's pqarrow, batch by batch (never a
+// whole file or row group at a time), with buffered streams and the chosen
+// columns decoded in parallel. Text files are read with arrow-go's csv
+// package: a header row names the columns unless Config.NoHeader or
+// Config.Columns says otherwise; the delimiter is a tab for .tsv files and is
+// sniffed from the first line otherwise; gzip is recognised by its magic
+// bytes. Column types of a text file are inferred from its first block
+// (up to 1 MiB or 1000 rows): a column whose non-empty values all parse as
+// numbers is numeric (stored as float64), one whose values are all true or
+// false is bool, one whose values are all YYYY-MM-DD dates is a date, and
+// anything else is a string.
+//
+// Column types: float64, float32, every integer width, bool, decimals and
+// dictionary-encoded columns of those types are stored as float64 values
+// (bool as 0 and 1). By default every numeric or bool column of the first
+// input except the targets and the excluded columns is a feature. Date and
+// timestamp columns are never chosen by default; named in Config.Features or
+// Config.Targets they are stored as days since 1970-01-01 (UTC), fractional
+// for timestamps. String, binary and nested columns cannot be stored.
+//
+// A NULL, NaN or ±Inf in a chosen column is an error (a *ValueError naming
+// the file, the column and the 1-based row within that file), or with
+// Config.Nulls == "drop" the row is skipped and counted in Result.Dropped.
+//
+// # Concurrency
+//
+// Run reads several files at once and the columns of a Parquet file in
+// parallel, up to Config.Workers goroutines each, and writes the batches to
+// the store in input order, so the store is the same for any worker count.
+// Memory stays bounded: at most a few batches of Config.BatchRows rows per
+// file in flight. Config.Progress is called from a single goroutine.
+//
+// # Invariants
+//
+// The store is built under a temporary name by chunkstore.Create and appears
+// under Config.Out only when Run succeeds; on any error or cancellation it is
+// aborted and nothing is left at Config.Out. Run never panics on malformed
+// input: a panic inside the Arrow readers is turned into an error naming the
+// file.
+package ingest

@@ -1,0 +1,443 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+)
+
+// Config says what to ingest and how. A zero field means its default.
+type Config struct {
+	// Out is the store directory to create. Required; it must not exist.
+	Out string `json:"out"`
+	// Targets names the target columns, in order. Empty: a store without
+	// targets.
+	Targets []string `json:"targets"`
+	// Features names the feature columns, in order. Empty: every numeric or
+	// bool column of the first input, in its order, except the targets and
+	// the Exclude columns.
+	Features []string `json:"features"`
+	// Exclude names columns that are not features. Each must exist in the
+	// first input.
+	Exclude []string `json:"exclude"`
+	// Nulls says what a NULL, NaN or ±Inf in a chosen column does: "error"
+	// (the default) stops with a *ValueError, "drop" skips the row.
+	Nulls string `json:"nulls"`
+	// ChunkRows is the number of rows per stored chunk. 0: chunkstore's
+	// default.
+	ChunkRows int `json:"chunk_rows"`
+	// Codec is the store's chunk codec. "": chunkstore's default.
+	Codec string `json:"codec"`
+	// Workers bounds the goroutines that decode input and compress chunks.
+	// 0: runtime.GOMAXPROCS(0).
+	Workers int `json:"workers"`
+	// NoHeader says that text files have no header row; their columns are
+	// named c0, c1, … . Parquet files are not affected.
+	NoHeader bool `json:"no_header"`
+	// Columns names the columns of text files that have no header row
+	// (implies NoHeader); it must list every column. Parquet files are not
+	// affected.
+	Columns []string `json:"columns"`
+	// BatchRows is the number of rows read from an input at a time. 0:
+	// about 16 MiB of float64 values, between 1024 and 65536 rows.
+	BatchRows int `json:"batch_rows"`
+	// Progress, if not nil, is called after each batch is written, from a
+	// single goroutine. It must return quickly.
+	Progress func(Progress) `json:"-"`
+}
+
+// Progress reports how far Run has got.
+type Progress struct {
+	Rows       int64         // rows written so far
+	Dropped    int64         // rows dropped so far (Nulls == "drop")
+	BytesIn    int64         // input bytes consumed so far (estimated within a file)
+	BytesTotal int64         // size of all inputs on disk
+	File       string        // the file being written
+	FileIndex  int           // its index in Result.Files
+	Files      int           // number of input files
+	Elapsed    time.Duration // since Run started
+}
+
+// Result summarises a finished ingest.
+type Result struct {
+	Rows     int64    `json:"rows"`     // rows in the store
+	Dropped  int64    `json:"dropped"`  // rows skipped for NULL, NaN or ±Inf
+	Features []string `json:"features"` // feature columns, in store order
+	Targets  []string `json:"targets"`  // target columns, in store order
+	Chunks   int      `json:"chunks"`   // chunks in the store
+	BytesIn  int64    `json:"bytes_in"` // size of the inputs on disk
+	BytesOut int64    `json:"bytes_out"`
+	Seconds  float64  `json:"seconds"`
+	Files    []string `json:"files"` // the input files, in the order read
+}
+
+// Run ingests the inputs into a new store at cfg.Out. Inputs are Parquet or
+// delimited text files, directories (their data files, sorted by name) and
+// glob patterns. See the package documentation for the rules.
+func Run(ctx context.Context, inputs []string, cfg Config) (*Result, error) {
+	return run(ctx, inputs, cfg, memory.DefaultAllocator)
+}
+
+// session is one Run.
+type session struct {
+	cfg       Config
+	mem       memory.Allocator
+	files     []*fileInfo
+	names     []string // chosen columns: features, then targets
+	nfeat     int      // how many of names are features
+	specs     []string // chunkstore type of each chosen column
+	batchRows int      // rows per batch
+	workers   int      // goroutines per stage
+	pool      chan *batch
+}
+
+// batch is a block of rows of one file on its way to the store.
+type batch struct {
+	cols    [][]float64 // one per chosen column, len == n
+	n       int
+	dropped int
+	bytesIn int64 // the share of the file's bytes this batch accounts for
+}
+
+func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
+	start := time.Now()
+	if cfg.Out == "" {
+		return nil, errors.New("no output store given")
+	}
+	switch cfg.Nulls {
+	case "":
+		cfg.Nulls = "error"
+	case "error", "drop":
+	default:
+		return nil, fmt.Errorf("nulls must be \"error\" or \"drop\", not %q", cfg.Nulls)
+	}
+	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 {
+		return nil, errors.New("chunk rows, workers and batch rows must not be negative")
+	}
+	if len(cfg.Columns) > 0 {
+		cfg.NoHeader = true
+	}
+	if _, err := os.Stat(cfg.Out); err == nil {
+		return nil, fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
+
+	paths, err := expandInputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fi, err := s.inspect(p)
+		if err != nil {
+			return nil, err
+		}
+		s.files = append(s.files, fi)
+	}
+	if err := s.choose(); err != nil {
+		return nil, err
+	}
+	s.batchRows = cfg.BatchRows
+	if s.batchRows == 0 {
+		s.batchRows = min(max((2<<20)/len(s.names), 1024), 65536)
+	}
+
+	var feats, targs []chunkstore.ColumnSpec
+	for j, name := range s.names {
+		spec := chunkstore.ColumnSpec{Name: name, Type: s.specs[j]}
+		if j < s.nfeat {
+			feats = append(feats, spec)
+		} else {
+			targs = append(targs, spec)
+		}
+	}
+	var total int64
+	sources := make([]chunkstore.SourceFile, len(s.files))
+	for i, f := range s.files {
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			abs = f.path
+		}
+		// A text file's row count is not known before it is read: -1.
+		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
+		total += f.size
+	}
+	w, err := chunkstore.Create(cfg.Out, feats, targs, chunkstore.Options{
+		ChunkRows: cfg.ChunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources,
+	})
+	if err != nil {
+		return nil, err
+	}
+	dropped, err := s.pump(ctx, w, total, start)
+	if err == nil {
+		err = ctx.Err() // a cancellation that raced with the last batch
+	}
+	if err != nil {
+		return nil, errors.Join(err, w.Abort())
+	}
+	rows := w.Rows()
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+
+	res := &Result{
+		Rows:     rows,
+		Dropped:  dropped,
+		Features: slices.Clone(s.names[:s.nfeat]),
+		Targets:  slices.Clone(s.names[s.nfeat:]),
+		BytesIn:  total,
+	}
+	r, err := chunkstore.Open(cfg.Out)
+	if err != nil {
+		return nil, fmt.Errorf("reopen the new store: %w", err)
+	}
+	res.Chunks = r.NumChunks()
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	res.BytesOut, err = dirSize(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.files {
+		res.Files = append(res.Files, f.path)
+	}
+	if res.Targets == nil {
+		res.Targets = []string{}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// pump reads the files, several at a time, and appends their batches to w
+// in input order. It returns the number of rows dropped.
+func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, start time.Time) (int64, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(rctx)
+
+	inFlight := max(1, min(s.workers, len(s.files)))
+	const queue = 2 // batches buffered per file
+	s.pool = make(chan *batch, inFlight*(queue+2))
+	chans := make([]chan *batch, len(s.files))
+	for i := range chans {
+		chans[i] = make(chan *batch, queue)
+	}
+	sem := make(chan struct{}, inFlight)
+	g.Go(func() error {
+		for i, f := range s.files {
+			select {
+			case sem <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			g.Go(func() error {
+				defer func() { <-sem }()
+				defer close(chans[i])
+				err := s.readFileSafe(gctx, f, chans[i])
+				f.ok = err == nil // seen by the writer after the close
+				return err
+			})
+		}
+		return nil
+	})
+
+	var rows, dropped, bytesIn int64
+	werr := func() error {
+		for i, f := range s.files {
+			var fileBytes int64
+			for {
+				var b *batch
+				var ok bool
+				select {
+				case b, ok = <-chans[i]:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				if !ok {
+					break
+				}
+				if b.n > 0 {
+					cols := b.cols
+					for j := range cols {
+						cols[j] = cols[j][:b.n]
+					}
+					if err := w.Append(cols); err != nil {
+						return err
+					}
+				}
+				rows += int64(b.n)
+				dropped += int64(b.dropped)
+				bytesIn += b.bytesIn
+				fileBytes += b.bytesIn
+				s.putBatch(b)
+				if s.cfg.Progress != nil {
+					s.cfg.Progress(Progress{Rows: rows, Dropped: dropped, BytesIn: bytesIn, BytesTotal: total,
+						File: f.path, FileIndex: i, Files: len(s.files), Elapsed: time.Since(start)})
+				}
+			}
+			if !f.ok {
+				return errReader // the reader's error comes from g.Wait
+			}
+			bytesIn += f.size - fileBytes
+		}
+		return nil
+	}()
+	if werr != nil {
+		cancel()
+	}
+	gerr := g.Wait()
+	switch {
+	case gerr != nil && !errors.Is(gerr, context.Canceled):
+		return 0, gerr // a reader's own error explains the writer's stop
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case werr != nil:
+		return 0, werr
+	case gerr != nil:
+		return 0, gerr
+	}
+	if s.cfg.Progress != nil {
+		s.cfg.Progress(Progress{Rows: rows, Dropped: dropped, BytesIn: bytesIn, BytesTotal: total,
+			File: "", FileIndex: len(s.files), Files: len(s.files), Elapsed: time.Since(start)})
+	}
+	return dropped, nil
+}
+
+func (s *session) getBatch() *batch {
+	select {
+	case b := <-s.pool:
+		b.n, b.dropped, b.bytesIn = 0, 0, 0
+		return b
+	default:
+	}
+	b := &batch{cols: make([][]float64, len(s.names))}
+	for j := range b.cols {
+		b.cols[j] = make([]float64, s.batchRows)
+	}
+	return b
+}
+
+func (s *session) putBatch(b *batch) {
+	for j := range b.cols {
+		b.cols[j] = b.cols[j][:cap(b.cols[j])]
+	}
+	select {
+	case s.pool <- b:
+	default:
+	}
+}
+
+// send hands b to the writer, or gives up when ctx is done.
+func send(ctx context.Context, out chan<- *batch, b *batch) error {
+	select {
+	case out <- b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// errReader stops the writer when a reader has failed.
+var errReader = errors.New("reader failed")
+
+// readFileSafe reads f, turning a panic in the Arrow readers into an error.
+func (s *session) readFileSafe(ctx context.Context, f *fileInfo, out chan<- *batch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: internal error while reading: %v", f.path, p)
+		}
+	}()
+	return s.readFile(ctx, f, out)
+}
+
+func (s *session) readFile(ctx context.Context, f *fileInfo, out chan<- *batch) error {
+	if f.format == formatParquet {
+		return s.readParquet(ctx, f, out)
+	}
+	return s.readText(ctx, f, out)
+}
+
+// finish applies the Nulls policy to a batch whose first row is row first
+// (0-based) of its file: an error for the earliest bad value, or the bad
+// rows removed.
+func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
+	any := false
+	for j := range bads {
+		if len(bads[j].rows) > 0 {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	if s.cfg.Nulls != "drop" {
+		col, row := -1, 0
+		for j := range bads {
+			if len(bads[j].rows) > 0 && (col < 0 || bads[j].rows[0] < row) {
+				col, row = j, bads[j].rows[0]
+			}
+		}
+		return &ValueError{File: f.path, Column: s.names[col], Row: first + int64(row) + 1,
+			Value: bads[col].first, Header: f.format == formatText && f.header}
+	}
+	drop := make([]bool, b.n)
+	for j := range bads {
+		for _, r := range bads[j].rows {
+			drop[r] = true
+		}
+	}
+	for j, col := range b.cols {
+		k := 0
+		for i := 0; i < b.n; i++ {
+			if !drop[i] {
+				col[k] = col[i]
+				k++
+			}
+		}
+		b.cols[j] = col
+		if j == len(b.cols)-1 {
+			b.dropped = b.n - k
+		}
+	}
+	b.n -= b.dropped
+	return nil
+}
+
+// dirSize adds up the sizes of the files under dir.
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,113 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"golang.org/x/sync/errgroup"
+)
+
+// parquetBufferSize is the read buffer of each column's buffered stream.
+const parquetBufferSize = 1 << 20
+
+func (s *session) readerProps() *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(s.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = parquetBufferSize
+	return props
+}
+
+// readParquet streams the chosen columns of a Parquet file, batch by batch,
+// decoding the columns of a batch in parallel.
+func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batch) error {
+	rdr, err := file.OpenParquetFile(f.path, false, file.WithReadProps(s.readerProps()))
+	if err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file: %w", f.path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(s.batchRows)}, s.mem)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	readers := make([]*pqarrow.ColumnReader, len(s.names))
+	defer func() {
+		for _, r := range readers {
+			if r != nil {
+				r.Release()
+			}
+		}
+	}()
+	for j, name := range s.names {
+		i := f.index[name]
+		readers[j], err = fr.GetColumn(ctx, i)
+		if err != nil {
+			return fmt.Errorf("%s: column %q: %w", f.path, name, err)
+		}
+	}
+
+	total := rdr.NumRows()
+	if total != f.rows {
+		return fmt.Errorf("%s: the file changed while ingesting (%d rows, then %d)", f.path, f.rows, total)
+	}
+	bads := make([]bad, len(s.names))
+	var done int64
+	for done < total {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		want := int(min(int64(s.batchRows), total-done))
+		b := s.getBatch()
+		b.n = want
+		for j := range bads {
+			bads[j] = bad{rows: bads[j].rows[:0]}
+		}
+		var g errgroup.Group
+		g.SetLimit(s.workers)
+		for j := range readers {
+			g.Go(func() error {
+				return readColumnBatch(readers[j], want, b.cols[j][:want], &bads[j])
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return fmt.Errorf("%s: %w (at rows %d–%d of the file)", f.path, err, done+1, done+int64(want))
+		}
+		if err := s.finish(f, b, done, bads); err != nil {
+			return err
+		}
+		b.bytesIn = f.size*(done+int64(want))/total - f.size*done/total
+		if err := send(ctx, out, b); err != nil {
+			return err
+		}
+		done += int64(want)
+	}
+	return nil
+}
+
+// readColumnBatch reads the next want values of one column into dst.
+// DESIGN.md: an unsupported encoding can make a Parquet column reader return
+// fewer (or zero) values and no error, so the count is checked.
+func readColumnBatch(r *pqarrow.ColumnReader, want int, dst []float64, b *bad) error {
+	name := r.Field().Name
+	chunked, err := r.NextBatch(int64(want))
+	if err != nil {
+		return fmt.Errorf("column %q: %w", name, err)
+	}
+	defer chunked.Release()
+	if got := chunked.Len(); got != want {
+		return fmt.Errorf("column %q: read %d values where the file metadata promises %d (an unsupported encoding or a corrupt file)", name, got, want)
+	}
+	off := 0
+	for _, arr := range chunked.Chunks() {
+		n := arr.Len()
+		var cb bad
+		if err := convertArray(arr, dst[off:off+n], &cb); err != nil {
+			return fmt.Errorf("column %q: %w", name, err)
+		}
+		b.merge(off, &cb)
+		off += n
+	}
+	return nil
+}

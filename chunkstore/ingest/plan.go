@@ -1,0 +1,207 @@
+package ingest
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// fileInfo is what ingest knows of one input before reading its rows.
+type fileInfo struct {
+	path    string
+	format  format
+	size    int64
+	modTime time.Time
+	rows    int64 // Parquet: from the footer; text: counted while reading
+
+	names []string // top-level columns, in file order
+	types []colType
+	index map[string]int // name -> position in names
+
+	// text files only
+	comma  rune
+	header bool // the first line is a header
+	gzip   bool
+
+	ok bool // set by the reader when it finished without error
+}
+
+// inspect reads what ingest needs to know of an input before the store is
+// created: its format, columns and types.
+func (s *session) inspect(path string) (*fileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	fi := &fileInfo{path: path, size: st.Size(), modTime: st.ModTime().UTC()}
+	fi.format, err = sniffFormat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.format == formatParquet {
+		err = s.inspectParquet(fi)
+	} else {
+		err = s.inspectText(fi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi.index = make(map[string]int, len(fi.names))
+	for i, n := range fi.names {
+		if _, dup := fi.index[n]; dup {
+			return nil, fmt.Errorf("%s: column name %q appears twice", path, n)
+		}
+		fi.index[n] = i
+	}
+	return fi, nil
+}
+
+func (s *session) inspectParquet(fi *fileInfo) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", fi.path, p)
+		}
+	}()
+	rdr, err := file.OpenParquetFile(fi.path, false, file.WithReadProps(s.readerProps()))
+	if err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file: %w", fi.path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, s.mem)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fi.path, err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("%s: %w", fi.path, err)
+	}
+	for _, f := range sc.Fields() {
+		fi.names = append(fi.names, f.Name)
+		fi.types = append(fi.types, classify(f.Type))
+	}
+	fi.rows = rdr.NumRows()
+	return nil
+}
+
+// choose picks the stored columns from the first file and the Config, and
+// checks that every file has them with compatible types.
+func (s *session) choose() error {
+	first := s.files[0]
+	check := func(what, name string) error {
+		i, ok := first.index[name]
+		if !ok {
+			return fmt.Errorf("%s: no column %q (named in %s); its columns are: %s", first.path, name, what, listNames(first.names))
+		}
+		if t := first.types[i]; !t.class.storable() {
+			return fmt.Errorf("%s: column %q (named in %s) has type %s, which cannot be stored; numeric, bool, date and timestamp columns can", first.path, name, what, t.desc)
+		}
+		return nil
+	}
+	seen := map[string]string{}
+	claim := func(what, name string) error {
+		if prev, dup := seen[name]; dup {
+			if prev == what {
+				return fmt.Errorf("column %q is named twice in %s", name, what)
+			}
+			return fmt.Errorf("column %q is named in both %s and %s", name, prev, what)
+		}
+		seen[name] = what
+		return nil
+	}
+	for _, t := range s.cfg.Targets {
+		if err := check("targets", t); err != nil {
+			return err
+		}
+		if err := claim("targets", t); err != nil {
+			return err
+		}
+	}
+	excluded := map[string]bool{}
+	for _, x := range s.cfg.Exclude {
+		if _, ok := first.index[x]; !ok {
+			return fmt.Errorf("%s: no column %q (named in exclude); its columns are: %s", first.path, x, listNames(first.names))
+		}
+		if err := claim("exclude", x); err != nil {
+			return err
+		}
+		excluded[x] = true
+	}
+	var feats []string
+	if len(s.cfg.Features) > 0 {
+		for _, f := range s.cfg.Features {
+			if err := check("features", f); err != nil {
+				return err
+			}
+			if err := claim("features", f); err != nil {
+				return err
+			}
+			feats = append(feats, f)
+		}
+	} else {
+		for i, n := range first.names {
+			c := first.types[i].class
+			if (c == classNumeric || c == classBool) && seen[n] == "" {
+				feats = append(feats, n)
+			}
+		}
+		if len(feats) == 0 {
+			return fmt.Errorf("%s: no feature columns: no numeric or bool column besides the targets and excluded columns; its columns are: %s", first.path, describe(first))
+		}
+	}
+	s.nfeat = len(feats)
+	s.names = append(feats, s.cfg.Targets...)
+
+	// Every file must have every chosen column, of the same class.
+	s.specs = make([]string, len(s.names))
+	for j, n := range s.names {
+		t0 := first.types[first.index[n]]
+		s.specs[j] = t0.spec
+		for _, f := range s.files[1:] {
+			i, ok := f.index[n]
+			if !ok {
+				return fmt.Errorf("%s: no column %q, which %s has; its columns are: %s", f.path, n, first.path, listNames(f.names))
+			}
+			t := f.types[i]
+			if t.class != t0.class {
+				return fmt.Errorf("%s: column %q has type %s, but in %s it has type %s", f.path, n, t.desc, first.path, t0.desc)
+			}
+			if t.spec != s.specs[j] {
+				s.specs[j] = "float64" // numbers of different widths: the common type
+			}
+		}
+	}
+	return nil
+}
+
+func listNames(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) > 20 {
+		q = append(slices.Clip(q[:20]), fmt.Sprintf("… (%d in all)", len(names)))
+	}
+	return strings.Join(q, ", ")
+}
+
+func describe(f *fileInfo) string {
+	q := make([]string, len(f.names))
+	for i, n := range f.names {
+		q[i] = fmt.Sprintf("%q %s", n, f.types[i].desc)
+	}
+	if len(q) > 20 {
+		q = append(q[:20:20], fmt.Sprintf("… (%d in all)", len(f.names)))
+	}
+	return strings.Join(q, ", ")
+}

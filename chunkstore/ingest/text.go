@@ -1,0 +1,346 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	arrowcsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sync/errgroup"
+)
+
+const (
+	// sniffBytes and sniffRows bound the first block of a text file, from
+	// which its delimiter and column types are inferred.
+	sniffBytes = 1 << 20
+	sniffRows  = 1000
+)
+
+// nullTokens are the text values read as NULL.
+var nullTokens = []string{"", "NULL", "null", "NA"}
+
+// textFile is an open text file: r reads its decompressed bytes, with a
+// UTF-8 byte order mark removed.
+type textFile struct {
+	f    *os.File
+	gz   *gzip.Reader
+	cnt  *countingReader
+	r    *bufio.Reader
+	gzip bool
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func openText(path string) (*textFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &textFile{f: f, cnt: &countingReader{r: f}}
+	raw := bufio.NewReaderSize(t.cnt, 1<<20)
+	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		t.gz, err = gzip.NewReader(raw)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		t.gzip = true
+		t.r = bufio.NewReaderSize(t.gz, sniffBytes)
+	} else {
+		t.r = bufio.NewReaderSize(raw, sniffBytes)
+	}
+	if bom, _ := t.r.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
+		t.r.Discard(3)
+	}
+	return t, nil
+}
+
+func (t *textFile) Close() error {
+	if t.gz != nil {
+		t.gz.Close()
+	}
+	return t.f.Close()
+}
+
+// inspectText reads the first block of a text file: its delimiter, column
+// names and types.
+func (s *session) inspectText(fi *fileInfo) error {
+	t, err := openText(fi.path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	fi.gzip = t.gzip
+	head, err := t.r.Peek(sniffBytes)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return fmt.Errorf("%s: %w", fi.path, err)
+	}
+	truncated := len(head) == sniffBytes
+	if len(bytes.TrimSpace(head)) == 0 {
+		return fmt.Errorf("%s: empty file", fi.path)
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return fmt.Errorf("%s: neither Parquet nor text (it holds NUL bytes)", fi.path)
+	}
+	fi.comma = sniffComma(fi.path, head)
+
+	cr := csv.NewReader(bytes.NewReader(head))
+	cr.Comma = fi.comma
+	cr.FieldsPerRecord = -1
+	var recs [][]string
+	for len(recs) <= sniffRows {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if truncated {
+				break // the block cut a record short
+			}
+			return fmt.Errorf("%s: %w", fi.path, err)
+		}
+		recs = append(recs, rec)
+	}
+	if truncated && len(recs) > 1 {
+		recs = recs[:len(recs)-1] // maybe cut short by the end of the block
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("%s: no rows in the first %d bytes", fi.path, len(head))
+	}
+	ncol := len(recs[0])
+	data := recs
+	switch {
+	case len(s.cfg.Columns) > 0:
+		if len(s.cfg.Columns) != ncol {
+			return fmt.Errorf("%s: %d column names given, but the first line has %d fields", fi.path, len(s.cfg.Columns), ncol)
+		}
+		fi.names = append([]string(nil), s.cfg.Columns...)
+	case s.cfg.NoHeader:
+		for i := range ncol {
+			fi.names = append(fi.names, "c"+strconv.Itoa(i))
+		}
+	default:
+		fi.header = true
+		fi.names = append([]string(nil), recs[0]...)
+		data = recs[1:]
+		for i, n := range fi.names {
+			if strings.TrimSpace(n) == "" {
+				return fmt.Errorf("%s: the header names no column %d (use --no-header if the file has no header)", fi.path, i+1)
+			}
+		}
+	}
+	for i, rec := range data {
+		if len(rec) != ncol {
+			return fmt.Errorf("%s: %s has %d fields, but the first line has %d", fi.path, rowPhrase(int64(i+1), fi.header), len(rec), ncol)
+		}
+	}
+	fi.types = make([]colType, ncol)
+	for c := range ncol {
+		fi.types[c] = inferText(data, c)
+	}
+	fi.rows = -1 // unknown until read
+	return nil
+}
+
+// sniffComma picks the delimiter: a tab for .tsv files, else the most
+// frequent of , \t ; | outside quotes in the first line (a comma if none).
+func sniffComma(path string, head []byte) rune {
+	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	if strings.HasSuffix(lower, ".tsv") {
+		return '\t'
+	}
+	counts := map[byte]int{}
+	inQuote := false
+	for _, c := range head {
+		if c == '"' {
+			inQuote = !inQuote
+			continue
+		}
+		if inQuote {
+			continue
+		}
+		if c == '\n' {
+			break
+		}
+		counts[c]++
+	}
+	best, n := byte(','), 0
+	for _, c := range []byte{',', '\t', ';', '|'} {
+		if counts[c] > n {
+			best, n = c, counts[c]
+		}
+	}
+	return rune(best)
+}
+
+// inferText infers the type of column c from the sample rows.
+func inferText(rows [][]string, c int) colType {
+	numeric, boolean, date := true, true, true
+	for _, r := range rows {
+		v := strings.TrimSpace(r[c])
+		if isNullToken(r[c]) {
+			continue
+		}
+		if numeric {
+			if _, err := strconv.ParseFloat(v, 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+				numeric = false
+			}
+		}
+		if boolean {
+			if _, err := strconv.ParseBool(v); err != nil {
+				boolean = false
+			}
+		}
+		if date {
+			if _, err := time.Parse(time.DateOnly, v); err != nil {
+				date = false
+			}
+		}
+	}
+	switch {
+	case numeric: // also a column of NULLs only
+		return textNumeric
+	case boolean:
+		return textBool
+	case date:
+		return textDate
+	default:
+		return textString
+	}
+}
+
+func isNullToken(s string) bool {
+	for _, t := range nullTokens {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+// readText streams the chosen columns of a text file through arrow's csv
+// reader, which hands them over as strings, parsed here with row numbers
+// for errors.
+func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) error {
+	t, err := openText(f.path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	arrowName := func(i int) string {
+		if f.header {
+			return f.names[i]
+		}
+		return "f" + strconv.Itoa(i) // arrow's csv reader names headerless columns f0, f1, …
+	}
+	include := make([]string, len(s.names))
+	types := map[string]arrow.DataType{}
+	coltypes := make([]colType, len(s.names))
+	for j, n := range s.names {
+		i := f.index[n]
+		include[j] = arrowName(i)
+		types[include[j]] = arrow.BinaryTypes.String
+		coltypes[j] = f.types[i]
+	}
+	r := arrowcsv.NewInferringReader(t.r,
+		arrowcsv.WithAllocator(s.mem),
+		arrowcsv.WithComma(f.comma),
+		arrowcsv.WithHeader(f.header),
+		arrowcsv.WithChunk(s.batchRows),
+		arrowcsv.WithIncludeColumns(include),
+		arrowcsv.WithColumnTypes(types),
+		arrowcsv.WithNullReader(true, nullTokens...),
+	)
+	defer r.Release()
+
+	bads := make([]bad, len(s.names))
+	perrs := make([]*parseError, len(s.names))
+	var done, counted int64
+	for r.Next() {
+		if err := r.Err(); err != nil {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := r.RecordBatch()
+		n := int(rec.NumRows())
+		if n > s.batchRows || int(rec.NumCols()) != len(s.names) {
+			return fmt.Errorf("%s: internal error: csv batch of %d×%d", f.path, n, rec.NumCols())
+		}
+		b := s.getBatch()
+		b.n = n
+		for j := range bads {
+			bads[j] = bad{rows: bads[j].rows[:0]}
+			perrs[j] = nil
+		}
+		var g errgroup.Group
+		g.SetLimit(s.workers)
+		for j := range s.names {
+			g.Go(func() error {
+				var err error
+				perrs[j], err = parseText(rec.Column(j), coltypes[j], b.cols[j][:n], &bads[j])
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		col := -1
+		for j, pe := range perrs {
+			if pe != nil && (col < 0 || pe.row < perrs[col].row) {
+				col = j
+			}
+		}
+		if col >= 0 {
+			pe := perrs[col]
+			// A NULL, NaN or Inf earlier in the batch is reported first.
+			if s.cfg.Nulls != "drop" {
+				for j := range bads {
+					if len(bads[j].rows) > 0 && bads[j].rows[0] < pe.row {
+						return s.finish(f, b, done, bads)
+					}
+				}
+			}
+			return &ParseError{File: f.path, Column: s.names[col], Row: done + int64(pe.row) + 1,
+				Value: pe.value, Want: pe.want, Header: f.header}
+		}
+		if err := s.finish(f, b, done, bads); err != nil {
+			return err
+		}
+		b.bytesIn = t.cnt.n - counted
+		counted = t.cnt.n
+		if err := send(ctx, out, b); err != nil {
+			return err
+		}
+		done += int64(n)
+	}
+	if err := r.Err(); err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		return fmt.Errorf("%s: after %s: %w", f.path, rowPhrase(done, f.header), err)
+	}
+	f.rows = done
+	return nil
+}
