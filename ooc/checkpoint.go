@@ -1,0 +1,126 @@
+package ooc
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+)
+
+const (
+	checkpointMagic   = "FKCP"
+	checkpointVersion = 1
+)
+
+// Checkpoint is the state of a fit after a CG iteration: with the same
+// source and configuration, Fit with Config.Resume set to it continues
+// exactly where the interrupted fit stopped, and ends with the same model
+// as an uninterrupted fit.
+type Checkpoint struct {
+	// Fingerprint identifies the source, the resolved configuration and
+	// the centres the state belongs to.
+	Fingerprint string    `json:"fingerprint"`
+	Iteration   int       `json:"iteration"`
+	M           int       `json:"centers"`
+	K           int       `json:"outputs"`
+	TargetMean  []float64 `json:"target_mean"`
+	Beta        []float64 `json:"-"`
+	R           []float64 `json:"-"`
+	P           []float64 `json:"-"`
+	RS          []float64 `json:"-"`
+	BN          []float64 `json:"-"`
+}
+
+// ErrCheckpointMismatch is matched by the error for a checkpoint from
+// another source or configuration.
+var ErrCheckpointMismatch = fmt.Errorf("checkpoint does not match this fit")
+
+func newCheckpoint(fp string, st *cgState, mu []float64) *Checkpoint {
+	return &Checkpoint{
+		Fingerprint: fp, Iteration: st.Iter, M: len(st.Beta) / len(st.RS), K: len(st.RS),
+		TargetMean: slices.Clone(mu),
+		Beta:       slices.Clone(st.Beta), R: slices.Clone(st.R), P: slices.Clone(st.P),
+		RS: slices.Clone(st.RS), BN: slices.Clone(st.BN),
+	}
+}
+
+func (c *Checkpoint) state() *cgState {
+	return &cgState{Iter: c.Iteration, Beta: slices.Clone(c.Beta), R: slices.Clone(c.R),
+		P: slices.Clone(c.P), RS: slices.Clone(c.RS), BN: slices.Clone(c.BN)}
+}
+
+func (c *Checkpoint) matches(fp string, m, k int) error {
+	if c.Fingerprint != fp {
+		return fmt.Errorf("%w: it was written for other data, centres or settings "+
+			"(fingerprint %.12s…, this fit %.12s…); resume with the same store and flags, or start afresh without --resume",
+			ErrCheckpointMismatch, c.Fingerprint, fp)
+	}
+	if c.M != m || c.K != k || len(c.Beta) != m*k || len(c.RS) != k {
+		return fmt.Errorf("%w: shapes M=%d k=%d, this fit M=%d k=%d", ErrCheckpointMismatch, c.M, c.K, m, k)
+	}
+	return nil
+}
+
+// WriteFile saves the checkpoint atomically.
+func (c *Checkpoint) WriteFile(path string) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
+	})
+}
+
+// ReadCheckpoint reads a checkpoint written by WriteFile.
+func ReadCheckpoint(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	ferr := func(err error) error { return &FileError{Kind: "checkpoint", Path: path, Err: err} }
+	_, meta, payload, err := readContainer(data, checkpointMagic, checkpointVersion, checkpointVersion)
+	if err != nil {
+		return nil, ferr(err)
+	}
+	c := &Checkpoint{}
+	if err := json.Unmarshal(meta, c); err != nil {
+		return nil, ferr(fmt.Errorf("%w: metadata: %v", ErrFormat, err))
+	}
+	const maxDim = 1 << 24
+	if c.M < 1 || c.K < 1 || c.M > maxDim || c.K > maxDim || len(c.TargetMean) != c.K || c.Iteration < 0 {
+		return nil, ferr(fmt.Errorf("%w: implausible shape M=%d k=%d", ErrFormat, c.M, c.K))
+	}
+	mk := c.M * c.K
+	arrs, err := decodeArrays(payload, mk, mk, mk, c.K, c.K)
+	if err != nil {
+		return nil, ferr(err)
+	}
+	c.Beta, c.R, c.P, c.RS, c.BN = arrs[0], arrs[1], arrs[2], arrs[3], arrs[4]
+	return c, nil
+}
+
+// fingerprint hashes what a resumed fit must share with the original: the
+// source's shape and chunking, the column description, the resolved
+// configuration and the centres (which depend on the data and the seed).
+func (f *fitter) fingerprint() string {
+	h := sha256.New()
+	w := func(v any) {
+		b, _ := json.Marshal(v)
+		h.Write(b)
+	}
+	w([]any{f.n, f.d, f.kt, f.src.NumChunks(), f.cfg, f.cfg.Precision, f.cols, f.task, f.model.Classes})
+	var buf [8]byte
+	for i := range f.src.NumChunks() {
+		binary.LittleEndian.PutUint64(buf[:], uint64(f.src.ChunkRows(i)))
+		h.Write(buf[:])
+	}
+	for _, v := range f.model.Centers {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,211 @@
+package ooc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// Task is what the targets mean.
+type Task string
+
+// Tasks. TaskAuto picks TaskBinary for a single target with exactly two
+// distinct values (0/1, ±1, bool, 1/2…) and TaskRegression otherwise.
+const (
+	TaskAuto       Task = ""
+	TaskRegression Task = "regression"
+	TaskBinary     Task = "binary"
+	TaskMulticlass Task = "multiclass"
+)
+
+// ParseTask parses a task name; "auto" and "" give TaskAuto.
+func ParseTask(s string) (Task, error) {
+	switch Task(s) {
+	case "auto", TaskAuto:
+		return TaskAuto, nil
+	case TaskRegression, TaskBinary, TaskMulticlass:
+		return Task(s), nil
+	}
+	return "", fmt.Errorf("ooc: unknown task %q (want auto, regression, binary or multiclass)", s)
+}
+
+// Defaults, documented in the fields of Config.
+const (
+	DefaultLambda     = 1e-6
+	DefaultIterations = 20
+	MinDefaultCenters = 1000
+	MaxDefaultCenters = 10000
+)
+
+// DefaultCenters is the number of centres used when Config.Centers is 0:
+// 10√n clamped to [1000, 10000], and at most n. FALKON's theory asks for
+// M of order √n (times a log factor) for the optimal statistical rate.
+func DefaultCenters(n int64) int {
+	m := int(math.Ceil(10 * math.Sqrt(float64(n))))
+	m = min(max(m, MinDefaultCenters), MaxDefaultCenters)
+	return int(min(int64(m), n))
+}
+
+// DefaultSigma is the Gaussian length scale used when the kernel's Sigma
+// is 0: √d. On standardised data the mean squared distance between two
+// rows is 2d, so σ = √d puts typical kernel values near e⁻¹.
+func DefaultSigma(d int) float64 { return math.Sqrt(float64(d)) }
+
+// Config configures Fit. In every field the zero value means the default
+// stated in its comment; Config is serialised into model files and --json
+// output.
+type Config struct {
+	// Centers is M, the number of Nyström centres. 0 means
+	// DefaultCenters(n).
+	Centers int `json:"centers"`
+	// Kernel is the kernel. A zero Kind means Gaussian; a zero Sigma for a
+	// distance kernel (and no Sigmas) means DefaultSigma(d).
+	Kernel kernel.Kernel `json:"kernel"`
+	// Lambda is λ > 0, the ridge regularisation. 0 means DefaultLambda.
+	Lambda float64 `json:"lambda"`
+	// Iterations is t, the number of conjugate-gradient iterations, each
+	// one pass over the data. 0 means DefaultIterations.
+	Iterations int `json:"iterations"`
+	// Tolerance stops CG early once every output's residual ‖r‖/‖b‖ is
+	// below it. 0 means run all Iterations.
+	Tolerance float64 `json:"tolerance,omitempty"`
+	// Precision of the kernel blocks: float64 (default) or float32. The
+	// preconditioner and the M-vectors are float64 either way.
+	Precision kernel.Precision `json:"-"`
+	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
+	Jitter float64 `json:"jitter,omitempty"`
+	// Workers is the number of goroutines. 0 means GOMAXPROCS.
+	Workers int `json:"workers,omitempty"`
+	// Seed makes centre sampling (and validation splits) reproducible.
+	Seed uint64 `json:"seed"`
+	// Task says what the targets mean. TaskAuto (the zero value) infers it.
+	Task Task `json:"task,omitempty"`
+	// NoStandardize turns off the z-scoring of features.
+	NoStandardize bool `json:"no_standardize,omitempty"`
+
+	// Columns describes the source's columns and statistics. nil means
+	// features named x0, x1, … and targets y0, …, with statistics computed
+	// in the sampling pass (which then reads every chunk).
+	Columns *Columns `json:"-"`
+	// Validation, when set, is a source with the same columns whose
+	// metric is computed every ValEvery iterations (one pass over the
+	// validation data, none over the training data).
+	Validation stream.Source `json:"-"`
+	// ValEvery is how often to evaluate Validation. 0 means every
+	// iteration.
+	ValEvery int `json:"val_every,omitempty"`
+	// Progress, when set, receives progress reports on the goroutine
+	// that called Fit. It must return quickly.
+	Progress func(Progress) `json:"-"`
+	// Checkpoint, when set, is called after every CG iteration with the
+	// solver state, for Resume. An error stops the fit.
+	Checkpoint func(*Checkpoint) error `json:"-"`
+	// Resume, when set, continues from this checkpoint instead of
+	// starting CG afresh. It must come from the same source and config.
+	Resume *Checkpoint `json:"-"`
+}
+
+// Columns describes the columns of a source, as a chunk store's manifest
+// does. Statistics that are nil are computed by Fit in one pass.
+type Columns struct {
+	Features []string // feature names, in source order
+	Targets  []string // target names, in source order
+	// FeatureMean and FeatureStd standardise the features (std 0 is
+	// treated as 1). nil: computed.
+	FeatureMean, FeatureStd []float64
+	// TargetMean is the mean of each target column. nil: computed.
+	TargetMean []float64
+	// TargetDistinct lists the sorted distinct values of each target
+	// column when there are at most 256 of them, else nil. Needed for
+	// classification; nil for all: computed.
+	TargetDistinct [][]float64
+	// Rows is the total row count (for checks); 0 if unknown.
+	Rows int64
+}
+
+// Stage names a phase of Fit in progress reports.
+type Stage string
+
+// Stages of a fit, in order.
+const (
+	StageSample   Stage = "sample"   // drawing centres (and statistics)
+	StageKernel   Stage = "kernel"   // K_MM
+	StagePrecond  Stage = "precond"  // Cholesky factorisations
+	StageRHS      Stage = "rhs"      // the pass for the right-hand side
+	StageIterate  Stage = "iterate"  // CG iterations, one pass each
+	StageValidate Stage = "validate" // a validation pass
+	StageDone     Stage = "done"
+)
+
+// Progress is one progress report.
+type Progress struct {
+	Stage      Stage
+	Iteration  int // current CG iteration (1-based) in StageIterate
+	Iterations int // total planned
+	Chunk      int // chunks done in the current pass
+	Chunks     int // chunks in the current pass
+	Rows       int64
+	Residual   float64 // worst relative residual after the last iteration
+	Val        *ValPoint
+	Elapsed    time.Duration
+}
+
+// Errors returned for invalid configurations. Each error's message says
+// which value was wrong; match with errors.Is.
+var (
+	ErrConfig    = errors.New("invalid configuration")
+	ErrNoTargets = errors.New("the data has no target column")
+)
+
+func configErr(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+}
+
+// resolved returns the config with defaults filled in for a source of n
+// rows and d features, or an error naming the offending value.
+func (c Config) resolved(n int64, d int) (Config, error) {
+	if c.Lambda < 0 || math.IsNaN(c.Lambda) {
+		return c, configErr("lambda must be > 0, got %g", c.Lambda)
+	}
+	if c.Lambda == 0 {
+		c.Lambda = DefaultLambda
+	}
+	if c.Centers < 0 {
+		return c, configErr("centers must be ≥ 1, got %d", c.Centers)
+	}
+	if c.Centers == 0 {
+		c.Centers = DefaultCenters(n)
+	}
+	if int64(c.Centers) > n {
+		return c, configErr("centers (M = %d) must not exceed the number of training rows (n = %d)", c.Centers, n)
+	}
+	if c.Iterations < 0 {
+		return c, configErr("iterations must be ≥ 1, got %d", c.Iterations)
+	}
+	if c.Iterations == 0 {
+		c.Iterations = DefaultIterations
+	}
+	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {
+		return c, configErr("tolerance must be ≥ 0, got %g", c.Tolerance)
+	}
+	if c.Jitter < 0 || math.IsNaN(c.Jitter) {
+		return c, configErr("jitter must be ≥ 0, got %g", c.Jitter)
+	}
+	if c.Kernel.Kind == "" {
+		c.Kernel.Kind = kernel.Gaussian
+	}
+	if c.Kernel.Kind.IsDistance() && c.Kernel.Sigma == 0 && c.Kernel.Sigmas == nil {
+		c.Kernel.Sigma = DefaultSigma(d)
+	}
+	if err := c.Kernel.Validate(d); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if c.ValEvery <= 0 {
+		c.ValEvery = 1
+	}
+	return c, nil
+}

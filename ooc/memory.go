@@ -1,0 +1,62 @@
+package ooc
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// Memory is the predicted peak memory of a fit, by part, in bytes.
+type Memory struct {
+	Precond    int64 `json:"precond"`    // T and A, 2 × 8M²
+	Centers    int64 `json:"centers"`    // centres and their prepared copies
+	Chunks     int64 `json:"chunks"`     // decoded chunk buffers, one per worker
+	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
+	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
+	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
+	Total      int64 `json:"total"`
+}
+
+// EstimateMemory predicts the peak memory of a fit with M centres, d
+// features, k outputs, the given worker count (0 = GOMAXPROCS) and
+// largest chunk. The data itself is not held: it is streamed.
+func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	M, D, K, W, R := int64(m), int64(d), int64(k), int64(workers), int64(chunkRows)
+	const tileRows = 64
+	mem := Memory{
+		Precond:    2 * 8 * M * M,
+		Centers:    3 * 8 * M * D, // raw, float64 prepared, float32 prepared
+		Chunks:     W * 8 * R * (D + K + K + 1),
+		Workspaces: W * 8 * (tileRows*M + tileRows*(D+K+1)),
+		Partials:   2 * W * 8 * M * (K + 1),
+		Vectors:    10 * 8 * M * K,
+	}
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors
+	return mem
+}
+
+// String formats the estimate for people.
+func (m Memory) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (preconditioner %s, chunk buffers %s, kernel tiles %s, vectors %s)",
+		FormatBytes(m.Total), FormatBytes(m.Precond), FormatBytes(m.Chunks),
+		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers))
+	return b.String()
+}
+
+// FormatBytes formats a byte count with a binary unit.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for x := n / unit; x >= unit; x /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,228 @@
+package ooc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/metrics"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// PredictOptions configures prediction over a source. The zero value is
+// ready to use.
+type PredictOptions struct {
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each chunk (on the caller's
+	// goroutine) with the chunks done and the total.
+	Progress func(done, total int)
+}
+
+// PredictTo computes the scores of rows of raw (unstandardised) features
+// x (rows × D, row-major) into out (rows × K): regression values, binary
+// scores (> 0 means Classes[1]) or one score per class. x is not changed.
+func (m *Model) PredictTo(out, x []float64, rows int) {
+	if len(x) != rows*m.D || len(out) != rows*m.K {
+		panic(fmt.Sprintf("ooc: PredictTo: len(x) = %d, len(out) = %d for %d rows, d = %d, k = %d", len(x), len(out), rows, m.D, m.K))
+	}
+	m.prepare()
+	z := slices.Clone(x)
+	m.scoreChunk(m.centers.NewWorkspace(), out, z, rows)
+}
+
+// scoreChunk standardises z in place and writes its scores to out.
+func (m *Model) scoreChunk(ws *kernel.Workspace, out, z []float64, rows int) {
+	if m.invStd != nil {
+		standardize(z, m.FeatureMean, m.invStd)
+	}
+	m.centers.KvTo(ws, out, z, rows, m.Alpha, m.K)
+	for i := 0; i < len(out); i += m.K {
+		for j := range m.K {
+			out[i+j] += m.TargetMean[j]
+		}
+	}
+}
+
+// Label turns one row of scores (length K) into a prediction in the
+// target's own values: the regression value, or the class value.
+func (m *Model) Label(scores []float64) float64 {
+	switch m.Task {
+	case TaskBinary:
+		if scores[0] > 0 {
+			return m.Classes[1]
+		}
+		return m.Classes[0]
+	case TaskMulticlass:
+		return m.Classes[argmax(scores)]
+	}
+	return scores[0]
+}
+
+func argmax(v []float64) int {
+	best := 0
+	for j, x := range v {
+		if x > v[best] {
+			best = j
+		}
+	}
+	return best
+}
+
+// Batch is one chunk of predictions, passed in chunk order.
+type Batch struct {
+	Chunk  int
+	Rows   int
+	Scores []float64 // Rows × K
+	// Targets holds the source's targets (Rows × NumTargets) when the
+	// prediction asked for them, else nil.
+	Targets []float64
+}
+
+type predPart struct {
+	rows      int
+	scores, y []float64
+}
+
+// Predict streams src (features in the model's order, raw) through the
+// model and calls fn with each chunk's scores, in chunk order. With
+// withTargets the source's targets are passed along. The slices in a
+// Batch are valid only during the call.
+func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptions, withTargets bool, fn func(Batch) error) error {
+	if src.Dim() != m.D {
+		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.D)
+	}
+	m.prepare()
+	chunks := src.NumChunks()
+	done := 0
+	return stream.Run(ctx, src, stream.Options{Workers: opt.Workers}, stream.Job[*predPart]{
+		Targets:    withTargets,
+		NewPartial: func() *predPart { return &predPart{} },
+		NewWorker: func() func(context.Context, stream.Chunk, *predPart) error {
+			ws := m.centers.NewWorkspace()
+			return func(_ context.Context, c stream.Chunk, p *predPart) error {
+				p.rows = c.Rows
+				p.scores = slices.Grow(p.scores[:0], c.Rows*m.K)[:c.Rows*m.K]
+				m.scoreChunk(ws, p.scores, c.X, c.Rows)
+				p.y = append(p.y[:0], c.Y...)
+				return nil
+			}
+		},
+		Reduce: func(chunk int, p *predPart) error {
+			b := Batch{Chunk: chunk, Rows: p.rows, Scores: p.scores}
+			if withTargets {
+				b.Targets = p.y
+			}
+			if err := fn(b); err != nil {
+				return err
+			}
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, chunks)
+			}
+			return nil
+		},
+	})
+}
+
+// Metrics summarises predictions against known targets. Fields that do
+// not apply to the task are nil.
+type Metrics struct {
+	Rows      int64    `json:"rows"`
+	MSE       *float64 `json:"mse,omitempty"`
+	RMSE      *float64 `json:"rmse,omitempty"`
+	RelErr    *float64 `json:"rel_error,omitempty"`
+	ErrorRate *float64 `json:"error_rate,omitempty"`
+	AUC       *float64 `json:"auc,omitempty"`
+}
+
+// Evaluator accumulates the metrics of a model's predictions batch by
+// batch.
+type Evaluator struct {
+	m    *Model
+	reg  metrics.Regression
+	bin  metrics.Binary
+	mc   metrics.Multiclass
+	pos  []bool
+	pred []int
+	tru  []int
+}
+
+// NewEvaluator returns an evaluator for m's task.
+func (m *Model) NewEvaluator() *Evaluator { return &Evaluator{m: m} }
+
+// Add adds a batch's scores against its targets (rows × K scores; rows
+// targets, one column, for classification; rows × K for regression).
+func (e *Evaluator) Add(scores, targets []float64, rows int) error {
+	m := e.m
+	switch m.Task {
+	case TaskRegression:
+		e.reg.Add(scores, targets)
+	case TaskBinary:
+		e.pos = e.pos[:0]
+		for _, y := range targets[:rows] {
+			switch y {
+			case m.Classes[1]:
+				e.pos = append(e.pos, true)
+			case m.Classes[0]:
+				e.pos = append(e.pos, false)
+			default:
+				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.Targets[0], y, m.Classes)
+			}
+		}
+		e.bin.Add(scores, e.pos)
+	case TaskMulticlass:
+		e.pred, e.tru = e.pred[:0], e.tru[:0]
+		for r := range rows {
+			ci, ok := slices.BinarySearch(m.Classes, targets[r])
+			if !ok {
+				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.Targets[0], targets[r], m.Classes)
+			}
+			e.tru = append(e.tru, ci)
+			e.pred = append(e.pred, argmax(scores[r*m.K:(r+1)*m.K]))
+		}
+		e.mc.Add(e.pred, e.tru)
+	}
+	return nil
+}
+
+// Metrics returns the metrics so far.
+func (e *Evaluator) Metrics() *Metrics {
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	out := &Metrics{}
+	switch e.m.Task {
+	case TaskRegression:
+		out.Rows = e.reg.Count() / int64(e.m.K)
+		out.MSE, out.RMSE, out.RelErr = f(e.reg.MSE()), f(e.reg.RMSE()), f(e.reg.RelErr())
+	case TaskBinary:
+		out.Rows = e.bin.Count()
+		out.ErrorRate, out.AUC = f(e.bin.ErrorRate()), f(e.bin.AUC())
+	case TaskMulticlass:
+		out.Rows = e.mc.Count()
+		out.ErrorRate = f(e.mc.ErrorRate())
+	}
+	return out
+}
+
+// Evaluate predicts src, whose targets must be the model's targets in
+// order, and returns the metrics.
+func (m *Model) Evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Metrics, error) {
+	if want := len(m.Targets); src.NumTargets() != want {
+		return nil, fmt.Errorf("the data has %d target columns, the model has %d", src.NumTargets(), want)
+	}
+	ev := m.NewEvaluator()
+	err := m.Predict(ctx, src, opt, true, func(b Batch) error {
+		return ev.Add(b.Scores, b.Targets, b.Rows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ev.Metrics(), nil
+}
