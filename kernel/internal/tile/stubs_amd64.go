@@ -2,11 +2,298 @@
 
 package tile
 
-func available() []Variant { return []Variant{Generic} }
+import (
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate sh -c "go run asmgen.go > tile_amd64.s"
+
+var (
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
+)
+
+func init() {
+	switch {
+	case hasAVX512:
+		Use(AVX512)
+	case hasAVX2:
+		Use(AVX2)
+	}
+}
+
+func available() []Variant {
+	v := []Variant{Generic}
+	if hasAVX2 {
+		v = append(v, AVX2)
+	}
+	if hasAVX512 {
+		v = append(v, AVX512)
+	}
+	return v
+}
 
 func variantImpl(v Variant) (impl, bool) {
-	if v == Generic {
+	switch {
+	case v == Generic:
 		return generic, true
+	case v == AVX2 && hasAVX2:
+		return impl{
+			gram64: func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+				gram64Asm(gram64AVX2, dst, ldd, x, rows, d, cp, ncols)
+			},
+			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+				gram32Asm(gram32AVX2, dst, ldd, x, rows, d, cp, ncols)
+			},
+			norms64: Norms64Generic,
+			norms32: norms32Asm,
+			applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
+				applyDist64Asm(applyDist64AVX2, g, xn, cn, p)
+			},
+			applyDist32: func(g []float32, xn float32, cn []float32, p *DistParams) {
+				applyDist32Asm(applyDist32AVX2, g, xn, cn, p)
+			},
+			applyDot64: func(g []float64, p *DotParams) { applyDot64Asm(applyDot64AVX2, g, p) },
+			applyDot32: func(g []float32, p *DotParams) { applyDot32Asm(applyDot32AVX2, g, p) },
+			dot64:      func(a, b []float64) float64 { return dot64Asm(dot64AVX2, a, b) },
+			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX2, a, b) },
+			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX2, alpha, x, y) },
+			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX2, alpha, x, y) },
+		}, true
+	case v == AVX512 && hasAVX512:
+		return impl{
+			gram64: func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+				gram64Asm(gram64AVX512, dst, ldd, x, rows, d, cp, ncols)
+			},
+			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+				gram32Asm(gram32AVX512, dst, ldd, x, rows, d, cp, ncols)
+			},
+			norms64: Norms64Generic,
+			norms32: norms32Asm,
+			applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
+				applyDist64Asm(applyDist64AVX512, g, xn, cn, p)
+			},
+			applyDist32: func(g []float32, xn float32, cn []float32, p *DistParams) {
+				applyDist32Asm(applyDist32AVX512, g, xn, cn, p)
+			},
+			applyDot64: func(g []float64, p *DotParams) { applyDot64Asm(applyDot64AVX512, g, p) },
+			applyDot32: func(g []float32, p *DotParams) { applyDot32Asm(applyDot32AVX512, g, p) },
+			dot64:      func(a, b []float64) float64 { return dot64Asm(dot64AVX512, a, b) },
+			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX512, a, b) },
+			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX512, alpha, x, y) },
+			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX512, alpha, x, y) },
+		}, true
 	}
 	return impl{}, false
 }
+
+// Bounds are checked here, once per call, so that the assembly can trust
+// its arguments.
+
+func checkGram(ndst, ldd, nx, rows, d, ncp, ncols, nr int) {
+	if rows%MR != 0 || ncols%nr != 0 || d < 1 || ldd < ncols || nx < rows*d || ncp < ncols*d ||
+		(rows > 0 && ndst < (rows-1)*ldd+ncols) {
+		panic("tile: Gram: bad shape")
+	}
+}
+
+func gram64Asm(f func(*float64, int, *float64, int, int, *float64, int), dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+	checkGram(len(dst), ldd, len(x), rows, d, len(cp), ncols, NR64)
+	if rows == 0 || ncols == 0 {
+		return
+	}
+	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR64)
+}
+
+func gram32Asm(f func(*float32, int, *float32, int, int, *float32, int), dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+	checkGram(len(dst), ldd, len(x), rows, d, len(cp), ncols, NR32)
+	if rows == 0 || ncols == 0 {
+		return
+	}
+	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR32)
+}
+
+func norms32Asm(dst []float32, x []float32, rows, d int) {
+	if d < 1 || len(dst) < rows || len(x) < rows*d {
+		panic("tile: Norms32: bad shape")
+	}
+	if rows == 0 {
+		return
+	}
+	norms32FMA(&dst[0], &x[0], rows, d)
+}
+
+// distMode returns the assembly mode for p, or -1 if only the generic
+// loop handles it.
+func distMode(p *DistParams) int {
+	switch {
+	case p.Sqrt:
+		return 1
+	case p.C1 == 0 && p.C2 == 0:
+		return 0
+	}
+	return -1
+}
+
+func applyDist64Asm(f func(g, cn *float64, n int, xn, a, c1, c2 float64, mode int), g []float64, xn float64, cn []float64, p *DistParams) {
+	n := len(g)
+	if n%16 != 0 || len(cn) < n {
+		panic("tile: ApplyDist64: bad shape")
+	}
+	mode := distMode(p)
+	if mode < 0 {
+		ApplyDist64Generic(g, xn, cn, p)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	f(&g[0], &cn[0], n, xn, p.A, p.C1, p.C2, mode)
+}
+
+func applyDist32Asm(f func(g, cn *float32, n int, xn, a, c1, c2 float32, mode int), g []float32, xn float32, cn []float32, p *DistParams) {
+	n := len(g)
+	if n%32 != 0 || len(cn) < n {
+		panic("tile: ApplyDist32: bad shape")
+	}
+	mode := distMode(p)
+	if mode < 0 {
+		ApplyDist32Generic(g, xn, cn, p)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	f(&g[0], &cn[0], n, xn, float32(p.A), float32(p.C1), float32(p.C2), mode)
+}
+
+func applyDot64Asm(f func(g *float64, n int, gamma, coef0 float64, deg int), g []float64, p *DotParams) {
+	n := len(g)
+	if n%16 != 0 || p.Degree < 1 {
+		panic("tile: ApplyDot64: bad shape")
+	}
+	if n == 0 {
+		return
+	}
+	f(&g[0], n, p.Gamma, p.Coef0, p.Degree)
+}
+
+func applyDot32Asm(f func(g *float32, n int, gamma, coef0 float32, deg int), g []float32, p *DotParams) {
+	n := len(g)
+	if n%32 != 0 || p.Degree < 1 {
+		panic("tile: ApplyDot32: bad shape")
+	}
+	if n == 0 {
+		return
+	}
+	f(&g[0], n, float32(p.Gamma), float32(p.Coef0), p.Degree)
+}
+
+func dot64Asm(f func(a, b *float64, n int) float64, a, b []float64) float64 {
+	n := len(a)
+	if n%16 != 0 || len(b) < n {
+		panic("tile: Dot64: bad shape")
+	}
+	if n == 0 {
+		return 0
+	}
+	return f(&a[0], &b[0], n)
+}
+
+func dot32Asm(f func(a *float32, b *float64, n int) float64, a []float32, b []float64) float64 {
+	n := len(a)
+	if n%32 != 0 || len(b) < n {
+		panic("tile: Dot32: bad shape")
+	}
+	if n == 0 {
+		return 0
+	}
+	return f(&a[0], &b[0], n)
+}
+
+func axpy64Asm(f func(alpha float64, x, y *float64, n int), alpha float64, x, y []float64) {
+	n := len(x)
+	if n%16 != 0 || len(y) < n {
+		panic("tile: Axpy64: bad shape")
+	}
+	if n == 0 {
+		return
+	}
+	f(alpha, &x[0], &y[0], n)
+}
+
+func axpy32Asm(f func(alpha float64, x *float32, y *float64, n int), alpha float64, x []float32, y []float64) {
+	n := len(x)
+	if n%32 != 0 || len(y) < n {
+		panic("tile: Axpy32: bad shape")
+	}
+	if n == 0 {
+		return
+	}
+	f(alpha, &x[0], &y[0], n)
+}
+
+// Assembly routines (tile_amd64.s, generated by asmgen.go).
+
+//go:noescape
+func gram64AVX512(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int)
+
+//go:noescape
+func gram32AVX512(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int)
+
+//go:noescape
+func gram64AVX2(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int)
+
+//go:noescape
+func gram32AVX2(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int)
+
+//go:noescape
+func norms32FMA(dst, x *float32, rows, d int)
+
+//go:noescape
+func applyDist64AVX512(buf, cn *float64, n int, xn, a, c1, c2 float64, mode int)
+
+//go:noescape
+func applyDist32AVX512(buf, cn *float32, n int, xn, a, c1, c2 float32, mode int)
+
+//go:noescape
+func applyDist64AVX2(buf, cn *float64, n int, xn, a, c1, c2 float64, mode int)
+
+//go:noescape
+func applyDist32AVX2(buf, cn *float32, n int, xn, a, c1, c2 float32, mode int)
+
+//go:noescape
+func applyDot64AVX512(buf *float64, n int, gamma, coef0 float64, deg int)
+
+//go:noescape
+func applyDot32AVX512(buf *float32, n int, gamma, coef0 float32, deg int)
+
+//go:noescape
+func applyDot64AVX2(buf *float64, n int, gamma, coef0 float64, deg int)
+
+//go:noescape
+func applyDot32AVX2(buf *float32, n int, gamma, coef0 float32, deg int)
+
+//go:noescape
+func dot64AVX512(a, b *float64, n int) float64
+
+//go:noescape
+func dot32AVX512(a *float32, b *float64, n int) float64
+
+//go:noescape
+func dot64AVX2(a, b *float64, n int) float64
+
+//go:noescape
+func dot32AVX2(a *float32, b *float64, n int) float64
+
+//go:noescape
+func axpy64AVX512(alpha float64, x, y *float64, n int)
+
+//go:noescape
+func axpy32AVX512(alpha float64, x *float32, y *float64, n int)
+
+//go:noescape
+func axpy64AVX2(alpha float64, x, y *float64, n int)
+
+//go:noescape
+func axpy32AVX2(alpha float64, x *float32, y *float64, n int)

@@ -1,0 +1,553 @@
+//go:build ignore
+
+// asmgen writes tile_amd64.s: go run asmgen.go > tile_amd64.s
+//
+// The AVX-512 and AVX2 variants of each routine share one template; the
+// exp is the same algorithm in both (Cody–Waite reduction by ln 2, a
+// Taylor polynomial, the exponent added in integer arithmetic, results
+// below 2^-1021 (float64) or 2^-125 (float32) flushed to zero), so the two
+// variants give bit-identical kernel values.
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+var out strings.Builder
+
+func p(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+
+// precision-dependent names
+type prec struct {
+	name     string // "64" or "32"
+	sfx      string // D or S (as in VADDPD, VADDPS)
+	esize    int    // bytes per element
+	bcast    string // VBROADCASTSD / VBROADCASTSS
+	sll      string // VPSLLQ $52 / VPSLLD $23
+	padd     string // VPADDQ / VPADDD
+	deg      int    // Taylor degree of exp
+	tab      string // constant table symbol
+	frameSz  int    // applyDist frame size
+	xnOff    int    // applyDist xn offset
+	fsz      int    // float arg size
+	dotFrame int    // applyDot frame size
+}
+
+var p64 = prec{"64", "D", 8, "VBROADCASTSD", "VPSLLQ $52", "VPADDQ", 13, "expc64", 64, 24, 8, 40}
+var p32 = prec{"32", "S", 4, "VBROADCASTSS", "VPSLLD $23", "VPADDD", 7, "expc32", 48, 24, 4, 32}
+
+// isa-dependent names
+type isa struct {
+	name  string // AVX512 / AVX2
+	reg   string // Z / Y
+	vbyte int    // bytes per vector
+}
+
+var avx512 = isa{"AVX512", "Z", 64}
+var avx2 = isa{"AVX2", "Y", 32}
+
+func constNames(pr prec) []string {
+	n := []string{"neg2", "log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one", "zero"}
+	for k := 2; k <= pr.deg; k++ {
+		n = append(n, fmt.Sprintf("q%d", k))
+	}
+	return n
+}
+
+func constVal(pr prec, name string) float64 {
+	switch name {
+	case "neg2":
+		return -2
+	case "log2e":
+		return math.Log2E
+	case "shifter":
+		if pr.esize == 8 {
+			return 0x1.8p52
+		}
+		return 0x1.8p23
+	case "ln2hi":
+		if pr.esize == 8 {
+			return 6.93147180369123816490e-01
+		}
+		return 0.693359375
+	case "ln2lo":
+		if pr.esize == 8 {
+			return 1.90821492927058770002e-10
+		}
+		return -2.12194440e-4
+	case "maxarg":
+		if pr.esize == 8 {
+			return 708
+		}
+		return 86
+	case "one":
+		return 1
+	case "zero":
+		return 0
+	}
+	var k int
+	fmt.Sscanf(name, "q%d", &k)
+	f := 1.0
+	for i := 2; i <= k; i++ {
+		f *= float64(i)
+	}
+	if k%2 == 1 {
+		return -1 / f
+	}
+	return 1 / f
+}
+
+func constOff(pr prec, name string) int {
+	for i, n := range constNames(pr) {
+		if n == name {
+			return i * 32
+		}
+	}
+	panic(name)
+}
+
+func csym(pr prec, name string) string {
+	return fmt.Sprintf("%s<>+%d(SB)", pr.tab, constOff(pr, name))
+}
+
+func tables() {
+	for _, pr := range []prec{p64, p32} {
+		names := constNames(pr)
+		for i, n := range names {
+			v := constVal(pr, n)
+			for r := 0; r < 32/pr.esize; r++ {
+				off := i*32 + r*pr.esize
+				if pr.esize == 8 {
+					p("DATA %s<>+%d(SB)/8, $0x%016x // %s = %v", pr.tab, off, math.Float64bits(v), n, v)
+				} else {
+					p("DATA %s<>+%d(SB)/4, $0x%08x // %s = %v", pr.tab, off, math.Float32bits(float32(v)), n, float32(v))
+				}
+			}
+		}
+		p("GLOBL %s<>(SB), RODATA|NOPTR, $%d", pr.tab, len(names)*32)
+		p("")
+	}
+}
+
+// gram emits gram{64,32}{AVX512,AVX2}(dst, ldd, x, rows, d, cp, npanels).
+// Panels are 128 bytes wide per feature (16 float64 or 32 float32). The
+// AVX-512 kernel covers a panel with 2 zmm per row; AVX2 covers it in two
+// halves of 2 ymm per row. MR = 4 rows, so 8 accumulators.
+func gram(pr prec, is isa) {
+	fn := "gram" + pr.name + is.name
+	R := is.reg
+	p("// func %s(dst *float%s, ldd int, x *float%s, rows, d int, cp *float%s, npanels int)", fn, pr.name, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-56", fn)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ ldd+8(FP), R8")
+	p("\tSHLQ $%d, R8", log2(pr.esize)) // ldd in bytes
+	p("\tMOVQ x+16(FP), SI")
+	p("\tMOVQ rows+24(FP), R9")
+	p("\tMOVQ d+32(FP), R10")
+	p("\tMOVQ cp+40(FP), DX")
+	p("\tMOVQ npanels+48(FP), R11")
+	p("\tMOVQ R10, R12")
+	p("\tSHLQ $%d, R12", log2(pr.esize)) // x row stride in bytes
+	p("\tIMULQ R12, R9")
+	p("\tADDQ SI, R9") // end of x
+	p("%s_panel:", fn)
+	p("\tTESTQ R11, R11")
+	p("\tJZ %s_done", fn)
+	halves := []int{0}
+	if is.name == "AVX2" {
+		halves = []int{0, 64}
+	}
+	for _, h := range halves {
+		lbl := fmt.Sprintf("%s_h%d", fn, h)
+		p("\tMOVQ SI, AX")
+		p("\tMOVQ DI, BX")
+		p("%s_rows:", lbl)
+		p("\tCMPQ AX, R9")
+		p("\tJAE %s_next", lbl)
+		for a := 0; a < 8; a++ {
+			p("\tVXORP%s %s%d, %s%d, %s%d", pr.sfx, R, a, R, a, R, a)
+		}
+		p("\tMOVQ AX, R14")
+		p("\tLEAQ (AX)(R12*2), R15")
+		p("\tMOVQ DX, CX")
+		p("\tMOVQ R10, R13")
+		p("%s_k:", lbl)
+		p("\tVMOVUP%s %d(CX), %s8", pr.sfx, h, R)
+		p("\tVMOVUP%s %d(CX), %s9", pr.sfx, h+is.vbyte, R)
+		src := []string{"(R14)", "(R14)(R12*1)", "(R15)", "(R15)(R12*1)"}
+		for r := 0; r < 4; r++ {
+			p("\t%s %s, %s%d", pr.bcast, src[r], R, 10+r)
+			p("\tVFMADD231P%s %s8, %s%d, %s%d", pr.sfx, R, R, 10+r, R, 2*r)
+			p("\tVFMADD231P%s %s9, %s%d, %s%d", pr.sfx, R, R, 10+r, R, 2*r+1)
+		}
+		p("\tADDQ $%d, R14", pr.esize)
+		p("\tADDQ $%d, R15", pr.esize)
+		p("\tADDQ $128, CX")
+		p("\tDECQ R13")
+		p("\tJNZ %s_k", lbl)
+		dst := []string{"(BX)", "(BX)(R8*1)", "(R14)", "(R14)(R8*1)"}
+		p("\tLEAQ (BX)(R8*2), R14")
+		for r := 0; r < 4; r++ {
+			p("\tVMOVUP%s %s%d, %d%s", pr.sfx, R, 2*r, h, dst[r])
+			p("\tVMOVUP%s %s%d, %d%s", pr.sfx, R, 2*r+1, h+is.vbyte, dst[r])
+		}
+		p("\tLEAQ (AX)(R12*4), AX")
+		p("\tLEAQ (BX)(R8*4), BX")
+		p("\tJMP %s_rows", lbl)
+		p("%s_next:", lbl)
+	}
+	p("\tMOVQ R10, R14")
+	p("\tSHLQ $7, R14")
+	p("\tADDQ R14, DX")
+	p("\tADDQ $128, DI")
+	p("\tDECQ R11")
+	p("\tJMP %s_panel", fn)
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+func log2(n int) int {
+	k := 0
+	for n > 1 {
+		n >>= 1
+		k++
+	}
+	return k
+}
+
+// applyDist emits applyDist{64,32}{AVX512,AVX2}(g, cn, n, xn, a, c1, c2, mode).
+// mode 0: Gaussian form (no sqrt, no polynomial factor); mode 1: sqrt and
+// factor (1 + s(c1 + c2 s)).
+func applyDist(pr prec, is isa) {
+	fn := "applyDist" + pr.name + is.name
+	fs := pr.fsz
+	xnOff, aOff, c1Off, c2Off := 24, 24+fs, 24+2*fs, 24+3*fs
+	modeOff := 24 + 4*fs
+	p("// func %s(buf, cn *float%s, n int, xn, a, c1, c2 float%s, mode int)", fn, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", fn, pr.frameSz)
+	p("\tMOVQ buf+0(FP), SI")
+	p("\tMOVQ cn+8(FP), DI")
+	p("\tMOVQ n+16(FP), CX")
+	lanes := is.vbyte / pr.esize
+	p("\tSHRQ $%d, CX", log2(2*lanes))
+	p("\tJZ %s_done", fn)
+	var c map[string]string
+	if is.name == "AVX512" {
+		p("\t%s xn+%d(FP), Z31", pr.bcast, xnOff)
+		p("\t%s %s, Z30", pr.bcast, csym(pr, "neg2"))
+		p("\t%s a+%d(FP), Z29", pr.bcast, aOff)
+		p("\t%s c1+%d(FP), Z28", pr.bcast, c1Off)
+		p("\t%s c2+%d(FP), Z27", pr.bcast, c2Off)
+		c = map[string]string{"xn": "Z31", "neg2": "Z30", "a": "Z29", "c1": "Z28", "c2": "Z27"}
+		reg := 26
+		for _, n := range []string{"log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one", "zero"} {
+			p("\t%s %s, Z%d", pr.bcast, csym(pr, n), reg)
+			c[n] = fmt.Sprintf("Z%d", reg)
+			reg--
+		}
+		for k := pr.deg; k >= 2; k-- {
+			n := fmt.Sprintf("q%d", k)
+			p("\t%s %s, Z%d", pr.bcast, csym(pr, n), reg)
+			c[n] = fmt.Sprintf("Z%d", reg)
+			reg--
+		}
+	} else {
+		p("\t%s xn+%d(FP), Y15", pr.bcast, xnOff)
+		p("\tVMOVUP%s %s, Y14", pr.sfx, csym(pr, "zero"))
+		p("\tVMOVUP%s %s, Y13", pr.sfx, csym(pr, "neg2"))
+		p("\t%s a+%d(FP), Y12", pr.bcast, aOff)
+		p("\tVMOVUP%s %s, Y11", pr.sfx, csym(pr, "shifter"))
+		p("\tVMOVUP%s %s, Y10", pr.sfx, csym(pr, "log2e"))
+		p("\tVMOVUP%s %s, Y9", pr.sfx, csym(pr, "one"))
+		p("\tVMOVUP%s %s, Y8", pr.sfx, csym(pr, "maxarg"))
+		c = map[string]string{"xn": "Y15", "zero": "Y14", "neg2": "Y13", "a": "Y12", "shifter": "Y11", "log2e": "Y10", "one": "Y9", "maxarg": "Y8"}
+		for _, n := range []string{"ln2hi", "ln2lo"} {
+			c[n] = csym(pr, n)
+		}
+		for k := pr.deg; k >= 2; k-- {
+			n := fmt.Sprintf("q%d", k)
+			c[n] = csym(pr, n)
+		}
+		c["c1"] = fmt.Sprintf("c1+%d(FP)", c1Off)
+		c["c2"] = fmt.Sprintf("c2+%d(FP)", c2Off)
+	}
+	p("\tMOVQ mode+%d(FP), AX", modeOff)
+	p("\tTESTQ AX, AX")
+	p("\tJNZ %s_general", fn)
+	for _, mode := range []int{0, 1} {
+		lbl := fmt.Sprintf("%s_m%d", fn, mode)
+		if mode == 1 {
+			p("%s_general:", fn)
+		}
+		p("%s:", lbl)
+		var chains [2][]string
+		for ch := 0; ch < 2; ch++ {
+			chains[ch] = distChain(pr, is, c, ch, mode == 1)
+		}
+		for i := 0; i < len(chains[0]); i++ {
+			p("\t%s", chains[0][i])
+			p("\t%s", chains[1][i])
+		}
+		p("\tADDQ $%d, SI", 2*is.vbyte)
+		p("\tADDQ $%d, DI", 2*is.vbyte)
+		p("\tDECQ CX")
+		p("\tJNZ %s", lbl)
+		p("\tJMP %s_done", fn)
+	}
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+func distChain(pr prec, is isa, c map[string]string, ch int, general bool) []string {
+	R := is.reg
+	r := func(i int) string { return fmt.Sprintf("%s%d", R, 4*ch+i) }
+	off := ch * is.vbyte
+	s := pr.sfx
+	var l []string
+	e := func(format string, args ...any) { l = append(l, fmt.Sprintf(format, args...)) }
+	e("VMOVUP%s %d(SI), %s", s, off, r(0))
+	e("VADDP%s %d(DI), %s, %s", s, off, c["xn"], r(1))
+	e("VFMADD231P%s %s, %s, %s", s, c["neg2"], r(0), r(1)) // r2 = xn+cn - 2g
+	e("VMAXP%s %s, %s, %s", s, c["zero"], r(1), r(1))
+	e("VMULP%s %s, %s, %s", s, c["a"], r(1), r(0)) // s = A r2
+	if general {
+		e("VSQRTP%s %s, %s", s, r(0), r(0))
+	}
+	k := fmt.Sprintf("K%d", ch+1)
+	if is.name == "AVX512" {
+		e("VCMPP%s $2, %s, %s, %s", s, c["maxarg"], r(0), k) // s <= maxarg
+	}
+	e("VMOVAP%s %s, %s", s, c["shifter"], r(1))
+	e("VFNMADD231P%s %s, %s, %s", s, c["log2e"], r(0), r(1)) // z = shifter - s log2e
+	e("VSUBP%s %s, %s, %s", s, c["shifter"], r(1), r(2))     // kf
+	e("VMOVAP%s %s, %s", s, r(0), r(3))
+	e("VFMADD231P%s %s, %s, %s", s, c["ln2hi"], r(2), r(3)) // t = s + kf hi
+	e("VFMADD231P%s %s, %s, %s", s, c["ln2lo"], r(2), r(3)) // t += kf lo
+	if strings.HasPrefix(c[fmt.Sprintf("q%d", pr.deg)], "Z") {
+		e("VMOVAP%s %s, %s", s, c[fmt.Sprintf("q%d", pr.deg)], r(2))
+	} else {
+		e("VMOVUP%s %s, %s", s, c[fmt.Sprintf("q%d", pr.deg)], r(2))
+	}
+	for q := pr.deg - 1; q >= 2; q-- {
+		e("VFMADD213P%s %s, %s, %s", s, c[fmt.Sprintf("q%d", q)], r(3), r(2))
+	}
+	e("VFMSUB213P%s %s, %s, %s", s, c["one"], r(3), r(2)) // P = tP - 1
+	e("VFMADD213P%s %s, %s, %s", s, c["one"], r(3), r(2)) // P = tP + 1
+	e("%s, %s, %s", pr.sll, r(1), r(1))
+	e("%s %s, %s, %s", pr.padd, r(1), r(2), r(2))
+	if is.name == "AVX512" {
+		if general {
+			e("VMOVAP%s %s, %s", s, c["c2"], r(1))
+			e("VFMADD213P%s %s, %s, %s", s, c["c1"], r(0), r(1))
+			e("VFMADD213P%s %s, %s, %s", s, c["one"], r(0), r(1))
+			e("VMULP%s.Z %s, %s, %s, %s", s, r(1), r(2), k, r(2))
+		} else {
+			e("VMOVAP%s.Z %s, %s, %s", s, r(2), k, r(2))
+		}
+	} else {
+		if general {
+			e("%s %s, %s", pr.bcast, c["c2"], r(1))
+			e("%s %s, %s", pr.bcast, c["c1"], r(3))
+			e("VFMADD213P%s %s, %s, %s", s, r(3), r(0), r(1))
+			e("VFMADD213P%s %s, %s, %s", s, c["one"], r(0), r(1))
+			e("VMULP%s %s, %s, %s", s, r(1), r(2), r(2))
+		}
+		e("VCMPP%s $2, %s, %s, %s", s, c["maxarg"], r(0), r(3))
+		e("VANDP%s %s, %s, %s", s, r(3), r(2), r(2))
+	}
+	e("VMOVUP%s %s, %d(SI)", s, r(2), off)
+	return l
+}
+
+// applyDot emits applyDot{64,32}{AVX512,AVX2}(g, n, gamma, coef0, deg):
+// g = (gamma g + coef0)^deg by binary powering, two vectors per step.
+func applyDot(pr prec, is isa) {
+	fn := "applyDot" + pr.name + is.name
+	R := is.reg
+	s := pr.sfx
+	fs := pr.fsz
+	p("// func %s(buf *float%s, n int, gamma, coef0 float%s, deg int)", fn, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", fn, pr.dotFrame)
+	p("\tMOVQ buf+0(FP), SI")
+	p("\tMOVQ n+8(FP), CX")
+	lanes := is.vbyte / pr.esize
+	p("\tSHRQ $%d, CX", log2(2*lanes))
+	p("\tJZ %s_done", fn)
+	p("\t%s gamma+16(FP), %s15", pr.bcast, R)
+	p("\t%s coef0+%d(FP), %s14", pr.bcast, 16+fs, R)
+	p("\tMOVQ deg+%d(FP), DX", 16+2*fs)
+	p("\tDECQ DX")
+	p("%s_loop:", fn)
+	for ch := 0; ch < 2; ch++ {
+		b := 3 * ch
+		p("\tVMOVUP%s %d(SI), %s%d", s, ch*is.vbyte, R, b)
+		p("\tVMOVAP%s %s14, %s%d", s, R, R, b+1)
+		p("\tVFMADD231P%s %s15, %s%d, %s%d", s, R, R, b, R, b+1) // base
+		p("\tVMOVAP%s %s%d, %s%d", s, R, b+1, R, b+2)             // result
+	}
+	p("\tMOVQ DX, AX")
+	p("%s_pow:", fn)
+	p("\tTESTQ AX, AX")
+	p("\tJZ %s_store", fn)
+	p("\tTESTQ $1, AX")
+	p("\tJZ %s_sq", fn)
+	p("\tVMULP%s %s1, %s2, %s2", s, R, R, R)
+	p("\tVMULP%s %s4, %s5, %s5", s, R, R, R)
+	p("%s_sq:", fn)
+	p("\tSHRQ $1, AX")
+	p("\tJZ %s_store", fn)
+	p("\tVMULP%s %s1, %s1, %s1", s, R, R, R)
+	p("\tVMULP%s %s4, %s4, %s4", s, R, R, R)
+	p("\tJMP %s_pow", fn)
+	p("%s_store:", fn)
+	p("\tVMOVUP%s %s2, (SI)", s, R)
+	p("\tVMOVUP%s %s5, %d(SI)", s, R, is.vbyte)
+	p("\tADDQ $%d, SI", 2*is.vbyte)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", fn)
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+// dot emits dot{64,32}{AVX512,AVX2}(a, b, n) float64: Σ a_j b_j with a
+// float64 or float32 (converted), b float64; n a multiple of 16.
+func dot(pr prec, is isa) {
+	fn := "dot" + pr.name + is.name
+	R := is.reg
+	lanes := is.vbyte / 8 // float64 lanes
+	nacc := 16 / lanes    // vectors per 16 elements
+	p("// func %s(a *float%s, b *float64, n int) float64", fn, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", fn)
+	p("\tMOVQ a+0(FP), SI")
+	p("\tMOVQ b+8(FP), DI")
+	p("\tMOVQ n+16(FP), CX")
+	p("\tSHRQ $4, CX")
+	for a := 0; a < nacc; a++ {
+		p("\tVXORPD %s%d, %s%d, %s%d", R, a, R, a, R, a)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_red", fn)
+	p("%s_loop:", fn)
+	for a := 0; a < nacc; a++ {
+		if pr.esize == 8 {
+			p("\tVMOVUPD %d(SI), %s%d", a*is.vbyte, R, 4+a)
+		} else {
+			p("\tVCVTPS2PD %d(SI), %s%d", a*is.vbyte/2, R, 4+a)
+		}
+		p("\tVFMADD231PD %d(DI), %s%d, %s%d", a*is.vbyte, R, 4+a, R, a)
+	}
+	p("\tADDQ $%d, SI", 16*pr.esize)
+	p("\tADDQ $128, DI")
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", fn)
+	p("%s_red:", fn)
+	if nacc == 4 {
+		p("\tVADDPD Y1, Y0, Y0")
+		p("\tVADDPD Y3, Y2, Y2")
+		p("\tVADDPD Y2, Y0, Y0")
+	} else {
+		p("\tVADDPD Z1, Z0, Z0")
+		p("\tVEXTRACTF64X4 $1, Z0, Y1")
+		p("\tVADDPD Y1, Y0, Y0")
+	}
+	p("\tVEXTRACTF128 $1, Y0, X1")
+	p("\tVADDPD X1, X0, X0")
+	p("\tVPERMILPD $1, X0, X1")
+	p("\tVADDSD X1, X0, X0")
+	p("\tVMOVSD X0, ret+24(FP)")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+// axpy emits axpy{64,32}{AVX512,AVX2}(alpha, x, y, n): y += alpha x.
+func axpy(pr prec, is isa) {
+	fn := "axpy" + pr.name + is.name
+	R := is.reg
+	lanes := is.vbyte / 8
+	nv := 16 / lanes
+	p("// func %s(alpha float64, x *float%s, y *float64, n int)", fn, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", fn)
+	p("\tVBROADCASTSD alpha+0(FP), %s15", R)
+	p("\tMOVQ x+8(FP), SI")
+	p("\tMOVQ y+16(FP), DI")
+	p("\tMOVQ n+24(FP), CX")
+	p("\tSHRQ $4, CX")
+	p("\tJZ %s_done", fn)
+	p("%s_loop:", fn)
+	for a := 0; a < nv; a++ {
+		p("\tVMOVUPD %d(DI), %s%d", a*is.vbyte, R, a)
+		if pr.esize == 8 {
+			p("\tVFMADD231PD %d(SI), %s15, %s%d", a*is.vbyte, R, R, a)
+		} else {
+			p("\tVCVTPS2PD %d(SI), %s%d", a*is.vbyte/2, R, 4+a)
+			p("\tVFMADD231PD %s%d, %s15, %s%d", R, 4+a, R, R, a)
+		}
+		p("\tVMOVUPD %s%d, %d(DI)", R, a, a*is.vbyte)
+	}
+	p("\tADDQ $%d, SI", 16*pr.esize)
+	p("\tADDQ $128, DI")
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", fn)
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+func norms32() {
+	p("// func norms32FMA(dst, x *float32, rows, d int)")
+	p("TEXT ·norms32FMA(SB), NOSPLIT, $0-32")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ x+8(FP), SI")
+	p("\tMOVQ rows+16(FP), CX")
+	p("\tMOVQ d+24(FP), DX")
+	p("\tTESTQ CX, CX")
+	p("\tJZ norms32_done")
+	p("norms32_row:")
+	p("\tVXORPS X0, X0, X0")
+	p("\tMOVQ DX, AX")
+	p("norms32_k:")
+	p("\tVMOVSS (SI), X1")
+	p("\tVFMADD231SS X1, X1, X0")
+	p("\tADDQ $4, SI")
+	p("\tDECQ AX")
+	p("\tJNZ norms32_k")
+	p("\tVMOVSS X0, (DI)")
+	p("\tADDQ $4, DI")
+	p("\tDECQ CX")
+	p("\tJNZ norms32_row")
+	p("norms32_done:")
+	p("\tRET")
+	p("")
+}
+
+func main() {
+	p("// Code generated by asmgen.go; DO NOT EDIT.")
+	p("")
+	p("//go:build amd64 && !noasm")
+	p("")
+	p(`#include "textflag.h"`)
+	p("")
+	tables()
+	for _, is := range []isa{avx512, avx2} {
+		for _, pr := range []prec{p64, p32} {
+			gram(pr, is)
+			applyDist(pr, is)
+			applyDot(pr, is)
+			dot(pr, is)
+			axpy(pr, is)
+		}
+	}
+	norms32()
+	os.Stdout.WriteString(out.String())
+}
