@@ -1,0 +1,167 @@
+package dense
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+var benchSizes = []int{1000, 2000, 5000, 10000}
+
+// kernelMatrix returns K + 1e-3·I in the upper triangle of a dense n×n
+// slice, K the Gaussian kernel of n random points in 5 dimensions: an SPD
+// matrix shaped like FALKON's K_MM + εM I.
+func kernelMatrix(n int) []float64 {
+	rnd := rand.New(rand.NewPCG(uint64(n), 1))
+	const d = 5
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rnd.NormFloat64()
+	}
+	a := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			var s float64
+			for p := 0; p < d; p++ {
+				t := x[i*d+p] - x[j*d+p]
+				s += t * t
+			}
+			a[i*n+j] = math.Exp(-s / (2 * d))
+		}
+		a[i*n+i] += 1e-3
+	}
+	return a
+}
+
+func gflops(b *testing.B, flops float64) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkCholesky compares Cholesky with gonum's mat.Cholesky (n³/3
+// flops). gonum takes minutes at M = 10000; select it with -bench.
+func BenchmarkCholesky(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range benchSizes {
+		a := kernelMatrix(n)
+		w := make([]float64, len(a))
+		flops := float64(n) * float64(n) * float64(n) / 3
+		b.Run(fmt.Sprintf("impl=dense/M=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				copy(w, a)
+				b.StartTimer()
+				if ok, _ := Cholesky(w, n, n, workers); !ok {
+					b.Fatal("not PD")
+				}
+			}
+			gflops(b, flops)
+		})
+		b.Run(fmt.Sprintf("impl=gonum/M=%d", n), func(b *testing.B) {
+			s := mat.NewSymDense(n, w)
+			var ch mat.Cholesky
+			for b.Loop() {
+				b.StopTimer()
+				copy(w, a)
+				b.StartTimer()
+				if !ch.Factorize(s) {
+					b.Fatal("not PD")
+				}
+			}
+			gflops(b, flops)
+		})
+	}
+}
+
+// BenchmarkUUt compares UUt (n³/3 flops) with gonum's Dtrmm on a copy of U,
+// the cheapest way to form U Uᵀ through gonum.
+func BenchmarkUUt(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range benchSizes {
+		u := kernelMatrix(n)
+		Cholesky(u, n, n, workers)
+		c := make([]float64, n*n)
+		flops := float64(n) * float64(n) * float64(n) / 3
+		b.Run(fmt.Sprintf("impl=dense/M=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				UUt(u, n, n, 1, c, n, workers)
+			}
+			gflops(b, flops)
+		})
+		b.Run(fmt.Sprintf("impl=gonum/M=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				for i := 0; i < n; i++ {
+					clear(c[i*n : i*n+i])
+					copy(c[i*n+i:i*n+n], u[i*n+i:i*n+n])
+				}
+				b.StartTimer()
+				// C = U, then C = C·Uᵀ: full n×n result, n³/3 flops.
+				blas64.Implementation().Dtrmm(blas.Right, blas.Upper, blas.Trans, blas.NonUnit, n, n, 1, u, n, c, n)
+			}
+			gflops(b, flops)
+		})
+	}
+}
+
+// BenchmarkSolveUpper times U X = B and Uᵀ X = B (n²·k flops) for k = 1 and
+// 10 right-hand sides against gonum's Dtrsm.
+func BenchmarkSolveUpper(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range benchSizes {
+		u := kernelMatrix(n)
+		Cholesky(u, n, n, workers)
+		for _, k := range []int{1, 10} {
+			rhs := make([]float64, n*k)
+			for i := range rhs {
+				rhs[i] = 1
+			}
+			x := make([]float64, n*k)
+			flops := float64(n) * float64(n) * float64(k)
+			for _, tr := range []bool{false, true} {
+				b.Run(fmt.Sprintf("impl=dense/T=%v/k=%d/M=%d", tr, k, n), func(b *testing.B) {
+					for b.Loop() {
+						copy(x, rhs)
+						if tr {
+							SolveUpperT(u, n, n, x, k, k, workers)
+						} else {
+							SolveUpper(u, n, n, x, k, k, workers)
+						}
+					}
+					gflops(b, flops)
+				})
+				b.Run(fmt.Sprintf("impl=gonum/T=%v/k=%d/M=%d", tr, k, n), func(b *testing.B) {
+					for b.Loop() {
+						copy(x, rhs)
+						blas64.Implementation().Dtrsm(blas.Left, blas.Upper, trans(tr), blas.NonUnit, n, k, 1, u, n, x, k)
+					}
+					gflops(b, flops)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGemm times the square GEMM at the micro-kernel's full speed.
+func BenchmarkGemm(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range []int{512, 2048} {
+		rnd := rand.New(rand.NewPCG(1, 1))
+		a := randMat(rnd, n, n, n)
+		bm := randMat(rnd, n, n, n)
+		c := make([]float64, n*n)
+		for _, w := range []int{1, workers} {
+			b.Run(fmt.Sprintf("kernel=%s/workers=%d/n=%d", Kernel(), w, n), func(b *testing.B) {
+				for b.Loop() {
+					Gemm(true, false, n, n, n, 1, a, n, bm, n, c, n, w)
+				}
+				gflops(b, 2*float64(n)*float64(n)*float64(n))
+			})
+		}
+	}
+}

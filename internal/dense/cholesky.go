@@ -1,0 +1,221 @@
+package dense
+
+import (
+	"math"
+	"sync"
+)
+
+const (
+	cholBlock = 256 // panel width of the blocked right-looking factorisation
+	cholLeaf  = 32  // below this the recursion factors with plain loops
+	trsmLeaf  = 16  // below this triangular solves use row operations
+)
+
+// Cholesky computes the upper Cholesky factor U of the symmetric positive
+// definite n×n matrix A in place: A is read from the upper triangle (j ≥ i)
+// of a (row-major, stride lda) and on return that triangle holds U with
+// UᵀU = A. The strict lower triangle is neither read nor written, so it may
+// hold anything (for example another factor). This is the layout of
+// gonum's mat.SymDense (RawSymmetric().Data, Stride) and of LAPACK's dpotrf
+// with uplo = 'L' on the same memory read column-major.
+//
+// If A is not positive definite (a pivot is ≤ 0, NaN or +Inf), Cholesky
+// returns ok = false and col, the column whose pivot failed; the upper
+// triangle then holds a partial factor and is not usable. On success col is
+// -1. At most workers goroutines run (workers < 1 means 1); the result is the
+// same, bit for bit, for any number of workers.
+//
+// The algorithm is blocked right-looking (LAPACK dpotrf): for each panel of
+// 256 rows, factor the diagonal block recursively, solve the panel
+// U₁₁ᵀ U₁₂ = A₁₂ in parallel over column blocks, and update the trailing
+// upper triangle A₂₂ −= U₁₂ᵀ U₁₂ with the parallel GEMM.
+func Cholesky(a []float64, n, lda int, workers int) (ok bool, col int) {
+	return choleskyWith(best, a, n, lda, workers)
+}
+
+func choleskyWith(kern microKernel, a []float64, n, lda int, workers int) (bool, int) {
+	checkMat("Cholesky", a, n, n, lda)
+	if n == 0 {
+		return true, -1
+	}
+	ws := newWorkspace(kern, workers)
+	workers = len(ws.s)
+	for k := 0; k < n; k += cholBlock {
+		kb := min(cholBlock, n-k)
+		a11 := a[k*lda+k:]
+		if f := ws.potrfRec(ws.s[0], a11, kb, lda); f >= 0 {
+			return false, k + f
+		}
+		rest := n - k - kb
+		if rest == 0 {
+			break
+		}
+		a12 := a[k*lda+k+kb:]
+		ws.trsmPar(true, a11, kb, lda, a12, rest, lda, workers)
+		ws.gemm(&gemmArgs{
+			m: rest, n: rest, k: kb, alpha: -1,
+			a: a12, lda: lda, tA: true,
+			b: a12, ldb: lda,
+			c: a[(k+kb)*lda+k+kb:], ldc: lda,
+			upper: true,
+		}, ws.s)
+	}
+	return true, -1
+}
+
+// potrfRec factors the n×n upper triangle of a in place, recursively
+// (Gustavson, "Recursive leads to automatic variable blocking for dense
+// linear-algebra algorithms", IBM J. Res. Dev. 41(6), 1997). It returns the
+// failing column or -1.
+func (ws *workspace) potrfRec(s *scratch, a []float64, n, lda int) int {
+	if n <= cholLeaf {
+		return potrfLeaf(a, n, lda)
+	}
+	n1 := n / 2
+	n2 := n - n1
+	if f := ws.potrfRec(s, a, n1, lda); f >= 0 {
+		return f
+	}
+	a12 := a[n1:]
+	ws.trsmUT(s, a, n1, lda, a12, n2, lda)
+	ws.gemm(&gemmArgs{
+		m: n2, n: n2, k: n1, alpha: -1,
+		a: a12, lda: lda, tA: true,
+		b: a12, ldb: lda,
+		c: a[n1*lda+n1:], ldc: lda,
+		upper: true,
+	}, []*scratch{s})
+	if f := ws.potrfRec(s, a[n1*lda+n1:], n2, lda); f >= 0 {
+		return n1 + f
+	}
+	return -1
+}
+
+// potrfLeaf is the unblocked right-looking factorisation (LAPACK dpotf2 on
+// the transposed layout); every inner loop runs along a row.
+func potrfLeaf(a []float64, n, lda int) int {
+	for j := 0; j < n; j++ {
+		rj := a[j*lda : j*lda+n]
+		d := rj[j]
+		if !(d > 0) || math.IsInf(d, 1) {
+			return j
+		}
+		d = math.Sqrt(d)
+		rj[j] = d
+		inv := 1 / d
+		for c := j + 1; c < n; c++ {
+			rj[c] *= inv
+		}
+		for i := j + 1; i < n; i++ {
+			s := rj[i]
+			ri := a[i*lda+i : i*lda+n]
+			rs := rj[i:n]
+			for c := range ri {
+				ri[c] -= s * rs[c]
+			}
+		}
+	}
+	return -1
+}
+
+// trsmPar solves Uᵀ X = B (trans) or U X = B in place for B n×m, splitting
+// the columns of B among workers; each worker runs the serial recursive
+// solve on its own scratch.
+func (ws *workspace) trsmPar(trans bool, u []float64, n, ldu int, b []float64, m, ldb int, workers int) {
+	solve := ws.trsmUN
+	if trans {
+		solve = ws.trsmUT
+	}
+	const minCols = 64
+	w := min(workers, len(ws.s), m/minCols)
+	if w <= 1 || n*n*m < 1<<20 {
+		solve(ws.s[0], u, n, ldu, b, m, ldb)
+		return
+	}
+	nr := ws.k.nr
+	chunk := ((m+w-1)/w + nr - 1) / nr * nr
+	var wg sync.WaitGroup
+	for t := 0; t < w; t++ {
+		c0 := t * chunk
+		if c0 >= m {
+			break
+		}
+		mc := min(chunk, m-c0)
+		s := ws.s[t]
+		wg.Go(func() { solve(s, u, n, ldu, b[c0:], mc, ldb) })
+	}
+	wg.Wait()
+}
+
+// trsmUT solves Uᵀ X = B in place (B n×m), recursively: X₁ = U₁₁⁻ᵀ B₁,
+// B₂ −= U₁₂ᵀ X₁, X₂ = U₂₂⁻ᵀ B₂.
+func (ws *workspace) trsmUT(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
+	if n <= trsmLeaf {
+		for i := 0; i < n; i++ {
+			bi := b[i*ldb : i*ldb+m]
+			inv := 1 / u[i*ldu+i]
+			for c := range bi {
+				bi[c] *= inv
+			}
+			for r := i + 1; r < n; r++ {
+				axpy(-u[i*ldu+r], bi, b[r*ldb:r*ldb+m])
+			}
+		}
+		return
+	}
+	n1 := n / 2
+	n2 := n - n1
+	ws.trsmUT(s, u, n1, ldu, b, m, ldb)
+	ws.gemm(&gemmArgs{
+		m: n2, n: m, k: n1, alpha: -1,
+		a: u[n1:], lda: ldu, tA: true,
+		b: b, ldb: ldb,
+		c: b[n1*ldb:], ldc: ldb,
+	}, []*scratch{s})
+	ws.trsmUT(s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
+}
+
+// trsmUN solves U X = B in place (B n×m), recursively: X₂ = U₂₂⁻¹ B₂,
+// B₁ −= U₁₂ X₂, X₁ = U₁₁⁻¹ B₁.
+func (ws *workspace) trsmUN(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
+	if n <= trsmLeaf {
+		for i := n - 1; i >= 0; i-- {
+			bi := b[i*ldb : i*ldb+m]
+			inv := 1 / u[i*ldu+i]
+			for c := range bi {
+				bi[c] *= inv
+			}
+			for r := 0; r < i; r++ {
+				axpy(-u[r*ldu+i], bi, b[r*ldb:r*ldb+m])
+			}
+		}
+		return
+	}
+	n1 := n / 2
+	n2 := n - n1
+	ws.trsmUN(s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
+	ws.gemm(&gemmArgs{
+		m: n1, n: m, k: n2, alpha: -1,
+		a: u[n1:], lda: ldu,
+		b: b[n1*ldb:], ldb: ldb,
+		c: b, ldc: ldb,
+	}, []*scratch{s})
+	ws.trsmUN(s, u, n1, ldu, b, m, ldb)
+}
+
+// axpy computes y += alpha x.
+func axpy(alpha float64, x, y []float64) {
+	y = y[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xs := x[i : i+4 : i+4]
+		ys := y[i : i+4 : i+4]
+		ys[0] += alpha * xs[0]
+		ys[1] += alpha * xs[1]
+		ys[2] += alpha * xs[2]
+		ys[3] += alpha * xs[3]
+	}
+	for ; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}

@@ -1,0 +1,72 @@
+// Package dense implements the dense M × M float64 algebra of FALKON's
+// preconditioner (Rudi, Carratino and Rosasco, "FALKON: An optimal large
+// scale kernel method", NIPS 2017; Meanti et al., "Kernel methods through
+// the roof", NeurIPS 2020) without cgo:
+//
+//	T = chol(K_MM + εM I)     Cholesky
+//	S = T Tᵀ / M + λI         UUt, then add λ to the diagonal
+//	A = chol(S)               Cholesky
+//	T⁻¹, T⁻ᵀ, A⁻¹, A⁻ᵀ        SolveUpper, SolveUpperT (and the Vec forms)
+//
+// # Overview
+//
+// Matrices are row-major float64 slices with a stride (leading dimension)
+// ≥ the number of columns, as in gonum's blas64.General and
+// blas64.Symmetric: pass mat.SymDense.RawSymmetric().Data and .Stride.
+// Triangular and symmetric matrices live in the upper triangle (j ≥ i);
+// no routine reads or writes the strict lower triangle of a triangular or
+// symmetric argument, so a caller can keep a second factor there.
+//
+//	Cholesky(a, n, lda, workers) (ok, col)            A = UᵀU, U over A's upper triangle
+//	UUt(u, n, ldu, alpha, c, ldc, workers)            C = alpha U Uᵀ, upper triangle of c
+//	SolveUpper(u, n, ldu, b, k, ldb, workers)         B ← U⁻¹ B   (B n×k)
+//	SolveUpperT(u, n, ldu, b, k, ldb, workers)        B ← U⁻ᵀ B
+//	SolveUpperVec(u, n, ldu, x), SolveUpperTVec(...)  x ← U⁻¹ x, U⁻ᵀ x
+//	Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)  C += alpha op(A) op(B)
+//
+// The O(n³) routines are blocked (Cholesky: right-looking with 256-wide
+// panels and a recursive diagonal block; UUt: a sequence of rank-256
+// updates; SolveUpper with k ≥ 8: recursive) so that nearly all their flops
+// run through one GEMM, which packs its operands in the manner of Goto and
+// van de Geijn (ACM TOMS 34(3), 2008) and hands them to a register-blocked
+// micro-kernel. On amd64 the micro-kernel is Go assembly, chosen at start-up
+// from the CPU's features (golang.org/x/sys/cpu): AVX-512F (12×16 tile) or
+// AVX2 with FMA (6×8 tile). Elsewhere, or when built with the noasm tag, it
+// is a portable 4×4 Go kernel, several times slower; Kernel reports which
+// one runs. Solves with few right-hand sides (k < 8) are memory-bound and
+// run as row-wise dot products and axpys over a transposed copy of B.
+//
+// Errors: a matrix that is not positive definite is a result of Cholesky
+// (ok = false and the failing column), not a panic. Shape errors (negative
+// dimensions, a stride smaller than the column count, a slice too short for
+// its shape) are programmer errors and panic.
+//
+// # Concurrency
+//
+// Each call runs at most workers goroutines (workers < 1 means 1) and waits
+// for all of them before returning; nothing is kept between calls. Cholesky,
+// UUt and Gemm split the columns or row blocks of their output among
+// workers, and every output element is computed by one goroutine in an order
+// that does not depend on the split, so results are identical, bit for bit,
+// for any number of workers. Calls on disjoint data may run concurrently.
+// The package uses sync.WaitGroup rather than errgroup: the workers cannot
+// fail and take no context, since a call is a bounded computation with no
+// I/O (a factorisation at M = 20 000 is tens of seconds of CPU, and a caller
+// that must cancel it can run it in its own goroutine and drop the result).
+//
+// # Invariants
+//
+//   - Inputs that are not outputs are never modified; outputs are the
+//     upper triangle of a (Cholesky), of c (UUt), b (solves) and c (Gemm).
+//   - The strict lower triangle of every triangular or symmetric argument is
+//     neither read nor written; in Gemm, elements of C outside its m×n
+//     window (stride padding) are not touched.
+//   - Outputs must not overlap inputs, except where a routine works in place
+//     (Cholesky on a, solves on b).
+//   - Each call allocates its packing buffers (about 2 MB per worker for
+//     Gemm-based routines plus kc×n for the packed B panel), and the small-k
+//     solves a k×n copy of B; nothing else.
+//   - All micro-kernels compute the same sums in the same order; the
+//     assembly ones use fused multiply-adds and so differ from the Go kernel
+//     by rounding only (FuzzKernel holds them to the reference loop).
+package dense
