@@ -6,12 +6,14 @@ import (
 )
 
 // colStats accumulates one column's statistics. Within a chunk it uses two
-// passes (mean, then squared deviations); chunks are merged in chunk order
-// with Chan et al.'s pairwise update, so the result does not depend on the
-// number of workers.
+// passes (mean, then squared deviations, with the Chan–Golub–LeVeque
+// correction); chunks are merged in chunk order with Chan et al.'s pairwise
+// update, so the result does not depend on the number of workers. Values are
+// shifted by the column's first value before any of this (the "shifted
+// data" method), so a column like 1e9 + U(0, 1) keeps its digits.
 type colStats struct {
 	n        int64
-	mean, m2 float64
+	mean, m2 float64 // of the shifted values
 	min, max float64
 	integral bool
 	overflow bool                // more than MaxDistinct distinct values
@@ -29,9 +31,10 @@ func (s *colStats) reset() {
 	*s = colStats{integral: true, min: math.Inf(1), max: math.Inf(-1), distinct: m}
 }
 
-// chunk computes the statistics of v (finite values). skipDistinct says the
-// store-wide distinct set has already overflowed.
-func (s *colStats) chunk(v []float64, skipDistinct bool) {
+// chunk computes the statistics of v (finite values), with mean and m2 of
+// v - shift. skipDistinct says the store-wide distinct set has already
+// overflowed.
+func (s *colStats) chunk(v []float64, shift float64, skipDistinct bool) {
 	s.reset()
 	if len(v) == 0 {
 		return
@@ -40,7 +43,7 @@ func (s *colStats) chunk(v []float64, skipDistinct bool) {
 	mn, mx := v[0], v[0]
 	integral := true
 	for _, x := range v {
-		sum += x
+		sum += x - shift
 		mn = min(mn, x)
 		mx = max(mx, x)
 		if integral && x != math.Trunc(x) {
@@ -50,7 +53,7 @@ func (s *colStats) chunk(v []float64, skipDistinct bool) {
 	mean := sum / float64(len(v))
 	var m2, comp float64
 	for _, x := range v {
-		d := x - mean
+		d := (x - shift) - mean
 		m2 += d * d
 		comp += d
 	}
@@ -114,8 +117,8 @@ func (s *colStats) merge(o *colStats) {
 	}
 }
 
-// column fills c's statistics from s.
-func (s *colStats) column(c *Column) {
+// column fills c's statistics from s, whose values were shifted by shift.
+func (s *colStats) column(c *Column, shift float64) {
 	c.Count = s.n
 	c.Integral = s.integral
 	c.Distinct = nil
@@ -123,7 +126,7 @@ func (s *colStats) column(c *Column) {
 		c.Mean, c.Std, c.Min, c.Max = 0, 0, 0, 0
 		return
 	}
-	c.Mean = s.mean
+	c.Mean = shift + s.mean
 	c.Std = math.Sqrt(s.m2 / float64(s.n))
 	c.Min, c.Max = s.min, s.max
 	if !s.overflow {

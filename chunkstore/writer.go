@@ -84,6 +84,7 @@ type Writer struct {
 	errMu    sync.Mutex
 	err      error         // sticky pipeline error
 	overflow []atomic.Bool // per column: distinct set overflowed
+	shift    []float64     // per column: first value, subtracted for the statistics
 
 	// Owned by the output goroutine until the pipeline stops.
 	seg      *segWriter
@@ -192,6 +193,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		ncol:     ncol, opt: opt, spec: spec, enc: enc,
 		nbuf:     opt.Workers + 2,
 		overflow: make([]atomic.Bool, ncol),
+		shift:    make([]float64, ncol),
 		stats:    make([]colStats, ncol),
 	}
 	w.opt.Sources = append([]SourceFile(nil), opt.Sources...)
@@ -288,6 +290,11 @@ func (w *Writer) Append(cols [][]float64) error {
 			}
 		}
 	}
+	if w.rows == 0 && n > 0 {
+		for j, c := range cols {
+			w.shift[j] = c[0]
+		}
+	}
 	off := 0
 	for off < n {
 		if w.cur == nil {
@@ -362,7 +369,7 @@ func (w *Writer) work() {
 			v := j.cols[c][:j.rows]
 			floatsToBytes(raw, v)
 			j.blocks[c], j.crcs[c] = w.enc.encodeBlock(j.blocks[c], raw, j.scratch)
-			j.stats[c].chunk(v, w.overflow[c].Load())
+			j.stats[c].chunk(v, w.shift[c], w.overflow[c].Load())
 		}
 		j.done <- struct{}{}
 	}
@@ -589,7 +596,7 @@ func (w *Writer) manifest() *Manifest {
 			c, spec = &m.Targets[j-len(w.features)], w.targets[j-len(w.features)]
 		}
 		c.Name, c.Type = spec.Name, spec.Type
-		w.stats[j].column(c)
+		w.stats[j].column(c, w.shift[j])
 	}
 	return m
 }

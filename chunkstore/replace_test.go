@@ -1,0 +1,192 @@
+package chunkstore
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// newWriter starts a 1-feature store at dir with some rows appended.
+func newWriter(t *testing.T, dir string, rows int) *Writer {
+	t.Helper()
+	w, err := Create(dir, specs("x", 1), nil, Options{ChunkRows: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float64, rows)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	if err := w.Append([][]float64{v}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func storeRows(t *testing.T, dir string) int64 {
+	t.Helper()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatalf("existing store damaged: %v", err)
+	}
+	defer r.Close()
+	if err := readAllReader(r); err != nil {
+		t.Fatalf("existing store damaged: %v", err)
+	}
+	return r.Manifest().Rows
+}
+
+func TestReplaceStore(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	w := newWriter(t, dir, 10)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Abort leaves the old store.
+	w = newWriter(t, dir, 20)
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatalf("second Abort: %v", err)
+	}
+	if err := w.Close(); err != ErrClosed {
+		t.Fatalf("Close after Abort: %v, want ErrClosed", err)
+	}
+	if n := storeRows(t, dir); n != 10 {
+		t.Fatalf("after Abort: %d rows, want the old 10", n)
+	}
+	assertNoTemp(t, parent)
+
+	// A Close that fails at any stage leaves the old store.
+	for _, stage := range []string{"sync-segment", "manifest", "install"} {
+		w = newWriter(t, dir, 30)
+		injected := errors.New("injected failure at " + stage)
+		w.failHook = func(s string) error {
+			if s == stage {
+				return injected
+			}
+			return nil
+		}
+		if err := w.Close(); !errors.Is(err, injected) {
+			t.Fatalf("%s: Close = %v, want the injected error", stage, err)
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatalf("%s: Abort after failed Close: %v", stage, err)
+		}
+		if n := storeRows(t, dir); n != 10 {
+			t.Fatalf("%s: %d rows, want the old 10", stage, n)
+		}
+		assertNoTemp(t, parent)
+	}
+
+	// A writer that is never closed (an interrupted ingest) leaves the old
+	// store in place; only its hidden temporary directory exists.
+	w = newWriter(t, dir, 40)
+	if n := storeRows(t, dir); n != 10 {
+		t.Fatalf("during a write: %d rows, want the old 10", n)
+	}
+	ents, _ := os.ReadDir(parent)
+	var visible []string
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") {
+			visible = append(visible, e.Name())
+		}
+	}
+	if len(visible) != 1 {
+		t.Fatalf("visible entries during a write: %v", visible)
+	}
+	w.Abort()
+
+	// A successful Close replaces it.
+	w = newWriter(t, dir, 50)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := storeRows(t, dir); n != 50 {
+		t.Fatalf("after replacement: %d rows, want 50", n)
+	}
+	assertNoTemp(t, parent)
+}
+
+func TestReplaceFallback(t *testing.T) {
+	// replaceDir's two-rename path, used where renameat2 is unsupported.
+	parent := t.TempDir()
+	a := filepath.Join(parent, "a")
+	b := filepath.Join(parent, "b")
+	os.MkdirAll(a, 0o755)
+	os.MkdirAll(b, 0o755)
+	os.WriteFile(filepath.Join(a, "f"), []byte("new"), 0o644)
+	os.WriteFile(filepath.Join(b, "f"), []byte("old"), 0o644)
+	old, err := replaceDir(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b, "f")); string(got) != "new" {
+		t.Fatalf("b holds %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(old, "f")); string(got) != "old" {
+		t.Fatalf("old holds %q", got)
+	}
+}
+
+func TestCreateIntoEmptyDir(t *testing.T) {
+	dir := t.TempDir() // exists, empty
+	w := newWriter(t, dir, 5)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := storeRows(t, dir); n != 5 {
+		t.Fatalf("%d rows, want 5", n)
+	}
+}
+
+func TestCloseRefusesIfDirBecameNonStore(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	w := newWriter(t, dir, 5)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	err := w.Close()
+	if err == nil || !strings.Contains(err.Error(), "exists and is not a chunk store") {
+		t.Fatalf("Close = %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "mine" {
+		t.Fatal("directory was touched")
+	}
+	assertNoTemp(t, parent)
+}
+
+func TestWriteError(t *testing.T) {
+	// A writer whose temporary directory vanishes reports the error from
+	// Append or Close and leaves no store.
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	w, err := Create(dir, specs("x", 1), nil, Options{ChunkRows: 4, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(w.tmp)
+	rng := rand.New(rand.NewPCG(1, 1))
+	var appendErr error
+	for range 10 {
+		if appendErr = w.Append([][]float64{{rng.Float64(), 1, 2, 3, 4}}); appendErr != nil {
+			break
+		}
+	}
+	err = w.Close()
+	if appendErr == nil && err == nil {
+		t.Fatal("no error from Append or Close")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("store appeared: %v", err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+}
