@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -39,8 +41,42 @@ func kernelMatrix(n int) []float64 {
 	return a
 }
 
-func gflops(b *testing.B, flops float64) {
+// gflops reports the rate against wall time and, because the benchmark
+// machine is shared, against the CPU time the process used (summed over
+// threads: with W busy workers, GFLOP/cpu-s × W ≈ GFLOP/s on an idle
+// machine). Call startCPU before b.Loop.
+func gflops(b *testing.B, flops float64, cpu0 time.Duration) {
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if d := cpuTime() - cpu0; d > 0 {
+		b.ReportMetric(flops*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkKernel runs each micro-kernel on operands that stay in L1: the
+// kernel's peak, the ceiling for everything else.
+func BenchmarkKernel(b *testing.B) {
+	for _, k := range kernels() {
+		b.Run(k.name, func(b *testing.B) {
+			const kc = 256
+			rnd := rand.New(rand.NewPCG(1, 1))
+			a := randMat(rnd, k.mr*kc, 1, 1)
+			bb := randMat(rnd, k.nr*kc, 1, 1)
+			c := make([]float64, k.mr*k.nr)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				k.fn(kc, a, bb, c, k.nr)
+			}
+			gflops(b, 2*kc*float64(k.mr*k.nr), cpu0)
+		})
+	}
 }
 
 // BenchmarkCholesky compares Cholesky with gonum's mat.Cholesky (n³/3
@@ -52,6 +88,7 @@ func BenchmarkCholesky(b *testing.B) {
 		w := make([]float64, len(a))
 		flops := float64(n) * float64(n) * float64(n) / 3
 		b.Run(fmt.Sprintf("impl=dense/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				b.StopTimer()
 				copy(w, a)
@@ -60,11 +97,12 @@ func BenchmarkCholesky(b *testing.B) {
 					b.Fatal("not PD")
 				}
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 		b.Run(fmt.Sprintf("impl=gonum/M=%d", n), func(b *testing.B) {
 			s := mat.NewSymDense(n, w)
 			var ch mat.Cholesky
+			cpu0 := cpuTime()
 			for b.Loop() {
 				b.StopTimer()
 				copy(w, a)
@@ -73,7 +111,7 @@ func BenchmarkCholesky(b *testing.B) {
 					b.Fatal("not PD")
 				}
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 	}
 }
@@ -88,12 +126,14 @@ func BenchmarkUUt(b *testing.B) {
 		c := make([]float64, n*n)
 		flops := float64(n) * float64(n) * float64(n) / 3
 		b.Run(fmt.Sprintf("impl=dense/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				UUt(u, n, n, 1, c, n, workers)
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 		b.Run(fmt.Sprintf("impl=gonum/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				b.StopTimer()
 				for i := 0; i < n; i++ {
@@ -104,7 +144,7 @@ func BenchmarkUUt(b *testing.B) {
 				// C = U, then C = C·Uᵀ: full n×n result, n³/3 flops.
 				blas64.Implementation().Dtrmm(blas.Right, blas.Upper, blas.Trans, blas.NonUnit, n, n, 1, u, n, c, n)
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 	}
 }
@@ -125,6 +165,7 @@ func BenchmarkSolveUpper(b *testing.B) {
 			flops := float64(n) * float64(n) * float64(k)
 			for _, tr := range []bool{false, true} {
 				b.Run(fmt.Sprintf("impl=dense/T=%v/k=%d/M=%d", tr, k, n), func(b *testing.B) {
+					cpu0 := cpuTime()
 					for b.Loop() {
 						copy(x, rhs)
 						if tr {
@@ -133,14 +174,15 @@ func BenchmarkSolveUpper(b *testing.B) {
 							SolveUpper(u, n, n, x, k, k, workers)
 						}
 					}
-					gflops(b, flops)
+					gflops(b, flops, cpu0)
 				})
 				b.Run(fmt.Sprintf("impl=gonum/T=%v/k=%d/M=%d", tr, k, n), func(b *testing.B) {
+					cpu0 := cpuTime()
 					for b.Loop() {
 						copy(x, rhs)
 						blas64.Implementation().Dtrsm(blas.Left, blas.Upper, trans(tr), blas.NonUnit, n, k, 1, u, n, x, k)
 					}
-					gflops(b, flops)
+					gflops(b, flops, cpu0)
 				})
 			}
 		}
@@ -157,10 +199,11 @@ func BenchmarkGemm(b *testing.B) {
 		c := make([]float64, n*n)
 		for _, w := range []int{1, workers} {
 			b.Run(fmt.Sprintf("kernel=%s/workers=%d/n=%d", Kernel(), w, n), func(b *testing.B) {
+				cpu0 := cpuTime()
 				for b.Loop() {
 					Gemm(true, false, n, n, n, 1, a, n, bm, n, c, n, w)
 				}
-				gflops(b, 2*float64(n)*float64(n)*float64(n))
+				gflops(b, 2*float64(n)*float64(n)*float64(n), cpu0)
 			})
 		}
 	}

@@ -170,18 +170,26 @@ func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
 	for ir := 0; ir < mb; ir += mr {
 		pan := ap[ir*kb : ir*kb+mr*kb]
 		mi := min(mr, mb-ir)
-		if mi < mr {
+		if mi < mr || g.tri {
 			clear(pan)
+		}
+		if g.tA && !g.tri {
+			// Rows of the stored A are columns of op(A): copy mi at a time.
+			for p := 0; p < kb; p++ {
+				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+mi]
+				dst := pan[p*mr : p*mr+mi]
+				for i, v := range src {
+					dst[i] = alpha * v
+				}
+			}
+			continue
 		}
 		for i := 0; i < mi; i++ {
 			gi := ic + ir + i
 			pStart := 0
 			if g.tri {
-				// op(A)[gi][gp] is zero for gp+triD < gi.
+				// op(A)[gi][pc+p] is zero for pc+p+triD < gi.
 				pStart = min(kb, max(0, gi-g.triD-pc))
-				for p := 0; p < pStart; p++ {
-					pan[p*mr+i] = 0
-				}
 			}
 			if !g.tA {
 				row := a[gi*lda+pc : gi*lda+pc+kb]
