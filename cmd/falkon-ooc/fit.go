@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+func init() {
+	register(&command{
+		Name:  "fit",
+		Short: "train a FALKON model on a chunk store",
+		Usage: "--out MODEL [flags] STORE",
+		Long: `
+Fit trains kernel ridge regression with FALKON (Rudi, Carratino, Rosasco,
+NIPS 2017) on a chunk store made by 'falkon-ooc ingest --target COL'. The
+data is streamed from disk: one pass for the right-hand side and one per
+conjugate-gradient iteration, with memory of O(M²) plus a few chunk
+buffers, printed before the fit starts.
+
+Features are standardised with the store's statistics. Defaults that work
+on standardised data: M = 10√n clamped to [1000, 10000], a Gaussian kernel
+with sigma = √d, lambda = 1e-6, 20 iterations. A checkpoint is written
+next to the model after every iteration (MODEL.ckpt); --resume continues
+an interrupted fit from it.`,
+		Flags: fitFlags,
+	})
+}
+
+type fitOpts struct {
+	out, kernel, sigmas, precision, task string
+	centers, iters, workers, degree    int
+	sigma, lambda, tol, jitter         float64
+	gamma, coef0                       float64
+	seed                               uint64
+	resume, noCheckpoint, jsonOut      bool
+	quiet                              bool
+}
+
+func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+	o := &fitOpts{}
+	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
+	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
+	fs.StringVar(&o.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian, matern12, matern32, matern52, linear, polynomial")
+	fs.Float64Var(&o.sigma, "sigma", 0, "kernel length scale (0: √d, on standardised features)")
+	fs.StringVar(&o.sigmas, "sigmas", "", "per-feature length scales, comma-separated (distance kernels)")
+	fs.IntVar(&o.degree, "degree", 2, "polynomial degree")
+	fs.Float64Var(&o.gamma, "gamma", 0, "scale of x·c in linear and polynomial kernels (0: 1)")
+	fs.Float64Var(&o.coef0, "coef0", 0, "offset in linear and polynomial kernels")
+	fs.Float64Var(&o.lambda, "lambda", ooc.DefaultLambda, "ridge regularisation λ > 0")
+	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
+	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
+	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for a target with two values)")
+	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13)")
+	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
+	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	return func(ctx context.Context, e *env, args []string) error {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		return runFit(ctx, e, o, set, args)
+	}
+}
+
+// fitConfig turns the flags into an ooc.Config, rejecting bad values with
+// a usage error that names the flag.
+func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
+	var cfg ooc.Config
+	kind, err := kernel.ParseKind(o.kernel)
+	if err != nil {
+		return cfg, usagef("--kernel: %v", err)
+	}
+	cfg.Kernel = kernel.Kernel{Kind: kind, Sigma: o.sigma, Gamma: o.gamma, Coef0: o.coef0}
+	if kind == kernel.Polynomial {
+		cfg.Kernel.Degree = o.degree
+	}
+	if set["sigma"] && !(o.sigma > 0) {
+		return cfg, usagef("--sigma must be > 0, got %g", o.sigma)
+	}
+	if o.sigmas != "" {
+		for _, s := range strings.Split(o.sigmas, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(v > 0) {
+				return cfg, usagef("--sigmas: %q is not a length scale > 0", s)
+			}
+			cfg.Kernel.Sigmas = append(cfg.Kernel.Sigmas, v)
+		}
+	}
+	if !(o.lambda > 0) || math.IsInf(o.lambda, 0) {
+		return cfg, usagef("--lambda must be > 0, got %g", o.lambda)
+	}
+	cfg.Lambda = o.lambda
+	if set["centers"] && o.centers < 1 {
+		return cfg, usagef("--centers must be ≥ 1, got %d", o.centers)
+	}
+	cfg.Centers = o.centers
+	if o.iters < 1 {
+		return cfg, usagef("--iters must be ≥ 1, got %d", o.iters)
+	}
+	cfg.Iterations = o.iters
+	if o.tol < 0 {
+		return cfg, usagef("--tol must be ≥ 0, got %g", o.tol)
+	}
+	cfg.Tolerance = o.tol
+	switch o.precision {
+	case "float64":
+		cfg.Precision = kernel.Float64
+	case "float32":
+		cfg.Precision = kernel.Float32
+	default:
+		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
+	}
+	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
+		return cfg, usagef("--task: %v", err)
+	}
+	if o.jitter < 0 {
+		return cfg, usagef("--jitter must be ≥ 0, got %g", o.jitter)
+	}
+	cfg.Jitter = o.jitter
+	if o.workers < 0 {
+		return cfg, usagef("--workers must be ≥ 0, got %d", o.workers)
+	}
+	cfg.Workers = o.workers
+	cfg.Seed = o.seed
+	return cfg, nil
+}
+
+// fitResult is the --json document of fit.
+type fitResult struct {
+	Version             string         `json:"version"`
+	Store               string         `json:"store"`
+	Model               string         `json:"model"`
+	N                   int64          `json:"n"`
+	D                   int            `json:"d"`
+	K                   int            `json:"k"`
+	Task                ooc.Task       `json:"task"`
+	Centers             int            `json:"centers"`
+	Iterations          int            `json:"iterations"`
+	Status              ooc.Status     `json:"status"`
+	Residual            float64        `json:"residual"`
+	Seconds             float64        `json:"seconds"`
+	SecondsPerIteration float64        `json:"seconds_per_iteration"`
+	MemoryEstimate      ooc.Memory     `json:"memory_estimate"`
+	Validation          []ooc.ValPoint `json:"validation,omitempty"`
+	Config              ooc.Config     `json:"config"`
+	Precision           string         `json:"precision"`
+}
+
+func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
+	if o.out == "" {
+		return usagef("--out MODEL is required")
+	}
+	if len(args) != 1 {
+		return usagef("want exactly one STORE, got %d arguments", len(args))
+	}
+	cfg, err := o.config(set)
+	if err != nil {
+		return err
+	}
+	storePath := args[0]
+	r, err := chunkstore.Open(storePath)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if r.NumTargets() == 0 {
+		return fmt.Errorf("store %s has no target column: ingest it with --target COLUMN", storePath)
+	}
+	cols := columnsOf(r)
+	cfg.Columns = cols
+	n := r.Manifest().Rows
+	if cfg.Centers == 0 {
+		cfg.Centers = ooc.DefaultCenters(n)
+	}
+	if int64(cfg.Centers) > n {
+		return fmt.Errorf("--centers %d exceeds the %d rows of store %s: use at most %d", cfg.Centers, n, storePath, n)
+	}
+	pr := newProgress(e.stderr, o.quiet)
+	k := r.NumTargets()
+	if cfg.Task == ooc.TaskMulticlass && len(cols.TargetDistinct) > 0 {
+		k = len(cols.TargetDistinct[0])
+	}
+	maxChunk := 0
+	for i := range r.NumChunks() {
+		maxChunk = max(maxChunk, r.ChunkRows(i))
+	}
+	mem := ooc.EstimateMemory(cfg.Centers, r.Dim(), k, cfg.Workers, maxChunk)
+	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
+
+	ckpt := o.out + ".ckpt"
+	if o.resume {
+		c, err := ooc.ReadCheckpoint(ckpt)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		cfg.Resume = c
+		pr.printf("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
+	}
+	if !o.noCheckpoint {
+		cfg.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
+	}
+	var passStart time.Time
+	cfg.Progress = func(p ooc.Progress) {
+		switch p.Stage {
+		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
+			step := string(p.Stage)
+			if p.Stage == ooc.StageIterate {
+				step = fmt.Sprintf("iteration %d/%d", min(p.Iteration+1, p.Iterations), p.Iterations)
+			}
+			if p.Chunks > 0 {
+				if p.Chunk <= 1 {
+					passStart = time.Now()
+				}
+				frac := float64(p.Chunk) / float64(p.Chunks)
+				pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), p.Chunk, p.Chunks,
+					eta(float64(p.Chunk), float64(p.Chunks), time.Since(passStart))), false)
+				return
+			}
+			if p.Stage == ooc.StageIterate && p.Iteration > 0 {
+				msg := fmt.Sprintf("iteration %d/%d done, residual %.3g, %s elapsed", p.Iteration, p.Iterations, p.Residual, p.Elapsed.Round(time.Millisecond))
+				if p.Val != nil {
+					msg += ", validation " + metricsLine(&p.Val.Metrics)
+				}
+				pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations), msg, true)
+			}
+		case ooc.StageKernel:
+			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
+		case ooc.StagePrecond:
+			pr.printf("fit: factorising the preconditioner")
+		}
+	}
+	m, err := ooc.Fit(ctx, r, cfg)
+	if err != nil {
+		return err
+	}
+	if err := m.Save(o.out); err != nil {
+		return err
+	}
+	if summary, err := m.SummaryJSON(); err == nil {
+		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
+			return err
+		}
+	}
+	if !o.noCheckpoint {
+		if err := os.Remove(ckpt); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove checkpoint: %w", err)
+		}
+	}
+	tr := m.Training
+	res := fitResult{
+		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D, K: m.K, Task: m.Task,
+		Centers: m.M, Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
+		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
+		Config: m.Config, Precision: m.Precision.String(),
+	}
+	if len(tr.Residuals) > 0 {
+		res.Residual = tr.Residuals[len(tr.Residuals)-1]
+	}
+	if o.jsonOut {
+		return writeJSON(e.stdout, res)
+	}
+	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task, m.K)
+	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D)
+	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel, m.M, m.Config.Lambda, m.Precision)
+	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
+	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	return nil
+}
+
+func metricsLine(m *ooc.Metrics) string {
+	var parts []string
+	add := func(name string, v *float64) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s %.6g", name, *v))
+		}
+	}
+	add("rmse", m.RMSE)
+	add("mse", m.MSE)
+	add("rel_error", m.RelErr)
+	add("error_rate", m.ErrorRate)
+	add("auc", m.AUC)
+	return strings.Join(parts, ", ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// writeFileAtomic replaces path with data: the old file or the new one,
+// never a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
