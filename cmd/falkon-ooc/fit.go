@@ -42,12 +42,12 @@ an interrupted fit from it.`,
 
 type fitOpts struct {
 	out, kernel, sigmas, precision, task string
-	centers, iters, workers, degree    int
-	sigma, lambda, tol, jitter         float64
-	gamma, coef0                       float64
-	seed                               uint64
-	resume, noCheckpoint, jsonOut      bool
-	quiet                              bool
+	centers, iters, workers, degree      int
+	sigma, lambda, tol, jitter           float64
+	gamma, coef0                         float64
+	seed                                 uint64
+	resume, noCheckpoint, jsonOut        bool
+	quiet                                bool
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
