@@ -191,7 +191,11 @@ func (m *Manifest) check() error {
 	if m.Rows < 0 {
 		return fmt.Errorf("negative rows %d", m.Rows)
 	}
-	if want := (m.Rows + int64(m.ChunkRows) - 1) / int64(m.ChunkRows); int64(m.Chunks) != want {
+	want := m.Rows / int64(m.ChunkRows)
+	if m.Rows%int64(m.ChunkRows) != 0 {
+		want++
+	}
+	if int64(m.Chunks) != want {
 		return fmt.Errorf("chunks %d, want %d for %d rows of %d per chunk", m.Chunks, want, m.Rows, m.ChunkRows)
 	}
 	if _, err := parseCodec(m.Codec); err != nil || m.Codec == "" {
@@ -239,6 +243,12 @@ func (m *Manifest) check() error {
 		}
 		if s.Bytes < headerSize+footerSize {
 			return fmt.Errorf("segment %s: %d bytes is too small", s.Name, s.Bytes)
+		}
+		// Each chunk takes at least its index record: bound the chunk
+		// count by the file size before anything is sized from it.
+		ncol := int64(len(m.Features) + len(m.Targets))
+		if int64(s.Chunks) > (s.Bytes-headerSize-footerSize)/(chunkRecordSize+entrySize*ncol) {
+			return fmt.Errorf("segment %s: %d chunks cannot fit in %d bytes", s.Name, s.Chunks, s.Bytes)
 		}
 		next += s.Chunks
 	}

@@ -142,7 +142,6 @@ func newReader(path string, m *Manifest, segs []*segment) (*Reader, error) {
 	r := &Reader{
 		path: path, m: m, segs: segs,
 		dim: len(m.Features), nt: len(m.Targets),
-		chunks: make([]chunkLoc, 0, m.Chunks),
 		maxRaw: 8 * min(m.ChunkRows, int(max(m.Rows, 1))),
 	}
 	for _, c := range m.Features {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,7 +178,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	if parent == "" {
 		parent = "."
 	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	tmp, err := mkdirTemp(parent, "."+base+".tmp-")
 	if err != nil {
 		return fail(err)
 	}
@@ -209,6 +211,23 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	}
 	go w.output()
 	return w, nil
+}
+
+// mkdirTemp is os.MkdirTemp with the permissions of os.Mkdir(name, 0o777)
+// (so the umask applies, as it does to the segment files), since the
+// directory becomes the store.
+func mkdirTemp(parent, prefix string) (string, error) {
+	for range 100 {
+		name := filepath.Join(parent, prefix+strconv.FormatUint(rand.Uint64()%1e10, 10))
+		err := os.Mkdir(name, 0o777)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("cannot create a temporary directory in %s", parent)
 }
 
 type dirKind int

@@ -1,0 +1,175 @@
+package chunkstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// FuzzDecodeBlock feeds arbitrary payloads to the block checker and
+// decoder. The CRC is computed over the payload so that the fuzzer reaches
+// the decompressors; arbitrary bytes must give an error or exactly rawLen
+// bytes, never a panic or an allocation beyond rawLen.
+func FuzzDecodeBlock(f *testing.F) {
+	enc := map[string]*encoder{}
+	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle"} {
+		spec, _ := parseCodec(c)
+		e, err := newEncoder(spec, 1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		enc[c] = e
+	}
+	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle"} {
+		raw := make([]byte, 8*40)
+		floatsToBytes(raw, benchColumn("dec2", 40, 3))
+		blk, _ := enc[c].encodeBlock(nil, raw, make([]byte, len(raw)))
+		f.Add(blk[:len(blk)-trailerSize], blk[len(blk)-trailerSize], uint16(40))
+	}
+	f.Add([]byte{}, byte(0), uint16(0))
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd}, codecZstd, uint16(1000))
+	dec, err := newDecoder(8 * 4096)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte, codec byte, rows uint16) {
+		rawLen := 8 * (int(rows) % 4097)
+		blk := append(append([]byte(nil), payload...), codec)
+		crc := crc32c(blk)
+		blk = binary.LittleEndian.AppendUint32(blk, crc)
+		e := entry{storedLen: uint32(len(payload)), rawLen: uint32(rawLen), crc: crc, codec: codec}
+		if err := checkBlock(blk, nil, e); err != nil {
+			t.Fatalf("valid CRC rejected: %v", err)
+		}
+		dst := make([]byte, rawLen)
+		shuf := make([]byte, rawLen)
+		out, err := dec.decodeBlock(dst, shuf, payload, codec, rawLen)
+		if err == nil && len(out) != rawLen {
+			t.Fatalf("decoded %d bytes, want %d", len(out), rawLen)
+		}
+		// A flipped CRC is always caught.
+		blk[len(blk)-1] ^= 1
+		if checkBlock(blk, nil, e) == nil {
+			t.Fatal("bad CRC accepted")
+		}
+		// Round trip: the payload as float64s through every codec.
+		n := len(payload) / 8
+		raw := payload[:8*n]
+		for name, en := range enc {
+			b, _ := en.encodeBlock(nil, raw, make([]byte, len(raw)))
+			got, err := dec.decodeBlock(make([]byte, len(raw)), make([]byte, len(raw)), b[:len(b)-trailerSize], b[len(b)-trailerSize], len(raw))
+			if err != nil || !bytes.Equal(got, raw) {
+				t.Fatalf("%s round trip of %d values: err %v, equal %v", name, n, err, bytes.Equal(got, raw))
+			}
+			vals := make([]float64, n)
+			scatter(vals, got, 0, 1)
+			for i, v := range vals {
+				if math.Float64bits(v) != binary.LittleEndian.Uint64(raw[8*i:]) {
+					t.Fatalf("%s: value %d bits differ", name, i)
+				}
+			}
+		}
+	})
+}
+
+// FuzzManifest feeds arbitrary bytes to the manifest decoder, and re-signs
+// whatever parses so that the consistency checks are reached too.
+func FuzzManifest(f *testing.F) {
+	for _, b := range fuzzSeedManifests(f) {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"format_version": 1}`))
+	f.Add([]byte(`{"format_version": 99}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeManifest("", b)
+		var m Manifest
+		if json.Unmarshal(b, &m) != nil || m.FormatVersion != 1 {
+			return
+		}
+		signed, err := encodeManifest(&m)
+		if err != nil {
+			return
+		}
+		m2, err := decodeManifest("", signed)
+		if err == nil && (m2.Rows != m.Rows || m2.Chunks != m.Chunks) {
+			t.Fatal("re-signed manifest changed")
+		}
+	})
+}
+
+// FuzzOpen feeds an arbitrary segment file to NewReader under a manifest
+// re-signed to match it (size, store_id), so the fuzzer reaches the
+// footer, index and block checks, then reads every chunk. Also tries the
+// fuzzed manifest bytes as they are.
+func FuzzOpen(f *testing.F) {
+	metas := fuzzSeedManifests(f)
+	for k, seg := range fuzzSeedSegments(f) {
+		f.Add(metas[k%len(metas)], seg)
+	}
+	f.Fuzz(func(t *testing.T, meta, seg []byte) {
+		segs := []SegmentData{{R: bytes.NewReader(seg), Size: int64(len(seg))}}
+		if r, err := NewReader(meta, segs); err == nil {
+			readAllReader(r)
+			r.Close()
+		}
+		var m Manifest
+		if json.Unmarshal(meta, &m) != nil {
+			return
+		}
+		m.FormatVersion = 1
+		if len(seg) >= footerSize {
+			ft, err := decodeFooter(seg[len(seg)-footerSize:])
+			if err == nil && ft.indexOffset <= uint64(len(seg)) && ft.indexLength <= uint64(len(seg))-ft.indexOffset {
+				m.StoreID = storeID([][]byte{seg[ft.indexOffset : ft.indexOffset+ft.indexLength]})
+			}
+		}
+		m.Segments = []SegmentInfo{{Name: segmentName(0), FirstChunk: 0, Chunks: m.Chunks, Bytes: int64(len(seg))}}
+		signed, err := encodeManifest(&m)
+		if err != nil {
+			return
+		}
+		r, err := NewReader(signed, segs)
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		ctx := context.Background()
+		for i := range r.NumChunks() {
+			x := make([]float64, r.ChunkRows(i)*r.Dim())
+			y := make([]float64, r.ChunkRows(i)*r.NumTargets())
+			r.ReadChunk(ctx, i, x, y)
+		}
+		r.Verify(ctx)
+	})
+}
+
+// fuzzSeedManifests returns the meta.json of small stores of one segment.
+func fuzzSeedManifests(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, s := range fuzzSeedStores(f) {
+		out = append(out, s.meta)
+	}
+	return out
+}
+
+func fuzzSeedSegments(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, s := range fuzzSeedStores(f) {
+		out = append(out, s.segs[0])
+	}
+	return out
+}
+
+func fuzzSeedStores(f *testing.F) []memStore {
+	var out []memStore
+	for k, codec := range []string{"zstd", "none", "s2+shuffle"} {
+		cols := [][]float64{benchColumn("dec2", 12, uint64(k)), benchColumn("int", 12, uint64(k))}
+		dir := f.TempDir() + "/s"
+		writeStore(f, dir, cols, 1, Options{ChunkRows: 5, Codec: codec, Workers: 1}, 12)
+		out = append(out, loadMem(f, dir))
+	}
+	return out
+}
