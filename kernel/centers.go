@@ -1,6 +1,10 @@
 package kernel
 
-import "github.com/falkon-ooc/falkon-ooc/kernel/internal/tile"
+import (
+	"math"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel/internal/tile"
+)
 
 // Cache budgets used to choose the tile shape. The b × M kernel tile of a
 // row tile is consumed by both products while it is in cache; the Gram,
@@ -30,7 +34,7 @@ type Centers struct {
 	n32 []float32
 
 	dist     bool
-	distP    tile.DistParams
+	distP    *tile.DistParams
 	dotP     tile.DotParams
 	tileRows int // rows per tile, a multiple of tile.MR
 	colBlock int // columns per block, a multiple of the panel width
@@ -65,26 +69,33 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 	sc := make([]float64, m*d)
 	copy(sc, c[:m*d])
 	if cs.dist {
+		// Fold the kernel's constant a into the scaling, x_j·√a/σ_j, so
+		// that s = a·‖x−c‖²/σ² is the plain r² of the scaled data.
+		var a float64
+		switch k.Kind {
+		case Gaussian:
+			a = 0.5
+			cs.distP = tile.NewDistParams(false, 0, 0)
+		case Laplacian, Matern12:
+			a = 1
+			cs.distP = tile.NewDistParams(true, 0, 0)
+		case Matern32:
+			a = 3
+			cs.distP = tile.NewDistParams(true, 1, 0)
+		case Matern52:
+			a = 5
+			cs.distP = tile.NewDistParams(true, 1, 1.0/3)
+		}
 		cs.inv = make([]float64, d)
 		for j := range cs.inv {
 			s := k.Sigma
 			if k.Sigmas != nil {
 				s = k.Sigmas[j]
 			}
-			cs.inv[j] = 1 / s
+			cs.inv[j] = math.Sqrt(a) / s
 		}
 		for i := 0; i < m; i++ {
 			scaleRow(sc[i*d:i*d+d], sc[i*d:i*d+d], cs.inv)
-		}
-		switch k.Kind {
-		case Gaussian:
-			cs.distP = tile.DistParams{A: 0.5}
-		case Laplacian, Matern12:
-			cs.distP = tile.DistParams{A: 1, Sqrt: true}
-		case Matern32:
-			cs.distP = tile.DistParams{A: 3, Sqrt: true, C1: 1}
-		case Matern52:
-			cs.distP = tile.DistParams{A: 5, Sqrt: true, C1: 1, C2: 1.0 / 3}
 		}
 	} else {
 		deg := 1
@@ -258,26 +269,24 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
 	d, ld := c.d, c.mpad
 	if c.prec == Float64 {
 		t := ws.t64[c0:]
+		if c.dist {
+			tile.KernelDist64(t, ld, ws.xs64[:np*d], ws.xn64, np, d, c.p64[c0*d:(c0+nc)*d], c.n64[c0:c0+nc], nc, c.distP)
+			return
+		}
 		tile.Gram64(t, ld, ws.xs64[:np*d], np, d, c.p64[c0*d:(c0+nc)*d], nc)
 		for i := 0; i < n; i++ {
-			g := t[i*ld : i*ld+nc]
-			if c.dist {
-				tile.ApplyDist64(g, ws.xn64[i], c.n64[c0:c0+nc], &c.distP)
-			} else {
-				tile.ApplyDot64(g, &c.dotP)
-			}
+			tile.ApplyDot64(t[i*ld:i*ld+nc], &c.dotP)
 		}
-	} else {
-		t := ws.t32[c0:]
-		tile.Gram32(t, ld, ws.xs32[:np*d], np, d, c.p32[c0*d:(c0+nc)*d], nc)
-		for i := 0; i < n; i++ {
-			g := t[i*ld : i*ld+nc]
-			if c.dist {
-				tile.ApplyDist32(g, ws.xn32[i], c.n32[c0:c0+nc], &c.distP)
-			} else {
-				tile.ApplyDot32(g, &c.dotP)
-			}
-		}
+		return
+	}
+	t := ws.t32[c0:]
+	if c.dist {
+		tile.KernelDist32(t, ld, ws.xs32[:np*d], ws.xn32, np, d, c.p32[c0*d:(c0+nc)*d], c.n32[c0:c0+nc], nc, c.distP)
+		return
+	}
+	tile.Gram32(t, ld, ws.xs32[:np*d], np, d, c.p32[c0*d:(c0+nc)*d], nc)
+	for i := 0; i < n; i++ {
+		tile.ApplyDot32(t[i*ld:i*ld+nc], &c.dotP)
 	}
 }
 

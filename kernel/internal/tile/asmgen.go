@@ -220,74 +220,52 @@ func log2(n int) int {
 	return k
 }
 
-// applyDist emits applyDist{64,32}{AVX512,AVX2}(g, cn, n, xn, a, c1, c2, mode).
-// mode 0: Gaussian form (no sqrt, no polynomial factor); mode 1: sqrt and
-// factor (1 + s(c1 + c2 s)).
+// applyDist emits applyDist{64,32}{AVX512,AVX2}(buf, cn, n, xn, pc, mode):
+// buf_j = f(max(xn + cn_j - 2 buf_j, 0)), where mode 0 is the Gaussian form
+// f(s) = exp(-s) and mode 1 takes s = sqrt(r²) and multiplies by the
+// factor 1 + s(c1 + c2 s); pc points to c1 and c2, each repeated to fill
+// 32 bytes.
 func applyDist(pr prec, is isa) {
 	fn := "applyDist" + pr.name + is.name
-	fs := pr.fsz
-	xnOff, aOff, c1Off, c2Off := 24, 24+fs, 24+2*fs, 24+3*fs
-	modeOff := 24 + 4*fs
-	p("// func %s(buf, cn *float%s, n int, xn, a, c1, c2 float%s, mode int)", fn, pr.name, pr.name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-%d", fn, pr.frameSz)
+	p("// func %s(buf, cn *float%s, n int, xn float%s, pc *float%s, mode int)", fn, pr.name, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-48", fn)
 	p("\tMOVQ buf+0(FP), SI")
 	p("\tMOVQ cn+8(FP), DI")
 	p("\tMOVQ n+16(FP), CX")
+	p("\tMOVQ pc+32(FP), DX")
 	lanes := is.vbyte / pr.esize
 	p("\tSHRQ $%d, CX", log2(2*lanes))
 	p("\tJZ %s_done", fn)
 	var c map[string]string
 	if is.name == "AVX512" {
-		p("\t%s xn+%d(FP), Z31", pr.bcast, xnOff)
-		p("\t%s %s, Z30", pr.bcast, csym(pr, "neg2"))
-		p("\t%s a+%d(FP), Z29", pr.bcast, aOff)
-		p("\t%s c1+%d(FP), Z28", pr.bcast, c1Off)
-		p("\t%s c2+%d(FP), Z27", pr.bcast, c2Off)
-		c = map[string]string{"xn": "Z31", "neg2": "Z30", "a": "Z29", "c1": "Z28", "c2": "Z27"}
-		reg := 26
-		for _, n := range []string{"log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one", "zero"} {
-			p("\t%s %s, Z%d", pr.bcast, csym(pr, n), reg)
-			c[n] = fmt.Sprintf("Z%d", reg)
-			reg--
-		}
-		for k := pr.deg; k >= 2; k-- {
-			n := fmt.Sprintf("q%d", k)
-			p("\t%s %s, Z%d", pr.bcast, csym(pr, n), reg)
-			c[n] = fmt.Sprintf("Z%d", reg)
-			reg--
-		}
+		p("\t%s xn+24(FP), Z31", pr.bcast)
+		c = loadConsts512(pr, 30, 23, "DX")
+		c["xn"] = "Z31"
 	} else {
-		p("\t%s xn+%d(FP), Y15", pr.bcast, xnOff)
-		p("\tVMOVUP%s %s, Y14", pr.sfx, csym(pr, "zero"))
-		p("\tVMOVUP%s %s, Y13", pr.sfx, csym(pr, "neg2"))
-		p("\t%s a+%d(FP), Y12", pr.bcast, aOff)
-		p("\tVMOVUP%s %s, Y11", pr.sfx, csym(pr, "shifter"))
-		p("\tVMOVUP%s %s, Y10", pr.sfx, csym(pr, "log2e"))
-		p("\tVMOVUP%s %s, Y9", pr.sfx, csym(pr, "one"))
-		p("\tVMOVUP%s %s, Y8", pr.sfx, csym(pr, "maxarg"))
-		c = map[string]string{"xn": "Y15", "zero": "Y14", "neg2": "Y13", "a": "Y12", "shifter": "Y11", "log2e": "Y10", "one": "Y9", "maxarg": "Y8"}
-		for _, n := range []string{"ln2hi", "ln2lo"} {
-			c[n] = csym(pr, n)
-		}
-		for k := pr.deg; k >= 2; k-- {
-			n := fmt.Sprintf("q%d", k)
-			c[n] = csym(pr, n)
-		}
-		c["c1"] = fmt.Sprintf("c1+%d(FP)", c1Off)
-		c["c2"] = fmt.Sprintf("c2+%d(FP)", c2Off)
+		p("\t%s xn+24(FP), Y15", pr.bcast)
+		c = consts256(pr, "DX", []string{"Y14", "Y13", "Y12", "Y11", "Y10", "Y9", "Y8"})
+		c["xn"] = "Y15"
 	}
-	p("\tMOVQ mode+%d(FP), AX", modeOff)
+	p("\tMOVQ mode+40(FP), AX")
 	p("\tTESTQ AX, AX")
-	p("\tJNZ %s_general", fn)
-	for _, mode := range []int{0, 1} {
+	p("\tJNZ %s_m1", fn)
+	for mode := 0; mode < 2; mode++ {
 		lbl := fmt.Sprintf("%s_m%d", fn, mode)
-		if mode == 1 {
-			p("%s_general:", fn)
-		}
 		p("%s:", lbl)
 		var chains [2][]string
 		for ch := 0; ch < 2; ch++ {
-			chains[ch] = distChain(pr, is, c, ch, mode == 1)
+			R := is.reg
+			r := func(i int) string { return fmt.Sprintf("%s%d", R, 4*ch+i) }
+			off := ch * is.vbyte
+			chains[ch] = distChain(pr, is, c, chainOps{
+				load:  fmt.Sprintf("%d(SI)", off),
+				acc:   r(0),
+				cn:    fmt.Sprintf("%d(DI)", off),
+				xn:    c["xn"],
+				temps: [3]string{r(1), r(2), r(3)},
+				mask:  fmt.Sprintf("K%d", ch+1),
+				store: fmt.Sprintf("%d(SI)", off),
+			}, mode == 1)
 		}
 		for i := 0; i < len(chains[0]); i++ {
 			p("\t%s", chains[0][i])
@@ -305,65 +283,298 @@ func applyDist(pr prec, is isa) {
 	p("")
 }
 
-func distChain(pr prec, is isa, c map[string]string, ch int, general bool) []string {
-	R := is.reg
-	r := func(i int) string { return fmt.Sprintf("%s%d", R, 4*ch+i) }
-	off := ch * is.vbyte
+// loadConsts512 broadcasts c1, c2 (from the params block at pcReg) and
+// the exp constants into nreg Z registers counting down from Z<top>; the
+// rest stay in memory, used as embedded-broadcast operands ("BCST:").
+func loadConsts512(pr prec, top, nreg int, pcReg string) map[string]string {
+	c := map[string]string{}
+	names := []string{"c1", "c2", "neg2", "zero", "log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one"}
+	for k := pr.deg; k >= 2; k-- {
+		names = append(names, fmt.Sprintf("q%d", k))
+	}
+	for i, n := range names {
+		src := ""
+		switch n {
+		case "c1":
+			src = fmt.Sprintf("(%s)", pcReg)
+		case "c2":
+			src = fmt.Sprintf("32(%s)", pcReg)
+		default:
+			src = csym(pr, n)
+		}
+		if i < nreg {
+			r := fmt.Sprintf("Z%d", top-i)
+			p("\t%s %s, %s", pr.bcast, src, r)
+			c[n] = r
+		} else {
+			if n == "c1" || n == "c2" {
+				panic("c1/c2 must be in registers")
+			}
+			c[n] = "BCST:" + src
+		}
+	}
+	return c
+}
+
+// consts256 assigns the first constants to the given Y registers (loaded
+// here) and leaves the rest as 32-byte memory operands.
+func consts256(pr prec, pcReg string, regs []string) map[string]string {
+	c := map[string]string{
+		"c1": fmt.Sprintf("(%s)", pcReg),
+		"c2": fmt.Sprintf("32(%s)", pcReg),
+	}
+	names := []string{"zero", "neg2", "shifter", "log2e", "one", "maxarg", "ln2hi", "ln2lo"}
+	for k := pr.deg; k >= 2; k-- {
+		names = append(names, fmt.Sprintf("q%d", k))
+	}
+	for i, n := range names {
+		if i < len(regs) {
+			p("\tVMOVUP%s %s, %s", pr.sfx, csym(pr, n), regs[i])
+			c[n] = regs[i]
+		} else {
+			c[n] = csym(pr, n)
+		}
+	}
+	return c
+}
+
+// chainOps are the operands of one vector of kernel values.
+type chainOps struct {
+	load  string    // memory operand of the dot products, "" if already in acc
+	acc   string    // register of the dot products (clobbered)
+	cn    string    // centre norms: register or memory operand
+	xn    string    // row norm: register, or "BCST:mem" (AVX-512)
+	temps [3]string // scratch registers
+	mask  string    // opmask register (AVX-512)
+	store string    // destination memory operand
+}
+
+// distChain returns the instructions computing one vector of distance
+// kernel values (see applyDist). Every variant and caller runs exactly this
+// sequence, so all give bit-identical results.
+func distChain(pr prec, is isa, c map[string]string, o chainOps, general bool) []string {
 	s := pr.sfx
 	var l []string
 	e := func(format string, args ...any) { l = append(l, fmt.Sprintf(format, args...)) }
-	e("VMOVUP%s %d(SI), %s", s, off, r(0))
-	e("VADDP%s %d(DI), %s, %s", s, off, c["xn"], r(1))
-	e("VFMADD231P%s %s, %s, %s", s, c["neg2"], r(0), r(1)) // r2 = xn+cn - 2g
-	e("VMAXP%s %s, %s, %s", s, c["zero"], r(1), r(1))
-	e("VMULP%s %s, %s, %s", s, c["a"], r(1), r(0)) // s = A r2
+	// op emits instr with its first (source) operand possibly an
+	// embedded broadcast.
+	op := func(instr, src string, rest ...string) {
+		if strings.HasPrefix(src, "BCST:") {
+			instr += ".BCST"
+			src = strings.TrimPrefix(src, "BCST:")
+		}
+		e("%s %s", instr, strings.Join(append([]string{src}, rest...), ", "))
+	}
+	// mov loads a constant into a register.
+	mov := func(src, dst string) {
+		switch {
+		case strings.HasPrefix(src, "BCST:"):
+			e("%s %s, %s", pr.bcast, strings.TrimPrefix(src, "BCST:"), dst)
+		case strings.HasPrefix(src, "Y") || strings.HasPrefix(src, "Z"):
+			e("VMOVAP%s %s, %s", s, src, dst)
+		default:
+			e("VMOVUP%s %s, %s", s, src, dst)
+		}
+	}
+	acc, t1, t2, t3 := o.acc, o.temps[0], o.temps[1], o.temps[2]
+	if o.load != "" {
+		e("VMOVUP%s %s, %s", s, o.load, acc)
+	}
+	if strings.HasPrefix(o.xn, "BCST:") {
+		op("VADDP"+s, o.xn, o.cn, t1) // t1 = cn + xn
+	} else {
+		op("VADDP"+s, o.cn, o.xn, t1)
+	}
+	op("VFMADD231P"+s, c["neg2"], acc, t1) // r2 = xn + cn - 2 g
+	op("VMAXP"+s, c["zero"], t1, t1)
 	if general {
-		e("VSQRTP%s %s, %s", s, r(0), r(0))
+		e("VSQRTP%s %s, %s", s, t1, t1)
 	}
-	k := fmt.Sprintf("K%d", ch+1)
 	if is.name == "AVX512" {
-		e("VCMPP%s $2, %s, %s, %s", s, c["maxarg"], r(0), k) // s <= maxarg
+		op("VCMPP"+s, "$2", c["maxarg"], t1, o.mask) // s <= maxarg
+		l[len(l)-1] = fixCmp(l[len(l)-1])
 	}
-	e("VMOVAP%s %s, %s", s, c["shifter"], r(1))
-	e("VFNMADD231P%s %s, %s, %s", s, c["log2e"], r(0), r(1)) // z = shifter - s log2e
-	e("VSUBP%s %s, %s, %s", s, c["shifter"], r(1), r(2))     // kf
-	e("VMOVAP%s %s, %s", s, r(0), r(3))
-	e("VFMADD231P%s %s, %s, %s", s, c["ln2hi"], r(2), r(3)) // t = s + kf hi
-	e("VFMADD231P%s %s, %s, %s", s, c["ln2lo"], r(2), r(3)) // t += kf lo
-	if strings.HasPrefix(c[fmt.Sprintf("q%d", pr.deg)], "Z") {
-		e("VMOVAP%s %s, %s", s, c[fmt.Sprintf("q%d", pr.deg)], r(2))
-	} else {
-		e("VMOVUP%s %s, %s", s, c[fmt.Sprintf("q%d", pr.deg)], r(2))
-	}
+	mov(c["shifter"], acc)
+	op("VFNMADD231P"+s, c["log2e"], t1, acc) // z = shifter - s log2e
+	op("VSUBP"+s, c["shifter"], acc, t2)     // kf
+	e("VMOVAP%s %s, %s", s, t1, t3)
+	op("VFMADD231P"+s, c["ln2hi"], t2, t3) // t = s + kf hi
+	op("VFMADD231P"+s, c["ln2lo"], t2, t3) // t += kf lo
+	mov(c[fmt.Sprintf("q%d", pr.deg)], t2)
 	for q := pr.deg - 1; q >= 2; q-- {
-		e("VFMADD213P%s %s, %s, %s", s, c[fmt.Sprintf("q%d", q)], r(3), r(2))
+		op("VFMADD213P"+s, c[fmt.Sprintf("q%d", q)], t3, t2)
 	}
-	e("VFMSUB213P%s %s, %s, %s", s, c["one"], r(3), r(2)) // P = tP - 1
-	e("VFMADD213P%s %s, %s, %s", s, c["one"], r(3), r(2)) // P = tP + 1
-	e("%s, %s, %s", pr.sll, r(1), r(1))
-	e("%s %s, %s, %s", pr.padd, r(1), r(2), r(2))
+	op("VFMSUB213P"+s, c["one"], t3, t2) // P = tP - 1
+	op("VFMADD213P"+s, c["one"], t3, t2) // P = tP + 1
+	e("%s, %s, %s", pr.sll, acc, acc)
+	e("%s %s, %s, %s", pr.padd, acc, t2, t2)
+	if general {
+		mov(c["c2"], acc)
+		op("VFMADD213P"+s, c["c1"], t1, acc)
+		op("VFMADD213P"+s, c["one"], t1, acc)
+	}
 	if is.name == "AVX512" {
 		if general {
-			e("VMOVAP%s %s, %s", s, c["c2"], r(1))
-			e("VFMADD213P%s %s, %s, %s", s, c["c1"], r(0), r(1))
-			e("VFMADD213P%s %s, %s, %s", s, c["one"], r(0), r(1))
-			e("VMULP%s.Z %s, %s, %s, %s", s, r(1), r(2), k, r(2))
+			e("VMULP%s.Z %s, %s, %s, %s", s, acc, t2, o.mask, t2)
 		} else {
-			e("VMOVAP%s.Z %s, %s, %s", s, r(2), k, r(2))
+			e("VMOVAP%s.Z %s, %s, %s", s, t2, o.mask, t2)
 		}
 	} else {
 		if general {
-			e("%s %s, %s", pr.bcast, c["c2"], r(1))
-			e("%s %s, %s", pr.bcast, c["c1"], r(3))
-			e("VFMADD213P%s %s, %s, %s", s, r(3), r(0), r(1))
-			e("VFMADD213P%s %s, %s, %s", s, c["one"], r(0), r(1))
-			e("VMULP%s %s, %s, %s", s, r(1), r(2), r(2))
+			e("VMULP%s %s, %s, %s", s, acc, t2, t2)
 		}
-		e("VCMPP%s $2, %s, %s, %s", s, c["maxarg"], r(0), r(3))
-		e("VANDP%s %s, %s, %s", s, r(3), r(2), r(2))
+		op("VCMPP"+s, "$2", c["maxarg"], t1, t3)
+		l[len(l)-1] = fixCmp(l[len(l)-1])
+		e("VANDP%s %s, %s, %s", s, t3, t2, t2)
 	}
-	e("VMOVUP%s %s, %d(SI)", s, r(2), off)
+	e("VMOVUP%s %s, %s", s, t2, o.store)
 	return l
+}
+
+// fixCmp moves a .BCST suffix that op attached for the second operand of a
+// compare (whose first operand is the immediate) into place.
+func fixCmp(line string) string {
+	if strings.Contains(line, "BCST:") {
+		line = strings.Replace(line, "BCST:", "", 1)
+		i := strings.Index(line, " ")
+		line = line[:i] + ".BCST" + line[i:]
+	}
+	return line
+}
+
+// kern emits kern{64,32}{AVX512,AVX2}(dst, ldd, x, rows, d, cp, npanels,
+// xn, cn, pc, mode): the Gram micro-kernel followed, while the 4-row block
+// is still in registers, by the distance kernel of applyDist.
+func kern(pr prec, is isa) {
+	fn := "kern" + pr.name + is.name
+	R := is.reg
+	p("// func %s(dst *float%s, ldd int, x *float%s, rows, d int, cp *float%s, npanels int, xn, cn, pc *float%s, mode int)", fn, pr.name, pr.name, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-88", fn)
+	var c map[string]string
+	if is.name == "AVX512" {
+		p("\tMOVQ pc+72(FP), DX")
+		c = loadConsts512(pr, 31, 16, "DX")
+	} else {
+		c = consts256(pr, "DX", []string{"Y14", "Y15"})
+		c["c1"], c["c2"] = "(R13)", "32(R13)"
+	}
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ ldd+8(FP), R8")
+	p("\tSHLQ $%d, R8", log2(pr.esize))
+	p("\tMOVQ x+16(FP), SI")
+	p("\tMOVQ rows+24(FP), R9")
+	p("\tMOVQ d+32(FP), R12")
+	p("\tSHLQ $%d, R12", log2(pr.esize))
+	p("\tMOVQ cp+40(FP), DX")
+	p("\tMOVQ npanels+48(FP), R11")
+	p("\tIMULQ R12, R9")
+	p("\tADDQ SI, R9")
+	p("%s_panel:", fn)
+	p("\tTESTQ R11, R11")
+	p("\tJZ %s_done", fn)
+	halves := []int{0}
+	if is.name == "AVX2" {
+		halves = []int{0, 64}
+	}
+	for _, h := range halves {
+		lbl := fmt.Sprintf("%s_h%d", fn, h)
+		p("\tMOVQ SI, AX")
+		p("\tMOVQ DI, BX")
+		p("\tMOVQ xn+56(FP), R10")
+		p("%s_rows:", lbl)
+		p("\tCMPQ AX, R9")
+		p("\tJAE %s_next", lbl)
+		for a := 0; a < 8; a++ {
+			p("\tVXORP%s %s%d, %s%d, %s%d", pr.sfx, R, a, R, a, R, a)
+		}
+		p("\tMOVQ AX, R14")
+		p("\tLEAQ (AX)(R12*2), R15")
+		p("\tMOVQ DX, CX")
+		p("\tMOVQ d+32(FP), R13")
+		p("%s_k:", lbl)
+		p("\tVMOVUP%s %d(CX), %s8", pr.sfx, h, R)
+		p("\tVMOVUP%s %d(CX), %s9", pr.sfx, h+is.vbyte, R)
+		src := []string{"(R14)", "(R14)(R12*1)", "(R15)", "(R15)(R12*1)"}
+		for r := 0; r < 4; r++ {
+			p("\t%s %s, %s%d", pr.bcast, src[r], R, 10+r)
+			p("\tVFMADD231P%s %s8, %s%d, %s%d", pr.sfx, R, R, 10+r, R, 2*r)
+			p("\tVFMADD231P%s %s9, %s%d, %s%d", pr.sfx, R, R, 10+r, R, 2*r+1)
+		}
+		p("\tADDQ $%d, R14", pr.esize)
+		p("\tADDQ $%d, R15", pr.esize)
+		p("\tADDQ $128, CX")
+		p("\tDECQ R13")
+		p("\tJNZ %s_k", lbl)
+		// Kernel function on the 4 × (2 vectors) block.
+		p("\tMOVQ DI, R13")
+		p("\tSUBQ dst+0(FP), R13")
+		p("\tADDQ cn+64(FP), R13")
+		p("\tVMOVUP%s %d(R13), %s8", pr.sfx, h, R)
+		p("\tVMOVUP%s %d(R13), %s9", pr.sfx, h+is.vbyte, R)
+		p("\tLEAQ (BX)(R8*2), R14")
+		if is.name == "AVX2" {
+			p("\tMOVQ pc+72(FP), R13")
+		}
+		dst := []string{"(BX)", "(BX)(R8*1)", "(R14)", "(R14)(R8*1)"}
+		p("\tCMPQ mode+80(FP), $0")
+		p("\tJNE %s_gen", lbl)
+		for mode := 0; mode < 2; mode++ {
+			if mode == 1 {
+				p("%s_gen:", lbl)
+			}
+			for r := 0; r < 4; r++ {
+				var chains [2][]string
+				for hv := 0; hv < 2; hv++ {
+					o := chainOps{
+						acc:   fmt.Sprintf("%s%d", R, 2*r+hv),
+						cn:    fmt.Sprintf("%s%d", R, 8+hv),
+						store: fmt.Sprintf("%d%s", h+hv*is.vbyte, dst[r]),
+					}
+					if is.name == "AVX512" {
+						o.xn = fmt.Sprintf("BCST:%d(R10)", r*pr.esize)
+						o.temps = [3]string{fmt.Sprintf("Z%d", 10+3*hv), fmt.Sprintf("Z%d", 11+3*hv), fmt.Sprintf("Z%d", 12+3*hv)}
+						o.mask = fmt.Sprintf("K%d", hv+1)
+					} else {
+						o.xn = "Y13"
+						o.temps = [3]string{"Y10", "Y11", "Y12"}
+					}
+					chains[hv] = distChain(pr, is, c, o, mode == 1)
+				}
+				if is.name == "AVX512" {
+					for i := range chains[0] {
+						p("\t%s", chains[0][i])
+						p("\t%s", chains[1][i])
+					}
+				} else {
+					p("\t%s %d(R10), Y13", pr.bcast, r*pr.esize)
+					for _, ch := range chains {
+						for _, line := range ch {
+							p("\t%s", line)
+						}
+					}
+				}
+			}
+			if mode == 0 {
+				p("\tJMP %s_adv", lbl)
+			}
+		}
+		p("%s_adv:", lbl)
+		p("\tADDQ $%d, R10", 4*pr.esize)
+		p("\tLEAQ (AX)(R12*4), AX")
+		p("\tLEAQ (BX)(R8*4), BX")
+		p("\tJMP %s_rows", lbl)
+		p("%s_next:", lbl)
+	}
+	p("\tMOVQ d+32(FP), R14")
+	p("\tSHLQ $7, R14")
+	p("\tADDQ R14, DX")
+	p("\tADDQ $128, DI")
+	p("\tDECQ R11")
+	p("\tJMP %s_panel", fn)
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
 }
 
 // applyDot emits applyDot{64,32}{AVX512,AVX2}(g, n, gamma, coef0, deg):
@@ -390,7 +601,7 @@ func applyDot(pr prec, is isa) {
 		p("\tVMOVUP%s %d(SI), %s%d", s, ch*is.vbyte, R, b)
 		p("\tVMOVAP%s %s14, %s%d", s, R, R, b+1)
 		p("\tVFMADD231P%s %s15, %s%d, %s%d", s, R, R, b, R, b+1) // base
-		p("\tVMOVAP%s %s%d, %s%d", s, R, b+1, R, b+2)             // result
+		p("\tVMOVAP%s %s%d, %s%d", s, R, b+1, R, b+2)            // result
 	}
 	p("\tMOVQ DX, AX")
 	p("%s_pow:", fn)
@@ -543,6 +754,7 @@ func main() {
 		for _, pr := range []prec{p64, p32} {
 			gram(pr, is)
 			applyDist(pr, is)
+			kern(pr, is)
 			applyDot(pr, is)
 			dot(pr, is)
 			axpy(pr, is)

@@ -55,6 +55,23 @@ func fma32(a, b, c float32) float32 {
 	return float32(float64(a)*float64(b) + float64(c))
 }
 
+// KernelDist64Generic is the reference for KernelDist64: Gram64Generic,
+// then ApplyDist64Generic on each row.
+func KernelDist64Generic(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+	Gram64Generic(dst, ldd, x, rows, d, cp, ncols)
+	for i := 0; i < rows; i++ {
+		ApplyDist64Generic(dst[i*ldd:i*ldd+ncols], xn[i], cn, p)
+	}
+}
+
+// KernelDist32Generic is the reference for KernelDist32.
+func KernelDist32Generic(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+	Gram32Generic(dst, ldd, x, rows, d, cp, ncols)
+	for i := 0; i < rows; i++ {
+		ApplyDist32Generic(dst[i*ldd:i*ldd+ncols], xn[i], cn, p)
+	}
+}
+
 // Norms64Generic is the reference for Norms64.
 func Norms64Generic(dst []float64, x []float64, rows, d int) {
 	for i := 0; i < rows; i++ {
@@ -80,8 +97,7 @@ func Norms32Generic(dst []float32, x []float32, rows, d int) {
 // ApplyDist64Generic is the reference for ApplyDist64:
 //
 //	for j := range g {
-//		r2 := max(xn+cn[j]-2*g[j], 0)
-//		s := p.A * r2
+//		s := max(math.FMA(-2, g[j], xn+cn[j]), 0)
 //		if p.Sqrt {
 //			s = math.Sqrt(s)
 //		}
@@ -90,8 +106,7 @@ func Norms32Generic(dst []float32, x []float32, rows, d int) {
 func ApplyDist64Generic(g []float64, xn float64, cn []float64, p *DistParams) {
 	cn = cn[:len(g)]
 	for j, gv := range g {
-		r2 := max(math.FMA(-2, gv, xn+cn[j]), 0)
-		s := p.A * r2
+		s := max(math.FMA(-2, gv, xn+cn[j]), 0)
 		if p.Sqrt {
 			s = math.Sqrt(s)
 		}
@@ -103,10 +118,9 @@ func ApplyDist64Generic(g []float64, xn float64, cn []float64, p *DistParams) {
 // float32 with the exponential computed in float64 and rounded.
 func ApplyDist32Generic(g []float32, xn float32, cn []float32, p *DistParams) {
 	cn = cn[:len(g)]
-	a, c1, c2 := float32(p.A), float32(p.C1), float32(p.C2)
+	c1, c2 := float32(p.C1), float32(p.C2)
 	for j, gv := range g {
-		r2 := max(fma32(-2, gv, xn+cn[j]), 0)
-		s := a * r2
+		s := max(fma32(-2, gv, xn+cn[j]), 0)
 		if p.Sqrt {
 			s = float32(math.Sqrt(float64(s)))
 		}

@@ -45,6 +45,12 @@ func variantImpl(v Variant) (impl, bool) {
 			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
 				gram32Asm(gram32AVX2, dst, ldd, x, rows, d, cp, ncols)
 			},
+			kern64: func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+				kern64Asm(kern64AVX2, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+			},
+			kern32: func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+				kern32Asm(kern32AVX2, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+			},
 			norms64: Norms64Generic,
 			norms32: norms32Asm,
 			applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
@@ -67,6 +73,12 @@ func variantImpl(v Variant) (impl, bool) {
 			},
 			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
 				gram32Asm(gram32AVX512, dst, ldd, x, rows, d, cp, ncols)
+			},
+			kern64: func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+				kern64Asm(kern64AVX512, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+			},
+			kern32: func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+				kern32Asm(kern32AVX512, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
 			},
 			norms64: Norms64Generic,
 			norms32: norms32Asm,
@@ -113,6 +125,40 @@ func gram32Asm(f func(*float32, int, *float32, int, int, *float32, int), dst []f
 	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR32)
 }
 
+func kern64Asm(f func(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int, xn, cn, pc *float64, mode int),
+	dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+	checkGram(len(dst), ldd, len(x), rows, d, len(cp), ncols, NR64)
+	if len(xn) < rows || len(cn) < ncols {
+		panic("tile: KernelDist64: bad shape")
+	}
+	mode := distMode(p)
+	if mode < 0 {
+		KernelDist64Generic(dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+		return
+	}
+	if rows == 0 || ncols == 0 {
+		return
+	}
+	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR64, &xn[0], &cn[0], &p.pc64[0], mode)
+}
+
+func kern32Asm(f func(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int, xn, cn, pc *float32, mode int),
+	dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+	checkGram(len(dst), ldd, len(x), rows, d, len(cp), ncols, NR32)
+	if len(xn) < rows || len(cn) < ncols {
+		panic("tile: KernelDist32: bad shape")
+	}
+	mode := distMode(p)
+	if mode < 0 {
+		KernelDist32Generic(dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+		return
+	}
+	if rows == 0 || ncols == 0 {
+		return
+	}
+	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR32, &xn[0], &cn[0], &p.pc32[0], mode)
+}
+
 func norms32Asm(dst []float32, x []float32, rows, d int) {
 	if d < 1 || len(dst) < rows || len(x) < rows*d {
 		panic("tile: Norms32: bad shape")
@@ -135,7 +181,7 @@ func distMode(p *DistParams) int {
 	return -1
 }
 
-func applyDist64Asm(f func(g, cn *float64, n int, xn, a, c1, c2 float64, mode int), g []float64, xn float64, cn []float64, p *DistParams) {
+func applyDist64Asm(f func(g, cn *float64, n int, xn float64, pc *float64, mode int), g []float64, xn float64, cn []float64, p *DistParams) {
 	n := len(g)
 	if n%16 != 0 || len(cn) < n {
 		panic("tile: ApplyDist64: bad shape")
@@ -148,10 +194,10 @@ func applyDist64Asm(f func(g, cn *float64, n int, xn, a, c1, c2 float64, mode in
 	if n == 0 {
 		return
 	}
-	f(&g[0], &cn[0], n, xn, p.A, p.C1, p.C2, mode)
+	f(&g[0], &cn[0], n, xn, &p.pc64[0], mode)
 }
 
-func applyDist32Asm(f func(g, cn *float32, n int, xn, a, c1, c2 float32, mode int), g []float32, xn float32, cn []float32, p *DistParams) {
+func applyDist32Asm(f func(g, cn *float32, n int, xn float32, pc *float32, mode int), g []float32, xn float32, cn []float32, p *DistParams) {
 	n := len(g)
 	if n%32 != 0 || len(cn) < n {
 		panic("tile: ApplyDist32: bad shape")
@@ -164,7 +210,7 @@ func applyDist32Asm(f func(g, cn *float32, n int, xn, a, c1, c2 float32, mode in
 	if n == 0 {
 		return
 	}
-	f(&g[0], &cn[0], n, xn, float32(p.A), float32(p.C1), float32(p.C2), mode)
+	f(&g[0], &cn[0], n, xn, &p.pc32[0], mode)
 }
 
 func applyDot64Asm(f func(g *float64, n int, gamma, coef0 float64, deg int), g []float64, p *DotParams) {
@@ -251,16 +297,16 @@ func gram32AVX2(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npa
 func norms32FMA(dst, x *float32, rows, d int)
 
 //go:noescape
-func applyDist64AVX512(buf, cn *float64, n int, xn, a, c1, c2 float64, mode int)
+func applyDist64AVX512(buf, cn *float64, n int, xn float64, pc *float64, mode int)
 
 //go:noescape
-func applyDist32AVX512(buf, cn *float32, n int, xn, a, c1, c2 float32, mode int)
+func applyDist32AVX512(buf, cn *float32, n int, xn float32, pc *float32, mode int)
 
 //go:noescape
-func applyDist64AVX2(buf, cn *float64, n int, xn, a, c1, c2 float64, mode int)
+func applyDist64AVX2(buf, cn *float64, n int, xn float64, pc *float64, mode int)
 
 //go:noescape
-func applyDist32AVX2(buf, cn *float32, n int, xn, a, c1, c2 float32, mode int)
+func applyDist32AVX2(buf, cn *float32, n int, xn float32, pc *float32, mode int)
 
 //go:noescape
 func applyDot64AVX512(buf *float64, n int, gamma, coef0 float64, deg int)
@@ -297,3 +343,15 @@ func axpy64AVX2(alpha float64, x, y *float64, n int)
 
 //go:noescape
 func axpy32AVX2(alpha float64, x *float32, y *float64, n int)
+
+//go:noescape
+func kern64AVX512(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int, xn, cn, pc *float64, mode int)
+
+//go:noescape
+func kern32AVX512(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int, xn, cn, pc *float32, mode int)
+
+//go:noescape
+func kern64AVX2(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int, xn, cn, pc *float64, mode int)
+
+//go:noescape
+func kern32AVX2(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int, xn, cn, pc *float32, mode int)

@@ -39,20 +39,38 @@ const (
 	NR32 = 32
 )
 
-// Kernel function families applied element-wise by ApplyDist and ApplyDot.
+// DistParams selects the distance kernel computed by ApplyDist and
+// KernelDist. With r² = max(xn + cn_j − 2·g_j, 0) (the data already scaled
+// so that the kernel's constant is folded in), s = r² (Sqrt false) or
+// s = √r² (Sqrt true) and
 //
-// ApplyDist: r² = max(xn + cn_j − 2·g_j, 0); s = A·r² (Sqrt false) or
-// s = √(A·r²) (Sqrt true); out_j = (1 + s·(C1 + C2·s))·exp(−s).
+//	out_j = (1 + s·(C1 + C2·s))·exp(−s).
 //
-//	Gaussian:  A = 1/2, Sqrt = false, C1 = C2 = 0
-//	Laplacian: A = 1,   Sqrt = true,  C1 = C2 = 0
-//	Matérn 3/2: A = 3,  Sqrt = true,  C1 = 1, C2 = 0
-//	Matérn 5/2: A = 5,  Sqrt = true,  C1 = 1, C2 = 1/3
+// The kinds, with data scaled by √a/σ:
 //
-// ApplyDot: out_j = (Gamma·g_j + Coef0)^Degree.
+//	Gaussian:   a = 1/2, Sqrt = false, C1 = C2 = 0
+//	Laplacian:  a = 1,   Sqrt = true,  C1 = C2 = 0
+//	Matérn 3/2: a = 3,   Sqrt = true,  C1 = 1, C2 = 0
+//	Matérn 5/2: a = 5,   Sqrt = true,  C1 = 1, C2 = 1/3
+//
+// Build it with NewDistParams; it is read-only afterwards.
 type DistParams struct {
-	A, C1, C2 float64
-	Sqrt      bool
+	C1, C2 float64
+	Sqrt   bool
+	pc64   [8]float64  // C1 ×4, C2 ×4 for the assembly
+	pc32   [16]float32 // C1 ×8, C2 ×8
+}
+
+// NewDistParams returns the parameters of a distance kernel.
+func NewDistParams(sqrt bool, c1, c2 float64) *DistParams {
+	p := &DistParams{C1: c1, C2: c2, Sqrt: sqrt}
+	for i := 0; i < 4; i++ {
+		p.pc64[i], p.pc64[4+i] = c1, c2
+	}
+	for i := 0; i < 8; i++ {
+		p.pc32[i], p.pc32[8+i] = float32(c1), float32(c2)
+	}
+	return p
 }
 
 // DotParams are the parameters of ApplyDot.
@@ -88,6 +106,8 @@ type impl struct {
 	gram32      func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int)
 	norms64     func(dst []float64, x []float64, rows, d int)
 	norms32     func(dst []float32, x []float32, rows, d int)
+	kern64      func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams)
+	kern32      func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams)
 	applyDist64 func(g []float64, xn float64, cn []float64, p *DistParams)
 	applyDist32 func(g []float32, xn float32, cn []float32, p *DistParams)
 	applyDot64  func(g []float64, p *DotParams)
@@ -100,6 +120,8 @@ type impl struct {
 
 var generic = impl{
 	gram64:      Gram64Generic,
+	kern64:      KernelDist64Generic,
+	kern32:      KernelDist32Generic,
 	gram32:      Gram32Generic,
 	norms64:     Norms64Generic,
 	norms32:     Norms32Generic,
@@ -146,6 +168,20 @@ func Gram64(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncol
 // Gram32 is Gram64 in float32 with panels of NR32.
 func Gram32(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
 	cur.gram32(dst, ldd, x, rows, d, cp, ncols)
+}
+
+// KernelDist64 sets dst[i*ldd+c] to the distance kernel (see DistParams)
+// between row i of x, whose squared norm is xn[i], and centre c, whose
+// squared norm is cn[c]: Gram64 and ApplyDist64 fused, so that the block
+// never leaves the registers between the two. rows is a multiple of MR and
+// ncols of NR64.
+func KernelDist64(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+	cur.kern64(dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+}
+
+// KernelDist32 is KernelDist64 in float32 with panels of NR32.
+func KernelDist32(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+	cur.kern32(dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
 }
 
 // Norms64 sets dst[i] = x_i · x_i for i < rows, accumulated like Gram64.

@@ -116,12 +116,12 @@ func TestGram(t *testing.T) {
 	}
 }
 
-var distParams = map[string]DistParams{
-	"gaussian":  {A: 0.5},
-	"laplacian": {A: 1, Sqrt: true},
-	"matern32":  {A: 3, Sqrt: true, C1: 1},
-	"matern52":  {A: 5, Sqrt: true, C1: 1, C2: 1.0 / 3},
-	"other":     {A: 2, C1: 0.5}, // no assembly mode: generic
+var distParams = map[string]*DistParams{
+	"gaussian":  NewDistParams(false, 0, 0),
+	"laplacian": NewDistParams(true, 0, 0),
+	"matern32":  NewDistParams(true, 1, 0),
+	"matern52":  NewDistParams(true, 1, 1.0/3),
+	"other":     NewDistParams(false, 0.5, 0), // no assembly mode: generic
 }
 
 // Tolerances of the element-wise functions against the generic loop:
@@ -142,20 +142,20 @@ func TestApplyDist(t *testing.T) {
 	xn := 7.5
 	for name, p := range distParams {
 		want := append([]float64(nil), g...)
-		ApplyDist64Generic(want, xn, cn, &p)
+		ApplyDist64Generic(want, xn, cn, p)
 		want32 := to32(g)
-		ApplyDist32Generic(want32, float32(xn), to32(cn), &p)
+		ApplyDist32Generic(want32, float32(xn), to32(cn), p)
 		var ref64 []float64
 		forEach(t, func(v Variant) {
 			got := append([]float64(nil), g...)
-			ApplyDist64(got, xn, cn, &p)
+			ApplyDist64(got, xn, cn, p)
 			for i := range got {
 				if !close(got[i], want[i], applyTol64, 1e-300) {
 					t.Fatalf("%s/%v: ApplyDist64[%d] = %v, want %v", name, v, i, got[i], want[i])
 				}
 			}
 			got32 := to32(g)
-			ApplyDist32(got32, float32(xn), to32(cn), &p)
+			ApplyDist32(got32, float32(xn), to32(cn), p)
 			for i := range got32 {
 				if !close(float64(got32[i]), float64(want32[i]), applyTol32, 1e-37) {
 					t.Fatalf("%s/%v: ApplyDist32[%d] = %v, want %v", name, v, i, got32[i], want32[i])
@@ -208,10 +208,10 @@ func TestExpAccuracy(t *testing.T) {
 	}
 	s[0], s[1] = 0, 708
 	zero := make([]float64, n)
-	p := DistParams{A: 1}
+	p := distParams["gaussian"]
 	forEach(t, func(v Variant) {
 		got := make([]float64, n)
-		ApplyDist64(got, 0, s, &p)
+		ApplyDist64(got, 0, s, p)
 		var worst, at float64
 		for i, sv := range s {
 			want := math.Exp(-sv)
@@ -233,7 +233,7 @@ func TestExpAccuracy(t *testing.T) {
 		for i := range s32 {
 			s32[i] = min(s32[i], 86)
 		}
-		ApplyDist32(got32, 0, s32, &p)
+		ApplyDist32(got32, 0, s32, p)
 		worst = 0
 		for i, sv := range s32 {
 			want := math.Exp(-float64(sv))
@@ -331,9 +331,11 @@ func FuzzApplyDist64(f *testing.F) {
 		if !(xn >= 0 && xn < 1e6 && cn0 >= 0 && cn0 < 1e6 && a > 0 && a < 1e3 && math.Abs(g0) < 1e6) {
 			t.Skip()
 		}
-		params := []DistParams{distParams["gaussian"], distParams["laplacian"], distParams["matern32"], distParams["matern52"]}
+		params := []*DistParams{distParams["gaussian"], distParams["laplacian"], distParams["matern32"], distParams["matern52"]}
 		p := params[int(kind)%len(params)]
-		p.A *= a
+		xn *= a
+		cn0 *= a
+		g0 *= a
 		const n = 32
 		g, cn := make([]float64, n), make([]float64, n)
 		for i := range g {
@@ -341,10 +343,10 @@ func FuzzApplyDist64(f *testing.F) {
 			cn[i] = cn0 + float64(i)
 		}
 		want := append([]float64(nil), g...)
-		ApplyDist64Generic(want, xn, cn, &p)
+		ApplyDist64Generic(want, xn, cn, p)
 		forEach(t, func(v Variant) {
 			got := append([]float64(nil), g...)
-			ApplyDist64(got, xn, cn, &p)
+			ApplyDist64(got, xn, cn, p)
 			for i := range got {
 				// 1e-300: values flushed to zero below 2^-1021.
 				if !close(got[i], want[i], applyTol64, 1e-300) {
@@ -377,4 +379,67 @@ func FuzzGram64(f *testing.F) {
 			}
 		})
 	})
+}
+
+// TestKernelDist checks the fused kernel: bit for bit equal to Gram
+// followed by ApplyDist of the same variant (the same instructions), and
+// within the apply tolerances of the generic loops.
+func TestKernelDist(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, sz := range []struct{ rows, m, d int }{{4, 1, 1}, {8, 40, 3}, {12, 70, 28}, {64, 100, 20}} {
+		x := randF64(rng, sz.rows*sz.d, -1, 1)
+		c := randF64(rng, sz.m*sz.d, -1, 1)
+		xn := make([]float64, sz.rows)
+		Norms64Generic(xn, x, sz.rows, sz.d)
+		cp, mp := pack64(c, sz.m, sz.d)
+		cn := make([]float64, mp)
+		Norms64Generic(cn, c, sz.m, sz.d)
+		x32, c32 := to32(x), to32(c)
+		xn32 := make([]float32, sz.rows)
+		Norms32Generic(xn32, x32, sz.rows, sz.d)
+		cp32, mp32 := pack32(c32, sz.m, sz.d)
+		cn32 := make([]float32, mp32)
+		Norms32Generic(cn32, c32, sz.m, sz.d)
+		for name, p := range distParams {
+			want := make([]float64, sz.rows*mp)
+			KernelDist64Generic(want, mp, x, xn, sz.rows, sz.d, cp, cn, mp, p)
+			want32 := make([]float32, sz.rows*mp32)
+			KernelDist32Generic(want32, mp32, x32, xn32, sz.rows, sz.d, cp32, cn32, mp32, p)
+			forEach(t, func(v Variant) {
+				tag := fmt.Sprintf("%s/%v/%dx%dx%d", name, v, sz.rows, sz.m, sz.d)
+				got := make([]float64, sz.rows*mp)
+				KernelDist64(got, mp, x, xn, sz.rows, sz.d, cp, cn, mp, p)
+				ref := make([]float64, sz.rows*mp)
+				Gram64(ref, mp, x, sz.rows, sz.d, cp, mp)
+				for i := 0; i < sz.rows; i++ {
+					ApplyDist64(ref[i*mp:(i+1)*mp], xn[i], cn, p)
+				}
+				got32 := make([]float32, sz.rows*mp32)
+				KernelDist32(got32, mp32, x32, xn32, sz.rows, sz.d, cp32, cn32, mp32, p)
+				ref32 := make([]float32, sz.rows*mp32)
+				Gram32(ref32, mp32, x32, sz.rows, sz.d, cp32, mp32)
+				for i := 0; i < sz.rows; i++ {
+					ApplyDist32(ref32[i*mp32:(i+1)*mp32], xn32[i], cn32, p)
+				}
+				for i := range got {
+					if got[i] != ref[i] {
+						t.Fatalf("%s: KernelDist64[%d] = %v, Gram+Apply %v", tag, i, got[i], ref[i])
+					}
+					// The r² of near points loses accuracy in the
+					// generic loop too; 1e-13 absolute covers both.
+					if !close(got[i], want[i], applyTol64, 1e-13) {
+						t.Fatalf("%s: KernelDist64[%d] = %v, generic %v", tag, i, got[i], want[i])
+					}
+				}
+				for i := range got32 {
+					if got32[i] != ref32[i] {
+						t.Fatalf("%s: KernelDist32[%d] = %v, Gram+Apply %v", tag, i, got32[i], ref32[i])
+					}
+					if !close(float64(got32[i]), float64(want32[i]), applyTol32, 1e-5) {
+						t.Fatalf("%s: KernelDist32[%d] = %v, generic %v", tag, i, got32[i], want32[i])
+					}
+				}
+			})
+		}
+	}
 }
