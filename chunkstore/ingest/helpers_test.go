@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -238,3 +239,5 @@ func (e *expected) value(t *testing.T, col string, row int) (v float64, null boo
 }
 
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+func newGzip(w io.Writer) *gzip.Writer { return gzip.NewWriter(w) }

@@ -66,6 +66,9 @@ func expandInputs(inputs []string) ([]string, error) {
 			}
 			sort.Strings(matches)
 			for _, m := range matches {
+				if strings.HasPrefix(filepath.Base(m), ".") && !strings.HasPrefix(filepath.Base(in), ".") {
+					continue // as in the shell, * does not match a leading dot
+				}
 				st, err := os.Stat(m)
 				if err != nil {
 					return nil, err
