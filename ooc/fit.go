@@ -59,6 +59,7 @@ type fitter struct {
 	pre    *precond.Preconditioner
 	cfit   *kernel.Centers // centres in the fit's precision
 	invStd []float64
+	iter   int // CG iterations done
 }
 
 func newFitter(src stream.Source, cfg Config, start time.Time) (*fitter, error) {
@@ -360,7 +361,9 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	iterStart := time.Now()
 	startIter := st.Iter
 	tr := &f.model.Training
+	f.iter = st.Iter
 	after := func(st *cgState) error {
+		f.iter = st.Iter
 		tr.Residuals = append(tr.Residuals, st.relResidual())
 		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()}
 		if f.cfg.Validation != nil && (st.Iter%f.cfg.ValEvery == 0 || st.Iter == f.cfg.Iterations) {
@@ -540,7 +543,7 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	copy(op.u, op.v)
 	f.pre.SolveT(op.u, k) // u = D T⁻¹ A⁻¹ p
 	clear(op.w)
-	if err := f.kernelPass(ctx, op.u, op.w, StageIterate); err != nil {
+	if err := f.kernelPass(ctx, op.u, op.w); err != nil {
 		return err
 	}
 	n := float64(f.n)
@@ -556,8 +559,9 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	return nil
 }
 
-// kernelPass accumulates w += K_nMᵀ K_nM u over the whole source.
-func (f *fitter) kernelPass(ctx context.Context, u, w []float64, stage Stage) error {
+// kernelPass accumulates w += K_nMᵀ K_nM u over the whole source: the
+// pass of CG iteration f.iter+1.
+func (f *fitter) kernelPass(ctx context.Context, u, w []float64) error {
 	m, k := f.model.M, f.k
 	chunks := f.src.NumChunks()
 	done := 0
@@ -577,7 +581,8 @@ func (f *fitter) kernelPass(ctx context.Context, u, w []float64, stage Stage) er
 			addTo(w, p)
 			rows += int64(f.src.ChunkRows(chunk))
 			done++
-			f.progress(Progress{Stage: stage, Chunk: done, Chunks: chunks, Rows: rows})
+			f.progress(Progress{Stage: StageIterate, Iteration: f.iter + 1, Iterations: f.cfg.Iterations,
+				Chunk: done, Chunks: chunks, Rows: rows})
 			return nil
 		},
 	})

@@ -222,7 +222,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
 			step := string(p.Stage)
 			if p.Stage == ooc.StageIterate {
-				step = fmt.Sprintf("iteration %d/%d", min(p.Iteration+1, p.Iterations), p.Iterations)
+				step = fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations)
 			}
 			if p.Chunks > 0 {
 				if p.Chunk <= 1 {
@@ -234,7 +234,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				return
 			}
 			if p.Stage == ooc.StageIterate && p.Iteration > 0 {
-				msg := fmt.Sprintf("iteration %d/%d done, residual %.3g, %s elapsed", p.Iteration, p.Iterations, p.Residual, p.Elapsed.Round(time.Millisecond))
+				msg := fmt.Sprintf("done, residual %.3g, %s elapsed", p.Residual, p.Elapsed.Round(time.Millisecond))
 				if p.Val != nil {
 					msg += ", validation " + metricsLine(&p.Val.Metrics)
 				}

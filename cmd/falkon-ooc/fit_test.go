@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+)
+
+// makeStore writes a store of n rows: features a, b, c and target y =
+// sin(a) + b² / 4 + noise, and (binary) label = a·b > 0 as 0/1.
+func makeStore(t *testing.T, dir string, n int, seed uint64, target string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	cols := make([][]float64, 4)
+	for range n {
+		a, b, c := rng.NormFloat64(), rng.NormFloat64()*2+1, rng.Float64()
+		cols[0] = append(cols[0], a)
+		cols[1] = append(cols[1], b)
+		cols[2] = append(cols[2], c)
+		switch target {
+		case "label":
+			l := 0.0
+			if a*(b-1) > 0 {
+				l = 1
+			}
+			cols[3] = append(cols[3], l)
+		default:
+			cols[3] = append(cols[3], math.Sin(a)+b*b/4+0.05*rng.NormFloat64())
+		}
+	}
+	path := filepath.Join(dir, "store-"+target)
+	w, err := chunkstore.Create(path,
+		[]chunkstore.ColumnSpec{{Name: "a", Type: "float64"}, {Name: "b", Type: "float64"}, {Name: "c", Type: "float32"}},
+		[]chunkstore.ColumnSpec{{Name: target, Type: "float64"}},
+		chunkstore.Options{ChunkRows: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(cols); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestFitPredictRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 3000, 1, "y")
+	model := filepath.Join(dir, "m.falkon")
+	code, out, errOut := runCLI("fit", "--out", model, "--centers", "300", "--iters", "15", "--json", train)
+	if code != 0 {
+		t.Fatalf("fit exit %d: %s", code, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("fit --json output is not one JSON document: %v\n%s", err, out)
+	}
+	for _, key := range []string{"n", "d", "k", "centers", "iterations", "seconds", "seconds_per_iteration", "model", "version", "config"} {
+		if _, ok := res[key]; !ok {
+			t.Errorf("fit --json lacks %q", key)
+		}
+	}
+	if res["n"].(float64) != 3000 || res["d"].(float64) != 3 || res["centers"].(float64) != 300 {
+		t.Errorf("fit --json: n=%v d=%v centers=%v", res["n"], res["d"], res["centers"])
+	}
+	if !strings.Contains(errOut, "memory needed ≈") {
+		t.Errorf("fit did not print the memory it needs before starting; stderr:\n%s", errOut)
+	}
+	if _, err := os.Stat(model + ".ckpt"); !os.IsNotExist(err) {
+		t.Errorf("checkpoint left behind after a successful fit: %v", err)
+	}
+	if _, err := os.Stat(model + ".json"); err != nil {
+		t.Errorf("no JSON summary beside the model: %v", err)
+	}
+
+	testDir := t.TempDir()
+	test := makeStore(t, testDir, 1000, 2, "y")
+	code, out, errOut = runCLI("predict", "--model", model, "--json", test)
+	if code != 0 {
+		t.Fatalf("predict exit %d: %s", code, errOut)
+	}
+	var pr map[string]any
+	if err := json.Unmarshal([]byte(out), &pr); err != nil {
+		t.Fatalf("predict --json: %v\n%s", err, out)
+	}
+	if pr["rows"].(float64) != 1000 {
+		t.Errorf("predict rows = %v", pr["rows"])
+	}
+	// The target's standard deviation is about 1.8: a relative squared
+	// error of 0.03 is an RMSE of about 0.3, far better than the mean.
+	if re := pr["rel_error"].(float64); re > 0.03 {
+		t.Errorf("test relative error %.4f (RMSE %.3f), want < 0.03", re, pr["rmse"])
+	}
+
+	// CSV and Parquet outputs, one row per input row.
+	csvOut := filepath.Join(testDir, "p.csv")
+	if code, _, e := runCLI("predict", "--model", model, "--out", csvOut, "--quiet", test); code != 0 {
+		t.Fatalf("predict --out csv: %s", e)
+	}
+	b, _ := os.ReadFile(csvOut)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 1001 || lines[0] != "y_pred" {
+		t.Errorf("CSV output: %d lines, header %q", len(lines), lines[0])
+	}
+	pq := filepath.Join(testDir, "p.parquet")
+	if code, _, e := runCLI("predict", "--model", model, "--out", pq, "--quiet", test); code != 0 {
+		t.Fatalf("predict --out parquet: %s", e)
+	}
+	if b, _ := os.ReadFile(pq); len(b) < 8 || string(b[:4]) != "PAR1" || string(b[len(b)-4:]) != "PAR1" {
+		t.Errorf("Parquet output is not a Parquet file")
+	}
+}
+
+func TestFitBinary(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 2000, 3, "label")
+	model := filepath.Join(dir, "m.falkon")
+	if code, _, e := runCLI("fit", "--out", model, "--centers", "200", "--quiet", train); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
+	test := makeStore(t, t.TempDir(), 800, 4, "label")
+	code, out, e := runCLI("predict", "--model", model, "--json", test)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var pr map[string]any
+	json.Unmarshal([]byte(out), &pr)
+	if pr["task"] != "binary" || pr["error_rate"].(float64) > 0.1 || pr["auc"].(float64) < 0.95 {
+		t.Errorf("binary predict: %v", pr)
+	}
+}
+
+func TestFitPredictErrors(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 500, 5, "y")
+	model := filepath.Join(dir, "m.falkon")
+	if code, _, e := runCLI("fit", "--out", model, "--centers", "50", "--iters", "3", "--quiet", train); code != 0 {
+		t.Fatal(e)
+	}
+	// A store without the feature "b".
+	w, err := chunkstore.Create(filepath.Join(dir, "nob"), []chunkstore.ColumnSpec{{Name: "a", Type: "float64"}, {Name: "c", Type: "float64"}}, nil, chunkstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append([][]float64{{1, 2}, {3, 4}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noTarget := filepath.Join(dir, "nob")
+	trunc := filepath.Join(dir, "trunc.falkon")
+	b, _ := os.ReadFile(model)
+	os.WriteFile(trunc, b[:len(b)/2], 0o644)
+
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"lambda zero", []string{"fit", "--out", model, "--lambda", "0", train}, 2, "--lambda must be > 0, got 0"},
+		{"lambda negative", []string{"fit", "--out", model, "--lambda", "-1", train}, 2, "--lambda must be > 0, got -1"},
+		{"sigma", []string{"fit", "--out", model, "--sigma", "0", train}, 2, "--sigma must be > 0, got 0"},
+		{"centers zero", []string{"fit", "--out", model, "--centers", "0", train}, 2, "--centers must be ≥ 1, got 0"},
+		{"centers > n", []string{"fit", "--out", model, "--centers", "501", train}, 1, "--centers 501 exceeds the 500 rows of store"},
+		{"no out", []string{"fit", train}, 2, "--out MODEL is required"},
+		{"no targets", []string{"fit", "--out", model, noTarget}, 1, "has no target column: ingest it with --target COLUMN"},
+		{"bad kernel", []string{"fit", "--out", model, "--kernel", "bogus", train}, 2, "--kernel:"},
+		{"missing feature", []string{"predict", "--model", model, noTarget}, 1, `the model's feature column(s) ["b"] are missing`},
+		{"truncated model", []string{"predict", "--model", trunc, train}, 1, "model file " + trunc + ": not a valid file: the trailer is missing or damaged (truncated or extended file)"},
+		{"bad out", []string{"predict", "--model", model, "--out", "x.txt", train}, 2, "--out x.txt: the name must end in .parquet or .csv (or be -)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, e := runCLI(c.args...)
+			if code != c.code || !strings.Contains(e, c.want) {
+				t.Fatalf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, c.code, e, c.want)
+			}
+		})
+	}
+}
+
+func TestFitResumeWithoutCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 300, 6, "y")
+	code, _, e := runCLI("fit", "--out", filepath.Join(dir, "none.falkon"), "--resume", train)
+	if code != 1 || !strings.Contains(e, "--resume: read checkpoint:") {
+		t.Fatalf("resume without checkpoint: exit %d, %s", code, e)
+	}
+}
