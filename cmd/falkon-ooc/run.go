@@ -91,13 +91,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(c, stderr)
 	runner := c.Flags(fs)
+	usage := fs.Usage
+	fs.Usage = func() {} // flag would print it to stderr on --help too
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
-			fs.Usage()
+			usage()
 			return exitOK
 		}
-		return exitUsage // flag has printed the message and usage
+		usage() // after flag's message, on stderr
+		return exitUsage
 	}
 	err := runner(ctx, &env{stdout: stdout, stderr: stderr}, fs.Args())
 	if err == nil {

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+)
+
+func init() {
+	register(&command{
+		Name:  "ingest",
+		Short: "turn Parquet and CSV/TSV files into a chunk store",
+		Usage: "--out STORE [flags] INPUT…",
+		Long: `
+Ingest reads Parquet and delimited text files (CSV, TSV, optionally
+gzip-compressed), directories of such files (their data files, sorted by
+name) and glob patterns, and writes the chosen columns, in input order, to
+a new chunk store: compressed, checksummed float64 chunks with per-column
+statistics, which fit and predict read out of core.
+
+Features are by default every numeric or bool column of the first input
+except the targets and --exclude; every input must have them with
+compatible types. Date and timestamp columns are stored only when named,
+as days since 1970-01-01 UTC (fractional for timestamps); string and
+nested columns cannot be stored. Text files need a header row unless
+--no-header (columns c0, c1, …) or --columns names them; the delimiter is
+a tab for .tsv and sniffed otherwise; column types come from the first
+1000 rows.
+
+A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
+column and row (1-based within the file); --nulls drop skips such rows
+and counts them. The store appears at --out only when complete.`,
+		Flags: ingestFlags,
+	})
+}
+
+type ingestOpts struct {
+	out, target, features, exclude, nulls, codec, columns string
+	chunkRows, workers                                    int
+	noHeader, jsonOut, quiet                              bool
+}
+
+func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+	o := &ingestOpts{}
+	fs.StringVar(&o.out, "out", "", "create the store in this `directory` (required; must not exist)")
+	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
+	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
+	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
+	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error or drop (the row)")
+	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d)", chunkstore.DefaultChunkRows))
+	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(chunkstore.Codecs, ", "))
+	fs.IntVar(&o.workers, "workers", 0, "goroutines that decode input and compress chunks (0: one per CPU)")
+	fs.BoolVar(&o.noHeader, "no-header", false, "text files have no header row; their columns are c0, c1, …")
+	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless text files, comma-separated (implies --no-header)")
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	return func(ctx context.Context, e *env, args []string) error {
+		return runIngest(ctx, e, o, args)
+	}
+}
+
+// splitList splits a comma-separated flag value, trimming spaces.
+func splitList(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// ingestJSON is the --json document of ingest.
+type ingestJSON struct {
+	Version string `json:"version"`
+	Store   string `json:"store"`
+	*ingest.Result
+	Config ingestConfig `json:"config"`
+}
+
+type ingestConfig struct {
+	ingest.Config
+	Inputs []string `json:"inputs"`
+}
+
+func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error {
+	switch {
+	case o.out == "":
+		return usagef("--out STORE is required")
+	case len(args) == 0:
+		return usagef("no input files")
+	case o.nulls != "error" && o.nulls != "drop":
+		return usagef("--nulls must be error or drop, not %q", o.nulls)
+	case o.chunkRows < 0:
+		return usagef("--chunk-rows must not be negative")
+	case o.workers < 0:
+		return usagef("--workers must not be negative")
+	}
+	codecOK := false
+	for _, c := range chunkstore.Codecs {
+		codecOK = codecOK || c == o.codec
+	}
+	if !codecOK {
+		return usagef("unknown --codec %q (known: %s)", o.codec, strings.Join(chunkstore.Codecs, ", "))
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return usagef("flag %s after the inputs; flags go before them", a)
+		}
+	}
+	cfg := ingest.Config{
+		Out:       o.out,
+		Targets:   splitList(o.target),
+		Features:  splitList(o.features),
+		Exclude:   splitList(o.exclude),
+		Nulls:     o.nulls,
+		ChunkRows: o.chunkRows,
+		Codec:     o.codec,
+		Workers:   o.workers,
+		NoHeader:  o.noHeader || o.columns != "",
+		Columns:   splitList(o.columns),
+	}
+	if cfg.ChunkRows == 0 {
+		cfg.ChunkRows = chunkstore.DefaultChunkRows
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	pr := newProgress(e.stderr, o.quiet)
+	cfg.Progress = func(p ingest.Progress) {
+		pr.update("ingest", progressLine(p), false)
+	}
+	res, err := ingest.Run(ctx, args, cfg)
+	if err != nil {
+		var ve *ingest.ValueError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("%w (--nulls drop skips rows with NULL, NaN or ±Inf)", err)
+		}
+		return err
+	}
+	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
+	if o.jsonOut {
+		return writeJSON(e.stdout, ingestJSON{Version: version, Store: o.out, Result: res, Config: ingestConfig{Config: cfg, Inputs: args}})
+	}
+	printIngest(e.stdout, o.out, &cfg, res)
+	return nil
+}
+
+func progressLine(p ingest.Progress) string {
+	secs := p.Elapsed.Seconds()
+	rate := ""
+	if secs > 0 {
+		rate = fmt.Sprintf(", %.1f MB/s", float64(p.BytesIn)/1e6/secs)
+	}
+	frac := 0.0
+	if p.BytesTotal > 0 {
+		frac = float64(p.BytesIn) / float64(p.BytesTotal)
+	}
+	file := ""
+	if p.Files > 1 && p.FileIndex < p.Files {
+		file = fmt.Sprintf(", file %d/%d", p.FileIndex+1, p.Files)
+	}
+	return fmt.Sprintf("%s %3.0f%% %s rows%s%s%s", bar(frac), 100*frac, humanCount(p.Rows), rate, file,
+		eta(float64(p.BytesIn), float64(p.BytesTotal), p.Elapsed))
+}
+
+func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) {
+	files := "files"
+	if len(r.Files) == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(w, "ingested %d rows from %d %s into %s", r.Rows, len(r.Files), files, out)
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, " (%d rows with NULL, NaN or ±Inf dropped)", r.Dropped)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "features  %d: %s\n", len(r.Features), strings.Join(r.Features, ", "))
+	if len(r.Targets) > 0 {
+		fmt.Fprintf(w, "targets   %d: %s\n", len(r.Targets), strings.Join(r.Targets, ", "))
+	} else {
+		fmt.Fprintf(w, "targets   none\n")
+	}
+	fmt.Fprintf(w, "chunks    %d of up to %d rows, codec %s\n", r.Chunks, cfg.ChunkRows, cfg.Codec)
+	raw := r.Rows * int64(len(r.Features)+len(r.Targets)) * 8
+	ratio := ""
+	if r.BytesOut > 0 {
+		ratio = fmt.Sprintf(", %.2f× smaller than float64", float64(raw)/float64(r.BytesOut))
+	}
+	fmt.Fprintf(w, "bytes     %s read, %s written%s\n", mb(r.BytesIn), mb(r.BytesOut), ratio)
+	if r.Seconds > 0 {
+		fmt.Fprintf(w, "time      %.2fs: %.1f MB/s in, %s rows/s\n", r.Seconds, float64(r.BytesIn)/1e6/r.Seconds, humanCount(int64(float64(r.Rows)/r.Seconds)))
+	}
+}
+
+// mb formats a byte count in B, kB, MB or GB (powers of 10).
+func mb(n int64) string {
+	switch {
+	case n < 1e3:
+		return fmt.Sprintf("%d B", n)
+	case n < 1e6:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	case n < 1e9:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	}
+}
+
+// humanCount formats a count with k, M and G suffixes.
+func humanCount(n int64) string {
+	switch {
+	case n < 1e4:
+		return fmt.Sprint(n)
+	case n < 1e6:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	case n < 1e9:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%.2fG", float64(n)/1e9)
+	}
+}

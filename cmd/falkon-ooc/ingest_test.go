@@ -1,0 +1,162 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// mask replaces what changes from run to run: the temporary directory, the
+// repository's absolute path, times and the manifest checksum.
+func mask(t *testing.T, s, tmp string) string {
+	t.Helper()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = strings.ReplaceAll(s, tmp, "$TMP")
+	s = strings.ReplaceAll(s, repo, "$REPO")
+	for _, r := range []struct{ re, with string }{
+		{`"seconds": [0-9.e+-]+`, `"seconds": 0`},
+		{`"(created|mtime)": "[^"]*"`, `"$1": "TIME"`},
+		{`"checksum": "[0-9a-f]*"`, `"checksum": "CRC"`},
+		{`(?m)^time .*$`, `time      MASKED`},
+		{`(?m)^created .*$`, `created  MASKED`},
+		{`modified [0-9-]+ [0-9:]+`, `modified MASKED`},
+	} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.with)
+	}
+	return s
+}
+
+const fixtures = "../../testdata/interop/"
+
+func TestIngestHelp(t *testing.T) {
+	for _, cmd := range []string{"ingest", "inspect"} {
+		code, out, errOut := runCLI(cmd, "--help")
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s --help: exit %d, stderr %q", cmd, code, errOut)
+		}
+		golden(t, cmd+"_help.golden", out)
+	}
+}
+
+// TestIngestInspect ingests two fixtures by two writers and checks the
+// --json and human outputs of ingest and inspect against goldens.
+func TestIngestInspect(t *testing.T) {
+	tmp := t.TempDir()
+	store := filepath.Join(tmp, "store")
+	args := []string{"ingest", "--out", store, "--target", "f64", "--exclude", "id", "--nulls", "drop", "--workers", "2",
+		"--chunk-rows", "2000", "--json", "--quiet", fixtures + "duckdb_v2_zstd.parquet", fixtures + "duckdb.csv"}
+	code, out, errOut := runCLI(args...)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	golden(t, "ingest_json.golden", mask(t, out, tmp))
+
+	code, out, errOut = runCLI("inspect", "--json", "--verify", store)
+	if code != 0 || errOut != "" {
+		t.Fatalf("inspect: exit %d, stderr %q", code, errOut)
+	}
+	golden(t, "inspect_json.golden", mask(t, out, tmp))
+	code, out, _ = runCLI("inspect", store)
+	if code != 0 {
+		t.Fatalf("inspect: exit %d", code)
+	}
+	golden(t, "inspect_text.golden", mask(t, out, tmp))
+
+	// The human summary; progress goes to stderr only.
+	store2 := filepath.Join(tmp, "store2")
+	code, out, errOut = runCLI("ingest", "--out", store2, "--target", "i64", "--features", "f32,flag", "--codec", "s2", fixtures+"polars_zstd.parquet")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	golden(t, "ingest_text.golden", mask(t, out, tmp))
+	if !strings.Contains(errOut, "ingest: 4200 rows") {
+		t.Errorf("no final progress line on stderr: %q", errOut)
+	}
+}
+
+// TestIngestExit checks exit codes and the messages on stderr.
+func TestIngestExit(t *testing.T) {
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "s")
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string // a line stderr must start with
+	}{
+		{[]string{"ingest", fixtures + "duckdb.csv"}, 2, "falkon-ooc ingest: --out STORE is required"},
+		{[]string{"ingest", "--out", out}, 2, "falkon-ooc ingest: no input files"},
+		{[]string{"ingest", "--out", out, "--nulls", "skip", "x.csv"}, 2, `falkon-ooc ingest: --nulls must be error or drop, not "skip"`},
+		{[]string{"ingest", "--out", out, "--codec", "lzma", "x.csv"}, 2, `falkon-ooc ingest: unknown --codec "lzma"`},
+		{[]string{"ingest", "--out", out, "x.csv", "--quiet"}, 2, "falkon-ooc ingest: flag --quiet after the inputs; flags go before them"},
+		{[]string{"ingest", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"ingest", "--out", out, filepath.Join(tmp, "missing.csv")}, 1,
+			"falkon-ooc ingest: stat " + filepath.Join(tmp, "missing.csv") + ": no such file or directory"},
+		{[]string{"ingest", "--quiet", "--out", out, "--target", "nullable", fixtures + "duckdb_v1_gzip.parquet"}, 1,
+			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips rows with NULL, NaN or ±Inf)`},
+		{[]string{"ingest", "--quiet", "--out", out, "--features", "label", fixtures + "duckdb.csv"}, 1,
+			`falkon-ooc ingest: ` + fixtures + `duckdb.csv: column "label" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`},
+		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE, got 0 arguments"},
+		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: chunkstore: open " + tmp + ": not a chunk store"},
+	} {
+		code, stdout, stderr := runCLI(tc.args...)
+		if code != tc.code || stdout != "" {
+			t.Errorf("%v: exit %d (want %d), stdout %q", tc.args, code, tc.code, stdout)
+		}
+		if !strings.HasPrefix(stderr, tc.msg) && !strings.Contains(stderr, "\n"+tc.msg) {
+			t.Errorf("%v: stderr\n%s\nwant a line starting\n%s", tc.args, stderr, tc.msg)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("%v left %s", tc.args, out)
+		}
+	}
+}
+
+// TestIngestNoHeader reads a headerless gzip TSV, like the shared UCI data,
+// with --no-header and with --columns.
+func TestIngestNoHeader(t *testing.T) {
+	tmp := t.TempDir()
+	code, out, errOut := runCLI("ingest", "--quiet", "--json", "--out", filepath.Join(tmp, "a"), "--no-header", "--target", "c2", fixtures+"../../cmd/falkon-ooc/testdata/ingest_noheader.tsv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"features": [
+    "c0",
+    "c1"
+  ],`) {
+		t.Fatalf("unexpected output %s", out)
+	}
+	code, out, errOut = runCLI("ingest", "--quiet", "--out", filepath.Join(tmp, "b"), "--columns", "x,y,label", "--target", "label", "testdata/ingest_noheader.tsv")
+	if code != 0 || !strings.Contains(out, "features  2: x, y\ntargets   1: label\n") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+)
+
+func init() {
+	register(&command{
+		Name:  "inspect",
+		Short: "describe a chunk store: schema, sizes, column statistics",
+		Usage: "[--json] [--verify] STORE",
+		Long: `
+Inspect prints a store's manifest for people: its columns and their source
+types, row and chunk counts, codec, size on disk and compression ratio, the
+input files it was made from, and per-column statistics (mean, standard
+deviation, min, max, whether every value is an integer, the number of
+distinct values up to 256). --verify also reads every block and checks its
+checksum. --json prints the manifest and the sizes as one JSON object.`,
+		Flags: inspectFlags,
+	})
+}
+
+type inspectOpts struct{ jsonOut, verify bool }
+
+func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+	o := &inspectOpts{}
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object on stdout")
+	fs.BoolVar(&o.verify, "verify", false, "read every block and check its checksum")
+	return func(ctx context.Context, e *env, args []string) error {
+		return runInspect(ctx, e, o, args)
+	}
+}
+
+// inspectJSON is the --json document of inspect.
+type inspectJSON struct {
+	Version  string               `json:"version"`
+	Config   inspectConfig        `json:"config"`
+	Bytes    int64                `json:"bytes"`     // on disk, all files of the store
+	RawBytes int64                `json:"raw_bytes"` // rows × columns × 8
+	Ratio    float64              `json:"ratio"`     // raw_bytes / bytes
+	Verified *bool                `json:"verified,omitempty"`
+	Manifest *chunkstore.Manifest `json:"manifest"`
+}
+
+type inspectConfig struct {
+	Store  string `json:"store"`
+	Verify bool   `json:"verify"`
+}
+
+func runInspect(ctx context.Context, e *env, o *inspectOpts, args []string) error {
+	if len(args) != 1 {
+		return usagef("want one STORE, got %d arguments", len(args))
+	}
+	dir := args[0]
+	r, err := chunkstore.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	m := r.Manifest()
+	var size int64
+	for _, s := range m.Segments {
+		size += s.Bytes
+	}
+	size += manifestSize(dir)
+	raw := m.Rows * int64(len(m.Features)+len(m.Targets)) * 8
+	doc := inspectJSON{Version: version, Config: inspectConfig{Store: dir, Verify: o.verify},
+		Bytes: size, RawBytes: raw, Manifest: m}
+	if size > 0 {
+		doc.Ratio = float64(raw) / float64(size)
+	}
+	if o.verify {
+		if err := r.Verify(ctx); err != nil {
+			return fmt.Errorf("verify %s: %w", dir, err)
+		}
+		ok := true
+		doc.Verified = &ok
+	}
+	if o.jsonOut {
+		return writeJSON(e.stdout, doc)
+	}
+	printInspect(e.stdout, dir, &doc)
+	return nil
+}
+
+func printInspect(w io.Writer, dir string, d *inspectJSON) {
+	m := d.Manifest
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "store\t%s\n", dir)
+	fmt.Fprintf(tw, "format\tversion %d, codec %s, id %s\n", m.FormatVersion, m.Codec, m.StoreID)
+	fmt.Fprintf(tw, "rows\t%s in %d chunks of up to %s rows\n", group(m.Rows), m.Chunks, group(int64(m.ChunkRows)))
+	fmt.Fprintf(tw, "columns\t%d features, %d targets\n", len(m.Features), len(m.Targets))
+	fmt.Fprintf(tw, "bytes\t%s on disk, %s as float64 (ratio %.2f)\n", mb(d.Bytes), mb(d.RawBytes), d.Ratio)
+	fmt.Fprintf(tw, "created\t%s\n", m.Created.UTC().Format("2006-01-02 15:04:05 UTC"))
+	for i, s := range m.Sources {
+		label := ""
+		if i == 0 {
+			label = "sources"
+		}
+		rows := "rows unknown"
+		if s.Rows >= 0 {
+			rows = group(s.Rows) + " rows"
+		}
+		fmt.Fprintf(tw, "%s\t%s (%s, %s, modified %s)\n", label, s.Path, mb(s.Size), rows, s.ModTime.UTC().Format("2006-01-02 15:04:05"))
+	}
+	if d.Verified != nil {
+		fmt.Fprintf(tw, "verify\tok: every block's checksum matches\n")
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	rows := [][]string{{"column", "role", "type", "mean", "std", "min", "max", "integral", "distinct"}}
+	add := func(c chunkstore.Column, role string) {
+		distinct := ">256"
+		if c.Distinct != nil {
+			distinct = strconv.Itoa(len(c.Distinct))
+		}
+		integral := "no"
+		if c.Integral {
+			integral = "yes"
+		}
+		rows = append(rows, []string{c.Name, role, c.Type, num(c.Mean), num(c.Std), num(c.Min), num(c.Max), integral, distinct})
+	}
+	for _, c := range m.Features {
+		add(c, "feature")
+	}
+	for _, c := range m.Targets {
+		add(c, "target")
+	}
+	printTable(w, rows, 3)
+}
+
+// printTable prints rows as aligned columns two spaces apart: the first
+// left columns flush left, the others flush right.
+func printTable(w io.Writer, rows [][]string, left int) {
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for j, c := range r {
+			width[j] = max(width[j], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for j, c := range r {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
+			if j > 0 {
+				b.WriteString("  ")
+			}
+			if j < left {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// num formats a statistic with 6 significant digits.
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// group formats n with thousands separators.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func manifestSize(dir string) int64 {
+	st, err := os.Stat(filepath.Join(dir, chunkstore.ManifestName))
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
