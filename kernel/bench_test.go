@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -15,7 +16,11 @@ const benchRows = 4096
 
 var benchSizes = []struct{ m, d int }{{1000, 20}, {1000, 28}, {2000, 28}, {10000, 20}, {10000, 28}}
 
-func reportElems(b *testing.B, elems float64, flopsPerElem int) {
+// reportElems reports kernel elements and flops per second of wall time
+// and, as "cpu-Gelem/s", per second of process CPU time (cpu0 is
+// cpuSeconds() before the loop), which on a busy shared machine is the
+// steadier of the two.
+func reportElems(b *testing.B, elems float64, flopsPerElem int, cpu0 float64) {
 	sec := b.Elapsed().Seconds()
 	if sec == 0 {
 		return
@@ -23,6 +28,9 @@ func reportElems(b *testing.B, elems float64, flopsPerElem int) {
 	ge := elems * float64(b.N) / sec / 1e9
 	b.ReportMetric(ge, "Gelem/s")
 	b.ReportMetric(ge*float64(flopsPerElem), "GFLOP/s")
+	if cpu := cpuSeconds() - cpu0; cpu0 > 0 && cpu > 0 {
+		b.ReportMetric(elems*float64(b.N)/cpu/1e9, "cpu-Gelem/s")
+	}
 }
 
 // BenchmarkKtKvAdd measures the hot loop: w += Kᵀ(K u + v) for a chunk of
@@ -67,10 +75,11 @@ func benchKtKv(b *testing.B, k Kernel, p Precision, m, d, nk int) {
 	cs := NewCenters(k, cen, m, d, p)
 	ws := cs.NewWorkspace()
 	b.ReportAllocs()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		cs.KtKvAdd(ws, w, x, benchRows, u, v, nk)
 	}
-	reportElems(b, float64(benchRows*m), k.FlopsPerElement(d, nk))
+	reportElems(b, float64(benchRows*m), k.FlopsPerElement(d, nk), cpu0)
 }
 
 // BenchmarkReference measures the unfused reference the fast path
@@ -95,6 +104,7 @@ func BenchmarkReference(b *testing.B) {
 			const sigma = 3.0
 			g := -1 / (2 * sigma * sigma)
 			b.ReportAllocs()
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				for r0 := 0; r0 < benchRows; r0 += blk {
 					xb := blas64.General{Rows: blk, Cols: d, Stride: d, Data: x[r0*d : (r0+blk)*d]}
@@ -116,7 +126,28 @@ func BenchmarkReference(b *testing.B) {
 					blas64.Gemv(blas.Trans, 1, kg, blas64.Vector{N: blk, Inc: 1, Data: s}, 1, blas64.Vector{N: m, Inc: 1, Data: w})
 				}
 			}
-			reportElems(b, float64(benchRows*m), Kernel{Kind: Gaussian, Sigma: 1}.FlopsPerElement(d, 1))
+			reportElems(b, float64(benchRows*m), Kernel{Kind: Gaussian, Sigma: 1}.FlopsPerElement(d, 1), cpu0)
 		})
+	}
+}
+
+// BenchmarkTileShape sweeps the cache budgets that choose the tile shape
+// (BENCH_TILE=1 to run; it is for tuning, not for the record).
+func BenchmarkTileShape(b *testing.B) {
+	if os.Getenv("BENCH_TILE") == "" {
+		b.Skip("set BENCH_TILE=1")
+	}
+	defer func(a, c, d, e int) { tileBudget, blockBudget, minTileRows, maxTileRows = a, c, d, e }(tileBudget, blockBudget, minTileRows, maxTileRows)
+	for _, p := range precisions {
+		for _, m := range []int{1000, 10000} {
+			for _, rows := range []int{8, 16, 32, 64} {
+				for _, blk := range []int{32 << 10, 128 << 10, 512 << 10} {
+					minTileRows, maxTileRows, tileBudget, blockBudget = rows, rows, 0, blk
+					b.Run(fmt.Sprintf("%v/M=%d/rows=%d/block=%dK", p, m, rows, blk>>10), func(b *testing.B) {
+						benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 3}, p, m, 28, 1)
+					})
+				}
+			}
+		}
 	}
 }

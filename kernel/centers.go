@@ -10,7 +10,9 @@ import (
 // row tile is consumed by both products while it is in cache; the Gram,
 // kernel function and first product run over column blocks of the tile
 // small enough to stay in L2.
-const (
+//
+// They are variables so that benchmarks can sweep them.
+var (
 	tileBudget  = 1 << 20   // bytes of the b × M tile aimed for (L2/L3)
 	blockBudget = 128 << 10 // bytes of a b × nc column block (L2)
 	maxTileRows = 64
@@ -183,6 +185,8 @@ type Workspace struct {
 	uT []float64 // k × mpad: u transposed, zero-padded
 	wT []float64 // k × mpad: accumulated Kᵀ s, transposed
 	s  []float64 // tileRows × k
+
+	out4, alpha4 [4]float64 // arguments of the 4-row products (here, not on the stack, as they escape)
 }
 
 // NewWorkspace returns scratch space for block products on c.
@@ -209,7 +213,7 @@ func (ws *Workspace) grow(k int) {
 	ws.k = k
 	ws.uT = make([]float64, k*ws.c.mpad)
 	ws.wT = make([]float64, k*ws.c.mpad)
-	ws.s = make([]float64, ws.c.tileRows*k)
+	ws.s = make([]float64, ws.c.tileRows*k) // tileRows is a multiple of tile.MR
 }
 
 func (c *Centers) check(ws *Workspace, x []float64, rows int) {
@@ -291,31 +295,37 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
 }
 
 // ktile computes the kernel tile of rows [r0, r0+n) and, if u is loaded
-// (withU), s[i*k+l] = Σⱼ K_ij u_jl for the n rows, block by block while
-// each block is in cache.
-func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU bool) {
+// (withU), s[i*k+l] = Σⱼ K_ij u_jl for the np padded rows (entries of the
+// padding rows are meaningless), block by block while each block is in
+// cache. It returns np.
+func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU bool) int {
 	np := c.loadTile(ws, x, r0, n)
 	ld := c.mpad
 	if withU {
-		clear(ws.s[:n*k])
+		clear(ws.s[:np*k])
 	}
+	out := &ws.out4
 	for c0 := 0; c0 < c.mpad; c0 += c.colBlock {
 		nc := min(c.colBlock, c.mpad-c0)
 		c.kernelBlock(ws, np, n, c0, nc)
 		if !withU {
 			continue
 		}
-		for i := 0; i < n; i++ {
+		for i := 0; i < np; i += tile.MR {
 			for l := 0; l < k; l++ {
 				u := ws.uT[l*ld+c0 : l*ld+c0+nc]
 				if c.prec == Float64 {
-					ws.s[i*k+l] += tile.Dot64(ws.t64[i*ld+c0:i*ld+c0+nc], u)
+					tile.Dot4x64(ws.t64[i*ld+c0:], ld, u, out)
 				} else {
-					ws.s[i*k+l] += tile.Dot32(ws.t32[i*ld+c0:i*ld+c0+nc], u)
+					tile.Dot4x32(ws.t32[i*ld+c0:], ld, u, out)
+				}
+				for r, o := range out {
+					ws.s[(i+r)*k+l] += o
 				}
 			}
 		}
 	}
+	return np
 }
 
 // loadU copies u (M × k) transposed and zero-padded into ws.uT.
@@ -352,10 +362,11 @@ func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, 
 	ld := c.mpad
 	wT := ws.wT[:k*ld]
 	clear(wT)
+	alpha := &ws.alpha4
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, k, u != nil)
-		s := ws.s[:n*k]
+		np := c.ktile(ws, x, r0, n, k, u != nil)
+		s := ws.s[:np*k]
 		if u == nil {
 			copy(s, v[r0*k:(r0+n)*k])
 		} else if v != nil {
@@ -363,19 +374,22 @@ func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, 
 				s[i] += vv
 			}
 		}
+		clear(s[n*k:]) // padding rows contribute nothing
 		for c0 := 0; c0 < ld; c0 += c.colBlock {
 			nc := min(c.colBlock, ld-c0)
-			for i := 0; i < n; i++ {
+			for i := 0; i < np; i += tile.MR {
 				for l := 0; l < k; l++ {
-					a := s[i*k+l]
-					if a == 0 {
+					for r := range alpha {
+						alpha[r] = s[(i+r)*k+l]
+					}
+					if *alpha == [4]float64{} {
 						continue
 					}
 					wl := wT[l*ld+c0 : l*ld+c0+nc]
 					if c.prec == Float64 {
-						tile.Axpy64(a, ws.t64[i*ld+c0:i*ld+c0+nc], wl)
+						tile.Axpy4x64(alpha, ws.t64[i*ld+c0:], ld, wl)
 					} else {
-						tile.Axpy32(a, ws.t32[i*ld+c0:i*ld+c0+nc], wl)
+						tile.Axpy4x32(alpha, ws.t32[i*ld+c0:], ld, wl)
 					}
 				}
 			}

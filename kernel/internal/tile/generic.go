@@ -228,3 +228,37 @@ func Axpy32Generic(alpha float64, x []float32, y []float64) {
 		y[j] += alpha * float64(v)
 	}
 }
+
+// Dot4x64Generic is the reference for Dot4x64: Dot64Generic on each row.
+func Dot4x64Generic(a []float64, lda int, b []float64, out *[4]float64) {
+	for r := range out {
+		out[r] = Dot64Generic(a[r*lda:r*lda+len(b)], b)
+	}
+}
+
+// Dot4x32Generic is the reference for Dot4x32.
+func Dot4x32Generic(a []float32, lda int, b []float64, out *[4]float64) {
+	for r := range out {
+		out[r] = Dot32Generic(a[r*lda:r*lda+len(b)], b)
+	}
+}
+
+// Axpy4x64Generic is the reference for Axpy4x64:
+//
+//	for j := range y {
+//		for r := 0; r < 4; r++ {
+//			y[j] += alpha[r] * x[r*ldx+j]
+//		}
+//	}
+func Axpy4x64Generic(alpha *[4]float64, x []float64, ldx int, y []float64) {
+	for r, a := range alpha {
+		Axpy64Generic(a, x[r*ldx:r*ldx+len(y)], y)
+	}
+}
+
+// Axpy4x32Generic is the reference for Axpy4x32.
+func Axpy4x32Generic(alpha *[4]float64, x []float32, ldx int, y []float64) {
+	for r, a := range alpha {
+		Axpy32Generic(a, x[r*ldx:r*ldx+len(y)], y)
+	}
+}

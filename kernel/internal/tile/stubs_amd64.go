@@ -65,6 +65,14 @@ func variantImpl(v Variant) (impl, bool) {
 			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX2, a, b) },
 			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX2, alpha, x, y) },
 			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX2, alpha, x, y) },
+			dot4x64:    func(a []float64, lda int, b []float64, out *[4]float64) { dot4x64Asm(dot4x64AVX2, a, lda, b, out) },
+			dot4x32:    func(a []float32, lda int, b []float64, out *[4]float64) { dot4x32Asm(dot4x32AVX2, a, lda, b, out) },
+			axpy4x64: func(alpha *[4]float64, x []float64, ldx int, y []float64) {
+				axpy4x64Asm(axpy4x64AVX2, alpha, x, ldx, y)
+			},
+			axpy4x32: func(alpha *[4]float64, x []float32, ldx int, y []float64) {
+				axpy4x32Asm(axpy4x32AVX2, alpha, x, ldx, y)
+			},
 		}, true
 	case v == AVX512 && hasAVX512:
 		return impl{
@@ -94,6 +102,14 @@ func variantImpl(v Variant) (impl, bool) {
 			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX512, a, b) },
 			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX512, alpha, x, y) },
 			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX512, alpha, x, y) },
+			dot4x64:    func(a []float64, lda int, b []float64, out *[4]float64) { dot4x64Asm(dot4x64AVX512, a, lda, b, out) },
+			dot4x32:    func(a []float32, lda int, b []float64, out *[4]float64) { dot4x32Asm(dot4x32AVX512, a, lda, b, out) },
+			axpy4x64: func(alpha *[4]float64, x []float64, ldx int, y []float64) {
+				axpy4x64Asm(axpy4x64AVX512, alpha, x, ldx, y)
+			},
+			axpy4x32: func(alpha *[4]float64, x []float32, ldx int, y []float64) {
+				axpy4x32Asm(axpy4x32AVX512, alpha, x, ldx, y)
+			},
 		}, true
 	}
 	return impl{}, false
@@ -157,6 +173,50 @@ func kern32Asm(f func(dst *float32, ldd int, x *float32, rows, d int, cp *float3
 		return
 	}
 	f(&dst[0], ldd, &x[0], rows, d, &cp[0], ncols/NR32, &xn[0], &cn[0], &p.pc32[0], mode)
+}
+
+func check4(nx, ld, ny int, n int) {
+	if n%16 != 0 || ld < n || nx < 3*ld+n || ny < n {
+		panic("tile: 4-row product: bad shape")
+	}
+}
+
+func dot4x64Asm(f func(a *float64, lda int, b *float64, n int, out *float64), a []float64, lda int, b []float64, out *[4]float64) {
+	n := len(b)
+	check4(len(a), lda, len(b), n)
+	if n == 0 {
+		*out = [4]float64{}
+		return
+	}
+	f(&a[0], lda, &b[0], n, &out[0])
+}
+
+func dot4x32Asm(f func(a *float32, lda int, b *float64, n int, out *float64), a []float32, lda int, b []float64, out *[4]float64) {
+	n := len(b)
+	check4(len(a), lda, len(b), n)
+	if n == 0 {
+		*out = [4]float64{}
+		return
+	}
+	f(&a[0], lda, &b[0], n, &out[0])
+}
+
+func axpy4x64Asm(f func(alpha *float64, x *float64, ldx int, y *float64, n int), alpha *[4]float64, x []float64, ldx int, y []float64) {
+	n := len(y)
+	check4(len(x), ldx, len(y), n)
+	if n == 0 {
+		return
+	}
+	f(&alpha[0], &x[0], ldx, &y[0], n)
+}
+
+func axpy4x32Asm(f func(alpha *float64, x *float32, ldx int, y *float64, n int), alpha *[4]float64, x []float32, ldx int, y []float64) {
+	n := len(y)
+	check4(len(x), ldx, len(y), n)
+	if n == 0 {
+		return
+	}
+	f(&alpha[0], &x[0], ldx, &y[0], n)
 }
 
 func norms32Asm(dst []float32, x []float32, rows, d int) {
@@ -355,3 +415,48 @@ func kern64AVX2(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npa
 
 //go:noescape
 func kern32AVX2(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int, xn, cn, pc *float32, mode int)
+
+//go:noescape
+func peakFMAAVX512(n int)
+
+//go:noescape
+func peakFMAAVX2(n int)
+
+// PeakFMA runs n × 12 independent float64 fused multiply-adds of the
+// variant's vector width and returns the flops done (0 for Generic): a
+// yardstick for benchmarks.
+func PeakFMA(v Variant, n int) int {
+	switch {
+	case v == AVX512 && hasAVX512:
+		peakFMAAVX512(n)
+		return n * 12 * 16
+	case v == AVX2 && hasAVX2:
+		peakFMAAVX2(n)
+		return n * 12 * 8
+	}
+	return 0
+}
+
+//go:noescape
+func dot4x64AVX512(a *float64, lda int, b *float64, n int, out *float64)
+
+//go:noescape
+func axpy4x64AVX512(alpha *float64, x *float64, ldx int, y *float64, n int)
+
+//go:noescape
+func dot4x32AVX512(a *float32, lda int, b *float64, n int, out *float64)
+
+//go:noescape
+func axpy4x32AVX512(alpha *float64, x *float32, ldx int, y *float64, n int)
+
+//go:noescape
+func dot4x64AVX2(a *float64, lda int, b *float64, n int, out *float64)
+
+//go:noescape
+func axpy4x64AVX2(alpha *float64, x *float64, ldx int, y *float64, n int)
+
+//go:noescape
+func dot4x32AVX2(a *float32, lda int, b *float64, n int, out *float64)
+
+//go:noescape
+func axpy4x32AVX2(alpha *float64, x *float32, ldx int, y *float64, n int)

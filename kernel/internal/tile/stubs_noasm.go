@@ -13,3 +13,6 @@ func variantImpl(v Variant) (impl, bool) {
 	}
 	return impl{}, false
 }
+
+// PeakFMA does nothing without assembly and returns 0.
+func PeakFMA(v Variant, n int) int { return 0 }

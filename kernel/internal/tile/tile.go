@@ -116,6 +116,10 @@ type impl struct {
 	dot32       func(a []float32, b []float64) float64
 	axpy64      func(alpha float64, x, y []float64)
 	axpy32      func(alpha float64, x []float32, y []float64)
+	dot4x64     func(a []float64, lda int, b []float64, out *[4]float64)
+	dot4x32     func(a []float32, lda int, b []float64, out *[4]float64)
+	axpy4x64    func(alpha *[4]float64, x []float64, ldx int, y []float64)
+	axpy4x32    func(alpha *[4]float64, x []float32, ldx int, y []float64)
 }
 
 var generic = impl{
@@ -133,6 +137,10 @@ var generic = impl{
 	dot32:       Dot32Generic,
 	axpy64:      Axpy64Generic,
 	axpy32:      Axpy32Generic,
+	dot4x64:     Dot4x64Generic,
+	dot4x32:     Dot4x32Generic,
+	axpy4x64:    Axpy4x64Generic,
+	axpy4x32:    Axpy4x32Generic,
 }
 
 var (
@@ -219,3 +227,17 @@ func Axpy64(alpha float64, x, y []float64) { cur.axpy64(alpha, x, y) }
 
 // Axpy32 sets y_j += alpha·float64(x_j) over len(x) (a multiple of 32).
 func Axpy32(alpha float64, x []float32, y []float64) { cur.axpy32(alpha, x, y) }
+
+// Dot4x64 sets out[r] = Σ_j a[r*lda+j]·b[j] for the four rows r < 4 of a
+// and j < len(b) (a multiple of 16).
+func Dot4x64(a []float64, lda int, b []float64, out *[4]float64) { cur.dot4x64(a, lda, b, out) }
+
+// Dot4x32 is Dot4x64 with float32 rows, converted to float64.
+func Dot4x32(a []float32, lda int, b []float64, out *[4]float64) { cur.dot4x32(a, lda, b, out) }
+
+// Axpy4x64 sets y_j += Σ_r alpha[r]·x[r*ldx+j] for j < len(y) (a multiple
+// of 16), adding the rows in order r = 0..3.
+func Axpy4x64(alpha *[4]float64, x []float64, ldx int, y []float64) { cur.axpy4x64(alpha, x, ldx, y) }
+
+// Axpy4x32 is Axpy4x64 with float32 rows, converted to float64.
+func Axpy4x32(alpha *[4]float64, x []float32, ldx int, y []float64) { cur.axpy4x32(alpha, x, ldx, y) }

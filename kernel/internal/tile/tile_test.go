@@ -443,3 +443,44 @@ func TestKernelDist(t *testing.T) {
 		}
 	}
 }
+
+func TestDot4Axpy4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 16, 48, 1024} {
+		ld := n + 16
+		a := randF64(rng, 4*ld, -1, 1)
+		a32 := to32(a)
+		b := randF64(rng, n, -1, 1)
+		alpha := [4]float64{0.5, -1.5, 2, 0}
+		var w64, w32 [4]float64
+		Dot4x64Generic(a, ld, b, &w64)
+		Dot4x32Generic(a32, ld, b, &w32)
+		y0 := randF64(rng, n, -1, 1)
+		ya := append([]float64(nil), y0...)
+		Axpy4x64Generic(&alpha, a, ld, ya)
+		yb := append([]float64(nil), y0...)
+		Axpy4x32Generic(&alpha, a32, ld, yb)
+		forEach(t, func(v Variant) {
+			var g64, g32 [4]float64
+			Dot4x64(a, ld, b, &g64)
+			Dot4x32(a32, ld, b, &g32)
+			for r := 0; r < 4; r++ {
+				// Sums in a different order: n ε Σ|a b| ≤ n² ε here.
+				tol := float64(n*n) * 0x1p-53
+				if math.Abs(g64[r]-w64[r]) > tol || math.Abs(g32[r]-w32[r]) > tol {
+					t.Errorf("%v/n=%d: Dot4 row %d = %v, %v; want %v, %v", v, n, r, g64[r], g32[r], w64[r], w32[r])
+				}
+			}
+			y := append([]float64(nil), y0...)
+			Axpy4x64(&alpha, a, ld, y)
+			y2 := append([]float64(nil), y0...)
+			Axpy4x32(&alpha, a32, ld, y2)
+			for i := range y {
+				// fused vs separate multiply-add: a few ulp of Σ|α x| ≤ 4.
+				if math.Abs(y[i]-ya[i]) > 16*0x1p-52 || math.Abs(y2[i]-yb[i]) > 16*0x1p-52 {
+					t.Fatalf("%v/n=%d: Axpy4[%d] = %v, %v; want %v, %v", v, n, i, y[i], y2[i], ya[i], yb[i])
+				}
+			}
+		})
+	}
+}
