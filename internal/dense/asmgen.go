@@ -13,6 +13,9 @@ import (
 
 var w bytes.Buffer
 
+// aAhead is how many k-steps ahead the packed A sliver is prefetched.
+const aAhead = 8
+
 func p(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
 
 // kernel writes func name(kc int, a, b, c *float64, ldc int): C[mr×nr] (row
@@ -36,6 +39,15 @@ func kernel(name, reg string, vl, mr, nr int, bcst bool) {
 	p("\tMOVQ c+24(FP), DX")
 	p("\tMOVQ ldc+32(FP), R8")
 	p("\tSHLQ $3, R8")
+	// Prefetch the C tile now so that its misses overlap the FMAs.
+	p("\tMOVQ DX, R9")
+	for i := 0; i < mr; i++ {
+		p("\tPREFETCHT0 (R9)")
+		p("\tPREFETCHT0 %d(R9)", 8*nr-8)
+		if i < mr-1 {
+			p("\tADDQ R8, R9")
+		}
+	}
 	for i := 0; i < mr; i++ {
 		for v := 0; v < nv; v++ {
 			if reg == "Z" {
@@ -46,6 +58,7 @@ func kernel(name, reg string, vl, mr, nr int, bcst bool) {
 		}
 	}
 	p("loop:")
+	p("\tPREFETCHT0 %d(SI)", 8*mr*aAhead)
 	for v := 0; v < nv; v++ {
 		p("\tVMOVUPD %d(DI), %s", 8*vl*v, breg(v))
 	}

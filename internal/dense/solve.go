@@ -3,7 +3,7 @@ package dense
 // smallK is the number of right-hand sides below which the solves run as
 // dot products and axpys over a transposed copy of B instead of through the
 // GEMM, whose nr-wide tiles would be mostly padding.
-const smallK = 8
+const smallK = 32
 
 // SolveUpper solves U X = B in place, where U is the n×n upper triangular
 // matrix in the upper triangle of u (row-major, stride ldu; the strict lower
