@@ -498,15 +498,21 @@ func newDecoder(maxRaw int) (*decoder, error) {
 func (d *decoder) close() { d.zstd.Close() }
 
 // decodeBlock decodes a verified payload with the given codec byte into raw
-// bytes of exactly rawLen. It returns either a subslice of payload (codec
-// none) or of dst, which must have capacity for rawLen bytes; scratch, also
-// rawLen, is used for unshuffling. It never allocates more than rawLen.
+// bytes of exactly rawLen. The result is payload itself (codec none) or
+// dst[:rawLen]; dst must have capacity for rawLen bytes, and so must scratch
+// for shuffled blocks, which are decompressed there and unshuffled into dst.
+// It never writes or allocates beyond rawLen bytes of output.
 func (d *decoder) decodeBlock(dst, scratch, payload []byte, codec byte, rawLen int) ([]byte, error) {
 	if !validCodecByte(codec) {
 		return nil, blockErrorf("unknown codec byte 0x%02x", codec)
 	}
-	if cap(dst) < rawLen || cap(scratch) < rawLen && codec&codecShuffle != 0 {
+	shuffled := codec&codecShuffle != 0
+	if cap(dst) < rawLen || shuffled && cap(scratch) < rawLen {
 		panic("chunkstore: decodeBlock buffers too small")
+	}
+	target := dst
+	if shuffled {
+		target = scratch
 	}
 	var out []byte
 	switch codec &^ codecShuffle {
@@ -523,13 +529,13 @@ func (d *decoder) decodeBlock(dst, scratch, payload []byte, codec byte, rawLen i
 		if n != rawLen {
 			return nil, blockErrorf("s2 block decodes to %d bytes, want %d", n, rawLen)
 		}
-		out, err = s2.Decode(dst[:rawLen], payload)
+		out, err = s2.Decode(target[:rawLen], payload)
 		if err != nil {
 			return nil, blockErrorf("s2: %v", err)
 		}
 	case codecZstd:
 		var err error
-		out, err = d.zstd.DecodeAll(payload, dst[:0:rawLen])
+		out, err = d.zstd.DecodeAll(payload, target[:0:rawLen])
 		if err != nil {
 			return nil, blockErrorf("zstd: %v", err)
 		}
@@ -537,10 +543,9 @@ func (d *decoder) decodeBlock(dst, scratch, payload []byte, codec byte, rawLen i
 	if len(out) != rawLen {
 		return nil, blockErrorf("block decodes to %d bytes, want %d", len(out), rawLen)
 	}
-	if codec&codecShuffle != 0 {
-		s := scratch[:rawLen]
-		unshuffle(s, out)
-		out = s
+	if shuffled {
+		unshuffle(dst[:rawLen], out)
+		out = dst[:rawLen]
 	}
 	return out, nil
 }
@@ -554,5 +559,52 @@ func scatter(dst []float64, raw []byte, j, stride int) {
 	_ = dst[j+(rows-1)*stride]
 	for r := 0; r < rows; r++ {
 		dst[j+r*stride] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*r:]))
+	}
+}
+
+// tileCols is the number of columns ReadChunk decodes before scattering
+// them together into the row-major destination: one pass over the
+// destination per tile instead of per column.
+const tileCols = 8
+
+// scatterTile writes column raws[t] (little-endian float64s, rows values
+// each) into dst[r*stride+j0+t] for every row r.
+func scatterTile(dst []float64, raws [][]byte, j0, stride, rows int) {
+	n := len(raws)
+	if rows == 0 || n == 0 {
+		return
+	}
+	_ = dst[(rows-1)*stride+j0+n-1]
+	if n == 1 {
+		scatter(dst, raws[0][:8*rows], j0, stride)
+		return
+	}
+	if n == tileCols {
+		le := binary.LittleEndian
+		a0, a1, a2, a3 := raws[0][:8*rows], raws[1][:8*rows], raws[2][:8*rows], raws[3][:8*rows]
+		a4, a5, a6, a7 := raws[4][:8*rows], raws[5][:8*rows], raws[6][:8*rows], raws[7][:8*rows]
+		for r := 0; r < rows; r++ {
+			o := 8 * r
+			row := dst[r*stride+j0 : r*stride+j0+8 : r*stride+j0+8]
+			row[0] = math.Float64frombits(le.Uint64(a0[o : o+8]))
+			row[1] = math.Float64frombits(le.Uint64(a1[o : o+8]))
+			row[2] = math.Float64frombits(le.Uint64(a2[o : o+8]))
+			row[3] = math.Float64frombits(le.Uint64(a3[o : o+8]))
+			row[4] = math.Float64frombits(le.Uint64(a4[o : o+8]))
+			row[5] = math.Float64frombits(le.Uint64(a5[o : o+8]))
+			row[6] = math.Float64frombits(le.Uint64(a6[o : o+8]))
+			row[7] = math.Float64frombits(le.Uint64(a7[o : o+8]))
+		}
+		return
+	}
+	for t := range raws {
+		raws[t] = raws[t][:8*rows]
+	}
+	for r := 0; r < rows; r++ {
+		row := dst[r*stride+j0 : r*stride+j0+n]
+		o := 8 * r
+		for t, raw := range raws {
+			row[t] = math.Float64frombits(binary.LittleEndian.Uint64(raw[o : o+8]))
+		}
 	}
 }

@@ -31,7 +31,8 @@ type Reader struct {
 	targets  []string
 	maxRaw   int
 	maxRead  int
-	pool     sync.Pool // *scratch
+	freeMu   sync.Mutex
+	free     []*scratch // scratch buffers not in use; kept until Close
 
 	mu     sync.RWMutex // held for reading by reads, for writing by Close
 	closed bool
@@ -58,8 +59,40 @@ type chunkLoc struct {
 	start, end int64 // byte range of the chunk's blocks in the segment
 }
 
+// scratch is one reading goroutine's buffers: tileCols decoded columns,
+// an unshuffle buffer, and (without mmap) a read buffer.
 type scratch struct {
-	dst, shuf, read []byte
+	tile       [tileCols][]byte
+	raws       [tileCols][]byte
+	shuf, read []byte
+}
+
+func (r *Reader) getScratch() *scratch {
+	r.freeMu.Lock()
+	if n := len(r.free); n > 0 {
+		s := r.free[n-1]
+		r.free = r.free[:n-1]
+		r.freeMu.Unlock()
+		return s
+	}
+	r.freeMu.Unlock()
+	s := &scratch{shuf: make([]byte, r.maxRaw)}
+	for t := range s.tile {
+		s.tile[t] = make([]byte, r.maxRaw)
+	}
+	for _, sg := range r.segs {
+		if sg.data == nil {
+			s.read = make([]byte, r.maxRead)
+			break
+		}
+	}
+	return s
+}
+
+func (r *Reader) putScratch(s *scratch) {
+	r.freeMu.Lock()
+	r.free = append(r.free, s)
+	r.freeMu.Unlock()
 }
 
 // Open opens the store at dir: it reads and checks meta.json and every
@@ -178,18 +211,6 @@ func newReader(path string, m *Manifest, segs []*segment) (*Reader, error) {
 		return nil, fmt.Errorf("chunkstore: %w", err)
 	}
 	r.dec = dec
-	r.pool.New = func() any {
-		s := &scratch{dst: make([]byte, r.maxRaw), shuf: make([]byte, r.maxRaw)}
-		if r.segs != nil {
-			for _, sg := range r.segs {
-				if sg.data == nil {
-					s.read = make([]byte, r.maxRead+8)
-					break
-				}
-			}
-		}
-		return s
-	}
 	return r, nil
 }
 
@@ -354,28 +375,39 @@ func (r *Reader) ReadChunk(ctx context.Context, i int, x, y []float64) (err erro
 	seg := r.segs[loc.seg]
 	defer r.catchFault(&err, seg.name, i)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	sc := r.pool.Get().(*scratch)
-	defer r.pool.Put(sc)
+	sc := r.getScratch()
+	defer r.putScratch(sc)
 	if seg.mf != nil && seg.data != nil {
 		seg.mf.WillNeed(loc.start, loc.end-loc.start)
 	}
-	for j := range r.dim {
-		raw, err := r.block(sc, i, j)
-		if err != nil {
-			return err
-		}
-		scatter(x, raw, j, r.dim)
+	if err := r.readColumns(sc, i, x, 0, r.dim); err != nil {
+		return err
 	}
 	if y != nil {
-		for j := range r.nt {
-			raw, err := r.block(sc, i, r.dim+j)
-			if err != nil {
-				return err
-			}
-			scatter(y, raw, j, r.nt)
+		if err := r.readColumns(sc, i, y, r.dim, r.nt); err != nil {
+			return err
 		}
 	}
 	r.release(loc)
+	return nil
+}
+
+// readColumns decodes columns [first, first+n) of chunk i into dst,
+// row-major with n values per row, tileCols columns at a time.
+func (r *Reader) readColumns(sc *scratch, i int, dst []float64, first, n int) error {
+	rows := int(r.chunks[i].ci.rows)
+	for j0 := 0; j0 < n; j0 += tileCols {
+		t := min(tileCols, n-j0)
+		for k := range t {
+			raw, err := r.block(sc, sc.tile[k], i, first+j0+k)
+			if err != nil {
+				return err
+			}
+			sc.raws[k] = raw
+		}
+		scatterTile(dst, sc.raws[:t], j0, n, rows)
+	}
+	clear(sc.raws[:]) // do not keep the mapping referenced
 	return nil
 }
 
@@ -409,10 +441,10 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	seg := r.segs[loc.seg]
 	defer r.catchFault(&err, seg.name, i)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	sc := r.pool.Get().(*scratch)
-	defer r.pool.Put(sc)
+	sc := r.getScratch()
+	defer r.putScratch(sc)
 	for k, c := range cols {
-		raw, err := r.block(sc, i, c)
+		raw, err := r.block(sc, sc.tile[0], i, c)
 		if err != nil {
 			return err
 		}
@@ -444,9 +476,10 @@ func (r *Reader) catchFault(err *error, file string, chunk int) {
 	}
 }
 
-// block reads, checks and decodes column j of chunk i. The result aliases
-// the mapped file (codec none) or sc.
-func (r *Reader) block(sc *scratch, i, j int) (raw []byte, err error) {
+// block reads, checks and decodes column j of chunk i into dst (maxRaw
+// bytes). The result is dst or, for uncompressed blocks of a mapped
+// segment, the mapped bytes themselves.
+func (r *Reader) block(sc *scratch, dst []byte, i, j int) (raw []byte, err error) {
 	loc := &r.chunks[i]
 	s := r.segs[loc.seg]
 	e := loc.ci.entries[j]
@@ -468,9 +501,12 @@ func (r *Reader) block(sc *scratch, i, j int) (raw []byte, err error) {
 	if err := checkBlock(b, pad, e); err != nil {
 		return nil, r.corrupt(s.name, i, j, e.offset, err)
 	}
-	out, err := r.dec.decodeBlock(sc.dst, sc.shuf, b[:e.storedLen], e.codec, int(e.rawLen))
+	out, err := r.dec.decodeBlock(dst, sc.shuf, b[:e.storedLen], e.codec, int(e.rawLen))
 	if err != nil {
 		return nil, r.corrupt(s.name, i, j, e.offset, err)
+	}
+	if s.data == nil && e.codec == codecNone {
+		out = dst[:copy(dst, out)] // out aliases sc.read, reused by the next block
 	}
 	return out, nil
 }
@@ -485,8 +521,8 @@ func (r *Reader) Verify(ctx context.Context) (err error) {
 		return ErrClosed
 	}
 	cols := append(append([]Column(nil), r.m.Features...), r.m.Targets...)
-	sc := r.pool.Get().(*scratch)
-	defer r.pool.Put(sc)
+	sc := r.getScratch()
+	defer r.putScratch(sc)
 	cur := -1
 	defer func() {
 		if e := recover(); e != nil {
@@ -504,7 +540,7 @@ func (r *Reader) Verify(ctx context.Context) (err error) {
 		}
 		cur = i
 		for j := range cols {
-			raw, err := r.block(sc, i, j)
+			raw, err := r.block(sc, sc.tile[0], i, j)
 			if err != nil {
 				return err
 			}
@@ -541,5 +577,6 @@ func (r *Reader) Close() error {
 	if r.dec != nil {
 		r.dec.close()
 	}
+	r.free = nil
 	return errors.Join(errs...)
 }

@@ -127,6 +127,7 @@ func TestRoundTrip(t *testing.T) {
 		{300, 4, 2, 1, 300},      // one row per chunk
 		{0, 2, 1, 10, 1},         // empty store
 		{4099, 6, 1, 4096, 1024}, // partial last chunk of 3 rows
+		{500, 17, 9, 128, 500},   // full and partial column tiles
 	}
 	for _, codec := range codecs {
 		for _, c := range cases {
