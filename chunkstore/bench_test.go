@@ -58,6 +58,7 @@ func BenchmarkReadChunkParallel(b *testing.B) {
 	defer r.Close()
 	b.SetBytes(int64(rows * (d + k) * 8))
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		x := make([]float64, rows*d)
 		y := make([]float64, rows*k)

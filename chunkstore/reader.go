@@ -454,11 +454,21 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	return nil
 }
 
-// release drops the pages of a chunk that has been decoded, so resident
-// memory stays bounded however large the store.
+// releaseAlign widens the range release drops: Linux maps file pages in
+// large folios (up to 2 MiB, naturally aligned in the file), so a fault in
+// one chunk can map pages of its neighbours, which would stay resident if
+// only the chunk's own bytes were released.
+const releaseAlign = 2 << 20
+
+// release drops the mapped pages of a chunk that has been decoded (widened
+// to releaseAlign), so resident memory stays bounded however large the
+// store. Pages another goroutine is still reading are simply faulted in
+// again from the page cache.
 func (r *Reader) release(loc *chunkLoc) {
 	if s := r.segs[loc.seg]; s.mf != nil {
-		s.mf.DontNeed(loc.start, loc.end-loc.start)
+		start := loc.start &^ (releaseAlign - 1)
+		end := (loc.end + releaseAlign - 1) &^ (releaseAlign - 1)
+		s.mf.DontNeed(start, end-start)
 	}
 }
 
