@@ -63,6 +63,7 @@ type fitter struct {
 }
 
 func newFitter(src stream.Source, cfg Config, start time.Time) (*fitter, error) {
+	src = spread(src)
 	f := &fitter{src: src, start: start, d: src.Dim(), kt: src.NumTargets()}
 	for i := range src.NumChunks() {
 		f.n += int64(src.ChunkRows(i))
@@ -305,7 +306,7 @@ func (f *fitter) prepare(ctx context.Context) error {
 		return err
 	}
 	f.progress(Progress{Stage: StagePrecond})
-	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{Jitter: f.cfg.Jitter})
+	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{Jitter: f.cfg.Jitter, Workers: f.cfg.Workers})
 	if err != nil {
 		return err
 	}

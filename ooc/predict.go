@@ -95,6 +95,7 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.D)
 	}
 	m.prepare()
+	src = spread(src)
 	chunks := src.NumChunks()
 	done := 0
 	return stream.Run(ctx, src, stream.Options{Workers: opt.Workers}, stream.Job[*predPart]{

@@ -167,3 +167,21 @@ func dedupRows(x []float64, d int) ([]float64, int) {
 	}
 	return out, dropped
 }
+
+// spread subdivides a source of few chunks so that every worker has work
+// (stream.Subdivide): up to 32 chunks in all, of at least 1024 rows. The
+// split depends only on the source, never on the worker count, so results
+// stay identical for any number of workers.
+func spread(src stream.Source) stream.Source {
+	const want, minRows = 32, 1024
+	nc := src.NumChunks()
+	if nc == 0 || nc >= want {
+		return src
+	}
+	maxRows := 0
+	for i := range nc {
+		maxRows = max(maxRows, src.ChunkRows(i))
+	}
+	parts := min((want+nc-1)/nc, maxRows/minRows)
+	return stream.Subdivide(src, parts)
+}

@@ -3,12 +3,11 @@ package precond
 import (
 	"errors"
 	"fmt"
-	"math"
+	"runtime"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 )
 
 // ErrNotPD is matched (errors.Is) by every *NotPDError.
@@ -56,14 +55,18 @@ type Options struct {
 	// Weights is the diagonal of D (length M), for centres drawn with
 	// non-uniform probabilities p_j: D_jj = 1/√(n p_j). nil means D = I.
 	Weights []float64
+	// Workers bounds the goroutines of the factorisations and solves.
+	// 0 means GOMAXPROCS.
+	Workers int
 }
 
 // Preconditioner holds FALKON's factors T and A for M centres. It is safe
 // for concurrent use: its methods change only their arguments.
 type Preconditioner struct {
-	m      int
-	t, a   blas64.Triangular // upper triangular
-	d      []float64
+	m       int
+	t, a    factor // upper triangular
+	d       []float64
+	workers int
 	jitter float64
 	lambda float64
 }
@@ -96,57 +99,45 @@ func New(kmm *mat.SymDense, lambda float64, opt Options) (*Preconditioner, error
 	if opt.Weights != nil {
 		p.d = append([]float64(nil), opt.Weights...)
 	}
-	// T: in place in kmm's storage.
+	// T: in place in kmm's upper triangle.
 	tdata := raw.Data
-	s := raw.Stride
+	st := raw.Stride
 	for i := range m {
-		row := tdata[i*s : i*s+m]
-		for j := i; j < m; j++ {
-			if p.d != nil {
+		row := tdata[i*st : i*st+m]
+		if p.d != nil {
+			for j := i; j < m; j++ {
 				row[j] *= p.d[i] * p.d[j]
 			}
 		}
 		row[i] += eps * float64(m)
 	}
-	sym := blas64.Symmetric{N: m, Stride: s, Data: tdata, Uplo: blas.Upper}
-	if t, ok := lapack64.Potrf(sym); ok {
-		p.t = t
-	} else {
-		return nil, &NotPDError{Matrix: matT, Column: failedColumn(sym), Jitter: eps, Lambda: lambda}
+	w := opt.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
 	}
-	// Zero T's lower triangle so the product below may treat T as general.
-	for i := 1; i < m; i++ {
-		clear(tdata[i*s : i*s+i])
+	if ok, col := dense.Cholesky(tdata, m, st, w); !ok {
+		return nil, &NotPDError{Matrix: matT, Column: col, Jitter: eps, Lambda: lambda}
 	}
-	// A: S = T Tᵀ / M + λI, then chol(S) in place.
+	p.t = factor{data: tdata, stride: st}
+	// A: S = T Tᵀ / M + λI (upper triangle), then chol(S) in place.
 	adata := make([]float64, m*m)
-	for i := range m {
-		copy(adata[i*m+i:i*m+m], tdata[i*s+i:i*s+m])
-	}
-	ag := blas64.General{Rows: m, Cols: m, Stride: m, Data: adata}
-	blas64.Trmm(blas.Right, blas.Trans, 1/float64(m), p.t, ag)
+	dense.UUt(tdata, m, st, 1/float64(m), adata, m, w)
 	for i := range m {
 		adata[i*m+i] += lambda
 	}
-	asym := blas64.Symmetric{N: m, Stride: m, Data: adata, Uplo: blas.Upper}
-	if a, ok := lapack64.Potrf(asym); ok {
-		p.a = a
-	} else {
-		return nil, &NotPDError{Matrix: matA, Column: failedColumn(asym), Jitter: eps, Lambda: lambda}
+	if ok, col := dense.Cholesky(adata, m, m, w); !ok {
+		return nil, &NotPDError{Matrix: matA, Column: col, Jitter: eps, Lambda: lambda}
 	}
+	p.a = factor{data: adata, stride: m}
+	p.workers = w
 	return p, nil
 }
 
-// failedColumn finds the first non-positive or non-finite pivot left by a
-// failed Potrf, for the error message.
-func failedColumn(s blas64.Symmetric) int {
-	for i := range s.N {
-		v := s.Data[i*s.Stride+i]
-		if !(v > 0) || math.IsInf(v, 0) {
-			return i
-		}
-	}
-	return s.N - 1
+// factor is an upper-triangular matrix in the upper triangle of a
+// row-major slice.
+type factor struct {
+	data   []float64
+	stride int
 }
 
 // M reports the number of centres.
@@ -157,38 +148,42 @@ func (p *Preconditioner) Jitter() float64 { return p.jitter }
 
 // Bytes reports the memory the factors hold.
 func (p *Preconditioner) Bytes() int64 {
-	return int64(len(p.t.Data)+len(p.a.Data)+len(p.d)) * 8
+	return int64(len(p.t.data)+len(p.a.data)+len(p.d)) * 8
 }
 
-func (p *Preconditioner) check(x []float64, k int) blas64.General {
+func (p *Preconditioner) check(x []float64, k int) {
 	if k <= 0 || len(x) != p.m*k {
 		panic(fmt.Sprintf("precond: len(x) = %d, want M×k = %d×%d", len(x), p.m, k))
 	}
-	return blas64.General{Rows: p.m, Cols: k, Stride: k, Data: x}
+}
+
+func (p *Preconditioner) solve(f factor, trans bool, x []float64, k int) {
+	p.check(x, k)
+	if trans {
+		dense.SolveUpperT(f.data, p.m, f.stride, x, k, k, p.workers)
+	} else {
+		dense.SolveUpper(f.data, p.m, f.stride, x, k, k, p.workers)
+	}
 }
 
 // SolveA sets x ← A⁻¹ x for x M × k, row-major.
-func (p *Preconditioner) SolveA(x []float64, k int) {
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, p.a, p.check(x, k))
-}
+func (p *Preconditioner) SolveA(x []float64, k int) { p.solve(p.a, false, x, k) }
 
 // SolveAT sets x ← A⁻ᵀ x.
-func (p *Preconditioner) SolveAT(x []float64, k int) {
-	blas64.Trsm(blas.Left, blas.Trans, 1, p.a, p.check(x, k))
-}
+func (p *Preconditioner) SolveAT(x []float64, k int) { p.solve(p.a, true, x, k) }
 
 // SolveT sets x ← D T⁻¹ x: the step from A⁻¹β to the coefficients of
 // the kernel columns.
 func (p *Preconditioner) SolveT(x []float64, k int) {
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, p.t, p.check(x, k))
+	p.solve(p.t, false, x, k)
 	p.scaleD(x, k)
 }
 
 // SolveTT sets x ← T⁻ᵀ D x: the adjoint of SolveT.
 func (p *Preconditioner) SolveTT(x []float64, k int) {
-	g := p.check(x, k)
+	p.check(x, k)
 	p.scaleD(x, k)
-	blas64.Trsm(blas.Left, blas.Trans, 1, p.t, g)
+	p.solve(p.t, true, x, k)
 }
 
 func (p *Preconditioner) scaleD(x []float64, k int) {

@@ -180,3 +180,15 @@ func TestRunErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestSubdivide(t *testing.T) {
+	x, y := randData(103, 3, 2, 9)
+	src := stream.NewMemSource(x, 3, y, 2, 40)
+	for _, parts := range []int{1, 2, 7, 50} {
+		sub := stream.Subdivide(src, parts)
+		streamtest.SourceTest(t, sub, x, y)
+		if parts > 1 && sub.NumChunks() <= src.NumChunks() {
+			t.Errorf("parts %d: %d chunks", parts, sub.NumChunks())
+		}
+	}
+}
