@@ -67,8 +67,8 @@ type Preconditioner struct {
 	t, a    factor // upper triangular
 	d       []float64
 	workers int
-	jitter float64
-	lambda float64
+	jitter  float64
+	lambda  float64
 }
 
 // New factorises the preconditioner of FALKON (Rudi, Carratino, Rosasco
