@@ -15,17 +15,30 @@ import "math"
 //		}
 //	}
 func Gram64Generic(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
-	for i := 0; i < rows; i++ {
-		xi := x[i*d : i*d+d]
-		out := dst[i*ldd : i*ldd+ncols]
-		for c := range out {
-			p, q := c/NR64, c%NR64
-			panel := cp[p*NR64*d : (p+1)*NR64*d]
-			acc := 0.0
-			for j, xv := range xi {
-				acc = math.FMA(xv, panel[j*NR64+q], acc)
+	// The loop above, blocked as 2 rows × 4 centres of scalar
+	// accumulators (registers); each still sums feature 0 first.
+	for p := 0; p < ncols/NR64; p++ {
+		panel := cp[p*NR64*d : (p+1)*NR64*d]
+		for i := 0; i+1 < rows; i += 2 {
+			x0, x1 := x[i*d:i*d+d], x[(i+1)*d:(i+1)*d+d]
+			o0, o1 := dst[i*ldd+p*NR64:], dst[(i+1)*ldd+p*NR64:]
+			for q := 0; q < NR64; q += 4 {
+				var a0, a1, a2, a3, b0, b1, b2, b3 float64
+				for j, u := range x0 {
+					v := x1[j]
+					c := panel[j*NR64+q : j*NR64+q+4]
+					a0 = math.FMA(u, c[0], a0)
+					a1 = math.FMA(u, c[1], a1)
+					a2 = math.FMA(u, c[2], a2)
+					a3 = math.FMA(u, c[3], a3)
+					b0 = math.FMA(v, c[0], b0)
+					b1 = math.FMA(v, c[1], b1)
+					b2 = math.FMA(v, c[2], b2)
+					b3 = math.FMA(v, c[3], b3)
+				}
+				o0[q], o0[q+1], o0[q+2], o0[q+3] = a0, a1, a2, a3
+				o1[q], o1[q+1], o1[q+2], o1[q+3] = b0, b1, b2, b3
 			}
-			out[c] = acc
 		}
 	}
 }
@@ -36,17 +49,28 @@ func Gram64Generic(dst []float64, ldd int, x []float64, rows, d int, cp []float6
 // to float64 then float32, which can differ from a fused float32 FMA in the
 // last bit.)
 func Gram32Generic(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
-	for i := 0; i < rows; i++ {
-		xi := x[i*d : i*d+d]
-		out := dst[i*ldd : i*ldd+ncols]
-		for c := range out {
-			p, q := c/NR32, c%NR32
-			panel := cp[p*NR32*d : (p+1)*NR32*d]
-			var acc float32
-			for j, xv := range xi {
-				acc = fma32(xv, panel[j*NR32+q], acc)
+	for p := 0; p < ncols/NR32; p++ {
+		panel := cp[p*NR32*d : (p+1)*NR32*d]
+		for i := 0; i+1 < rows; i += 2 {
+			x0, x1 := x[i*d:i*d+d], x[(i+1)*d:(i+1)*d+d]
+			o0, o1 := dst[i*ldd+p*NR32:], dst[(i+1)*ldd+p*NR32:]
+			for q := 0; q < NR32; q += 4 {
+				var a0, a1, a2, a3, b0, b1, b2, b3 float32
+				for j, u := range x0 {
+					v := x1[j]
+					c := panel[j*NR32+q : j*NR32+q+4]
+					a0 = fma32(u, c[0], a0)
+					a1 = fma32(u, c[1], a1)
+					a2 = fma32(u, c[2], a2)
+					a3 = fma32(u, c[3], a3)
+					b0 = fma32(v, c[0], b0)
+					b1 = fma32(v, c[1], b1)
+					b2 = fma32(v, c[2], b2)
+					b3 = fma32(v, c[3], b3)
+				}
+				o0[q], o0[q+1], o0[q+2], o0[q+3] = a0, a1, a2, a3
+				o1[q], o1[q+1], o1[q+2], o1[q+3] = b0, b1, b2, b3
 			}
-			out[c] = acc
 		}
 	}
 }
