@@ -1,0 +1,60 @@
+package falkonooc_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportEdges enforces the package boundaries of STYLE.md §1, in the
+// manner of Pebble's TestForbiddenImports: chunkstore and precond are
+// leaves, Arrow is confined to chunkstore/ingest, and nothing imports the
+// command.
+func TestImportEdges(t *testing.T) {
+	const mod = "github.com/falkon-ooc/falkon-ooc/"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.HasPrefix(f[0], mod) {
+			imports[strings.TrimPrefix(f[0], mod)] = f[1:]
+		}
+	}
+	forbidden := map[string][]string{
+		"chunkstore": {mod + "stream", mod + "ooc", mod + "kernel", mod + "precond", "github.com/apache/arrow-go"},
+		"precond":    {mod + "stream", mod + "ooc", mod + "kernel", mod + "chunkstore"},
+		"stream":     {mod + "ooc", mod + "precond", "github.com/apache/arrow-go"},
+		"kernel":     {mod + "stream", mod + "ooc", mod + "chunkstore", mod + "precond"},
+		"ooc":        {mod + "chunkstore", "github.com/apache/arrow-go"},
+		"metrics":    {mod},
+	}
+	for pkg, imps := range imports {
+		if strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "bench/") {
+			continue
+		}
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, mod+"cmd/") {
+				t.Errorf("%s imports the command %s", pkg, imp)
+			}
+			if strings.HasPrefix(imp, "github.com/apache/arrow-go") && pkg != "chunkstore/ingest" && !strings.HasPrefix(pkg, "chunkstore/ingest/") {
+				t.Errorf("%s imports Arrow (%s): only chunkstore/ingest may", pkg, imp)
+			}
+			for prefix, bad := range forbidden {
+				if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+					continue
+				}
+				if prefix == "chunkstore" && strings.HasPrefix(pkg, "chunkstore/ingest") {
+					continue
+				}
+				for _, b := range bad {
+					if strings.HasPrefix(imp, b) && imp != mod+pkg {
+						t.Errorf("%s must not import %s", pkg, imp)
+					}
+				}
+			}
+		}
+	}
+}
