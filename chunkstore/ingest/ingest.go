@@ -50,11 +50,13 @@ type Config struct {
 	// affected.
 	Columns []string `json:"columns"`
 	// BatchRows is the number of rows read from an input at a time. 0:
-	// about 16 MiB of float64 values, between 1024 and 65536 rows.
+	// about 8 MiB of float64 values, between 1024 and 65536 rows.
 	BatchRows int `json:"batch_rows"`
 	// Progress, if not nil, is called after each batch is written, from a
 	// single goroutine. It must return quickly.
 	Progress func(Progress) `json:"-"`
+
+	noDirect bool // tests: read every Parquet column through pqarrow
 }
 
 // Progress reports how far Run has got.
@@ -157,7 +159,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	}
 	s.batchRows = cfg.BatchRows
 	if s.batchRows == 0 {
-		s.batchRows = min(max((2<<20)/len(s.names), 1024), 65536)
+		s.batchRows = min(max((1<<20)/len(s.names), 1024), 65536)
 	}
 
 	var feats, targs []chunkstore.ColumnSpec

@@ -35,33 +35,46 @@ func TestInteropValues(t *testing.T) {
 	exp := loadExpected(t)
 	files := append(slices.Clone(interopParquet), "duckdb.csv", "duckdb.tsv.gz")
 	for _, name := range files {
-		t.Run(name, func(t *testing.T) {
-			res, st := mustIngest(t, []string{interop + name}, Config{
-				Features: interopNumeric, Targets: []string{"nullable"}, Nulls: "drop", BatchRows: 1500,
-			})
-			rows := len(exp.text["id"])
-			if filepath.Ext(name) != ".parquet" {
-				rows = 1000 // the text fixtures hold the first 1000 rows
+		for _, viaArrow := range []bool{false, true} {
+			if viaArrow && filepath.Ext(name) != ".parquet" {
+				continue
 			}
-			var keep []int
-			for i := range rows {
-				if _, null := exp.value(t, "nullable", i); !null {
-					keep = append(keep, i)
-				}
+			sub := name
+			if viaArrow {
+				sub += "/pqarrow" // every column through pqarrow, none read directly
 			}
-			if res.Rows != int64(len(keep)) || res.Dropped != int64(rows-len(keep)) {
-				t.Fatalf("rows %d dropped %d, want %d and %d", res.Rows, res.Dropped, len(keep), rows-len(keep))
+			t.Run(sub, func(t *testing.T) { checkInterop(t, exp, name, viaArrow) })
+		}
+	}
+}
+
+// checkInterop ingests one fixture and compares it with DuckDB's dump.
+func checkInterop(t *testing.T, exp *expected, name string, viaArrow bool) {
+	t.Helper()
+	res, st := mustIngest(t, []string{interop + name}, Config{
+		Features: interopNumeric, Targets: []string{"nullable"}, Nulls: "drop", BatchRows: 1500, noDirect: viaArrow,
+	})
+	rows := len(exp.text["id"])
+	if filepath.Ext(name) != ".parquet" {
+		rows = 1000 // the text fixtures hold the first 1000 rows
+	}
+	var keep []int
+	for i := range rows {
+		if _, null := exp.value(t, "nullable", i); !null {
+			keep = append(keep, i)
+		}
+	}
+	if res.Rows != int64(len(keep)) || res.Dropped != int64(rows-len(keep)) {
+		t.Fatalf("rows %d dropped %d, want %d and %d", res.Rows, res.Dropped, len(keep), rows-len(keep))
+	}
+	for _, col := range append(slices.Clone(interopNumeric), "nullable") {
+		got := st.col(t, col)
+		for k, i := range keep {
+			want, _ := exp.value(t, col, i)
+			if !sameBits(got[k], want) {
+				t.Fatalf("column %s, source row %d: got %v (%#x), DuckDB says %s", col, i+1, got[k], got[k], exp.text[col][i])
 			}
-			for _, col := range append(slices.Clone(interopNumeric), "nullable") {
-				got := st.col(t, col)
-				for k, i := range keep {
-					want, _ := exp.value(t, col, i)
-					if !sameBits(got[k], want) {
-						t.Fatalf("column %s, source row %d: got %v (%#x), DuckDB says %s", col, i+1, got[k], got[k], exp.text[col][i])
-					}
-				}
-			}
-		})
+		}
 	}
 }
 

@@ -32,24 +32,53 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.path, err)
 	}
+	// Flat columns of plain numeric types are decoded by Parquet's typed
+	// column readers straight into the batch (directColumn); the others
+	// (decimals, timestamps, dictionaries, …) go through pqarrow.
 	readers := make([]*pqarrow.ColumnReader, len(s.names))
+	direct := make([]*directColumn, len(s.names))
+	anyDirect := false
 	defer func() {
 		for _, r := range readers {
 			if r != nil {
 				r.Release()
 			}
 		}
+		for _, d := range direct {
+			if d != nil {
+				d.close()
+			}
+		}
 	}()
 	for j, name := range s.names {
 		i := f.index[name]
+		if fld := fr.Manifest.Fields[i]; !s.cfg.noDirect && fld.IsLeaf() && len(fld.Children) == 0 {
+			descr := rdr.MetaData().Schema.Column(fld.ColIndex)
+			if descr.MaxRepetitionLevel() == 0 && descr.MaxDefinitionLevel() <= 1 {
+				if k := directKindOf(fld.Field.Type, descr.PhysicalType()); k != 0 {
+					direct[j] = &directColumn{name: name, rdr: rdr, leaf: fld.ColIndex, kind: k, maxDef: descr.MaxDefinitionLevel()}
+					anyDirect = true
+					continue
+				}
+			}
+		}
 		readers[j], err = fr.GetColumn(ctx, i)
 		if err != nil {
 			return fmt.Errorf("%s: column %q: %w", f.path, name, err)
 		}
 	}
+	// Batches end at row-group boundaries when a column is read directly.
+	var rgEnds []int64
+	var end int64
+	for k := range rdr.NumRowGroups() {
+		if n := rdr.MetaData().RowGroup(k).NumRows(); n > 0 {
+			end += n
+			rgEnds = append(rgEnds, end)
+		}
+	}
 
 	total := rdr.NumRows()
-	if total != f.rows {
+	if total != f.rows || end != total {
 		return fmt.Errorf("%s: the file changed while ingesting (%d rows, then %d)", f.path, f.rows, total)
 	}
 	bads := make([]bad, len(s.names))
@@ -59,6 +88,12 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 			return err
 		}
 		want := int(min(int64(s.batchRows), total-done))
+		if anyDirect {
+			for len(rgEnds) > 0 && rgEnds[0] <= done {
+				rgEnds = rgEnds[1:]
+			}
+			want = int(min(int64(want), rgEnds[0]-done))
+		}
 		b := s.getBatch()
 		b.n = want
 		for j := range bads {
@@ -68,6 +103,9 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 		g.SetLimit(s.workers)
 		for j := range readers {
 			g.Go(func() error {
+				if direct[j] != nil {
+					return direct[j].read(want, b.cols[j][:want], &bads[j])
+				}
 				return readColumnBatch(readers[j], want, b.cols[j][:want], &bads[j])
 			})
 		}
