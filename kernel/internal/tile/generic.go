@@ -125,7 +125,7 @@ func Norms32Generic(dst []float32, x []float32, rows, d int) {
 //		if p.Sqrt {
 //			s = math.Sqrt(s)
 //		}
-//		g[j] = (1 + s*(p.C1+p.C2*s)) * math.Exp(-s)
+//		g[j] = (1 + s*(p.C1+p.C2*s)) * math.Exp(-s) // just math.Exp(-s) if C1 = C2 = 0
 //	}
 func ApplyDist64Generic(g []float64, xn float64, cn []float64, p *DistParams) {
 	cn = cn[:len(g)]
@@ -133,6 +133,10 @@ func ApplyDist64Generic(g []float64, xn float64, cn []float64, p *DistParams) {
 		s := max(math.FMA(-2, gv, xn+cn[j]), 0)
 		if p.Sqrt {
 			s = math.Sqrt(s)
+		}
+		if p.C1 == 0 && p.C2 == 0 {
+			g[j] = math.Exp(-s) // the factor is 1 (and 1 + ∞·0 is not)
+			continue
 		}
 		g[j] = (1 + s*(p.C1+p.C2*s)) * math.Exp(-s)
 	}
@@ -147,6 +151,10 @@ func ApplyDist32Generic(g []float32, xn float32, cn []float32, p *DistParams) {
 		s := max(fma32(-2, gv, xn+cn[j]), 0)
 		if p.Sqrt {
 			s = float32(math.Sqrt(float64(s)))
+		}
+		if c1 == 0 && c2 == 0 {
+			g[j] = float32(math.Exp(-float64(s)))
+			continue
 		}
 		g[j] = (1 + s*(c1+c2*s)) * float32(math.Exp(-float64(s)))
 	}
