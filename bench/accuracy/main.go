@@ -1,0 +1,109 @@
+// Command accuracy measures falkon-ooc's test accuracy on real data sets and
+// prints one Markdown table row per data set next to a published number.
+//
+// For each data set it prepares train and test parts, carves a validation
+// split out of the training part, chooses σ and λ by a small grid on that
+// validation split at a modest M, refits the best pair at the final M on the
+// whole training part and evaluates the test part once. Every fit goes
+// through the path users get: the rows are written as Parquet files in a
+// temporary directory, ingested into chunk stores (package ingest), fitted
+// with ooc.Fit on the store and evaluated with Model.Evaluate on a store.
+//
+// Usage, from the repository root:
+//
+//	go run ./bench/accuracy [-only NAME[,NAME]] [-quick] [-data ../shared/data]
+//
+// The data live in ../shared/data (see its README.md); a data set whose files
+// are absent is skipped with a message. Fashion-MNIST is read from
+// /usr/share/datasets/fashion-mnist (Debian package dataset-fashion-mnist).
+// Progress goes to stderr, the tables to stdout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	dataDir := flag.String("data", "../shared/data", "directory of the shared data sets")
+	fmnist := flag.String("fashion", "/usr/share/datasets/fashion-mnist", "directory of the Fashion-MNIST IDX files")
+	only := flag.String("only", "", "comma-separated data set names to run (default: all); names: "+strings.Join(names(), ", "))
+	quick := flag.Bool("quick", false, "small grid, small M and subsampled big data: a smoke test, not the reported numbers")
+	workers := flag.Int("workers", 0, "worker goroutines (0: GOMAXPROCS)")
+	seed := flag.Uint64("seed", 1, "seed of the splits and of the centres")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	want := map[string]bool{}
+	for _, n := range strings.Split(*only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			if !slices.Contains(names(), n) {
+				fmt.Fprintf(os.Stderr, "accuracy: unknown data set %q (have %s)\n", n, strings.Join(names(), ", "))
+				os.Exit(2)
+			}
+			want[n] = true
+		}
+	}
+	env := &env{dataDir: *dataDir, fashionDir: *fmnist, quick: *quick, workers: *workers, seed: *seed}
+	start := time.Now()
+	var rows []result
+	failed := false
+	for _, ds := range datasets {
+		if len(want) > 0 && !want[ds.name] {
+			continue
+		}
+		if miss := ds.missing(env); miss != "" {
+			fmt.Fprintf(os.Stderr, "accuracy: skip %s: %s not found\n", ds.name, miss)
+			continue
+		}
+		logf("=== %s", ds.name)
+		res, err := run(ctx, env, ds)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "accuracy: %s: %v\n", ds.name, err)
+			failed = true
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		rows = append(rows, res...)
+		for _, r := range res {
+			logf("%s", r.row())
+		}
+	}
+	fmt.Printf("%s\n", tableHeader)
+	for _, r := range rows {
+		fmt.Println(r.row())
+	}
+	fmt.Printf("\nValidation grids (metric on the validation split carved from the training part):\n\n")
+	for _, r := range rows {
+		if len(r.grid) > 0 {
+			fmt.Println(r.gridSummary())
+		}
+	}
+	fmt.Printf("GOMAXPROCS %d, %s/%s, total %.0f s\n", runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, time.Since(start).Seconds())
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func names() []string {
+	var n []string
+	for _, d := range datasets {
+		n = append(n, d.name)
+	}
+	return n
+}
