@@ -24,6 +24,15 @@
 // the source type). Column statistics are computed by the writer in the same
 // pass: Std is the population standard deviation.
 //
+// # Memory
+//
+// A Reader maps the segment files but releases the pages of each chunk once
+// it is decoded, so its resident memory does not grow with the store. Each
+// goroutine reading at a time holds a scratch set of 9 column buffers,
+// 9 × 8 × ChunkRows bytes (2.3 MiB at the default 32 768 rows), kept for
+// reuse until Close. A Writer holds Workers+2 chunks in flight, each about
+// 2 × 8 × ChunkRows × columns bytes (raw plus compressed).
+//
 // # Concurrency
 //
 // A Reader is safe for concurrent use: ReadChunk, ReadColumns and Verify may

@@ -100,10 +100,10 @@ func FuzzManifest(f *testing.F) {
 	})
 }
 
-// FuzzOpen feeds an arbitrary segment file to NewReader under a manifest
+// FuzzOpen feeds an arbitrary segment file to NewReader as it is, then
+// again with its checksums recomputed (resignSegment) under a manifest
 // re-signed to match it (size, store_id), so the fuzzer reaches the
-// footer, index and block checks, then reads every chunk. Also tries the
-// fuzzed manifest bytes as they are.
+// footer, index and layout checks and the decoders, and reads every chunk.
 func FuzzOpen(f *testing.F) {
 	metas := fuzzSeedManifests(f)
 	for k, seg := range fuzzSeedSegments(f) {
@@ -120,6 +120,8 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		m.FormatVersion = 1
+		seg = resignSegment(seg, len(m.Features)+len(m.Targets))
+		segs = []SegmentData{{R: bytes.NewReader(seg), Size: int64(len(seg))}}
 		if len(seg) >= footerSize {
 			ft, err := decodeFooter(seg[len(seg)-footerSize:])
 			if err == nil && ft.indexOffset <= uint64(len(seg)) && ft.indexLength <= uint64(len(seg))-ft.indexOffset {
@@ -172,4 +174,52 @@ func fuzzSeedStores(f *testing.F) []memStore {
 		out = append(out, loadMem(f, dir))
 	}
 	return out
+}
+
+// resignSegment returns a copy of seg with its magic number and every
+// checksum it can locate recomputed: each block's CRC (in the trailer and
+// the index entry, with the index's codec byte set to the block's), the
+// index CRC and the footer CRC. Everything else stays as the fuzzer made it.
+func resignSegment(seg []byte, ncol int) []byte {
+	seg = bytes.Clone(seg)
+	n := uint64(len(seg))
+	if n < headerSize+footerSize {
+		return seg
+	}
+	le := binary.LittleEndian
+	f := seg[n-footerSize:]
+	copy(f[44:], Magic)
+	ioff, ilen := le.Uint64(f[0:]), le.Uint64(f[8:])
+	if ioff <= n-footerSize && ilen <= n-footerSize-ioff {
+		idx := seg[ioff : ioff+ilen]
+		rec := chunkRecordSize + entrySize*ncol
+		for p := 0; ncol > 0 && p+rec <= len(idx); p += rec {
+			for j := range ncol {
+				e := idx[p+chunkRecordSize+j*entrySize:]
+				off, sl := le.Uint64(e), uint64(le.Uint32(e[8:]))
+				if off <= ioff && sl+trailerSize <= ioff-off {
+					crc := crc32c(seg[off : off+sl+1])
+					le.PutUint32(seg[off+sl+1:], crc)
+					e[20] = seg[off+sl]
+					le.PutUint32(e[16:], crc)
+				}
+			}
+		}
+		le.PutUint32(f[28:], crc32c(seg[ioff:ioff+ilen]))
+	}
+	le.PutUint32(f[36:], crc32c(f[:36]))
+	return seg
+}
+
+// TestResignSegmentIdentity checks the fuzz helper leaves a valid segment
+// unchanged, so FuzzOpen's seeds open.
+func TestResignSegmentIdentity(t *testing.T) {
+	for _, fx := range fixturesV1 {
+		ms := loadMem(t, "testdata/"+fx.name)
+		for k, seg := range ms.segs {
+			if !bytes.Equal(resignSegment(seg, len(fx.features)+len(fx.targets)), seg) {
+				t.Errorf("%s segment %d changed", fx.name, k)
+			}
+		}
+	}
 }
