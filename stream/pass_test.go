@@ -192,3 +192,33 @@ func TestSubdivide(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldout(t *testing.T) {
+	x, y := randData(1000, 2, 1, 10)
+	src := stream.NewMemSource(x, 2, y, 1, 64)
+	rest, held := stream.Holdout(src, 0.2, 7)
+	// Reassemble the expected rows of each side by the same rule applied
+	// through a second split with another chunking: the split must not
+	// depend on chunking.
+	rest2, held2 := stream.Holdout(stream.NewMemSource(x, 2, y, 1, 100), 0.2, 7)
+	collect := func(s stream.Source) (xs, ys []float64) {
+		for i := range s.NumChunks() {
+			r := s.ChunkRows(i)
+			cx, cy := make([]float64, r*2), make([]float64, r)
+			if err := s.ReadChunk(context.Background(), i, cx, cy); err != nil {
+				t.Fatal(err)
+			}
+			xs, ys = append(xs, cx...), append(ys, cy...)
+		}
+		return xs, ys
+	}
+	hx, hy := collect(held)
+	rx, ry := collect(rest)
+	streamtest.SourceTest(t, held, hx, hy)
+	streamtest.SourceTest(t, rest, rx, ry)
+	streamtest.SourceTest(t, held2, hx, hy)
+	streamtest.SourceTest(t, rest2, rx, ry)
+	if n := len(hy); n < 150 || n > 250 || n+len(ry) != 1000 {
+		t.Errorf("held %d rows, rest %d, want about 200 + 800", n, len(ry))
+	}
+}

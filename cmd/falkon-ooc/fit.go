@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 func init() {
@@ -48,6 +50,9 @@ type fitOpts struct {
 	seed                                 uint64
 	resume, noCheckpoint, jsonOut        bool
 	quiet                                bool
+	val, plot                            string
+	valFraction                          float64
+	valEvery                             int
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -70,6 +75,10 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
+	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
+	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
+	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return func(ctx context.Context, e *env, args []string) error {
@@ -183,16 +192,59 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if r.NumTargets() == 0 {
 		return fmt.Errorf("store %s has no target column: ingest it with --target COLUMN", storePath)
 	}
+	if o.valFraction < 0 || o.valFraction >= 1 {
+		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
+	}
+	if o.valFraction > 0 && o.val != "" {
+		return usagef("--val and --val-fraction exclude each other")
+	}
+	if o.valEvery < 1 {
+		return usagef("--val-every must be ≥ 1, got %d", o.valEvery)
+	}
+	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
+		return usagef("--plot %s: the name must end in .png", o.plot)
+	}
 	cols := columnsOf(r)
 	cfg.Columns = cols
+	cfg.ValEvery = o.valEvery
+	pr := newProgress(e.stderr, o.quiet)
+	var train stream.Source = r
 	n := r.Manifest().Rows
+	if o.valFraction > 0 {
+		rest, held := stream.Holdout(r, o.valFraction, o.seed)
+		train, cfg.Validation = rest, held
+		n = 0
+		for i := range rest.NumChunks() {
+			n += int64(rest.ChunkRows(i))
+		}
+		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
+	}
+	if o.val != "" {
+		vpath, cleanup, err := openInput(ctx, inputOpts{workers: o.workers}, r.FeatureNames(), r.TargetNames(), []string{o.val}, pr)
+		if err != nil {
+			return fmt.Errorf("--val: %w", err)
+		}
+		defer cleanup()
+		vr, err := chunkstore.Open(vpath)
+		if err != nil {
+			return fmt.Errorf("--val: %w", err)
+		}
+		defer vr.Close()
+		vs, withTargets, err := selectColumns(vr, o.val, r.FeatureNames(), r.TargetNames())
+		if err != nil {
+			return fmt.Errorf("--val: %w", err)
+		}
+		if !withTargets {
+			return fmt.Errorf("--val %s: it lacks the target column(s) %q", o.val, r.TargetNames())
+		}
+		cfg.Validation = vs
+	}
 	if cfg.Centers == 0 {
 		cfg.Centers = ooc.DefaultCenters(n)
 	}
 	if int64(cfg.Centers) > n {
 		return fmt.Errorf("--centers %d exceeds the %d rows of store %s: use at most %d", cfg.Centers, n, storePath, n)
 	}
-	pr := newProgress(e.stderr, o.quiet)
 	k := r.NumTargets()
 	if cfg.Task == ooc.TaskMulticlass && len(cols.TargetDistinct) > 0 {
 		k = len(cols.TargetDistinct[0])
@@ -246,7 +298,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			pr.printf("fit: factorising the preconditioner")
 		}
 	}
-	m, err := ooc.Fit(ctx, r, cfg)
+	m, err := ooc.Fit(ctx, train, cfg)
 	if err != nil {
 		return err
 	}
@@ -256,6 +308,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if summary, err := m.SummaryJSON(); err == nil {
 		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
 			return err
+		}
+	}
+	if o.plot != "" {
+		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M, m.Kernel)
+		if err := atomicfile.Write(o.plot, 0o644, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
+			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	if !o.noCheckpoint {
@@ -282,6 +340,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel, m.M, m.Config.Lambda, m.Precision)
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	if nv := len(tr.Validation); nv > 0 {
+		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&tr.Validation[nv-1].Metrics), tr.Validation[nv-1].Iteration)
+	}
 	return nil
 }
 

@@ -202,3 +202,53 @@ func TestFitResumeWithoutCheckpoint(t *testing.T) {
 		t.Fatalf("resume without checkpoint: exit %d, %s", code, e)
 	}
 }
+
+func TestFitValidationAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 2000, 7, "y")
+	valStore := makeStore(t, t.TempDir(), 500, 8, "y")
+	model := filepath.Join(dir, "m.falkon")
+	png := filepath.Join(dir, "fit.png")
+	code, out, e := runCLI("fit", "--out", model, "--centers", "100", "--iters", "6", "--val-fraction", "0.25", "--plot", png, "--json", "--quiet", train)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var res struct {
+		N          int64 `json:"n"`
+		Validation []struct {
+			Iteration int     `json:"iteration"`
+			RMSE      float64 `json:"rmse"`
+		} `json:"validation"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.N < 1300 || res.N > 1700 || len(res.Validation) != 6 || res.Validation[5].RMSE >= res.Validation[0].RMSE {
+		t.Errorf("--val-fraction: n = %d, validation %+v", res.N, res.Validation)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("--plot did not write a PNG: %v", err)
+	}
+	code, out, e = runCLI("fit", "--out", model, "--centers", "100", "--iters", "4", "--val", valStore, "--val-every", "2", "--json", "--quiet", train)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	res.Validation = nil
+	json.Unmarshal([]byte(out), &res)
+	if len(res.Validation) != 2 || res.Validation[1].Iteration != 4 {
+		t.Errorf("--val --val-every 2: validation %+v", res.Validation)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--val-fraction", "1"}, "--val-fraction must be in [0, 1), got 1"},
+		{[]string{"--val-fraction", "0.1", "--val", valStore}, "--val and --val-fraction exclude each other"},
+		{[]string{"--plot", "x.svg"}, "--plot x.svg: the name must end in .png"},
+	} {
+		code, _, e := runCLI(append(append([]string{"fit", "--out", model}, c.args...), train)...)
+		if code != 2 || !strings.Contains(e, c.want) {
+			t.Errorf("%v: exit %d, stderr %s", c.args, code, e)
+		}
+	}
+}

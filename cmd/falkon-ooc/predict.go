@@ -107,7 +107,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 		summary = e.stderr
 	}
 
-	storePath, cleanup, err := predictStore(ctx, o, m, args, pr)
+	storePath, cleanup, err := openInput(ctx, inputOpts{tmpDir: o.tmpDir, noHeader: o.noHeader, workers: o.workers}, m.Features, m.Targets, args, pr)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 		return err
 	}
 	defer r.Close()
-	src, withTargets, err := selectColumns(r, strings.Join(args, " "), m)
+	src, withTargets, err := selectColumns(r, strings.Join(args, " "), m.Features, m.Targets)
 	if err != nil {
 		return err
 	}
@@ -201,11 +201,20 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 	return nil
 }
 
-// predictStore returns a chunk store holding INPUT: the input itself when
-// it is one store, else a temporary store ingested from the files, with
-// the model's features (checked first, naming any that are missing) and
-// its targets when the files have them.
-func predictStore(ctx context.Context, o *predictOpts, m *ooc.Model, args []string, pr *progress) (string, func(), error) {
+// inputOpts are the options of reading Parquet/CSV input for predict or
+// validation.
+type inputOpts struct {
+	tmpDir   string
+	noHeader bool
+	workers  int
+}
+
+// openInput returns a chunk store holding INPUT: the input itself when it
+// is one store, else a temporary store ingested from the files, with the
+// given features (checked first, naming any that are missing) and the
+// targets when the files have them all. cleanup removes the temporary
+// store.
+func openInput(ctx context.Context, o inputOpts, features, targets []string, args []string, pr *progress) (path string, cleanup func(), err error) {
 	if len(args) == 1 {
 		if _, err := os.Stat(filepath.Join(args[0], chunkstore.ManifestName)); err == nil {
 			return args[0], func() {}, nil
@@ -217,27 +226,27 @@ func predictStore(ctx context.Context, o *predictOpts, m *ooc.Model, args []stri
 		return "", nil, err
 	}
 	var missing []string
-	for _, f := range m.Features {
+	for _, f := range features {
 		if !slices.Contains(names, f) {
 			missing = append(missing, f)
 		}
 	}
 	if len(missing) > 0 {
-		return "", nil, fmt.Errorf("%s: the model's feature column(s) %q are missing; the input's columns are %q", args[0], missing, names)
+		return "", nil, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", args[0], missing, names)
 	}
-	icfg.Features = m.Features
+	icfg.Features = features
 	hasTargets := true
-	for _, t := range m.Targets {
+	for _, t := range targets {
 		hasTargets = hasTargets && slices.Contains(names, t)
 	}
 	if hasTargets {
-		icfg.Targets = m.Targets
+		icfg.Targets = targets
 	}
-	dir, err := os.MkdirTemp(o.tmpDir, "falkon-ooc-predict-")
+	dir, err := os.MkdirTemp(o.tmpDir, "falkon-ooc-input-")
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	cleanup = func() { os.RemoveAll(dir) }
 	icfg.Out = filepath.Join(dir, "store")
 	icfg.Progress = func(p ingest.Progress) {
 		pr.update("read input", fmt.Sprintf("%d rows", p.Rows), false)

@@ -38,16 +38,16 @@ type selected struct {
 	pool     sync.Pool // *[][]float64 column scratch
 }
 
-// selectColumns returns a source whose features are the model's features
-// and whose targets are the model's targets when the store has all of
-// them (withTargets), looked up by name. A missing feature is an error
-// naming it.
-func selectColumns(r *chunkstore.Reader, path string, m *ooc.Model) (src stream.Source, withTargets bool, err error) {
+// selectColumns returns a source whose features are the named features
+// and whose targets are the named targets when the store has all of them
+// (withTargets), looked up by name. A missing feature is an error naming
+// it.
+func selectColumns(r *chunkstore.Reader, path string, features, targets []string) (src stream.Source, withTargets bool, err error) {
 	names := append(r.FeatureNames(), r.TargetNames()...)
 	index := func(name string) int { return slices.Index(names, name) }
 	s := &selected{r: r}
 	var missing []string
-	for _, f := range m.Features {
+	for _, f := range features {
 		i := index(f)
 		if i < 0 {
 			missing = append(missing, f)
@@ -55,10 +55,10 @@ func selectColumns(r *chunkstore.Reader, path string, m *ooc.Model) (src stream.
 		s.feat = append(s.feat, i)
 	}
 	if len(missing) > 0 {
-		return nil, false, fmt.Errorf("%s: the model's feature column(s) %q are missing (the store has %q)", path, missing, names)
+		return nil, false, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", path, missing, names)
 	}
 	withTargets = true
-	for _, t := range m.Targets {
+	for _, t := range targets {
 		i := index(t)
 		if i < 0 {
 			withTargets = false
@@ -69,7 +69,7 @@ func selectColumns(r *chunkstore.Reader, path string, m *ooc.Model) (src stream.
 	if !withTargets {
 		s.tg = nil
 	}
-	if slices.Equal(m.Features, r.FeatureNames()) && (!withTargets || slices.Equal(m.Targets, r.TargetNames())) {
+	if slices.Equal(features, r.FeatureNames()) && (!withTargets || slices.Equal(targets, r.TargetNames())) {
 		// The store's own layout: read it directly.
 		if withTargets || r.NumTargets() == 0 {
 			return r, withTargets, nil

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+// writePlot draws the CG residual (log scale) and, when there is one, the
+// validation metric by iteration, one panel each, as a PNG.
+func writePlot(w io.Writer, tr ooc.Training, title string) error {
+	res := plot.New()
+	res.Title.Text = title
+	res.X.Label.Text = "CG iteration"
+	res.Y.Label.Text = "relative residual ‖r‖/‖b‖"
+	res.Y.Scale = plot.LogScale{}
+	res.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	var pts plotter.XYs
+	for i, r := range tr.Residuals {
+		if r > 0 && !math.IsInf(r, 0) {
+			pts = append(pts, plotter.XY{X: float64(i + 1), Y: r})
+		}
+	}
+	if len(pts) == 0 {
+		return fmt.Errorf("plot: no residuals to draw")
+	}
+	line, points, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	res.Add(line, points, plotter.NewGrid())
+	panels := []*plot.Plot{res}
+
+	if len(tr.Validation) > 0 {
+		name, get := validationMetric(tr.Validation[0].Metrics)
+		val := plot.New()
+		val.X.Label.Text = "CG iteration"
+		val.Y.Label.Text = "validation " + name
+		var vp plotter.XYs
+		for _, v := range tr.Validation {
+			if x := get(v.Metrics); x != nil {
+				vp = append(vp, plotter.XY{X: float64(v.Iteration), Y: *x})
+			}
+		}
+		if len(vp) > 0 {
+			l, p, err := plotter.NewLinePoints(vp)
+			if err != nil {
+				return err
+			}
+			val.Add(l, p, plotter.NewGrid())
+			panels = append(panels, val)
+		}
+	}
+	const width, rowHeight = 16 * vg.Centimeter, 9 * vg.Centimeter
+	img := vgimg.New(width, rowHeight*vg.Length(len(panels)))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter,
+		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
+	canvases := plot.Align(panelsColumn(panels), tiles, dc)
+	for i, p := range panels {
+		p.Draw(canvases[i][0])
+	}
+	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+	return err
+}
+
+func panelsColumn(ps []*plot.Plot) [][]*plot.Plot {
+	out := make([][]*plot.Plot, len(ps))
+	for i, p := range ps {
+		out[i] = []*plot.Plot{p}
+	}
+	return out
+}
+
+// validationMetric picks the metric to plot: RMSE for regression, error
+// rate for classification.
+func validationMetric(m ooc.Metrics) (string, func(ooc.Metrics) *float64) {
+	if m.RMSE != nil {
+		return "RMSE", func(m ooc.Metrics) *float64 { return m.RMSE }
+	}
+	return "error rate", func(m ooc.Metrics) *float64 { return m.ErrorRate }
+}

@@ -1,0 +1,98 @@
+package stream
+
+import (
+	"context"
+	"sync"
+)
+
+// Holdout splits src by rows into two Sources: each row goes to held
+// (with probability fraction) or to rest, decided by a hash of seed and
+// the row's position, so the split is reproducible and independent of the
+// chunking. Chunk boundaries are kept (a chunk with no rows on one side
+// is left out of that side). Reading a chunk of either side decodes the
+// whole parent chunk. It panics unless 0 < fraction < 1.
+func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
+	if !(fraction > 0 && fraction < 1) {
+		panic("stream: Holdout fraction must be in (0, 1)")
+	}
+	threshold := uint64(fraction * (1 << 53))
+	r := &filtered{src: src}
+	h := &filtered{src: src}
+	var row uint64
+	for c := range src.NumChunks() {
+		n := src.ChunkRows(c)
+		var keepR, keepH []int32
+		for i := range n {
+			if splitmix(seed^row)>>11 < threshold {
+				keepH = append(keepH, int32(i))
+			} else {
+				keepR = append(keepR, int32(i))
+			}
+			row++
+		}
+		if len(keepR) > 0 {
+			r.chunks = append(r.chunks, filteredChunk{parent: c, rows: keepR})
+		}
+		if len(keepH) > 0 {
+			h.chunks = append(h.chunks, filteredChunk{parent: c, rows: keepH})
+		}
+	}
+	return r, h
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+type filteredChunk struct {
+	parent int
+	rows   []int32 // rows of the parent chunk kept, ascending
+}
+
+type filtered struct {
+	src    Source
+	chunks []filteredChunk
+	pool   sync.Pool // *[]float64 parent-chunk scratch
+}
+
+func (f *filtered) NumChunks() int      { return len(f.chunks) }
+func (f *filtered) Dim() int            { return f.src.Dim() }
+func (f *filtered) NumTargets() int     { return f.src.NumTargets() }
+func (f *filtered) ChunkRows(i int) int { return len(f.chunks[i].rows) }
+
+func (f *filtered) ReadChunk(ctx context.Context, i int, x, y []float64) error {
+	c := f.chunks[i]
+	rows := f.src.ChunkRows(c.parent)
+	d, k := f.src.Dim(), f.src.NumTargets()
+	bp, _ := f.pool.Get().(*[]float64)
+	if bp == nil {
+		bp = new([]float64)
+	}
+	defer f.pool.Put(bp)
+	need := rows * d
+	if y != nil {
+		need += rows * k
+	}
+	if cap(*bp) < need {
+		*bp = make([]float64, need)
+	}
+	buf := (*bp)[:need]
+	px := buf[:rows*d]
+	var py []float64
+	if y != nil {
+		py = buf[rows*d:]
+	}
+	if err := f.src.ReadChunk(ctx, c.parent, px, py); err != nil {
+		return err
+	}
+	for j, r := range c.rows {
+		copy(x[j*d:(j+1)*d], px[int(r)*d:int(r+1)*d])
+		if y != nil {
+			copy(y[j*k:(j+1)*k], py[int(r)*k:int(r+1)*k])
+		}
+	}
+	return nil
+}
