@@ -101,8 +101,96 @@ func main() {
 	p("")
 	kernel("kernAVX512", "Z", 8, 12, 16, true)
 	kernel("kernAVX2", "Y", 4, 6, 8, false)
+	w.WriteString(rows4)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
+
+// rows4 holds the AVX2 row kernels of the triangular solves: four rows of U
+// (stride ldu) against one vector, n a positive multiple of 8.
+const rows4 = `// func axpy4AVX2(n int, a *[4]float64, u *float64, ldu int, y *float64)
+// y[j] -= a[0] u[j] + a[1] u[ldu+j] + a[2] u[2ldu+j] + a[3] u[3ldu+j]
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ u+16(FP), SI
+	MOVQ ldu+24(FP), R8
+	MOVQ y+32(FP), DI
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VBROADCASTSD 0(AX), Y12
+	VBROADCASTSD 8(AX), Y13
+	VBROADCASTSD 16(AX), Y14
+	VBROADCASTSD 24(AX), Y15
+	XORQ BX, BX
+axpyloop:
+	VMULPD (SI)(BX*8), Y12, Y0
+	VMULPD 32(SI)(BX*8), Y12, Y1
+	VFMADD231PD (R9)(BX*8), Y13, Y0
+	VFMADD231PD 32(R9)(BX*8), Y13, Y1
+	VFMADD231PD (R10)(BX*8), Y14, Y0
+	VFMADD231PD 32(R10)(BX*8), Y14, Y1
+	VFMADD231PD (R11)(BX*8), Y15, Y0
+	VFMADD231PD 32(R11)(BX*8), Y15, Y1
+	VMOVUPD (DI)(BX*8), Y2
+	VMOVUPD 32(DI)(BX*8), Y3
+	VSUBPD Y0, Y2, Y2
+	VSUBPD Y1, Y3, Y3
+	VMOVUPD Y2, (DI)(BX*8)
+	VMOVUPD Y3, 32(DI)(BX*8)
+	ADDQ $8, BX
+	CMPQ BX, CX
+	JLT axpyloop
+	VZEROUPPER
+	RET
+
+// func dot4AVX2(n int, u *float64, ldu int, x *float64, s *[16]float64)
+// s[4r+l] = lane l of the sum over j of u[r*ldu+j] x[j]
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ u+8(FP), SI
+	MOVQ ldu+16(FP), R8
+	MOVQ x+24(FP), DI
+	MOVQ s+32(FP), AX
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	XORQ BX, BX
+dotloop:
+	VMOVUPD (DI)(BX*8), Y8
+	VMOVUPD 32(DI)(BX*8), Y9
+	VFMADD231PD (SI)(BX*8), Y8, Y0
+	VFMADD231PD 32(SI)(BX*8), Y9, Y1
+	VFMADD231PD (R9)(BX*8), Y8, Y2
+	VFMADD231PD 32(R9)(BX*8), Y9, Y3
+	VFMADD231PD (R10)(BX*8), Y8, Y4
+	VFMADD231PD 32(R10)(BX*8), Y9, Y5
+	VFMADD231PD (R11)(BX*8), Y8, Y6
+	VFMADD231PD 32(R11)(BX*8), Y9, Y7
+	ADDQ $8, BX
+	CMPQ BX, CX
+	JLT dotloop
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y5, Y4, Y4
+	VADDPD Y7, Y6, Y6
+	VMOVUPD Y0, 0(AX)
+	VMOVUPD Y2, 32(AX)
+	VMOVUPD Y4, 64(AX)
+	VMOVUPD Y6, 96(AX)
+	VZEROUPPER
+	RET
+`

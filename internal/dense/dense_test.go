@@ -296,7 +296,7 @@ func TestSolve(t *testing.T) {
 	impl := blas64.Implementation()
 	for _, kern := range testKernels() {
 		for _, n := range []int{1, 7, 16, 17, 100, 300} {
-			for _, k := range []int{1, 2, 3, 8, 21} {
+			for _, k := range []int{1, 2, 3, 8, 21, 40} {
 				for _, tr := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%s/n=%d/k=%d/T=%v", kern.name, n, k, tr), func(t *testing.T) {
 						ldu, ldb := n+1, k+2
@@ -366,6 +366,40 @@ func FuzzKernel(f *testing.F) {
 				if d := math.Abs(c[i] - want[i]); !(d <= 2*float64(kc*kc)*eps+eps*math.Abs(want[i])) {
 					t.Fatalf("%s kc=%d: c[%d] = %v, want %v", k.name, kc, i, c[i], want[i])
 				}
+			}
+		}
+	})
+}
+
+// FuzzRows holds axpy4 and dot4 (assembly on amd64) to their Go loops.
+func FuzzRows(f *testing.F) {
+	f.Add(uint64(1), uint16(1), uint8(0))
+	f.Add(uint64(2), uint16(8), uint8(3))
+	f.Add(uint64(3), uint16(1003), uint8(17))
+	f.Fuzz(func(t *testing.T, seed uint64, n16 uint16, pad uint8) {
+		n := int(n16 % 2000)
+		ldu := n + int(pad)
+		rnd := rand.New(rand.NewPCG(seed, 7))
+		u := randMat(rnd, 4, n, max(ldu, 1))
+		x := randMat(rnd, 1, n, max(n, 1))
+		a := [4]float64{rnd.NormFloat64(), rnd.NormFloat64(), rnd.NormFloat64(), rnd.NormFloat64()}
+		if n == 0 {
+			u, x = nil, nil
+		}
+		// One product per term, summed over ≤ 4 terms (axpy) or n (dot):
+		// FMA changes each by one rounding, ≤ 4·eps·Σ|terms| resp. 2n·eps·Σ|terms|.
+		y, want := append([]float64(nil), x...), append([]float64(nil), x...)
+		axpy4(&a, u, ldu, y)
+		axpy4Go(&a, u, ldu, want)
+		for j := range y {
+			if d := math.Abs(y[j] - want[j]); !(d <= 16*eps*(1+math.Abs(want[j]))*4) {
+				t.Fatalf("axpy4 n=%d: y[%d] = %v, want %v", n, j, y[j], want[j])
+			}
+		}
+		s, ws := dot4(u, ldu, x), dot4Go(u, ldu, x)
+		for r := range s {
+			if d := math.Abs(s[r] - ws[r]); !(d <= 2*float64(n+1)*eps*float64(n+1)) {
+				t.Fatalf("dot4 n=%d: s[%d] = %v, want %v", n, r, s[r], ws[r])
 			}
 		}
 	})

@@ -26,15 +26,18 @@
 //
 // The O(n³) routines are blocked (Cholesky: right-looking with 256-wide
 // panels and a recursive diagonal block; UUt: a sequence of rank-256
-// updates; SolveUpper with k ≥ 8: recursive) so that nearly all their flops
+// updates; SolveUpper with k ≥ 32: recursive) so that nearly all their flops
 // run through one GEMM, which packs its operands in the manner of Goto and
 // van de Geijn (ACM TOMS 34(3), 2008) and hands them to a register-blocked
 // micro-kernel. On amd64 the micro-kernel is Go assembly, chosen at start-up
 // from the CPU's features (golang.org/x/sys/cpu): AVX-512F (12×16 tile) or
 // AVX2 with FMA (6×8 tile). Elsewhere, or when built with the noasm tag, it
 // is a portable 4×4 Go kernel, several times slower; Kernel reports which
-// one runs. Solves with few right-hand sides (k < 8) are memory-bound and
-// run as row-wise dot products and axpys over a transposed copy of B.
+// one runs. Solves with few right-hand sides (k < 32) would spend more time
+// packing U than multiplying; they run four rows of U at a time through
+// AVX2 dot-product and axpy kernels (Go loops under noasm) over a transposed
+// copy of B, reading U once per call and splitting the right-hand sides
+// among workers.
 //
 // Errors: a matrix that is not positive definite is a result of Cholesky
 // (ok = false and the failing column), not a panic. Shape errors (negative
@@ -64,8 +67,8 @@
 //   - Outputs must not overlap inputs, except where a routine works in place
 //     (Cholesky on a, solves on b).
 //   - Each call allocates its packing buffers (about 2 MB per worker for
-//     Gemm-based routines plus kc×n for the packed B panel), and the small-k
-//     solves a k×n copy of B; nothing else.
+//     Gemm-based routines plus 256×min(n, 4096) for the packed B panel), and
+//     the small-k solves a k×n copy of B; nothing else.
 //   - All micro-kernels compute the same sums in the same order; the
 //     assembly ones use fused multiply-adds and so differ from the Go kernel
 //     by rounding only (FuzzKernel holds them to the reference loop).

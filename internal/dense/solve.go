@@ -1,16 +1,18 @@
 package dense
 
+import "sync"
+
 // smallK is the number of right-hand sides below which the solves run as
 // dot products and axpys over a transposed copy of B instead of through the
-// GEMM, whose nr-wide tiles would be mostly padding.
+// GEMM, which would copy (pack) U for only a few flops per element.
 const smallK = 32
 
 // SolveUpper solves U X = B in place, where U is the n×n upper triangular
 // matrix in the upper triangle of u (row-major, stride ldu; the strict lower
 // triangle is not read) and B is n×k in b (row-major, stride ldb). It is
 // BLAS dtrsm (left, upper, no transpose, non-unit). U must be nonsingular;
-// a zero diagonal gives Inf or NaN. At most workers goroutines run, and only
-// for k ≥ 8; the result does not depend on workers.
+// a zero diagonal gives Inf or NaN. At most min(workers, k) goroutines run;
+// the result does not depend on workers.
 func SolveUpper(u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
 	solveWith(best, false, u, n, ldu, b, k, ldb, workers)
 }
@@ -58,10 +60,22 @@ func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float6
 			xs[c][i] = b[i*ldb+c]
 		}
 	}
+	subst := backSubst
 	if trans {
-		forwSubst(u, n, ldu, xs)
+		subst = forwSubst
+	}
+	// Split the right-hand sides among workers; each reads all of U.
+	w := max(1, min(workers, k))
+	if w == 1 || n < 256 {
+		subst(u, n, ldu, xs)
 	} else {
-		backSubst(u, n, ldu, xs)
+		var wg sync.WaitGroup
+		per := (k + w - 1) / w
+		for c0 := 0; c0 < k; c0 += per {
+			group := xs[c0:min(k, c0+per)]
+			wg.Go(func() { subst(u, n, ldu, group) })
+		}
+		wg.Wait()
 	}
 	for i := 0; i < n; i++ {
 		for c := range xs {
@@ -70,43 +84,62 @@ func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float6
 	}
 }
 
-// backSubst solves U x = b for each x in xs: x_i = (b_i − U_i,i+1: x_i+1:) / U_ii,
-// reading each row of U once for all right-hand sides.
+// backSubst solves U x = b for each x in xs, four rows at a time: the
+// solved part below a block enters through dot4 (one pass over the block's
+// rows of U per right-hand side, the block staying in cache across them),
+// then the 4×4 triangle is solved directly.
 func backSubst(u []float64, n, ldu int, xs [][]float64) {
-	for i := n - 1; i >= 0; i-- {
+	i1 := n - n%4
+	for i := n - 1; i >= i1; i-- {
 		row := u[i*ldu+i+1 : i*ldu+n]
-		d := u[i*ldu+i]
-		c := 0
-		for ; c+2 <= len(xs); c += 2 {
-			x0, x1 := xs[c], xs[c+1]
-			s0, s1 := dot2(row, x0[i+1:n], x1[i+1:n])
-			x0[i] = (x0[i] - s0) / d
-			x1[i] = (x1[i] - s1) / d
+		for _, x := range xs {
+			x[i] = (x[i] - dot(row, x[i+1:n])) / u[i*ldu+i]
 		}
-		if c < len(xs) {
-			x := xs[c]
-			x[i] = (x[i] - dot(row, x[i+1:n])) / d
+	}
+	for ; i1 >= 4; i1 -= 4 {
+		i0 := i1 - 4
+		for _, x := range xs {
+			if i1 < n {
+				s := dot4(u[i0*ldu+i1:], ldu, x[i1:n])
+				for r, v := range s {
+					x[i0+r] -= v
+				}
+			}
+			for i := i1 - 1; i >= i0; i-- {
+				t := x[i]
+				for j := i + 1; j < i1; j++ {
+					t -= u[i*ldu+j] * x[j]
+				}
+				x[i] = t / u[i*ldu+i]
+			}
 		}
 	}
 }
 
-// forwSubst solves Uᵀ x = b for each x in xs: x_i = b_i / U_ii, then
-// b_i+1: −= x_i U_i,i+1:, reading each row of U once for all right-hand sides.
+// forwSubst solves Uᵀ x = b for each x in xs, four rows at a time: the 4×4
+// triangle is solved directly, then its four unknowns are eliminated from
+// the rest of x with axpy4.
 func forwSubst(u []float64, n, ldu int, xs [][]float64) {
-	for i := 0; i < n; i++ {
-		row := u[i*ldu+i+1 : i*ldu+n]
-		d := u[i*ldu+i]
-		c := 0
-		for ; c+2 <= len(xs); c += 2 {
-			x0, x1 := xs[c], xs[c+1]
-			x0[i] /= d
-			x1[i] /= d
-			axpy2(-x0[i], -x1[i], row, x0[i+1:n], x1[i+1:n])
+	i0 := 0
+	for ; i0+4 <= n; i0 += 4 {
+		rest := i0 + 4
+		for _, x := range xs {
+			for i := i0; i < rest; i++ {
+				x[i] /= u[i*ldu+i]
+				for r := i + 1; r < rest; r++ {
+					x[r] -= x[i] * u[i*ldu+r]
+				}
+			}
+			if rest < n {
+				a := [4]float64{x[i0], x[i0+1], x[i0+2], x[i0+3]}
+				axpy4(&a, u[i0*ldu+rest:], ldu, x[rest:n])
+			}
 		}
-		if c < len(xs) {
-			x := xs[c]
-			x[i] /= d
-			axpy(-x[i], row, x[i+1:n])
+	}
+	for i := i0; i < n; i++ {
+		for _, x := range xs {
+			x[i] /= u[i*ldu+i]
+			axpy(-x[i], u[i*ldu+i+1:i*ldu+n], x[i+1:n])
 		}
 	}
 }
@@ -127,34 +160,4 @@ func dot(x, y []float64) float64 {
 		s0 += x[i] * y[i]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-func dot2(x, y0, y1 []float64) (float64, float64) {
-	y0 = y0[:len(x)]
-	y1 = y1[:len(x)]
-	var s0, s1, t0, t1 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		xs := x[i : i+2 : i+2]
-		a := y0[i : i+2 : i+2]
-		b := y1[i : i+2 : i+2]
-		s0 += xs[0] * a[0]
-		s1 += xs[1] * a[1]
-		t0 += xs[0] * b[0]
-		t1 += xs[1] * b[1]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y0[i]
-		t0 += x[i] * y1[i]
-	}
-	return s0 + s1, t0 + t1
-}
-
-func axpy2(a0, a1 float64, x, y0, y1 []float64) {
-	y0 = y0[:len(x)]
-	y1 = y1[:len(x)]
-	for i, v := range x {
-		y0[i] += a0 * v
-		y1[i] += a1 * v
-	}
 }

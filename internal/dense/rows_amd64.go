@@ -1,0 +1,44 @@
+//go:build amd64 && !noasm
+
+package dense
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func axpy4AVX2(n int, a *[4]float64, u *float64, ldu int, y *float64)
+
+//go:noescape
+func dot4AVX2(n int, u *float64, ldu int, x *float64, s *[16]float64)
+
+var rowsAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// axpy4 computes y[j] −= Σ_{r<4} a[r] u[r*ldu+j] for j < len(y).
+func axpy4(a *[4]float64, u []float64, ldu int, y []float64) {
+	n := len(y)
+	m := n &^ 7
+	if !rowsAsm || m == 0 {
+		axpy4Go(a, u, ldu, y)
+		return
+	}
+	_ = u[3*ldu+n-1]
+	axpy4AVX2(m, a, &u[0], ldu, &y[0])
+	axpy4Go(a, u[m:], ldu, y[m:])
+}
+
+// dot4 returns s[r] = Σ_j u[r*ldu+j] x[j], r < 4.
+func dot4(u []float64, ldu int, x []float64) [4]float64 {
+	n := len(x)
+	m := n &^ 7
+	if !rowsAsm || m == 0 {
+		return dot4Go(u, ldu, x)
+	}
+	_ = u[3*ldu+n-1]
+	var lanes [16]float64
+	dot4AVX2(m, &u[0], ldu, &x[0], &lanes)
+	t := dot4Go(u[m:], ldu, x[m:])
+	for r := range t {
+		l := lanes[4*r : 4*r+4]
+		t[r] += (l[0] + l[1]) + (l[2] + l[3])
+	}
+	return t
+}
