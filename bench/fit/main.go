@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
 const seed = 20170904 // data seed: the same data in every run
@@ -500,6 +501,9 @@ func speedMode(bin, dir string, n, ntest, d, m, iters, workers int, lambda float
 		if err := json.Unmarshal(pr.stdout, &pj); err != nil || pj.RMSE == nil {
 			fail(fmt.Errorf("predict --json output %q: %v", pr.stdout, err))
 		}
+		if p == "float64" {
+			writeCenters(model, filepath.Join(dir, "centers.npy"))
+		}
 		rows = append(rows, speedRow{name: "falkon-ooc " + p, train: fj.Seconds, perIter: fj.SecondsPerIteration,
 			rmse: *pj.RMSE, rss: r.maxRSS, wall: r.wall.Seconds(), precTag: p})
 		fmt.Fprintf(os.Stderr, "falkon-ooc %s: %.2f s/iter, rmse %.5f\n", p, fj.SecondsPerIteration, *pj.RMSE)
@@ -516,11 +520,12 @@ func speedMode(bin, dir string, n, ntest, d, m, iters, workers int, lambda float
 		args := []string{script, "--train", train, "--test", test, "--m", strconv.Itoa(m),
 			"--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), "--lambda", strconv.FormatFloat(lambda, 'g', -1, 64),
 			"--iters", strconv.Itoa(iters)}
+		centers := filepath.Join(dir, "centers.npy")
 		switch p {
 		case "numpy64":
-			args = append(args, "--system", "numpy", "--dtype", "float64")
+			args = append(args, "--system", "numpy", "--dtype", "float64", "--centers", centers)
 		case "numpy32":
-			args = append(args, "--system", "numpy", "--dtype", "float32")
+			args = append(args, "--system", "numpy", "--dtype", "float32", "--centers", centers)
 		case "sklearn":
 			if need := int64(n) * int64(m) * 8; need > sklearnMax {
 				fmt.Printf("sklearn skipped: Nystroem's n×M feature matrix alone would be %s (> -sklearn-max-bytes)\n", mib(need))
@@ -578,6 +583,26 @@ func speedMode(bin, dir string, n, ntest, d, m, iters, workers int, lambda float
 			rat = fmt.Sprintf("| %s | %.3f | %.4f | %.2f", ri, x.train/ref.train, x.rmse/ref.rmse, float64(x.rss)/float64(ref.rss))
 		}
 		fmt.Printf("| %s | %s | %.2f | %.1f | %.5f | %s %s |\n", x.name, per, x.train, x.wall, x.rmse, mib(x.rss), rat)
+	}
+}
+
+// writeCenters writes the standardised centres of a model to an .npy file,
+// so that the numpy FALKON uses the same centres as falkon-ooc and the
+// test errors compare the solvers, not two random draws of centres.
+func writeCenters(model, path string) {
+	mdl, err := ooc.Load(model)
+	if err != nil {
+		fail(err)
+	}
+	f, b := createNpy(path, []int{mdl.M, mdl.D})
+	for _, v := range mdl.Centers {
+		binary.Write(b, binary.LittleEndian, v)
+	}
+	if err := b.Flush(); err != nil {
+		fail(err)
+	}
+	if err := f.Close(); err != nil {
+		fail(err)
 	}
 }
 
