@@ -26,9 +26,12 @@ func BenchmarkReadChunk(b *testing.B) {
 			x := make([]float64, rows*d)
 			y := make([]float64, rows*k)
 			ctx := context.Background()
-			// Warm the pool and the zstd decoders.
-			if err := r.ReadChunk(ctx, 0, x, y); err != nil {
-				b.Fatal(err)
+			// Warm the scratch buffers and every pooled zstd decoder
+			// (DecodeAll takes them in turn).
+			for i := range 4 * chunks {
+				if err := r.ReadChunk(ctx, i%chunks, x, y); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.SetBytes(int64(rows * (d + k) * 8))
 			b.ReportAllocs()
@@ -97,5 +100,45 @@ func BenchmarkAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestReadChunkAllocs holds ReadChunk to zero allocations in steady state.
+func TestReadChunkAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	const d, k, rows, chunks = 11, 2, 1000, 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	cols := testData(rng, rows*chunks, d+k)
+	for _, codec := range []string{"zstd", "s2+shuffle", "none"} {
+		dir := filepath.Join(t.TempDir(), "s")
+		writeStore(t, dir, cols, d, Options{ChunkRows: rows, Codec: codec}, rows*chunks)
+		for _, open := range []func() (*Reader, error){
+			func() (*Reader, error) { return Open(dir) },
+			func() (*Reader, error) { return loadMem(t, dir).open() },
+		} {
+			r, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, rows*d)
+			y := make([]float64, rows*k)
+			ctx := context.Background()
+			i := 0
+			read := func() {
+				if err := r.ReadChunk(ctx, i%chunks, x, y); err != nil {
+					t.Fatal(err)
+				}
+				i++
+			}
+			for range 4 * chunks {
+				read()
+			}
+			if n := testing.AllocsPerRun(30, read); n != 0 {
+				t.Errorf("%s: ReadChunk allocates %v times per call", codec, n)
+			}
+			r.Close()
+		}
 	}
 }
