@@ -348,8 +348,14 @@ func TestAppendErrors(t *testing.T) {
 	if w.Rows() != 2 {
 		t.Fatalf("rejected appends changed Rows to %d", w.Rows())
 	}
+	if w.Manifest() != nil {
+		t.Fatal("Manifest before Close is not nil")
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if m := w.Manifest(); m == nil || m.Rows != 2 || len(m.StoreID) != 32 || m.Features[1].Mean != 3.5 {
+		t.Fatalf("Manifest after Close = %+v", m)
 	}
 	if err := w.Append([][]float64{{1}, {2}, {3}}); err != ErrClosed {
 		t.Fatalf("Append after Close: %v, want ErrClosed", err)
@@ -435,3 +441,21 @@ func TestOpenNotAStore(t *testing.T) {
 }
 
 func strconvI(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestCodecs(t *testing.T) {
+	for _, c := range Codecs {
+		if err := CheckCodec(c); err != nil {
+			t.Errorf("listed codec %q rejected: %v", c, err)
+		}
+	}
+	for _, c := range []string{"", "zstd"} {
+		if err := CheckCodec(c); err != nil {
+			t.Errorf("%q: %v", c, err)
+		}
+	}
+	for _, c := range []string{"none+shuffle", "lz4", "zstd+", "+shuffle", "ZSTD"} {
+		if CheckCodec(c) == nil {
+			t.Errorf("%q accepted", c)
+		}
+	}
+}

@@ -142,6 +142,9 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
+				if r.Manifest().Rows != int64(c.n) {
+					t.Fatalf("Manifest().Rows = %d, want %d", r.Manifest().Rows, c.n)
+				}
 				if want := (c.n + c.chunk - 1) / c.chunk; r.NumChunks() != want {
 					t.Fatalf("NumChunks = %d, want %d", r.NumChunks(), want)
 				}

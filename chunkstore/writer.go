@@ -95,6 +95,8 @@ type Writer struct {
 	stats    []colStats
 	nchunks  int
 
+	final *Manifest // the manifest written by a successful Close
+
 	// failHook, if set, is called at named stages of Close; tests use it
 	// to simulate failures.
 	failHook func(stage string) error
@@ -579,8 +581,16 @@ func (w *Writer) finish() error {
 	if err := w.hook("install"); err != nil {
 		return err
 	}
-	return w.install()
+	if err := w.install(); err != nil {
+		return err
+	}
+	w.final = m
+	return nil
 }
+
+// Manifest returns the manifest written by a successful Close (rows,
+// statistics, StoreID…), or nil before Close or after a failure.
+func (w *Writer) Manifest() *Manifest { return w.final }
 
 func (w *Writer) manifest() *Manifest {
 	created := w.opt.Created
