@@ -34,20 +34,24 @@ func (e *CorruptError) Error() string {
 		b.WriteString(" ")
 		b.WriteString(e.Path)
 	}
-	b.WriteString(": ")
-	b.WriteString(e.File)
+	var loc []string
+	if e.File != "" {
+		loc = append(loc, e.File)
+	}
 	if e.Chunk >= 0 {
-		b.WriteString(" chunk ")
-		b.WriteString(strconv.Itoa(e.Chunk))
+		loc = append(loc, "chunk "+strconv.Itoa(e.Chunk))
 	}
 	if e.Column != "" {
-		b.WriteString(" column ")
-		b.WriteString(strconv.Quote(e.Column))
+		loc = append(loc, "column "+strconv.Quote(e.Column))
 	}
 	if e.Chunk < 0 && e.Offset >= 0 {
-		fmt.Fprintf(&b, " offset %d", e.Offset)
+		loc = append(loc, fmt.Sprintf("offset %d", e.Offset))
 	}
 	b.WriteString(": ")
+	if len(loc) > 0 {
+		b.WriteString(strings.Join(loc, " "))
+		b.WriteString(": ")
+	}
 	b.WriteString(e.Err.Error())
 	return b.String()
 }

@@ -66,6 +66,9 @@ func TestByteFlips(t *testing.T) {
 			n := 0
 			for f, b := range files {
 				for p := range b {
+					if testing.Short() && p%4 != 0 && p >= headerSize && p < len(b)-footerSize {
+						continue // -short: every byte of headers and footers, a quarter of the rest
+					}
 					for _, mask := range []byte{0x01, byte(rng.IntN(255) + 1)} {
 						if testing.Short() && mask != 1 {
 							continue

@@ -142,12 +142,24 @@ func Open(dir string) (*Reader, error) {
 		f.Sequential()
 		segs[k] = &segment{name: si.Name, r: f, data: f.Bytes(), mf: f, size: f.Size()}
 	}
-	r, err := newReader(dir, m, segs)
+	r, err := openMapped(dir, m, segs)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	return r, nil
+}
+
+// openMapped is newReader over mapped segments, turning a memory fault (a
+// segment truncated while being opened) into an error.
+func openMapped(dir string, m *Manifest, segs []*segment) (r *Reader, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			r, err = nil, (&Reader{path: dir}).faultError(e, "", -1)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return newReader(dir, m, segs)
 }
 
 // NewReader returns a reader over a store held elsewhere: meta is the
@@ -478,12 +490,17 @@ func (r *Reader) release(loc *chunkLoc) {
 // debug.SetPanicOnFault(true).
 func (r *Reader) catchFault(err *error, file string, chunk int) {
 	if e := recover(); e != nil {
-		if _, ok := e.(interface{ Addr() uintptr }); ok {
-			*err = r.corrupt(file, chunk, -1, -1, fmt.Errorf("memory fault reading the mapped file (was it truncated after Open?): %v", e))
-			return
-		}
-		panic(e)
+		*err = r.faultError(e, file, chunk)
 	}
+}
+
+// faultError converts a recovered memory fault into a CorruptError and
+// re-panics anything else.
+func (r *Reader) faultError(e any, file string, chunk int) error {
+	if _, ok := e.(interface{ Addr() uintptr }); ok {
+		return r.corrupt(file, chunk, -1, -1, errors.New("memory fault reading the mapped file (was it truncated or rewritten after Open?)"))
+	}
+	panic(e)
 }
 
 // block reads, checks and decodes column j of chunk i into dst (maxRaw
@@ -536,11 +553,11 @@ func (r *Reader) Verify(ctx context.Context) (err error) {
 	cur := -1
 	defer func() {
 		if e := recover(); e != nil {
-			if _, ok := e.(interface{ Addr() uintptr }); ok {
-				err = r.corrupt(r.segs[r.chunks[cur].seg].name, cur, -1, -1, fmt.Errorf("memory fault reading the mapped file (was it truncated after Open?): %v", e))
-				return
+			file := ""
+			if cur >= 0 {
+				file = r.segs[r.chunks[cur].seg].name
 			}
-			panic(e)
+			err = r.faultError(e, file, cur)
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))

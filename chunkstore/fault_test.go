@@ -1,0 +1,41 @@
+//go:build unix && !nommap
+
+package chunkstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTruncatedAfterOpen truncates a mapped segment under an open Reader:
+// reading the lost pages faults (SIGBUS), which ReadChunk and Verify must
+// report as corruption instead of crashing the process.
+func TestTruncatedAfterOpen(t *testing.T) {
+	cols := [][]float64{benchColumn("random", 40000, 1), benchColumn("random", 40000, 2)}
+	dir := filepath.Join(t.TempDir(), "s")
+	writeStore(t, dir, cols, 2, Options{ChunkRows: 10000, Codec: "none"}, 40000)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := os.Truncate(filepath.Join(dir, segmentName(0)), 4096); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, 10000*2)
+	err = r.ReadChunk(context.Background(), 3, x, nil)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "memory fault reading the mapped file") {
+		t.Fatalf("ReadChunk on a truncated mapping: %v", err)
+	}
+	t.Log(err)
+	if err := r.Verify(context.Background()); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Verify on a truncated mapping: %v", err)
+	}
+	if err := r.ReadColumns(context.Background(), 2, []int{1}, [][]float64{make([]float64, 10000)}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("ReadColumns on a truncated mapping: %v", err)
+	}
+}
