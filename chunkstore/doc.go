@@ -17,8 +17,8 @@
 // the store atomically (temporary directory, fsync, rename). Open returns a
 // Reader that memory-maps the segments; ReadChunk decodes one chunk into
 // row-major feature and target buffers, which is the shape stream.Source
-// wants. NewReader builds a Reader over io.ReaderAts, for tests and for
-// stores kept elsewhere.
+// wants; Iter walks the chunks in order. NewReader builds a Reader over
+// io.ReaderAts, for tests and for stores kept elsewhere.
 //
 // Values are stored as float64 whatever the source type (the manifest keeps
 // the source type). Column statistics are computed by the writer in the same
@@ -36,7 +36,9 @@
 // # Concurrency
 //
 // A Reader is safe for concurrent use: ReadChunk, ReadColumns and Verify may
-// run from many goroutines at once, with distinct destination slices. Close
+// run from many goroutines at once, with distinct destination slices. An
+// Iter (sequential reading into one reused Block) is not; use one per
+// goroutine. Close
 // waits for reads in progress; reads after Close return ErrClosed. A Writer
 // is not safe for concurrent use: one goroutine calls Append and Close; the
 // Writer compresses chunks on Options.Workers goroutines of its own and
