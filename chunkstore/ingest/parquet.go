@@ -11,7 +11,7 @@ import (
 )
 
 // parquetBufferSize is the read buffer of each column's buffered stream.
-const parquetBufferSize = 1 << 20
+const parquetBufferSize = 256 << 10
 
 func (s *session) readerProps() *parquet.ReaderProperties {
 	props := parquet.NewReaderProperties(s.mem)

@@ -145,7 +145,7 @@ func TestIngestExit(t *testing.T) {
 // with --no-header and with --columns.
 func TestIngestNoHeader(t *testing.T) {
 	tmp := t.TempDir()
-	code, out, errOut := runCLI("ingest", "--quiet", "--json", "--out", filepath.Join(tmp, "a"), "--no-header", "--target", "c2", fixtures+"../../cmd/falkon-ooc/testdata/ingest_noheader.tsv")
+	code, out, errOut := runCLI("ingest", "--quiet", "--json", "--out", filepath.Join(tmp, "a"), "--no-header", "--target", "c2", "testdata/ingest_noheader.tsv")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
