@@ -11,23 +11,32 @@
 //
 //	w += K(X_b, C)ᵀ (K(X_b, C)·u + v_b)        (Centers.KtKvAdd)
 //
-// without ever storing K(X, C): the rows are processed in tiles of
-// Centers.TileRows rows, each tile's kernel block is built by a
-// register-blocked Gram micro-kernel over centres packed in panels, turned
-// into kernel values by a vectorised exp (and sqrt), and consumed by both
-// matrix-vector products while it is still in cache. KvTo (predictions,
-// K·u) and BlockTo (dense blocks, K_MM) share the same tiles.
-//
-// Distance kernels use r² = ‖x‖² + ‖c‖² − 2x·c on the σ-scaled data, with
-// negative values clamped to 0. Its absolute error is a few ulp of
-// ‖x‖² + ‖c‖², so kernels involving r = √r² (Laplacian, Matérn) lose
-// relative accuracy in r for points much closer than √ε·‖x‖; values
-// themselves stay within about √ε of the exact ones in that case and within
-// 1e-14-ish otherwise (float64).
+// without ever storing K(X, C). The rows are processed in tiles of
+// Centers.TileRows rows (chosen from M so that the tile's kernel block stays
+// in L2, at most 64), and each tile in column blocks: a register-blocked
+// micro-kernel (4 rows × 16 float64 or 32 float32 centres, centres packed
+// in panels) accumulates the dot products and, while they are still in
+// registers, turns them into kernel values with a vectorised exp (and
+// sqrt); K·u is taken from each column block while it is in cache, then
+// Kᵀ(K·u + v) from the tile, four rows per pass. KvTo (predictions, K·u)
+// and BlockTo (dense blocks, K_MM) share the same tiles.
 //
 // The arithmetic lives in kernel/internal/tile: AVX-512 or AVX2+FMA
-// assembly on amd64 chosen at run time, and a pure-Go fallback under the
-// noasm build tag or on other architectures.
+// assembly on amd64, chosen at run time from the CPU features, and a
+// pure-Go fallback under the noasm build tag or on other architectures.
+//
+// # Accuracy
+//
+// Distance kernels use r² = ‖x‖² + ‖c‖² − 2x·c on the data scaled by
+// √a/σⱼ (a = 1/2 Gaussian, 1 Laplacian, 3 and 5 Matérn), clamped at 0. Its
+// absolute error is a few ulp of ‖x‖² + ‖c‖², so float64 kernel values are
+// within about 1e-14 of Eval for standardised data, except that the kernels
+// of r = √r² (Laplacian, Matérn) lose relative accuracy in r for points
+// closer than about √ε·‖x‖; there the value is still within √ε of exact.
+// The vectorised exp is within 5e-16 (float64) and 2e-7 (float32)
+// relative of math.Exp and flushes results below about 1e-307 (float64)
+// and 5e-38 (float32) to zero. Float32 tiles are accurate to a few 1e-6
+// for standardised data; the products are accumulated in float64.
 //
 // # Concurrency
 //
@@ -42,8 +51,10 @@
 //     modified; outputs go to the first slice argument (w, out, dst).
 //   - All matrices are row-major: x is rows × d, u and w are M × k, v and
 //     out are rows × k, dst is rows × M.
-//   - BlockTo with x = the centres gives an exactly symmetric matrix with
-//     exactly 1 on the diagonal for distance kernels (see BlockTo).
-//   - Results do not depend on how the caller splits rows into calls, up to
-//     the order of the floating-point sums into w.
+//   - Each kernel value depends only on its row and centre, not on the
+//     tile, block or call it is computed in; so BlockTo with x = the
+//     centres, in any split of the rows, gives an exactly symmetric matrix,
+//     with exactly 1 on the diagonal for distance kernels (see BlockTo).
+//   - How the caller splits rows into calls changes w only through the
+//     order of floating-point additions.
 package kernel

@@ -7,7 +7,20 @@ import (
 )
 
 // Micro-benchmarks of the pieces on cache-resident data; "Gelem/s" counts
-// kernel elements (one row × one centre).
+// kernel elements (one row × one centre), "cpu-" metrics divide by process
+// CPU time rather than wall time (steadier on a shared machine).
+
+// rate reports count/s of wall time as unit and of CPU time as "cpu-"+unit;
+// cpu0 is cpuSeconds() before the loop.
+func rate(b *testing.B, count float64, unit string, cpu0 float64) {
+	n := count * float64(b.N)
+	if sec := b.Elapsed().Seconds(); sec > 0 {
+		b.ReportMetric(n/sec, unit)
+	}
+	if cpu := cpuSeconds() - cpu0; cpu0 > 0 && cpu > 0 {
+		b.ReportMetric(n/cpu, "cpu-"+unit)
+	}
+}
 
 func BenchmarkGram(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -22,20 +35,21 @@ func BenchmarkGram(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/f64/d=%d", v, d), func(b *testing.B) {
 				ld := mp + 8 // avoid a power-of-two row stride (4K aliasing)
 				dst := make([]float64, rows*ld)
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					Gram64(dst, ld, x, rows, d, cp, mp)
 				}
-				b.ReportMetric(float64(rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
-				b.ReportMetric(float64(2*d*rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
+				rate(b, float64(2*d*rows*m)/1e9, "GFLOP/s", cpu0)
 			})
 			b.Run(fmt.Sprintf("%v/f32/d=%d", v, d), func(b *testing.B) {
 				ld := mp32 + 16
 				dst := make([]float32, rows*ld)
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					Gram32(dst, ld, x32, rows, d, cp32, mp32)
 				}
-				b.ReportMetric(float64(rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
-				b.ReportMetric(float64(2*d*rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
 			})
 		})
 	}
@@ -51,16 +65,18 @@ func BenchmarkApply(b *testing.B) {
 		for _, name := range []string{"gaussian", "matern52"} {
 			p := distParams[name]
 			b.Run(fmt.Sprintf("%v/f64/%s", v, name), func(b *testing.B) {
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					ApplyDist64(g, 3, cn, p)
 				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+				rate(b, float64(n)/1e9, "Gelem/s", cpu0)
 			})
 			b.Run(fmt.Sprintf("%v/f32/%s", v, name), func(b *testing.B) {
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					ApplyDist32(g32, 3, cn32, p)
 				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+				rate(b, float64(n)/1e9, "Gelem/s", cpu0)
 			})
 		}
 	})
@@ -74,22 +90,25 @@ func BenchmarkProducts(b *testing.B) {
 	a32 := to32(a)
 	forEach(b, func(v Variant) {
 		b.Run(fmt.Sprintf("%v/dot64", v), func(b *testing.B) {
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				Dot64(a, y)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			rate(b, float64(n)/1e9, "Gelem/s", cpu0)
 		})
 		b.Run(fmt.Sprintf("%v/axpy64", v), func(b *testing.B) {
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				Axpy64(1e-9, a, y)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			rate(b, float64(n)/1e9, "Gelem/s", cpu0)
 		})
 		b.Run(fmt.Sprintf("%v/dot32", v), func(b *testing.B) {
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				Dot32(a32, y)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			rate(b, float64(n)/1e9, "Gelem/s", cpu0)
 		})
 	})
 }
@@ -102,11 +121,12 @@ func BenchmarkPeakFMA(b *testing.B) {
 			continue
 		}
 		b.Run(v.String(), func(b *testing.B) {
-			flops := 0
+			flops := PeakFMA(v, 1000)
+			cpu0 := cpuSeconds()
 			for b.Loop() {
-				flops += PeakFMA(v, 1000)
+				PeakFMA(v, 1000)
 			}
-			b.ReportMetric(float64(flops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			rate(b, float64(flops)/1e9, "GFLOP/s", cpu0)
 		})
 	}
 }
@@ -134,17 +154,19 @@ func BenchmarkKernelDist(b *testing.B) {
 			p := distParams[name]
 			b.Run(fmt.Sprintf("%v/f64/%s", v, name), func(b *testing.B) {
 				dst := make([]float64, rows*mp)
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					KernelDist64(dst, mp, x, xn, rows, d, cp, cn, mp, p)
 				}
-				b.ReportMetric(float64(rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
 			})
 			b.Run(fmt.Sprintf("%v/f32/%s", v, name), func(b *testing.B) {
 				dst := make([]float32, rows*mp32)
+				cpu0 := cpuSeconds()
 				for b.Loop() {
 					KernelDist32(dst, mp32, x32, xn32, rows, d, cp32, cn32, mp32, p)
 				}
-				b.ReportMetric(float64(rows*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
 			})
 		}
 	})
