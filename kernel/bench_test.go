@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/falkon-ooc/falkon-ooc/kernel/internal/tile"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -54,6 +55,21 @@ func BenchmarkKinds(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("%v/%s", p, k.Kind), func(b *testing.B) {
 				benchKtKv(b, k, p, 2000, 28, 1)
+			})
+		}
+	}
+}
+
+// BenchmarkVariants measures KtKvAdd (Gaussian, M = 2000, d = 28) on each
+// instruction-set variant this CPU can run, the pure-Go loops included.
+func BenchmarkVariants(b *testing.B) {
+	def := tile.Selected()
+	defer tile.Use(def)
+	for _, v := range tile.Available() {
+		for _, p := range precisions {
+			b.Run(fmt.Sprintf("%v/%v", v, p), func(b *testing.B) {
+				tile.Use(v)
+				benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 3}, p, 2000, 28, 1)
 			})
 		}
 	}
