@@ -20,15 +20,16 @@ var (
 )
 
 // Centers holds the M centres of a kernel, prepared for repeated block
-// products: copied, scaled by 1/σ (distance kernels), packed in panels for
-// the micro-kernel, with their squared norms precomputed. It is read-only
-// after construction and safe for concurrent use.
+// products: copied, scaled by √a/σⱼ (distance kernels; see the package
+// doc), packed in panels for the micro-kernel, with their squared norms
+// precomputed. It is read-only after construction and safe for concurrent
+// use.
 type Centers struct {
 	k    Kernel
 	prec Precision
 	m, d int
 	mpad int       // m rounded up to the panel width
-	inv  []float64 // per-feature 1/σⱼ for distance kernels, nil otherwise
+	inv  []float64 // per-feature √a/σⱼ for distance kernels, nil otherwise
 
 	p64 []float64 // packed centres (Float64)
 	n64 []float64 // squared norms of the scaled centres, len mpad
@@ -166,6 +167,25 @@ func (c *Centers) Precision() Precision { return c.prec }
 
 // TileRows returns the number of rows processed per kernel tile.
 func (c *Centers) TileRows() int { return c.tileRows }
+
+// Bytes returns the memory held by c: the packed centres and their norms
+// (about M·d·8 bytes in Float64, half in Float32).
+func (c *Centers) Bytes() int {
+	return 8*(len(c.p64)+len(c.n64)+len(c.inv)) + 4*(len(c.p32)+len(c.n32))
+}
+
+// WorkspaceBytes returns the memory of a Workspace once it has served
+// calls with k outputs: the kernel tile (TileRows × M, at most about 1 MiB
+// unless M is so large that TileRows = 16 rows exceed it), the scaled rows
+// and 2·k M-vectors.
+func (c *Centers) WorkspaceBytes(k int) int {
+	e := 8
+	if c.prec == Float32 {
+		e = 4
+	}
+	b := c.tileRows
+	return e*(b*c.d+b+b*c.mpad) + 8*(2*k*c.mpad+b*k)
+}
 
 // Workspace is the per-goroutine scratch of block products on one
 // Centers; it is not safe for concurrent use. Its size depends on the

@@ -233,6 +233,28 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
+func TestBytes(t *testing.T) {
+	cen := make([]float64, 1000*10)
+	for _, p := range precisions {
+		cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 1}, cen, 1000, 10, p)
+		e := 8
+		if p == Float32 {
+			e = 4
+		}
+		if got, lo := cs.Bytes(), 1000*10*e; got < lo || got > 2*lo {
+			t.Errorf("%v: Bytes = %d, want about %d", p, got, lo)
+		}
+		ws := cs.NewWorkspace()
+		want := e*(len(ws.xs64)+len(ws.xn64)+len(ws.t64)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s))
+		if p == Float32 {
+			want = e*(len(ws.xs32)+len(ws.xn32)+len(ws.t32)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s))
+		}
+		if got := cs.WorkspaceBytes(1); got != want {
+			t.Errorf("%v: WorkspaceBytes(1) = %d, want %d", p, got, want)
+		}
+	}
+}
+
 func TestPanics(t *testing.T) {
 	cen := make([]float64, 6)
 	cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 1}, cen, 3, 2, Float64)
