@@ -459,3 +459,73 @@ func TestCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyLowestChunk corrupts two chunks and checks that the parallel
+// Verify always reports the lower one.
+func TestVerifyLowestChunk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	cols := testData(rng, 2000, 2)
+	dir := filepath.Join(t.TempDir(), "s")
+	writeStore(t, dir, cols, 2, Options{ChunkRows: 10, Codec: "none"}, 2000)
+	r0, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e5, e150 := r0.chunks[5].ci.entries[1], r0.chunks[150].ci.entries[0]
+	r0.Close()
+	modify(t, dir, segmentName(0), func(b []byte) []byte {
+		b[e5.offset+3] ^= 1
+		b[e150.offset+3] ^= 1
+		return b
+	})
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for range 20 {
+		err := r.Verify(context.Background())
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Chunk != 5 || ce.Column != "x1" {
+			t.Fatalf("Verify = %v, want chunk 5 column x1", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Verify(ctx); err != context.Canceled {
+		t.Fatalf("cancelled Verify = %v", err)
+	}
+}
+
+// TestVerifyRange re-signs a manifest whose Max is below the data: only
+// Verify's range check can see it.
+func TestVerifyRange(t *testing.T) {
+	dir, cols := smallStore(t, "zstd")
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := *r.Manifest()
+	m.Features = append([]Column(nil), m.Features...)
+	r.Close()
+	m.Features[1].Max = 3 // column x1 holds integers 0–6
+	b, err := encodeManifest(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, ManifestName), b, 0o644)
+	r, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first := 0
+	for first < len(cols[1]) && cols[1][first] <= 3 {
+		first++
+	}
+	err = r.Verify(context.Background())
+	want := "chunkstore: corrupt store " + dir + `: segment-000000.dat chunk ` + itoa(int64(first/16)) + ` column "x1": row ` + itoa(int64(first%16)) + ": value " + strconv.FormatFloat(cols[1][first], 'g', -1, 64) + " outside the manifest's range [0, 3]"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}

@@ -2,6 +2,7 @@ package chunkstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/mmap"
 )
@@ -540,47 +543,76 @@ func (r *Reader) block(sc *scratch, dst []byte, i, j int) (raw []byte, err error
 
 // Verify reads every block of every chunk, checking every CRC, that every
 // block decodes to the right length, and that every value is finite and
-// within the column's manifest [Min, Max]. It returns the first problem.
-func (r *Reader) Verify(ctx context.Context) (err error) {
+// within the column's manifest [Min, Max]. It checks chunks on GOMAXPROCS
+// goroutines and returns the problem in the lowest-numbered bad chunk (the
+// same error whatever the scheduling), or ctx.Err().
+func (r *Reader) Verify(ctx context.Context) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.closed {
 		return ErrClosed
 	}
 	cols := append(append([]Column(nil), r.m.Features...), r.m.Targets...)
-	sc := r.getScratch()
-	defer r.putScratch(sc)
-	cur := -1
-	defer func() {
-		if e := recover(); e != nil {
-			file := ""
-			if cur >= 0 {
-				file = r.segs[r.chunks[cur].seg].name
-			}
-			err = r.faultError(e, file, cur)
+	var (
+		next atomic.Int64 // next chunk to check
+		mu   sync.Mutex
+		bad  = len(r.chunks) // lowest bad chunk so far
+		err  error
+		wg   sync.WaitGroup
+	)
+	fail := func(i int, e error) {
+		mu.Lock()
+		if i < bad {
+			bad, err = i, e
 		}
-	}()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	for i := range r.chunks {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		cur = i
-		for j := range cols {
-			raw, err := r.block(sc, sc.tile[0], i, j)
-			if err != nil {
-				return err
-			}
-			for k := 0; k+8 <= len(raw); k += 8 {
-				v := math.Float64frombits(uint64(raw[k]) | uint64(raw[k+1])<<8 | uint64(raw[k+2])<<16 | uint64(raw[k+3])<<24 |
-					uint64(raw[k+4])<<32 | uint64(raw[k+5])<<40 | uint64(raw[k+6])<<48 | uint64(raw[k+7])<<56)
-				if math.IsNaN(v) || math.IsInf(v, 0) || v < cols[j].Min || v > cols[j].Max {
-					return r.corrupt(r.segs[r.chunks[i].seg].name, i, j, -1, fmt.Errorf("row %d: value %v outside the manifest's range [%v, %v]", k/8, v, cols[j].Min, cols[j].Max))
+		mu.Unlock()
+	}
+	stopAt := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return bad
+	}
+	for range min(runtime.GOMAXPROCS(0), max(len(r.chunks), 1)) {
+		wg.Go(func() {
+			sc := r.getScratch()
+			defer r.putScratch(sc)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(r.chunks) || i > stopAt() {
+					return
+				}
+				if e := ctx.Err(); e != nil {
+					fail(-1, e)
+					return
+				}
+				if e := r.verifyChunk(sc, cols, i); e != nil {
+					fail(i, e)
 				}
 			}
-		}
-		r.release(&r.chunks[i])
+		})
 	}
+	wg.Wait()
+	return err
+}
+
+// verifyChunk checks every block of chunk i and its values.
+func (r *Reader) verifyChunk(sc *scratch, cols []Column, i int) (err error) {
+	file := r.segs[r.chunks[i].seg].name
+	defer r.catchFault(&err, file, i)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for j := range cols {
+		raw, err := r.block(sc, sc.tile[0], i, j)
+		if err != nil {
+			return err
+		}
+		for k := 0; k+8 <= len(raw); k += 8 {
+			v := math.Float64frombits(binary.LittleEndian.Uint64(raw[k : k+8]))
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < cols[j].Min || v > cols[j].Max {
+				return r.corrupt(file, i, j, -1, fmt.Errorf("row %d: value %v outside the manifest's range [%v, %v]", k/8, v, cols[j].Min, cols[j].Max))
+			}
+		}
+	}
+	r.release(&r.chunks[i])
 	return nil
 }
 
