@@ -116,6 +116,8 @@ func TestReplaceStore(t *testing.T) {
 
 func TestReplaceFallback(t *testing.T) {
 	// replaceDir's two-rename path, used where renameat2 is unsupported.
+	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
+	defer func() { exchangeDirs = exchange }()
 	parent := t.TempDir()
 	a := filepath.Join(parent, "a")
 	b := filepath.Join(parent, "b")
@@ -189,4 +191,37 @@ func TestWriteError(t *testing.T) {
 	if err := w.Abort(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestReplaceFallbackRestores(t *testing.T) {
+	// If the new directory cannot be renamed in, the old one is put back.
+	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
+	defer func() { exchangeDirs = exchange }()
+	parent := t.TempDir()
+	dst := filepath.Join(parent, "store")
+	os.MkdirAll(dst, 0o755)
+	os.WriteFile(filepath.Join(dst, "f"), []byte("old"), 0o644)
+	if _, err := replaceDir(filepath.Join(parent, "missing"), dst); err == nil {
+		t.Fatal("replaceDir from a missing directory succeeded")
+	}
+	if got, _ := os.ReadFile(filepath.Join(dst, "f")); string(got) != "old" {
+		t.Fatalf("old store not restored: %q", got)
+	}
+}
+
+func TestReplaceStoreFallback(t *testing.T) {
+	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
+	defer func() { exchangeDirs = exchange }()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	for _, rows := range []int{10, 20} {
+		w := newWriter(t, dir, rows)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := storeRows(t, dir); n != int64(rows) {
+			t.Fatalf("%d rows, want %d", n, rows)
+		}
+	}
+	assertNoTemp(t, parent)
 }

@@ -706,12 +706,15 @@ func (w *Writer) install() error {
 	return syncDir(parent)
 }
 
+// exchangeDirs is exchange; tests replace it to exercise the fallback.
+var exchangeDirs = exchange
+
 // replaceDir puts directory src at dst, where dst is an existing directory,
 // and returns where the old dst now is (to be removed by the caller). dst is
 // never missing: it is swapped atomically where the system allows, else
 // renamed aside and back on failure.
 func replaceDir(src, dst string) (string, error) {
-	if err := exchange(src, dst); err == nil {
+	if err := exchangeDirs(src, dst); err == nil {
 		return src, nil
 	}
 	old := strings.TrimSuffix(src, string(filepath.Separator)) + ".old"
