@@ -219,7 +219,7 @@ func writeData(storeDir, npyBase string, rows, d int, set uint64) {
 			specs[j] = chunkstore.ColumnSpec{Name: fmt.Sprintf("x%02d", j), Type: "float64"}
 		}
 		var err error
-		w, err = chunkstore.Create(storeDir, specs, []chunkstore.ColumnSpec{{Name: "y", Type: "float64"}}, chunkstore.Options{})
+		w, err = chunkstore.Create(storeDir, specs, []chunkstore.ColumnSpec{{Name: "y", Type: "float64"}}, chunkstore.Options{Codec: "zstd"}) // explicit: the fit binary may be older than this one
 		if err != nil {
 			fail(err)
 		}
