@@ -55,7 +55,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error or drop (the row)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d)", chunkstore.DefaultChunkRows))
-	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(chunkstore.Codecs, ", "))
+	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(baseCodecs(), ", ")+"; +shuffle after a name byte-shuffles each block first")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines that decode input and compress chunks (0: one per CPU)")
 	fs.BoolVar(&o.noHeader, "no-header", false, "text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless text files, comma-separated (implies --no-header)")
@@ -64,6 +64,17 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
+}
+
+// baseCodecs lists chunkstore's codecs without their +shuffle variants.
+func baseCodecs() []string {
+	var out []string
+	for _, c := range chunkstore.Codecs {
+		if !strings.Contains(c, "+") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // splitList splits a comma-separated flag value, trimming spaces.
@@ -104,12 +115,8 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	case o.workers < 0:
 		return usagef("--workers must not be negative")
 	}
-	codecOK := false
-	for _, c := range chunkstore.Codecs {
-		codecOK = codecOK || c == o.codec
-	}
-	if !codecOK {
-		return usagef("unknown --codec %q (known: %s)", o.codec, strings.Join(chunkstore.Codecs, ", "))
+	if err := chunkstore.CheckCodec(o.codec); err != nil {
+		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
