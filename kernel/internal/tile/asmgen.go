@@ -383,7 +383,7 @@ type chainOps struct {
 	load  string    // memory operand of the dot products, "" if already in acc
 	acc   string    // register of the dot products (clobbered)
 	cn    string    // centre norms: register or memory operand
-	xn    string    // row norm: register, or "BCST:mem" (AVX-512)
+	xn    string    // row norm: register, "BCST:mem" (AVX-512) or "LOAD:mem" (broadcast into temps[0])
 	temps [3]string // scratch registers
 	mask  string    // opmask register (AVX-512)
 	store string    // destination memory operand
@@ -423,9 +423,13 @@ func distChain(pr prec, is isa, c map[string]string, o chainOps, general bool) [
 	if tableExp(pr, is) {
 		return append(l, tableChain(c, o, general)...)
 	}
-	if strings.HasPrefix(o.xn, "BCST:") {
+	switch {
+	case strings.HasPrefix(o.xn, "BCST:"):
 		op("VADDP"+s, o.xn, o.cn, t1) // t1 = cn + xn
-	} else {
+	case strings.HasPrefix(o.xn, "LOAD:"):
+		e("%s %s, %s", pr.bcast, strings.TrimPrefix(o.xn, "LOAD:"), t1)
+		op("VADDP"+s, o.cn, t1, t1)
+	default:
 		op("VADDP"+s, o.cn, o.xn, t1)
 	}
 	op("VFMADD231P"+s, c["neg2"], acc, t1) // r2 = xn + cn - 2 g
@@ -566,7 +570,7 @@ func kern(pr prec, is isa) {
 		c = loadConsts512(pr, 31, 16, "DX")
 	} else {
 		c = consts256(pr, "DX", []string{"Y14", "Y15"})
-		c["c1"], c["c2"] = "(R13)", "32(R13)"
+		c["c1"], c["c2"] = "(R15)", "32(R15)"
 	}
 	p("\tMOVQ dst+0(FP), DI")
 	p("\tMOVQ ldd+8(FP), R8")
@@ -619,12 +623,13 @@ func kern(pr prec, is isa) {
 		p("\tMOVQ DI, R13")
 		p("\tSUBQ dst+0(FP), R13")
 		p("\tADDQ cn+64(FP), R13")
-		p("\tVMOVUP%s %d(R13), %s8", pr.sfx, h, R)
-		p("\tVMOVUP%s %d(R13), %s9", pr.sfx, h+is.vbyte, R)
-		p("\tLEAQ (BX)(R8*2), R14")
-		if is.name == "AVX2" {
-			p("\tMOVQ pc+72(FP), R13")
+		if is.name == "AVX512" {
+			p("\tVMOVUP%s %d(R13), %s8", pr.sfx, h, R)
+			p("\tVMOVUP%s %d(R13), %s9", pr.sfx, h+is.vbyte, R)
+		} else {
+			p("\tMOVQ pc+72(FP), R15")
 		}
+		p("\tLEAQ (BX)(R8*2), R14")
 		dst := []string{"(BX)", "(BX)(R8*1)", "(R14)", "(R14)(R8*1)"}
 		p("\tCMPQ mode+80(FP), $0")
 		p("\tJNE %s_gen", lbl)
@@ -645,23 +650,22 @@ func kern(pr prec, is isa) {
 						o.temps = [3]string{fmt.Sprintf("Z%d", 10+3*hv), fmt.Sprintf("Z%d", 11+3*hv), fmt.Sprintf("Z%d", 12+3*hv)}
 						o.mask = fmt.Sprintf("K%d", hv+1)
 					} else {
-						o.xn = "Y13"
+						// 16 registers: the centre norms stay in
+						// memory and the row norm is broadcast into
+						// the first temporary, freeing Y8, Y9 and
+						// Y13 for a second chain.
+						o.cn = fmt.Sprintf("%d(R13)", h+hv*is.vbyte)
+						o.xn = fmt.Sprintf("LOAD:%d(R10)", r*pr.esize)
 						o.temps = [3]string{"Y10", "Y11", "Y12"}
+						if hv == 1 {
+							o.temps = [3]string{"Y8", "Y9", "Y13"}
+						}
 					}
 					chains[hv] = distChain(pr, is, c, o, mode == 1)
 				}
-				if is.name == "AVX512" {
-					for i := range chains[0] {
-						p("\t%s", chains[0][i])
-						p("\t%s", chains[1][i])
-					}
-				} else {
-					p("\t%s %d(R10), Y13", pr.bcast, r*pr.esize)
-					for _, ch := range chains {
-						for _, line := range ch {
-							p("\t%s", line)
-						}
-					}
+				for i := range chains[0] {
+					p("\t%s", chains[0][i])
+					p("\t%s", chains[1][i])
 				}
 			}
 			if mode == 0 {
