@@ -14,7 +14,7 @@ func BenchmarkReadChunk(b *testing.B) {
 	const d, k, rows, chunks = 28, 1, DefaultChunkRows, 4
 	rng := rand.New(rand.NewPCG(1, 2))
 	cols := testData(rng, rows*chunks, d+k)
-	for _, codec := range []string{"zstd", "s2", "none", "zstd+shuffle"} {
+	for _, codec := range []string{"zstd+auto", "zstd", "s2", "none", "zstd+shuffle"} {
 		b.Run("codec="+codec, func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "s")
 			writeStore(b, dir, cols, d, Options{Codec: codec}, rows)
@@ -82,7 +82,7 @@ func BenchmarkAppend(b *testing.B) {
 	const d, k, batch = 28, 1, 4096
 	rng := rand.New(rand.NewPCG(3, 4))
 	cols := testData(rng, batch, d+k)
-	for _, codec := range []string{"zstd", "s2", "none"} {
+	for _, codec := range []string{"zstd+auto", "zstd", "s2", "none"} {
 		b.Run("codec="+codec, func(b *testing.B) {
 			w, err := Create(filepath.Join(b.TempDir(), "s"), specs("x", d), specs("y", k), Options{Codec: codec})
 			if err != nil {

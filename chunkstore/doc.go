@@ -9,9 +9,11 @@
 // chunks. FORMAT.md in this package describes every byte. Rows are cut into
 // chunks of a fixed number of rows (Options.ChunkRows; the last chunk may be
 // shorter); within a chunk each column is one block: float64 values,
-// little-endian, optionally byte-shuffled, compressed with the store's codec
-// (zstd by default, see bench/RESULTS.md "Chunk codecs"), followed by a codec
-// byte and a CRC-32C that is checked before anything is decoded.
+// little-endian, optionally byte-shuffled, compressed with the store's codec,
+// followed by a codec byte and a CRC-32C that is checked before anything is
+// decoded. The default codec, zstd+auto, is zstd with the blocks whose values
+// are all integers or float32s byte-shuffled first (bench/RESULTS.md "Chunk
+// codecs" has the measurements).
 //
 // Create returns a Writer: Append adds rows column by column, Close writes
 // the store atomically (temporary directory, fsync, rename). Open returns a

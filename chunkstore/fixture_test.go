@@ -21,6 +21,7 @@ type fixture struct {
 	features, targets []ColumnSpec
 	rows              int
 	opt               Options
+	exactF32          bool // float32 columns hold exact float32 values
 }
 
 var fixedTime = time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
@@ -39,6 +40,14 @@ var fixturesV1 = []fixture{
 		features: []ColumnSpec{{"a", "float32"}, {"b", "uint8"}, {"c", "float64"}},
 		rows:     20,
 		opt:      Options{ChunkRows: 7, Codec: "s2+shuffle", Created: fixedTime},
+	},
+	{
+		name:     "v1/zstd-auto",
+		features: []ColumnSpec{{"count", "int32"}, {"ratio", "float32"}, {"amount", "float64"}},
+		targets:  []ColumnSpec{{"class", "uint8"}},
+		rows:     30,
+		opt:      Options{ChunkRows: 12, Codec: "zstd+auto", Created: fixedTime},
+		exactF32: true,
 	},
 	{
 		name:     "v1/none",
@@ -67,6 +76,12 @@ func fixtureData(fx fixture) [][]float64 {
 				c[i] = float64(rng.IntN(2))
 			case "int16", "int32", "uint8":
 				c[i] = float64(rng.IntN(100) - 10*j)
+			case "float32":
+				if fx.exactF32 {
+					c[i] = float64(float32(rng.IntN(1000)) / 7)
+				} else {
+					c[i] = float64(rng.IntN(2000000)-1000000) / 1000
+				}
 			default:
 				c[i] = float64(rng.IntN(2000000)-1000000) / 1000
 			}

@@ -49,7 +49,7 @@ func acceptable(err error) bool {
 // corruption (or a version error) by NewReader, ReadChunk or Verify —
 // never a panic, never silently different data.
 func TestByteFlips(t *testing.T) {
-	for _, codec := range []string{"zstd", "none", "s2+shuffle"} {
+	for _, codec := range []string{"zstd+auto", "none", "s2+shuffle"} {
 		t.Run(codec, func(t *testing.T) {
 			dir, _ := smallStore(t, codec)
 			ms := loadMem(t, dir)

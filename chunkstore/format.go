@@ -70,8 +70,9 @@ const (
 type codecSpec struct {
 	name    string // canonical name, recorded in the manifest
 	id      byte   // codecNone, codecS2 or codecZstd
-	shuffle bool
-	level   int // s2: 0 Encode, 1 Better, 2 Best; zstd: zstd.EncoderLevel
+	shuffle bool   // always byte-shuffle
+	auto    bool   // byte-shuffle blocks whose values are all integers or float32s
+	level   int    // s2: 0 Encode, 1 Better, 2 Best; zstd: zstd.EncoderLevel
 }
 
 func (c codecSpec) byteValue() byte {
@@ -82,18 +83,23 @@ func (c codecSpec) byteValue() byte {
 	return b
 }
 
-// DefaultCodec is the codec used when Options.Codec is empty; see
+// DefaultCodec is the codec used when Options.Codec is empty: zstd, with
+// each block byte-shuffled when all its values are integers or float32s; see
 // bench/RESULTS.md "Chunk codecs" for the measurements behind it.
-const DefaultCodec = "zstd"
+const DefaultCodec = "zstd+auto"
 
 // Codecs lists the accepted values of Options.Codec: no compression, s2 and
-// zstd at several levels, and each compressor with a "+shuffle" suffix
-// (byte-shuffle the float64s first, which helps integer columns and hurts
-// rounded decimals: see bench/RESULTS.md).
+// zstd at several levels, and each compressor with a suffix: "+shuffle"
+// byte-shuffles every block's float64s first (helps integer columns, hurts
+// rounded decimals: see bench/RESULTS.md), "+auto" shuffles the blocks whose
+// values are all integers or all exact float32s. Each block records what
+// was done in its codec byte.
 var Codecs = []string{
 	"none", "s2", "s2-better", "s2-best", "zstd-fastest", "zstd", "zstd-better", "zstd-best",
 	"s2+shuffle", "s2-better+shuffle", "s2-best+shuffle",
 	"zstd-fastest+shuffle", "zstd+shuffle", "zstd-better+shuffle", "zstd-best+shuffle",
+	"s2+auto", "s2-better+auto", "s2-best+auto",
+	"zstd-fastest+auto", "zstd+auto", "zstd-better+auto", "zstd-best+auto",
 }
 
 // CheckCodec reports whether name is an accepted Options.Codec ("" is the
@@ -108,10 +114,11 @@ func parseCodec(s string) (codecSpec, error) {
 		s = DefaultCodec
 	}
 	base, shuffle := strings.CutSuffix(s, "+shuffle")
-	c := codecSpec{name: s, shuffle: shuffle}
+	base, auto := strings.CutSuffix(base, "+auto")
+	c := codecSpec{name: s, shuffle: shuffle, auto: auto}
 	switch base {
 	case "none":
-		if shuffle {
+		if shuffle || auto {
 			return c, fmt.Errorf("chunkstore: codec %q: shuffle needs a compressor", s)
 		}
 		c.id = codecNone
@@ -412,13 +419,41 @@ func (e *encoder) close() {
 	}
 }
 
+// shuffleFor says whether to byte-shuffle a block holding v.
+func (e *encoder) shuffleFor(v []float64) bool {
+	if e.spec.auto {
+		return shuffleHelps(v)
+	}
+	return e.spec.shuffle
+}
+
+// shuffleHelps reports whether every value is an integer or an exact
+// float32: the columns whose high bytes repeat, which byte-shuffling
+// compresses 1.2–1.7× better (bench/RESULTS.md), where rounded decimals
+// compress 2× worse.
+func shuffleHelps(v []float64) bool {
+	for _, x := range v {
+		if x != math.Trunc(x) && float64(float32(x)) != x {
+			return false
+		}
+	}
+	return true
+}
+
 // encodeBlock compresses raw (the little-endian float64 bytes of one column)
-// and appends payload, codec byte and CRC32C to dst[:0], returning it along
-// with the CRC. scratch is used for the shuffle and must have len(raw) bytes.
-// The result is a pure function of raw and the codec.
+// with the encoder's fixed shuffle setting; see encode.
 func (e *encoder) encodeBlock(dst, raw, scratch []byte) ([]byte, uint32) {
+	return e.encode(dst, raw, scratch, e.spec.shuffle)
+}
+
+// encode compresses raw, byte-shuffled first if shuffle is set, and
+// appends payload, codec byte and CRC32C to dst[:0], returning it along
+// with the CRC. scratch is used for the shuffle and must have len(raw) bytes.
+// The result is a pure function of raw, the codec and shuffle.
+func (e *encoder) encode(dst, raw, scratch []byte, shuffled bool) ([]byte, uint32) {
+	shuffled = shuffled && e.spec.id != codecNone
 	src := raw
-	if e.spec.shuffle {
+	if shuffled {
 		shuffle(scratch[:len(raw)], raw)
 		src = scratch[:len(raw)]
 	}
@@ -444,7 +479,10 @@ func (e *encoder) encodeBlock(dst, raw, scratch []byte) ([]byte, uint32) {
 	case codecZstd:
 		dst = e.zstd.EncodeAll(src, dst)
 	}
-	codec := e.spec.byteValue()
+	codec := e.spec.id
+	if shuffled {
+		codec |= codecShuffle
+	}
 	dst = append(dst, codec)
 	crc := crc32c(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, crc)

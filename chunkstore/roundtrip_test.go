@@ -115,7 +115,7 @@ func checkStore(t testing.TB, r *Reader, cols [][]float64, d int) {
 }
 
 func TestRoundTrip(t *testing.T) {
-	codecs := []string{"none", "s2", "s2-better", "zstd", "zstd-fastest", "zstd+shuffle", "s2+shuffle"}
+	codecs := []string{"none", "s2", "s2-better", "zstd", "zstd-fastest", "zstd+shuffle", "s2+shuffle", "zstd+auto", "s2+auto"}
 	cases := []struct {
 		n, d, k, chunk, batch int
 	}{
@@ -151,5 +151,40 @@ func TestRoundTrip(t *testing.T) {
 				checkStore(t, r, cols, c.d)
 			})
 		}
+	}
+}
+
+// TestAutoShuffle checks that "+auto" shuffles exactly the blocks whose
+// values are all integers or exact float32s.
+func TestAutoShuffle(t *testing.T) {
+	n := 100
+	cols := [][]float64{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+	for i := range n {
+		cols[0][i] = float64(i % 7)                   // integers: shuffle
+		cols[1][i] = float64(i) / 100                 // decimals: no shuffle
+		cols[2][i] = float64(float32(i) / 3)          // float32 values: shuffle
+		cols[3][i] = float64(i%2) + float64(i/50)*0.1 // integral in chunk 0 only
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	writeStore(t, dir, cols, 4, Options{ChunkRows: 50, Codec: "zstd+auto"}, n)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := [2][4]byte{
+		{codecZstd | codecShuffle, codecZstd, codecZstd | codecShuffle, codecZstd | codecShuffle},
+		{codecZstd | codecShuffle, codecZstd, codecZstd | codecShuffle, codecZstd},
+	}
+	for i := range 2 {
+		for j, e := range r.chunks[i].ci.entries {
+			if e.codec != want[i][j] {
+				t.Errorf("chunk %d column %d: codec byte %#02x, want %#02x", i, j, e.codec, want[i][j])
+			}
+		}
+	}
+	checkStore(t, r, cols, 4)
+	if r.Manifest().Codec != "zstd+auto" {
+		t.Errorf("manifest codec %q", r.Manifest().Codec)
 	}
 }

@@ -360,7 +360,7 @@ func (w *Writer) getJob() *chunkJob {
 			stats:  make([]colStats, w.ncol),
 			done:   make(chan struct{}, 1),
 		}
-		if w.spec.shuffle {
+		if w.spec.shuffle || w.spec.auto {
 			j.scratch = make([]byte, 8*cr)
 		}
 		for c := range j.cols {
@@ -389,7 +389,7 @@ func (w *Writer) work() {
 		for c := range j.cols {
 			v := j.cols[c][:j.rows]
 			floatsToBytes(raw, v)
-			j.blocks[c], j.crcs[c] = w.enc.encodeBlock(j.blocks[c], raw, j.scratch)
+			j.blocks[c], j.crcs[c] = w.enc.encode(j.blocks[c], raw, j.scratch, w.enc.shuffleFor(v))
 			j.stats[c].chunk(v, w.shift[c], w.overflow[c].Load())
 		}
 		j.done <- struct{}{}
@@ -430,7 +430,7 @@ func (w *Writer) writeChunk(j *chunkJob) error {
 			storedLen: uint32(len(b) - trailerSize),
 			rawLen:    uint32(8 * j.rows),
 			crc:       j.crcs[c],
-			codec:     w.spec.byteValue(),
+			codec:     b[len(b)-trailerSize],
 		}
 		if _, err := s.bw.Write(b); err != nil {
 			return fmt.Errorf("chunkstore: write %s: %w", s.name, err)
