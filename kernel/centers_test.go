@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/falkon-ooc/falkon-ooc/kernel/internal/tile"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -273,5 +274,44 @@ func TestPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestVariants runs the block products on every instruction-set variant
+// this CPU has (the default run covers only the best one), against Eval
+// and a dense computation.
+func TestVariants(t *testing.T) {
+	def := tile.Selected()
+	defer tile.Use(def)
+	rng := rand.New(rand.NewPCG(9, 10))
+	const rows, m, d = 37, 53, 6
+	x, cen := randMat(rng, rows, d), randMat(rng, m, d)
+	for _, v := range tile.Available() {
+		tile.Use(v)
+		for _, k := range testKernels(d, rng) {
+			K := naive(k, x, cen, rows, m, d)
+			for _, p := range precisions {
+				name := fmt.Sprintf("%v/%v/%v", v, k, p)
+				cs := NewCenters(k, cen, m, d, p)
+				ws := cs.NewWorkspace()
+				blk := make([]float64, rows*m)
+				cs.BlockTo(ws, blk, x, rows)
+				for i := range blk {
+					if !within(blk[i], K[i], tolFor(p)) {
+						t.Fatalf("%s: K[%d] = %v, want %v", name, i, blk[i], K[i])
+					}
+				}
+				u, vv := randMat(rng, m, 2), randMat(rng, rows, 2)
+				w0 := randMat(rng, m, 2)
+				w := append([]float64(nil), w0...)
+				cs.KtKvAdd(ws, w, x, rows, u, vv, 2)
+				want, scale := dense(K, w0, u, vv, rows, m, 2)
+				for i := range w {
+					if math.Abs(w[i]-want[i]) > tolFor(p)*scale[i] {
+						t.Fatalf("%s: w[%d] = %v, want %v", name, i, w[i], want[i])
+					}
+				}
+			}
+		}
 	}
 }
