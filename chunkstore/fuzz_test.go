@@ -15,7 +15,7 @@ import (
 // bytes, never a panic or an allocation beyond rawLen.
 func FuzzDecodeBlock(f *testing.F) {
 	enc := map[string]*encoder{}
-	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle"} {
+	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle", "zstd+auto"} {
 		spec, _ := parseCodec(c)
 		e, err := newEncoder(spec, 1)
 		if err != nil {
@@ -23,7 +23,7 @@ func FuzzDecodeBlock(f *testing.F) {
 		}
 		enc[c] = e
 	}
-	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle"} {
+	for _, c := range []string{"none", "s2", "zstd", "zstd+shuffle", "s2+shuffle", "zstd+auto"} {
 		raw := make([]byte, 8*40)
 		floatsToBytes(raw, benchColumn("dec2", 40, 3))
 		blk, _ := enc[c].encodeBlock(nil, raw, make([]byte, len(raw)))
@@ -58,13 +58,14 @@ func FuzzDecodeBlock(f *testing.F) {
 		// Round trip: the payload as float64s through every codec.
 		n := len(payload) / 8
 		raw := payload[:8*n]
+		vals := make([]float64, n)
+		scatter(vals, raw, 0, 1)
 		for name, en := range enc {
-			b, _ := en.encodeBlock(nil, raw, make([]byte, len(raw)))
+			b, _ := en.encode(nil, raw, make([]byte, len(raw)), en.shuffleFor(vals))
 			got, err := dec.decodeBlock(make([]byte, len(raw)), make([]byte, len(raw)), b[:len(b)-trailerSize], b[len(b)-trailerSize], len(raw))
 			if err != nil || !bytes.Equal(got, raw) {
 				t.Fatalf("%s round trip of %d values: err %v, equal %v", name, n, err, bytes.Equal(got, raw))
 			}
-			vals := make([]float64, n)
 			scatter(vals, got, 0, 1)
 			for i, v := range vals {
 				if math.Float64bits(v) != binary.LittleEndian.Uint64(raw[8*i:]) {
