@@ -118,9 +118,11 @@ func (f *fitter) fingerprint() string {
 		binary.LittleEndian.PutUint64(buf[:], uint64(f.src.ChunkRows(i)))
 		h.Write(buf[:])
 	}
-	for _, v := range f.model.Centers {
-		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-		h.Write(buf[:])
+	for _, a := range [][]float64{f.model.Centers, f.weights} {
+		for _, v := range a {
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+			h.Write(buf[:])
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

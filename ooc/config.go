@@ -82,6 +82,13 @@ type Config struct {
 	Workers int `json:"workers,omitempty"`
 	// Seed makes centre sampling (and validation splits) reproducible.
 	Seed uint64 `json:"seed"`
+	// Sampling is how centres are drawn: SamplingUniform (the zero value
+	// "" means uniform) or SamplingLeverage.
+	Sampling Sampling `json:"sampling,omitempty"`
+	// Candidates is, for leverage sampling, how many uniformly drawn rows
+	// get a leverage score before the centres are drawn among them.
+	// 0 means 10 M (at most n).
+	Candidates int `json:"candidates,omitempty"`
 	// Task says what the targets mean. TaskAuto (the zero value) infers it.
 	Task Task `json:"task,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
@@ -133,6 +140,7 @@ type Stage string
 // Stages of a fit, in order.
 const (
 	StageSample   Stage = "sample"   // drawing centres (and statistics)
+	StageLeverage Stage = "leverage" // leverage scores of the candidates
 	StageKernel   Stage = "kernel"   // K_MM
 	StagePrecond  Stage = "precond"  // Cholesky factorisations
 	StageRHS      Stage = "rhs"      // the pass for the right-hand side
@@ -203,6 +211,14 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 	}
 	if err := c.Kernel.Validate(d); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	switch c.Sampling {
+	case "", SamplingUniform, SamplingLeverage:
+	default:
+		return c, configErr("unknown centre sampling %q (want uniform or leverage)", c.Sampling)
+	}
+	if c.Candidates < 0 {
+		return c, configErr("candidates must be ≥ 0, got %d", c.Candidates)
 	}
 	if c.ValEvery <= 0 {
 		c.ValEvery = 1

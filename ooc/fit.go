@@ -60,6 +60,8 @@ type fitter struct {
 	cfit   *kernel.Centers // centres in the fit's precision
 	invStd []float64
 	iter   int // CG iterations done
+	// weights is D for leverage-sampled centres (nil for uniform).
+	weights []float64
 }
 
 func newFitter(src stream.Source, cfg Config, start time.Time) (*fitter, error) {
@@ -141,7 +143,12 @@ type samplePart struct {
 // computes the statistics in the same pass.
 func (f *fitter) sample(ctx context.Context) error {
 	f.progress(Progress{Stage: StageSample})
-	idx := sampleIndices(f.n, f.cfg.Centers, f.cfg.Seed)
+	leverage := f.cfg.Sampling == SamplingLeverage
+	draw := f.cfg.Centers
+	if leverage {
+		draw = leverageCandidates(f.n, f.cfg.Centers, f.cfg.Candidates)
+	}
+	idx := sampleIndices(f.n, draw, f.cfg.Seed)
 	// Local row numbers wanted from each chunk.
 	want := make(map[int][]int)
 	var chunks []int
@@ -163,7 +170,7 @@ func (f *fitter) sample(ctx context.Context) error {
 		chunks = nil // every chunk
 	}
 	d, kt := f.d, f.kt
-	centres := make([]float64, 0, f.cfg.Centers*d)
+	centres := make([]float64, 0, draw*d)
 	var total colStats
 	total.init(d)
 	tv := make([]valueSet, kt)
@@ -242,6 +249,15 @@ func (f *fitter) sample(ctx context.Context) error {
 	if dropped > 0 && len(centres) == 0 {
 		return configErr("no centres could be drawn")
 	}
+	if leverage {
+		var err error
+		f.progress(Progress{Stage: StageLeverage})
+		centres, f.weights, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
+		if err != nil {
+			return err
+		}
+		dropped = f.cfg.Centers - len(f.weights)
+	}
 	f.model.M = len(centres) / d
 	f.model.Centers = centres
 	f.model.Training.DuplicateCenters = dropped
@@ -306,7 +322,7 @@ func (f *fitter) prepare(ctx context.Context) error {
 		return err
 	}
 	f.progress(Progress{Stage: StagePrecond})
-	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{Jitter: f.cfg.Jitter, Workers: f.cfg.Workers})
+	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights})
 	if err != nil {
 		return err
 	}

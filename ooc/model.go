@@ -62,7 +62,9 @@ type Training struct {
 	SecondsPerIteration float64    `json:"seconds_per_iteration"`
 	PrecondBytes        int64      `json:"precond_bytes"`
 	Jitter              float64    `json:"jitter"`
-	DuplicateCenters    int        `json:"duplicate_centers,omitempty"`
+	// DuplicateCenters counts centres drawn twice (uniform: equal rows;
+	// leverage: rows drawn more than once, merged into one weighted centre).
+	DuplicateCenters int `json:"duplicate_centers,omitempty"`
 }
 
 // modelMeta is the JSON metadata of a model file.

@@ -50,7 +50,8 @@ type fitOpts struct {
 	seed                                 uint64
 	resume, noCheckpoint, jsonOut        bool
 	quiet                                bool
-	val, plot                            string
+	val, plot, sampling                  string
+	candidates                           int
 	valFraction                          float64
 	valEvery                             int
 }
@@ -73,6 +74,8 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
+	fs.StringVar(&o.sampling, "centers-sampling", "uniform", "how centres are drawn: uniform, or leverage (approximate ridge leverage scores, weighted)")
+	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
@@ -148,6 +151,13 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.Workers = o.workers
 	cfg.Seed = o.seed
+	if cfg.Sampling, err = ooc.ParseSampling(o.sampling); err != nil {
+		return cfg, usagef("--centers-sampling: %v", err)
+	}
+	if o.candidates < 0 {
+		return cfg, usagef("--candidates must be ≥ 0, got %d", o.candidates)
+	}
+	cfg.Candidates = o.candidates
 	return cfg, nil
 }
 
