@@ -51,9 +51,7 @@ var avx2 = isa{"AVX2", "Y", 32}
 
 func constNames(pr prec) []string {
 	n := []string{"neg2", "log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one", "zero"}
-	if pr.esize == 8 {
-		n = append(n, "log2e16", "ln2hi16", "ln2lo16", "maxargt")
-	}
+	n = append(n, "log2e16", "ln2hi16", "ln2lo16", "maxargt")
 	for k := 2; k <= pr.deg; k++ {
 		n = append(n, fmt.Sprintf("q%d", k))
 	}
@@ -89,11 +87,14 @@ func constVal(pr prec, name string) float64 {
 	case "log2e16":
 		return 16 * math.Log2E
 	case "ln2hi16":
-		return 6.93147180369123816490e-01 / 16
+		return constVal(pr, "ln2hi") / 16
 	case "ln2lo16":
-		return 1.90821492927058770002e-10 / 16
+		return constVal(pr, "ln2lo") / 16
 	case "maxargt":
-		return 707
+		if pr.esize == 8 {
+			return 707
+		}
+		return 86
 	case "one":
 		return 1
 	case "zero":
@@ -148,16 +149,29 @@ func tables() {
 	}
 	p("GLOBL exptab64<>(SB), RODATA|NOPTR, $128")
 	p("")
+	for j := 0; j < 16; j++ {
+		v := float32(math.Exp2(float64(j) / 16))
+		p("DATA exptab32<>+%d(SB)/4, $0x%08x // 2^(%d/16) = %v", 4*j, math.Float32bits(v), j, v)
+	}
+	p("GLOBL exptab32<>(SB), RODATA|NOPTR, $64")
+	p("")
 }
 
-// tableExp reports whether the float64 AVX-512 code uses the table-driven
-// exp: 16 entries 2^(j/16) held in two zmm registers and looked up with
-// VPERMI2PD, which shortens the Taylor polynomial from degree 13 to 7
-// (|t| ≤ ln2/32: remainder t⁸/8! < 1.3e-18) and so takes 5 FMAs per vector
-// off the FMA pipe, the kernel's bottleneck.
-func tableExp(pr prec, is isa) bool { return pr.esize == 8 && is.name == "AVX512" }
+// tableExp reports whether the code uses the table-driven exp (AVX-512):
+// 16 entries 2^(j/16) held in two zmm registers (float64, VPERMI2PD) or
+// one (float32, VPERMPS), which shortens the Taylor polynomial from degree
+// 13 to 7 (float64; |t| ≤ ln2/32: remainder t⁸/8! < 1.3e-18) or from 7 to 3
+// (float32; t⁴/4! < 1e-8) and so takes 5 resp. 3 FMAs per vector off the
+// FMA pipe, the kernel's bottleneck. AVX2 has no 16-entry permute.
+func tableExp(pr prec, is isa) bool { return is.name == "AVX512" }
 
-const tableDeg = 7
+// tableDeg is the degree of the polynomial of the table-driven exp.
+func tableDeg(pr prec) int {
+	if pr.esize == 8 {
+		return 7
+	}
+	return 3
+}
 
 // gram emits gram{64,32}{AVX512,AVX2}(dst, ldd, x, rows, d, cp, npanels).
 // Panels are 128 bytes wide per feature (16 float64 or 32 float32). The
@@ -319,7 +333,10 @@ func loadConsts512(pr prec, top, nreg int, pcReg string) map[string]string {
 	deg := pr.deg
 	if tableExp(pr, avx512) {
 		names = []string{"c1", "c2", "neg2", "zero", "log2e16", "shifter", "ln2hi16", "ln2lo16", "maxargt", "one", "tlo", "thi"}
-		deg = tableDeg
+		if pr.esize == 4 {
+			names = names[:len(names)-1] // one register holds the table
+		}
+		deg = tableDeg(pr)
 	}
 	for k := deg; k >= 2; k-- {
 		names = append(names, fmt.Sprintf("q%d", k))
@@ -332,7 +349,7 @@ func loadConsts512(pr prec, top, nreg int, pcReg string) map[string]string {
 		case "c2":
 			src = fmt.Sprintf("32(%s)", pcReg)
 		case "tlo":
-			src = "exptab64<>+0(SB)"
+			src = fmt.Sprintf("exptab%s<>+0(SB)", pr.name)
 		case "thi":
 			src = "exptab64<>+64(SB)"
 		default:
@@ -341,7 +358,7 @@ func loadConsts512(pr prec, top, nreg int, pcReg string) map[string]string {
 		if i < nreg {
 			r := fmt.Sprintf("Z%d", top-i)
 			if n == "tlo" || n == "thi" {
-				p("\tVMOVUPD %s, %s", src, r)
+				p("\tVMOVUP%s %s, %s", pr.sfx, src, r)
 			} else {
 				p("\t%s %s, %s", pr.bcast, src, r)
 			}
@@ -421,7 +438,7 @@ func distChain(pr prec, is isa, c map[string]string, o chainOps, general bool) [
 		e("VMOVUP%s %s, %s", s, o.load, acc)
 	}
 	if tableExp(pr, is) {
-		return append(l, tableChain(c, o, general)...)
+		return append(l, tableChain(pr, c, o, general)...)
 	}
 	switch {
 	case strings.HasPrefix(o.xn, "BCST:"):
@@ -484,7 +501,8 @@ func distChain(pr prec, is isa, c map[string]string, o chainOps, general bool) [
 // exp(−s) = T' + T'·(exp(−t) − 1) with exp(−t) − 1 = t·Σ_{k=1..7} (−t)^(k−1)/k!.
 // Results for s > 707 are flushed to zero (the exponent addition needs
 // 2^(kf>>4) normal).
-func tableChain(c map[string]string, o chainOps, general bool) []string {
+func tableChain(pr prec, c map[string]string, o chainOps, general bool) []string {
+	x := pr.sfx
 	var l []string
 	e := func(format string, args ...any) { l = append(l, fmt.Sprintf(format, args...)) }
 	op := func(instr, src string, rest ...string) {
@@ -496,52 +514,60 @@ func tableChain(c map[string]string, o chainOps, general bool) []string {
 	}
 	mov := func(src, dst string) {
 		if strings.HasPrefix(src, "BCST:") {
-			e("VBROADCASTSD %s, %s", strings.TrimPrefix(src, "BCST:"), dst)
+			e("%s %s, %s", pr.bcast, strings.TrimPrefix(src, "BCST:"), dst)
 		} else {
-			e("VMOVAPD %s, %s", src, dst)
+			e("VMOVAP%s %s, %s", x, src, dst)
 		}
 	}
 	acc, t1, t2, t3 := o.acc, o.temps[0], o.temps[1], o.temps[2]
 	if strings.HasPrefix(o.xn, "BCST:") {
-		op("VADDPD", o.xn, o.cn, t1)
+		op("VADDP"+x, o.xn, o.cn, t1)
 	} else {
-		op("VADDPD", o.cn, o.xn, t1)
+		op("VADDP"+x, o.cn, o.xn, t1)
 	}
-	op("VFMADD231PD", c["neg2"], acc, t1)
-	op("VMAXPD", c["zero"], t1, t1)
+	op("VFMADD231P"+x, c["neg2"], acc, t1)
+	op("VMAXP"+x, c["zero"], t1, t1)
 	if general {
-		e("VSQRTPD %s, %s", t1, t1)
+		e("VSQRTP%s %s, %s", x, t1, t1)
 	}
-	e("VCMPPD $2, %s, %s, %s", c["maxargt"], t1, o.mask)
+	e("VCMPP%s $2, %s, %s, %s", x, c["maxargt"], t1, o.mask)
 	mov(c["shifter"], acc)
-	op("VFNMADD231PD", c["log2e16"], t1, acc) // z = shifter − 16 s log2e
-	op("VSUBPD", c["shifter"], acc, t2)       // kf
-	e("VMOVAPD %s, %s", t1, t3)
-	op("VFMADD231PD", c["ln2hi16"], t2, t3) // t = s + kf ln2hi/16
-	op("VFMADD231PD", c["ln2lo16"], t2, t3) // t += kf ln2lo/16
+	op("VFNMADD231P"+x, c["log2e16"], t1, acc) // z = shifter − 16 s log2e
+	op("VSUBP"+x, c["shifter"], acc, t2)       // kf
+	e("VMOVAP%s %s, %s", x, t1, t3)
+	op("VFMADD231P"+x, c["ln2hi16"], t2, t3) // t = s + kf ln2hi/16
+	op("VFMADD231P"+x, c["ln2lo16"], t2, t3) // t += kf ln2lo/16
 	if general {
 		mov(c["c2"], t2)
-		op("VFMADD213PD", c["c1"], t1, t2)
-		op("VFMADD213PD", c["one"], t1, t2) // factor 1 + s(c1 + c2 s)
+		op("VFMADD213P"+x, c["c1"], t1, t2)
+		op("VFMADD213P"+x, c["one"], t1, t2) // factor 1 + s(c1 + c2 s)
 	}
-	e("VMOVAPD %s, %s", acc, t1)
-	e("VPERMI2PD %s, %s, %s", c["thi"], c["tlo"], t1) // T = 2^((kf&15)/16)
-	e("VPSRAQ $4, %s, %s", acc, acc)
-	e("VPSLLQ $52, %s, %s", acc, acc)
-	e("VPADDQ %s, %s, %s", acc, t1, t1) // T' = 2^(kf>>4) T
-	mov(c[fmt.Sprintf("q%d", tableDeg)], acc)
-	for q := tableDeg - 1; q >= 2; q-- {
-		op("VFMADD213PD", c[fmt.Sprintf("q%d", q)], t3, acc)
-	}
-	op("VFMSUB213PD", c["one"], t3, acc)     // P = q1 + t(...)
-	e("VMULPD %s, %s, %s", t3, acc, acc)     // P' = t P = exp(−t) − 1
-	e("VFMADD213PD %s, %s, %s", t1, t1, acc) // T' P' + T'
-	if general {
-		e("VMULPD.Z %s, %s, %s, %s", t2, acc, o.mask, acc)
+	if pr.esize == 8 {
+		e("VMOVAPD %s, %s", acc, t1)
+		e("VPERMI2PD %s, %s, %s", c["thi"], c["tlo"], t1) // T = 2^((kf&15)/16)
+		e("VPSRAQ $4, %s, %s", acc, acc)
+		e("VPSLLQ $52, %s, %s", acc, acc)
+		e("VPADDQ %s, %s, %s", acc, t1, t1) // T' = 2^(kf>>4) T
 	} else {
-		e("VMOVAPD.Z %s, %s, %s", acc, o.mask, acc)
+		e("VPERMPS %s, %s, %s", c["tlo"], acc, t1)
+		e("VPSRAD $4, %s, %s", acc, acc)
+		e("VPSLLD $23, %s, %s", acc, acc)
+		e("VPADDD %s, %s, %s", acc, t1, t1)
 	}
-	e("VMOVUPD %s, %s", acc, o.store)
+	deg := tableDeg(pr)
+	mov(c[fmt.Sprintf("q%d", deg)], acc)
+	for q := deg - 1; q >= 2; q-- {
+		op("VFMADD213P"+x, c[fmt.Sprintf("q%d", q)], t3, acc)
+	}
+	op("VFMSUB213P"+x, c["one"], t3, acc)        // P = q1 + t(...)
+	e("VMULP%s %s, %s, %s", x, t3, acc, acc)     // P' = t P = exp(−t) − 1
+	e("VFMADD213P%s %s, %s, %s", x, t1, t1, acc) // T' P' + T'
+	if general {
+		e("VMULP%s.Z %s, %s, %s, %s", x, t2, acc, o.mask, acc)
+	} else {
+		e("VMOVAP%s.Z %s, %s, %s", x, acc, o.mask, acc)
+	}
+	e("VMOVUP%s %s, %s", x, acc, o.store)
 	return l
 }
 
