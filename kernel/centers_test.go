@@ -17,8 +17,8 @@ import (
 // a few ulp relative (TestExpAccuracy in internal/tile). That bounds the
 // error by about 1e-13; 1e-12 leaves room (the tests pass at 1e-14 today).
 // Float32: the same with ε = 6e-8 gives a few 1e-6 (they pass at 3e-6):
-// 1e-5. Polynomial
-// values grow as (γ x·c + c₀)^degree, hence the relative term of within.
+// 1e-5. Polynomial values grow as (γ x·c + c₀)^degree, hence the relative
+// term of within.
 const (
 	tol64 = 1e-12
 	tol32 = 1e-5
