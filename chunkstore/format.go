@@ -48,8 +48,9 @@ const (
 // Limits on values read from disk, so that a hostile manifest cannot make a
 // reader allocate without bound.
 const (
-	// MaxChunkRows is the largest chunk a store may declare.
-	MaxChunkRows = 1 << 22
+	// MaxChunkRows is the largest chunk a store may declare: 8 MiB per
+	// column block, so a reader's scratch stays below 80 MiB per goroutine.
+	MaxChunkRows = 1 << 20
 	// MaxColumns is the largest number of columns (features + targets).
 	MaxColumns = 1 << 16
 )

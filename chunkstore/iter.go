@@ -79,8 +79,9 @@ func (it *Iter) Close() error {
 	return nil
 }
 
-// ScratchBytes reports the memory each goroutine reading concurrently holds
-// in scratch buffers (kept until Close), for predicting peak memory.
+// ScratchBytes reports the most memory each goroutine reading concurrently
+// holds in scratch buffers (grown on first use, kept until Close), for
+// predicting peak memory.
 func (r *Reader) ScratchBytes() int64 {
 	n := int64(tileCols+1) * int64(r.maxRaw)
 	if r.maxRead > 0 {

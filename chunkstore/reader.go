@@ -79,17 +79,17 @@ func (r *Reader) getScratch() *scratch {
 		return s
 	}
 	r.freeMu.Unlock()
-	s := &scratch{shuf: make([]byte, r.maxRaw)}
-	for t := range s.tile {
-		s.tile[t] = make([]byte, r.maxRaw)
+	// Buffers grow on first use, once a block has passed its checksum, so
+	// a damaged file declaring huge chunks allocates nothing.
+	return new(scratch)
+}
+
+// growBytes returns b with length n, reallocated if it is too small.
+func growBytes(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
 	}
-	for _, sg := range r.segs {
-		if sg.data == nil {
-			s.read = make([]byte, r.maxRead)
-			break
-		}
-	}
-	return s
+	return b[:n]
 }
 
 func (r *Reader) putScratch(s *scratch) {
@@ -414,7 +414,7 @@ func (r *Reader) readColumns(sc *scratch, i int, dst []float64, first, n int) er
 	for j0 := 0; j0 < n; j0 += tileCols {
 		t := min(tileCols, n-j0)
 		for k := range t {
-			raw, err := r.block(sc, sc.tile[k], i, first+j0+k)
+			raw, err := r.block(sc, k, i, first+j0+k)
 			if err != nil {
 				return err
 			}
@@ -459,7 +459,7 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	sc := r.getScratch()
 	defer r.putScratch(sc)
 	for k, c := range cols {
-		raw, err := r.block(sc, sc.tile[0], i, c)
+		raw, err := r.block(sc, 0, i, c)
 		if err != nil {
 			return err
 		}
@@ -506,10 +506,10 @@ func (r *Reader) faultError(e any, file string, chunk int) error {
 	panic(e)
 }
 
-// block reads, checks and decodes column j of chunk i into dst (maxRaw
-// bytes). The result is dst or, for uncompressed blocks of a mapped
-// segment, the mapped bytes themselves.
-func (r *Reader) block(sc *scratch, dst []byte, i, j int) (raw []byte, err error) {
+// block reads, checks and decodes column j of chunk i into sc.tile[k]. The
+// result is that buffer or, for uncompressed blocks of a mapped segment, the
+// mapped bytes themselves.
+func (r *Reader) block(sc *scratch, k, i, j int) (raw []byte, err error) {
 	loc := &r.chunks[i]
 	s := r.segs[loc.seg]
 	e := loc.ci.entries[j]
@@ -519,10 +519,8 @@ func (r *Reader) block(sc *scratch, dst []byte, i, j int) (raw []byte, err error
 	if s.data != nil {
 		b, pad = s.data[e.offset:e.offset+n], s.data[e.offset+n:end]
 	} else {
-		if cap(sc.read) < int(end-e.offset) {
-			sc.read = make([]byte, end-e.offset)
-		}
-		buf := sc.read[:end-e.offset]
+		sc.read = growBytes(sc.read, int(end-e.offset))
+		buf := sc.read
 		if err := s.readAt(buf, e.offset); err != nil {
 			return nil, r.corrupt(s.name, i, j, e.offset, fmt.Errorf("read block: %w", err))
 		}
@@ -530,6 +528,11 @@ func (r *Reader) block(sc *scratch, dst []byte, i, j int) (raw []byte, err error
 	}
 	if err := checkBlock(b, pad, e); err != nil {
 		return nil, r.corrupt(s.name, i, j, e.offset, err)
+	}
+	sc.tile[k] = growBytes(sc.tile[k], int(e.rawLen))
+	dst := sc.tile[k]
+	if e.codec&codecShuffle != 0 {
+		sc.shuf = growBytes(sc.shuf, int(e.rawLen))
 	}
 	out, err := r.dec.decodeBlock(dst, sc.shuf, b[:e.storedLen], e.codec, int(e.rawLen))
 	if err != nil {
@@ -601,7 +604,7 @@ func (r *Reader) verifyChunk(sc *scratch, cols []Column, i int) (err error) {
 	defer r.catchFault(&err, file, i)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	for j := range cols {
-		raw, err := r.block(sc, sc.tile[0], i, j)
+		raw, err := r.block(sc, 0, i, j)
 		if err != nil {
 			return err
 		}
