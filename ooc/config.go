@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -78,6 +79,10 @@ type Config struct {
 	Precision kernel.Precision `json:"-"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
 	Jitter float64 `json:"jitter,omitempty"`
+	// Preconditioner is precond.MethodCholesky (the zero value) or
+	// precond.MethodEigen, for rank-deficient K_MM (duplicate or nearly
+	// duplicate centres, low-rank kernels such as linear).
+	Preconditioner precond.Method `json:"preconditioner,omitempty"`
 	// Workers is the number of goroutines. 0 means GOMAXPROCS.
 	Workers int `json:"workers,omitempty"`
 	// Seed makes centre sampling (and validation splits) reproducible.
@@ -211,6 +216,11 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 	}
 	if err := c.Kernel.Validate(d); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	switch c.Preconditioner {
+	case "", precond.MethodCholesky, precond.MethodEigen:
+	default:
+		return c, configErr("unknown preconditioner %q (want cholesky or eigen)", c.Preconditioner)
 	}
 	switch c.Sampling {
 	case "", SamplingUniform, SamplingLeverage:

@@ -322,7 +322,9 @@ func (f *fitter) prepare(ctx context.Context) error {
 		return err
 	}
 	f.progress(Progress{Stage: StagePrecond})
-	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights})
+	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{
+		Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+	})
 	if err != nil {
 		return err
 	}
@@ -357,15 +359,15 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 
 // solve runs the right-hand-side pass and CG, and finishes the model.
 func (f *fitter) solve(ctx context.Context) (*Model, error) {
-	m, k := f.model.M, f.k
+	r, k := f.pre.Rank(), f.k
 	var st *cgState
 	var ymean []float64
-	if r := f.cfg.Resume; r != nil {
-		if err := r.matches(f.fingerprint(), m, k); err != nil {
+	if f.cfg.Resume != nil {
+		if err := f.cfg.Resume.matches(f.fingerprint(), r, k); err != nil {
 			return nil, err
 		}
-		st = r.state()
-		ymean = slices.Clone(r.TargetMean)
+		st = f.cfg.Resume.state()
+		ymean = slices.Clone(f.cfg.Resume.TargetMean)
 	} else {
 		b, mu, err := f.rhs(ctx)
 		if err != nil {
@@ -403,8 +405,8 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.model.Alpha = slices.Clone(st.Beta)
-	f.pre.ApplyB(f.model.Alpha, k)
+	f.model.Alpha = make([]float64, f.model.M*k)
+	f.pre.ApplyBTo(f.model.Alpha, st.Beta, k)
 	cfg := f.cfg
 	f.model.Config = cfg
 	tr.N = f.n
@@ -415,6 +417,7 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 		tr.SecondsPerIteration = time.Since(iterStart).Seconds() / float64(n)
 	}
 	tr.PrecondBytes = f.pre.Bytes()
+	tr.Rank = r
 	tr.Jitter = f.pre.Jitter()
 	f.progress(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()})
 	return f.model, nil
@@ -477,14 +480,15 @@ func (f *fitter) rhs(ctx context.Context) (b, mu []float64, err error) {
 	for j := range k {
 		mu[j] = sum[j] / float64(f.n)
 	}
-	b = make([]float64, m*k)
+	bm := make([]float64, m*k)
 	for i := range m {
 		ones := w[i*k1+k]
 		for j := range k {
-			b[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(f.n)
+			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(f.n)
 		}
 	}
-	f.pre.ApplyBT(b, k)
+	b = make([]float64, f.pre.Rank()*k)
+	f.pre.ApplyBTTo(b, bm, k)
 	return b, mu, nil
 }
 
@@ -543,22 +547,24 @@ func addTo(dst, src []float64) {
 }
 
 // fitOperator is W(p) = Bᵀ (K_nMᵀ K_nM / n + λ K̃) B p in FALKON's form
-// A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p): one pass over the data.
+// A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p): one pass over the data. p
+// and W(p) are r × k (r = M unless the eigen preconditioner dropped
+// directions); the pass works on M × k.
 type fitOperator struct {
-	f       *fitter
-	v, u, w []float64
+	f          *fitter
+	v, z, u, w []float64
 }
 
 func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	f := op.f
-	m, k := f.model.M, f.k
+	m, r, k := f.model.M, f.pre.Rank(), f.k
 	if op.v == nil {
-		op.v, op.u, op.w = make([]float64, m*k), make([]float64, m*k), make([]float64, m*k)
+		op.v, op.z = make([]float64, r*k), make([]float64, r*k)
+		op.u, op.w = make([]float64, m*k), make([]float64, m*k)
 	}
 	copy(op.v, src)
-	f.pre.SolveA(op.v, k) // v = A⁻¹p
-	copy(op.u, op.v)
-	f.pre.SolveT(op.u, k) // u = D T⁻¹ A⁻¹ p
+	f.pre.SolveA(op.v, k)         // v = A⁻¹p
+	f.pre.SolveTTo(op.u, op.v, k) // u = D T⁻¹ A⁻¹ p
 	clear(op.w)
 	if err := f.kernelPass(ctx, op.u, op.w); err != nil {
 		return err
@@ -567,12 +573,12 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	for i := range op.w {
 		op.w[i] /= n
 	}
-	f.pre.SolveTT(op.w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
-	for i := range op.w {
-		op.w[i] += f.cfg.Lambda * op.v[i]
+	f.pre.SolveTTTo(op.z, op.w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
+	for i := range op.z {
+		op.z[i] += f.cfg.Lambda * op.v[i]
 	}
-	f.pre.SolveAT(op.w, k)
-	copy(dst, op.w)
+	f.pre.SolveAT(op.z, k)
+	copy(dst, op.z)
 	return nil
 }
 
@@ -611,8 +617,8 @@ func (f *fitter) kernelPass(ctx context.Context, u, w []float64) error {
 
 // validate evaluates the current iterate on the validation source.
 func (f *fitter) validate(ctx context.Context, st *cgState) (*ValPoint, error) {
-	alpha := slices.Clone(st.Beta)
-	f.pre.ApplyB(alpha, f.k)
+	alpha := make([]float64, f.model.M*f.k)
+	f.pre.ApplyBTo(alpha, st.Beta, f.k)
 	mdl := *f.model
 	mdl.Alpha = alpha
 	mdl.Kernel, mdl.Precision = f.cfg.Kernel, f.cfg.Precision

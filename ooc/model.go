@@ -61,7 +61,10 @@ type Training struct {
 	Seconds             float64    `json:"seconds"`
 	SecondsPerIteration float64    `json:"seconds_per_iteration"`
 	PrecondBytes        int64      `json:"precond_bytes"`
-	Jitter              float64    `json:"jitter"`
+	// Rank is the dimension of the preconditioned system: M, or fewer
+	// with the eigen preconditioner on a rank-deficient K_MM.
+	Rank   int     `json:"rank"`
+	Jitter float64 `json:"jitter"`
 	// DuplicateCenters counts centres drawn twice (uniform: equal rows;
 	// leverage: rows drawn more than once, merged into one weighted centre).
 	DuplicateCenters int `json:"duplicate_centers,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -50,7 +51,7 @@ type fitOpts struct {
 	seed                                 uint64
 	resume, noCheckpoint, jsonOut        bool
 	quiet                                bool
-	val, plot, sampling                  string
+	val, plot, sampling, precondMethod   string
 	candidates                           int
 	valFraction                          float64
 	valEvery                             int
@@ -71,6 +72,7 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for a target with two values)")
+	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or eigen for a rank-deficient K_MM (duplicate centres, linear kernels)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
@@ -146,6 +148,12 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--jitter must be ≥ 0, got %g", o.jitter)
 	}
 	cfg.Jitter = o.jitter
+	switch precond.Method(o.precondMethod) {
+	case precond.MethodCholesky, precond.MethodEigen:
+		cfg.Preconditioner = precond.Method(o.precondMethod)
+	default:
+		return cfg, usagef("--precond must be cholesky or eigen, got %q", o.precondMethod)
+	}
 	if o.workers < 0 {
 		return cfg, usagef("--workers must be ≥ 0, got %d", o.workers)
 	}

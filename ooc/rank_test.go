@@ -1,0 +1,122 @@
+package ooc_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// With a linear kernel in 3-D, K_MM of 50 centres has rank 3: the
+// Cholesky preconditioner needs a jitter, the eigen preconditioner keeps
+// the 3 directions, and the Nyström estimator is then exactly linear
+// ridge regression, w = (ZᵀZ + λnI)⁻¹ Zᵀ(y − ȳ) on the standardised Z.
+func TestEigenPreconditionerRankDeficient(t *testing.T) {
+	const n, d, lambda = 1000, 3, 1e-3
+	rng := rand.New(rand.NewPCG(31, 1))
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := range n {
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()*float64(j+1) + 2
+		}
+		y[i] = x[i*d] - 2*x[i*d+1] + 0.5*x[i*d+2] + 0.1*rng.NormFloat64()
+	}
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 128), ooc.Config{
+		Centers: 50, Kernel: kernel.Kernel{Kind: kernel.Linear}, Lambda: lambda,
+		Preconditioner: precond.MethodEigen, Iterations: 50, Tolerance: 1e-12,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Training.Rank != 3 {
+		t.Fatalf("rank %d, want 3", m.Training.Rank)
+	}
+	z := standardized(m, x)
+	zm := mat.NewDense(n, d, z)
+	var ztz mat.Dense
+	ztz.Mul(zm.T(), zm)
+	for j := range d {
+		ztz.Set(j, j, ztz.At(j, j)+lambda*n)
+	}
+	mean := 0.0
+	for _, v := range y {
+		mean += v / n
+	}
+	yc := mat.NewVecDense(n, nil)
+	for i, v := range y {
+		yc.SetVec(i, v-mean)
+	}
+	var zty, w mat.VecDense
+	zty.MulVec(zm.T(), yc)
+	if err := w.SolveVec(&ztz, &zty); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, n)
+	m.PredictTo(got, x, n)
+	want := make([]float64, n)
+	for i := range n {
+		want[i] = mean + mat.Dot(zm.RowView(i), &w)
+	}
+	if r := relDiff(got, want); r > 1e-6 {
+		t.Errorf("predictions differ from linear ridge regression by %.3g relative", r)
+	}
+}
+
+// Duplicate rows: 2000 rows that are 40 distinct points repeated, with M
+// close to (and above) the number of distinct rows. Both preconditioners
+// fit without failure and predict equally well.
+func TestDuplicateRows(t *testing.T) {
+	const distinct, n, d = 40, 2000, 2
+	rng := rand.New(rand.NewPCG(41, 1))
+	base := make([]float64, distinct*d)
+	for i := range base {
+		base[i] = rng.NormFloat64()
+	}
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := range n {
+		p := rng.IntN(distinct)
+		copy(x[i*d:], base[p*d:(p+1)*d])
+		y[i] = math.Sin(2*x[i*d]) + x[i*d+1] + 0.05*rng.NormFloat64()
+	}
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	var rmse []float64
+	for _, method := range []precond.Method{precond.MethodCholesky, precond.MethodEigen} {
+		for _, centers := range []int{35, 60} {
+			m, err := ooc.Fit(context.Background(), src, ooc.Config{
+				Centers: centers, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.5}, Lambda: 1e-6, Preconditioner: method,
+			})
+			if err != nil {
+				t.Fatalf("%s, M = %d: %v", method, centers, err)
+			}
+			if m.M > distinct {
+				t.Errorf("%s, M = %d: %d centres kept, more than the %d distinct rows", method, centers, m.M, distinct)
+			}
+			ev, err := m.Evaluate(context.Background(), src, ooc.PredictOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s, M = %d: %d distinct centres, rank %d, training RMSE %.4f", method, centers, m.M, m.Training.Rank, *ev.RMSE)
+			rmse = append(rmse, *ev.RMSE)
+		}
+	}
+	// Same accuracy with either preconditioner at each M (duplicates are
+	// merged before factorising, so the jitter does no harm); with 60
+	// draws (31 distinct centres) the fit reaches the noise level.
+	for i := range 2 {
+		if math.Abs(rmse[i]-rmse[i+2]) > 1e-6 {
+			t.Errorf("M = %d: cholesky RMSE %.6f, eigen %.6f", []int{35, 60}[i], rmse[i], rmse[i+2])
+		}
+	}
+	if rmse[1] > 0.1 {
+		t.Errorf("M = 60: RMSE %.4f, want < 0.1", rmse[1])
+	}
+}
