@@ -129,6 +129,15 @@ func (s *colStats) column(c *Column, shift float64) {
 	c.Mean = shift + s.mean
 	c.Std = math.Sqrt(s.m2 / float64(s.n))
 	c.Min, c.Max = s.min, s.max
+	// Values near the float64 limit (|x| beyond ~1e154) overflow the sums
+	// of squares, or the sums themselves. The manifest must stay finite
+	// JSON, so report the midrange and the largest float64 instead.
+	if math.IsNaN(c.Mean) || math.IsInf(c.Mean, 0) {
+		c.Mean = c.Min/2 + c.Max/2
+	}
+	if math.IsNaN(c.Std) || math.IsInf(c.Std, 0) {
+		c.Std = math.MaxFloat64
+	}
 	if !s.overflow {
 		d := make([]float64, 0, len(s.distinct))
 		for k := range s.distinct {

@@ -160,3 +160,33 @@ func readDir(t testing.TB, dir string) map[string][]byte {
 	}
 	return files
 }
+
+// TestStatsExtremeValues writes values near the float64 limits, whose sums
+// and squares overflow: Close must still succeed with finite statistics,
+// and the data must round-trip.
+func TestStatsExtremeValues(t *testing.T) {
+	big := math.MaxFloat64
+	cols := [][]float64{
+		{big, -big, big, 1, -big},
+		{1e200, 1e200, 1e200, 1e200, 1e200},
+		{math.SmallestNonzeroFloat64, 0, -math.SmallestNonzeroFloat64, 5e-324, 0},
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	writeStore(t, dir, cols, 3, Options{ChunkRows: 2}, 5)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	checkStore(t, r, cols, 3)
+	m := r.Manifest()
+	if c := m.Features[0]; c.Min != -big || c.Max != big || c.Std != math.MaxFloat64 || c.Mean != 0 {
+		t.Errorf("±MaxFloat64 column: %+v", c)
+	}
+	if c := m.Features[1]; c.Mean != 1e200 || c.Std != 0 {
+		t.Errorf("constant 1e200 column: mean %v std %v, want 1e200, 0", c.Mean, c.Std)
+	}
+	if c := m.Features[2]; c.Min != -math.SmallestNonzeroFloat64 || c.Max != math.SmallestNonzeroFloat64 || c.Integral || len(c.Distinct) != 3 {
+		t.Errorf("subnormal column: %+v", c)
+	}
+}
