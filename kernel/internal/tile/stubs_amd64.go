@@ -38,81 +38,77 @@ func variantImpl(v Variant) (impl, bool) {
 	case v == Generic:
 		return generic, true
 	case v == AVX2 && hasAVX2:
-		return impl{
-			gram64: func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
-				gram64Asm(gram64AVX2, dst, ldd, x, rows, d, cp, ncols)
-			},
-			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
-				gram32Asm(gram32AVX2, dst, ldd, x, rows, d, cp, ncols)
-			},
-			kern64: func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
-				kern64Asm(kern64AVX2, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
-			},
-			kern32: func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
-				kern32Asm(kern32AVX2, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
-			},
-			norms64: Norms64Generic,
-			norms32: norms32Asm,
-			applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
-				applyDist64Asm(applyDist64AVX2, g, xn, cn, p)
-			},
-			applyDist32: func(g []float32, xn float32, cn []float32, p *DistParams) {
-				applyDist32Asm(applyDist32AVX2, g, xn, cn, p)
-			},
-			applyDot64: func(g []float64, p *DotParams) { applyDot64Asm(applyDot64AVX2, g, p) },
-			applyDot32: func(g []float32, p *DotParams) { applyDot32Asm(applyDot32AVX2, g, p) },
-			dot64:      func(a, b []float64) float64 { return dot64Asm(dot64AVX2, a, b) },
-			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX2, a, b) },
-			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX2, alpha, x, y) },
-			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX2, alpha, x, y) },
-			dot4x64:    func(a []float64, lda int, b []float64, out *[4]float64) { dot4x64Asm(dot4x64AVX2, a, lda, b, out) },
-			dot4x32:    func(a []float32, lda int, b []float64, out *[4]float64) { dot4x32Asm(dot4x32AVX2, a, lda, b, out) },
-			axpy4x64: func(alpha *[4]float64, x []float64, ldx int, y []float64) {
-				axpy4x64Asm(axpy4x64AVX2, alpha, x, ldx, y)
-			},
-			axpy4x32: func(alpha *[4]float64, x []float32, ldx int, y []float64) {
-				axpy4x32Asm(axpy4x32AVX2, alpha, x, ldx, y)
-			},
-		}, true
+		return asmSet{
+			gram64AVX2, gram32AVX2, kern64AVX2, kern32AVX2,
+			applyDist64AVX2, applyDist32AVX2, applyDot64AVX2, applyDot32AVX2,
+			dot64AVX2, dot32AVX2, axpy64AVX2, axpy32AVX2,
+			dot4x64AVX2, dot4x32AVX2, axpy4x64AVX2, axpy4x32AVX2,
+		}.impl(), true
 	case v == AVX512 && hasAVX512:
-		return impl{
-			gram64: func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
-				gram64Asm(gram64AVX512, dst, ldd, x, rows, d, cp, ncols)
-			},
-			gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
-				gram32Asm(gram32AVX512, dst, ldd, x, rows, d, cp, ncols)
-			},
-			kern64: func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
-				kern64Asm(kern64AVX512, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
-			},
-			kern32: func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
-				kern32Asm(kern32AVX512, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
-			},
-			norms64: Norms64Generic,
-			norms32: norms32Asm,
-			applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
-				applyDist64Asm(applyDist64AVX512, g, xn, cn, p)
-			},
-			applyDist32: func(g []float32, xn float32, cn []float32, p *DistParams) {
-				applyDist32Asm(applyDist32AVX512, g, xn, cn, p)
-			},
-			applyDot64: func(g []float64, p *DotParams) { applyDot64Asm(applyDot64AVX512, g, p) },
-			applyDot32: func(g []float32, p *DotParams) { applyDot32Asm(applyDot32AVX512, g, p) },
-			dot64:      func(a, b []float64) float64 { return dot64Asm(dot64AVX512, a, b) },
-			dot32:      func(a []float32, b []float64) float64 { return dot32Asm(dot32AVX512, a, b) },
-			axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(axpy64AVX512, alpha, x, y) },
-			axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(axpy32AVX512, alpha, x, y) },
-			dot4x64:    func(a []float64, lda int, b []float64, out *[4]float64) { dot4x64Asm(dot4x64AVX512, a, lda, b, out) },
-			dot4x32:    func(a []float32, lda int, b []float64, out *[4]float64) { dot4x32Asm(dot4x32AVX512, a, lda, b, out) },
-			axpy4x64: func(alpha *[4]float64, x []float64, ldx int, y []float64) {
-				axpy4x64Asm(axpy4x64AVX512, alpha, x, ldx, y)
-			},
-			axpy4x32: func(alpha *[4]float64, x []float32, ldx int, y []float64) {
-				axpy4x32Asm(axpy4x32AVX512, alpha, x, ldx, y)
-			},
-		}, true
+		return asmSet{
+			gram64AVX512, gram32AVX512, kern64AVX512, kern32AVX512,
+			applyDist64AVX512, applyDist32AVX512, applyDot64AVX512, applyDot32AVX512,
+			dot64AVX512, dot32AVX512, axpy64AVX512, axpy32AVX512,
+			dot4x64AVX512, dot4x32AVX512, axpy4x64AVX512, axpy4x32AVX512,
+		}.impl(), true
 	}
 	return impl{}, false
+}
+
+// asmSet is the assembly routines of one instruction set.
+type asmSet struct {
+	gram64      func(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int)
+	gram32      func(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int)
+	kern64      func(dst *float64, ldd int, x *float64, rows, d int, cp *float64, npanels int, xn, cn, pc *float64, mode int)
+	kern32      func(dst *float32, ldd int, x *float32, rows, d int, cp *float32, npanels int, xn, cn, pc *float32, mode int)
+	applyDist64 func(buf, cn *float64, n int, xn float64, pc *float64, mode int)
+	applyDist32 func(buf, cn *float32, n int, xn float32, pc *float32, mode int)
+	applyDot64  func(buf *float64, n int, gamma, coef0 float64, deg int)
+	applyDot32  func(buf *float32, n int, gamma, coef0 float32, deg int)
+	dot64       func(a, b *float64, n int) float64
+	dot32       func(a *float32, b *float64, n int) float64
+	axpy64      func(alpha float64, x, y *float64, n int)
+	axpy32      func(alpha float64, x *float32, y *float64, n int)
+	dot4x64     func(a *float64, lda int, b *float64, n int, out *float64)
+	dot4x32     func(a *float32, lda int, b *float64, n int, out *float64)
+	axpy4x64    func(alpha *float64, x *float64, ldx int, y *float64, n int)
+	axpy4x32    func(alpha *float64, x *float32, ldx int, y *float64, n int)
+}
+
+// impl wraps the routines in the bounds-checking slice API.
+func (a asmSet) impl() impl {
+	return impl{
+		gram64: func(dst []float64, ldd int, x []float64, rows, d int, cp []float64, ncols int) {
+			gram64Asm(a.gram64, dst, ldd, x, rows, d, cp, ncols)
+		},
+		gram32: func(dst []float32, ldd int, x []float32, rows, d int, cp []float32, ncols int) {
+			gram32Asm(a.gram32, dst, ldd, x, rows, d, cp, ncols)
+		},
+		kern64: func(dst []float64, ldd int, x, xn []float64, rows, d int, cp, cn []float64, ncols int, p *DistParams) {
+			kern64Asm(a.kern64, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+		},
+		kern32: func(dst []float32, ldd int, x, xn []float32, rows, d int, cp, cn []float32, ncols int, p *DistParams) {
+			kern32Asm(a.kern32, dst, ldd, x, xn, rows, d, cp, cn, ncols, p)
+		},
+		norms64: Norms64Generic, // math.FMA rounds like the assembly's VFMADD231SD
+		norms32: norms32Asm,
+		applyDist64: func(g []float64, xn float64, cn []float64, p *DistParams) {
+			applyDist64Asm(a.applyDist64, g, xn, cn, p)
+		},
+		applyDist32: func(g []float32, xn float32, cn []float32, p *DistParams) {
+			applyDist32Asm(a.applyDist32, g, xn, cn, p)
+		},
+		applyDot64: func(g []float64, p *DotParams) { applyDot64Asm(a.applyDot64, g, p) },
+		applyDot32: func(g []float32, p *DotParams) { applyDot32Asm(a.applyDot32, g, p) },
+		dot64:      func(x, y []float64) float64 { return dot64Asm(a.dot64, x, y) },
+		dot32:      func(x []float32, y []float64) float64 { return dot32Asm(a.dot32, x, y) },
+		axpy64:     func(alpha float64, x, y []float64) { axpy64Asm(a.axpy64, alpha, x, y) },
+		axpy32:     func(alpha float64, x []float32, y []float64) { axpy32Asm(a.axpy32, alpha, x, y) },
+		dot4x64:    func(x []float64, ld int, y []float64, out *[4]float64) { dot4x64Asm(a.dot4x64, x, ld, y, out) },
+		dot4x32:    func(x []float32, ld int, y []float64, out *[4]float64) { dot4x32Asm(a.dot4x32, x, ld, y, out) },
+		axpy4x64:   func(alpha *[4]float64, x []float64, ld int, y []float64) { axpy4x64Asm(a.axpy4x64, alpha, x, ld, y) },
+		axpy4x32:   func(alpha *[4]float64, x []float32, ld int, y []float64) { axpy4x32Asm(a.axpy4x32, alpha, x, ld, y) },
+	}
 }
 
 // Bounds are checked here, once per call, so that the assembly can trust
