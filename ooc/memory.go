@@ -14,12 +14,24 @@ type Memory struct {
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
 	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
 	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
-	Total      int64 `json:"total"`
+	// Runtime is the process's fixed cost: the program's text and the Go
+	// runtime (measured: about 31 MiB for falkon-ooc), plus heap slack.
+	Runtime int64 `json:"runtime"`
+	Total   int64 `json:"total"`
 }
+
+// runtimeBytes is the fixed part of Memory.Runtime, measured with
+// bench/fit (maxrss of "falkon-ooc fit --help" is 31 MB; the heap carries
+// 10–20 MiB more than the counted buffers during the first passes).
+const runtimeBytes = 40 << 20
 
 // EstimateMemory predicts the peak memory of a fit with M centres, d
 // features, k outputs, the given worker count (0 = GOMAXPROCS) and
-// largest chunk. The data itself is not held: it is streamed.
+// largest chunk. The data itself is not held: it is streamed. The
+// factors are counted at their full 16M² bytes (A's lower triangle is
+// allocated but never written, so the resident figure is nearer 12M²: the
+// estimate errs on the safe side at large M). bench/fit measures it
+// against the peak RSS of real fits.
 func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -29,21 +41,24 @@ func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
 	mem := Memory{
 		Precond:    2 * 8 * M * M,
 		Centers:    3 * 8 * M * D, // raw, float64 prepared, float32 prepared
-		Chunks:     W * 8 * R * (D + K + K + 1),
+		// Decoded rows and targets, the encoded targets, and the chunk
+		// store reader's decode scratch (up to 9 columns at a time).
+		Chunks:     W * 8 * R * (D + K + K + 1 + 9),
 		Workspaces: W * 8 * (tileRows*M + tileRows*(D+K+1)),
 		Partials:   2 * W * 8 * M * (K + 1),
 		Vectors:    10 * 8 * M * K,
+		Runtime:    runtimeBytes,
 	}
-	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
 	return mem
 }
 
 // String formats the estimate for people.
 func (m Memory) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (preconditioner %s, chunk buffers %s, kernel tiles %s, vectors %s)",
+	fmt.Fprintf(&b, "%s (preconditioner %s, chunk buffers %s, kernel tiles %s, vectors %s, runtime %s)",
 		FormatBytes(m.Total), FormatBytes(m.Precond), FormatBytes(m.Chunks),
-		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers))
+		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers), FormatBytes(m.Runtime))
 	return b.String()
 }
 
