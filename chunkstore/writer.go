@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -654,12 +655,18 @@ func writeFileSync(name string, b []byte) error {
 	return nil
 }
 
+// syncDir fsyncs a directory, so that renames and new files in it are
+// durable. File systems that cannot sync directories (EINVAL, ENOTSUP) are
+// accepted as they are.
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("chunkstore: sync %s: %w", dir, err)
 	}
 	err = f.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		err = nil
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -17,8 +17,9 @@ type File struct {
 	size int64
 }
 
-// Open maps path read-only. Empty files are not mapped; Bytes is then nil and
-// ReadAt reports io.EOF.
+// Open maps path read-only. Empty files, and files on file systems that
+// cannot be mapped, are not mapped: Bytes is then nil and ReadAt reads the
+// file.
 func Open(path string) (*File, error) {
 	fh, size, err := openFile(path)
 	if err != nil {
@@ -32,13 +33,14 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("mmap %s: file too large (%d bytes) for this platform", path, size)
 	}
 	data, err := unix.Mmap(int(fh.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
-	cerr := fh.Close() // the mapping keeps the file referenced
 	if err != nil {
-		return nil, &os.PathError{Op: "mmap", Path: path, Err: err}
+		// Some file systems (FUSE, some network mounts) cannot map
+		// files: read them instead.
+		return &File{f: fh, size: size}, nil
 	}
-	if cerr != nil {
+	if err := fh.Close(); err != nil { // the mapping keeps the file referenced
 		unix.Munmap(data)
-		return nil, cerr
+		return nil, err
 	}
 	return &File{data: data, size: size}, nil
 }
