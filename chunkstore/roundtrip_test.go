@@ -71,6 +71,13 @@ func writeStore(t testing.TB, dir string, cols [][]float64, d int, opt Options, 
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	var segBytes int64
+	for _, s := range w.Manifest().Segments {
+		segBytes += s.Bytes
+	}
+	if w.BytesWritten() != segBytes {
+		t.Fatalf("BytesWritten = %d, segments hold %d", w.BytesWritten(), segBytes)
+	}
 }
 
 // checkStore reads every chunk and compares with cols bit for bit.
