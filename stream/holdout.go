@@ -1,9 +1,6 @@
 package stream
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // Holdout splits src by rows into two Sources: each row goes to held
 // (with probability fraction) or to rest, decided by a hash of seed and
@@ -55,7 +52,7 @@ type filteredChunk struct {
 type filtered struct {
 	src    Source
 	chunks []filteredChunk
-	pool   sync.Pool // *[]float64 parent-chunk scratch
+	parent parentReader
 }
 
 func (f *filtered) NumChunks() int      { return len(f.chunks) }
@@ -65,34 +62,13 @@ func (f *filtered) ChunkRows(i int) int { return len(f.chunks[i].rows) }
 
 func (f *filtered) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	c := f.chunks[i]
-	rows := f.src.ChunkRows(c.parent)
-	d, k := f.src.Dim(), f.src.NumTargets()
-	bp, _ := f.pool.Get().(*[]float64)
-	if bp == nil {
-		bp = new([]float64)
-	}
-	defer f.pool.Put(bp)
-	need := rows * d
-	if y != nil {
-		need += rows * k
-	}
-	if cap(*bp) < need {
-		*bp = make([]float64, need)
-	}
-	buf := (*bp)[:need]
-	px := buf[:rows*d]
-	var py []float64
-	if y != nil {
-		py = buf[rows*d:]
-	}
-	if err := f.src.ReadChunk(ctx, c.parent, px, py); err != nil {
-		return err
-	}
-	for j, r := range c.rows {
-		copy(x[j*d:(j+1)*d], px[int(r)*d:int(r+1)*d])
-		if y != nil {
-			copy(y[j*k:(j+1)*k], py[int(r)*k:int(r+1)*k])
+	return f.parent.read(ctx, f.src, c.parent, y != nil, func(px, py []float64) {
+		d, k := f.src.Dim(), f.src.NumTargets()
+		for j, r := range c.rows {
+			copy(x[j*d:(j+1)*d], px[int(r)*d:int(r+1)*d])
+			if y != nil {
+				copy(y[j*k:(j+1)*k], py[int(r)*k:int(r+1)*k])
+			}
 		}
-	}
-	return nil
+	})
 }

@@ -34,7 +34,7 @@ type subRange struct{ parent, lo, hi int }
 type subdivided struct {
 	src    Source
 	ranges []subRange
-	pool   sync.Pool // *[]float64 parent-chunk scratch
+	parent parentReader
 }
 
 func (s *subdivided) NumChunks() int      { return len(s.ranges) }
@@ -44,15 +44,33 @@ func (s *subdivided) ChunkRows(i int) int { r := s.ranges[i]; return r.hi - r.lo
 
 func (s *subdivided) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	r := s.ranges[i]
-	rows := s.src.ChunkRows(r.parent)
-	d, k := s.src.Dim(), s.src.NumTargets()
-	bp, _ := s.pool.Get().(*[]float64)
+	return s.parent.read(ctx, s.src, r.parent, y != nil, func(px, py []float64) {
+		d, k := s.src.Dim(), s.src.NumTargets()
+		copy(x, px[r.lo*d:r.hi*d])
+		if y != nil {
+			copy(y, py[r.lo*k:r.hi*k])
+		}
+	})
+}
+
+// parentReader reads whole parent chunks into pooled scratch for sources
+// that present parts of them (Subdivide, Holdout).
+type parentReader struct {
+	pool sync.Pool // *[]float64
+}
+
+// read decodes chunk c of src (targets too if withY) into scratch and
+// passes the rows and targets to use, which must not keep them.
+func (p *parentReader) read(ctx context.Context, src Source, c int, withY bool, use func(px, py []float64)) error {
+	rows := src.ChunkRows(c)
+	d, k := src.Dim(), src.NumTargets()
+	bp, _ := p.pool.Get().(*[]float64)
 	if bp == nil {
 		bp = new([]float64)
 	}
-	defer s.pool.Put(bp)
+	defer p.pool.Put(bp)
 	need := rows * d
-	if y != nil {
+	if withY {
 		need += rows * k
 	}
 	if cap(*bp) < need {
@@ -61,15 +79,12 @@ func (s *subdivided) ReadChunk(ctx context.Context, i int, x, y []float64) error
 	buf := (*bp)[:need]
 	px := buf[:rows*d]
 	var py []float64
-	if y != nil {
+	if withY {
 		py = buf[rows*d:]
 	}
-	if err := s.src.ReadChunk(ctx, r.parent, px, py); err != nil {
+	if err := src.ReadChunk(ctx, c, px, py); err != nil {
 		return err
 	}
-	copy(x, px[r.lo*d:r.hi*d])
-	if y != nil {
-		copy(y, py[r.lo*k:r.hi*k])
-	}
+	use(px, py)
 	return nil
 }
