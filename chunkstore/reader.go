@@ -392,9 +392,7 @@ func (r *Reader) ReadChunk(ctx context.Context, i int, x, y []float64) (err erro
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	sc := r.getScratch()
 	defer r.putScratch(sc)
-	if seg.mf != nil && seg.data != nil {
-		seg.mf.WillNeed(loc.start, loc.end-loc.start)
-	}
+	r.prefetch(i)
 	if err := r.readColumns(sc, i, x, 0, r.dim); err != nil {
 		return err
 	}
@@ -467,6 +465,26 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	}
 	r.release(loc)
 	return nil
+}
+
+// prefetchChunks is how many chunks, from i on, ReadChunk(i) asks the kernel
+// to read ahead, so that on a store larger than the page cache the disk
+// works on the next chunks while this one is decoded.
+const prefetchChunks = 3
+
+// prefetch starts asynchronous reads of chunks i … i+prefetchChunks-1 that
+// lie in chunk i's segment.
+func (r *Reader) prefetch(i int) {
+	loc := &r.chunks[i]
+	s := r.segs[loc.seg]
+	if s.mf == nil || s.data == nil {
+		return
+	}
+	end := loc.end
+	for k := i + 1; k < min(i+prefetchChunks, len(r.chunks)) && r.chunks[k].seg == loc.seg; k++ {
+		end = r.chunks[k].end
+	}
+	s.mf.WillNeed(loc.start, end-loc.start)
 }
 
 // releaseAlign widens the range release drops: Linux maps file pages in
