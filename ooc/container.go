@@ -120,10 +120,14 @@ func readContainer(data []byte, magic string, minV, maxV uint8) (version uint8, 
 	}
 	version = data[4]
 	if version < minV || version > maxV {
-		if version > maxV {
-			return version, nil, nil, fmt.Errorf("%w: format version %d was written by a newer falkon-ooc (this build reads %d–%d)", ErrVersion, version, minV, maxV)
+		reads := fmt.Sprintf("versions %d–%d", minV, maxV)
+		if minV == maxV {
+			reads = fmt.Sprintf("version %d", minV)
 		}
-		return version, nil, nil, fmt.Errorf("%w: format version %d is no longer supported (this build reads %d–%d)", ErrVersion, version, minV, maxV)
+		if version > maxV {
+			return version, nil, nil, fmt.Errorf("%w: format version %d was written by a newer falkon-ooc (this build reads %s); upgrade falkon-ooc", ErrVersion, version, reads)
+		}
+		return version, nil, nil, fmt.Errorf("%w: format version %d is no longer supported (this build reads %s)", ErrVersion, version, reads)
 	}
 	h := binary.LittleEndian.Uint64(data[8:16])
 	if h > uint64(len(body)-containerHeader) {

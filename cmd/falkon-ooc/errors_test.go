@@ -220,7 +220,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"predict", "--model", "new.falkon", "train.store"},
 			code:   1,
-			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 2 was written by a newer falkon-ooc (this build reads 1–1)",
+			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 2 was written by a newer falkon-ooc (this build reads version 1); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc to the version that wrote the model (its summary, MODEL.json, names it), or fit again with this one.",
 		},
 		{
@@ -293,7 +293,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			setup:   interruptedFit,
 			args:    []string{"fit", "--out", "resume.falkon", "--centers", "50", "--lambda", "1e-4", "--resume", "train.store"},
 			code:    1,
-			stderr:  "falkon-ooc fit: checkpoint does not match this fit: it was written for other data, centres or settings (fingerprint …, this fit …); resume with the same store and flags, or start afresh without --resume",
+			stderr:  "falkon-ooc fit: --resume: checkpoint does not match this fit: it was written for other data, centres or settings (fingerprint …, this fit …); resume with the same store and flags, or start afresh without --resume",
 			fix:     "Resume with exactly the flags and store of the interrupted fit, or drop --resume to start afresh (the checkpoint is then overwritten).",
 		},
 	}

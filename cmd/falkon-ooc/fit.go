@@ -317,6 +317,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		}
 	}
 	m, err := ooc.Fit(ctx, train, cfg)
+	if errors.Is(err, ooc.ErrCheckpointMismatch) {
+		return fmt.Errorf("--resume: %w", err)
+	}
 	if err != nil {
 		return err
 	}
