@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzInput feeds arbitrary bytes to ingest as a Parquet file (when they
@@ -28,7 +30,12 @@ func FuzzInput(f *testing.F) {
 		if err := os.WriteFile(in, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), []string{in}, Config{Out: filepath.Join(dir, "s"), Nulls: "drop", BatchRows: 1000})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := Run(ctx, []string{in}, Config{Out: filepath.Join(dir, "s"), Nulls: "drop", BatchRows: 1000})
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("ingest of %d bytes took more than 10s", len(data))
+		}
 		if err == nil && res.Rows < 0 {
 			t.Fatalf("negative rows %d", res.Rows)
 		}

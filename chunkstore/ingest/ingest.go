@@ -361,6 +361,21 @@ func send(ctx context.Context, out chan<- *batch, b *batch) error {
 // errReader stops the writer when a reader has failed.
 var errReader = errors.New("reader failed")
 
+// guard runs fn, turning a panic into an error: arrow-go panics on some
+// malformed files (a fuzzed Parquet page header without its data-page
+// header dereferences nil in serializedPageReader.Next), and a panic in a
+// goroutine cannot be recovered by its parent.
+func guard(fn func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("internal error in the reader (malformed input?): %v", p)
+			}
+		}()
+		return fn()
+	}
+}
+
 // readFileSafe reads f, turning a panic in the Arrow readers into an error.
 func (s *session) readFileSafe(ctx context.Context, f *fileInfo, out chan<- *batch) (err error) {
 	defer func() {

@@ -102,12 +102,12 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 		var g errgroup.Group
 		g.SetLimit(s.workers)
 		for j := range readers {
-			g.Go(func() error {
+			g.Go(guard(func() error {
 				if direct[j] != nil {
 					return direct[j].read(want, b.cols[j][:want], &bads[j])
 				}
 				return readColumnBatch(readers[j], want, b.cols[j][:want], &bads[j])
-			})
+			}))
 		}
 		if err := g.Wait(); err != nil {
 			return fmt.Errorf("%s: %w (at rows %d–%d of the file)", f.path, err, done+1, done+int64(want))

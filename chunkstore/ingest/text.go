@@ -296,11 +296,11 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 		var g errgroup.Group
 		g.SetLimit(s.workers)
 		for j := range s.names {
-			g.Go(func() error {
+			g.Go(guard(func() error {
 				var err error
 				perrs[j], err = parseText(rec.Column(j), coltypes[j], b.cols[j][:n], &bads[j])
 				return err
-			})
+			}))
 		}
 		if err := g.Wait(); err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
