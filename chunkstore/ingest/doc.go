@@ -9,9 +9,14 @@
 // the only package of the module that imports Apache Arrow; no Arrow type
 // appears in its API.
 //
-// Parquet files are read with arrow-go's pqarrow, batch by batch (never a
-// whole file or row group at a time), with buffered streams and the chosen
-// columns decoded in parallel. Text files are read with arrow-go's csv
+// Parquet files are read batch by batch (never a whole file or row group at
+// a time), with buffered streams and the chosen columns decoded in
+// parallel: flat float, integer, bool and date columns by arrow-go's typed
+// Parquet column readers straight into float64 buffers, every other type
+// (decimals, timestamps, dictionaries) through pqarrow. Each batch's length
+// is checked against the row count in the file's footer, since an
+// unsupported encoding can make a column reader return fewer values than
+// asked for without an error. Text files are read with arrow-go's csv
 // package: a header row names the columns unless Config.NoHeader or
 // Config.Columns says otherwise; the delimiter is a tab for .tsv files and is
 // sniffed from the first line otherwise; gzip is recognised by its magic
