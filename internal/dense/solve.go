@@ -50,6 +50,15 @@ func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float6
 		ws.trsmPar(trans, u, n, ldu, b, k, ldb, len(ws.s))
 		return
 	}
+	if k == 1 && ldb == 1 {
+		// B is a contiguous vector already: no copy, no allocation.
+		if trans {
+			forwSubst(u, n, ldu, [][]float64{b[:n]})
+		} else {
+			backSubst(u, n, ldu, [][]float64{b[:n]})
+		}
+		return
+	}
 	xt := make([]float64, k*n)
 	xs := make([][]float64, k)
 	for c := range xs {

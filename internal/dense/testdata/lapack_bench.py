@@ -60,6 +60,18 @@ def main():
             assert info == 0, info
 
         timed("dlauum", n, n**3 / 3, lauum, reps)
+
+        def precond():
+            t, info = lapack.dpotrf(a, lower=1, clean=0, overwrite_a=0)
+            assert info == 0, info
+            s, info = lapack.dlauum(t, lower=1, overwrite_c=0)
+            assert info == 0, info
+            s /= n
+            s[np.diag_indices(n)] += 1e-6
+            _, info = lapack.dpotrf(s, lower=1, clean=0, overwrite_a=1)
+            assert info == 0, info
+
+        timed("precond", n, n**3, precond, reps)
         for k in (1, 10):
             b = np.asfortranarray(np.ones((n, k)))
             for trans in (0, 1):
