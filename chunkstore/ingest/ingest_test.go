@@ -397,6 +397,19 @@ func TestTextOptions(t *testing.T) {
 	if !slices.Equal(st.names, []string{"x", "y"}) || st.col(t, "x")[0] != 1.5 || st.col(t, "y")[0] != 2 {
 		t.Fatalf("names %v values %v", st.names, st.cols)
 	}
+	// A date column is not a default feature; named, it is days since 1970-01-01.
+	dates := write("dates.csv", []byte("day,v,flag\n1970-01-02,1,true\n1969-12-31,2,FALSE\n2001-01-01,NA,true\n"))
+	res, st := mustIngest(t, []string{dates}, Config{Nulls: "drop"})
+	if !slices.Equal(res.Features, []string{"v", "flag"}) || res.Dropped != 1 {
+		t.Fatalf("default features %v dropped %d", res.Features, res.Dropped)
+	}
+	_, st = mustIngest(t, []string{dates}, Config{Features: []string{"day"}, Targets: []string{"flag"}})
+	if got := st.col(t, "day"); !slices.Equal(got, []float64{1, -1, 11323}) {
+		t.Fatalf("days %v", got)
+	}
+	if got := st.col(t, "flag"); !slices.Equal(got, []float64{1, 0, 1}) {
+		t.Fatalf("flags %v", got)
+	}
 	tsv := write("t.tsv", []byte("a\tb\n1\t2\n"))
 	_, st = mustIngest(t, []string{tsv}, Config{})
 	if !slices.Equal(st.names, []string{"a", "b"}) {
@@ -495,5 +508,22 @@ func TestConvertDict(t *testing.T) {
 	}
 	if !slices.Equal(b.rows, []int{3, 4}) || b.first != "+Inf" {
 		t.Fatalf("bad rows %v first %q", b.rows, b.first)
+	}
+}
+
+// TestProgress checks that progress is reported in order and ends complete.
+func TestProgress(t *testing.T) {
+	var last Progress
+	calls := 0
+	inputs := []string{interop + "duckdb_v1_snappy.parquet", interop + "duckdb.tsv.gz"}
+	res, _ := mustIngest(t, inputs, Config{Targets: []string{"f64"}, Nulls: "drop", BatchRows: 500, Progress: func(p Progress) {
+		if p.Rows < last.Rows || p.BytesIn < last.BytesIn || p.Elapsed < last.Elapsed {
+			t.Errorf("progress went back: %+v after %+v", p, last)
+		}
+		last = p
+		calls++
+	}})
+	if calls < 10 || last.Rows != res.Rows || last.Dropped != res.Dropped || last.BytesIn != last.BytesTotal || last.BytesTotal != res.BytesIn || last.Files != 2 {
+		t.Fatalf("%d calls, last %+v, result %+v", calls, last, res)
 	}
 }
