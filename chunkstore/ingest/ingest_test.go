@@ -422,9 +422,23 @@ func TestTextOptions(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	inputs := []string{interop + "duckdb_v1_snappy.parquet", interop + "duckdb.csv", interop + "polars_zstd.parquet", interop + "duckdb.tsv.gz", interop + "duckdb_v2_zstd.parquet"}
 	var stores []*store
+	var segments [][]byte
 	for _, w := range []int{1, 4} {
-		_, st := mustIngest(t, inputs, Config{Targets: []string{"f64"}, Nulls: "drop", Workers: w, BatchRows: 700, ChunkRows: 1000})
+		out := filepath.Join(t.TempDir(), "store")
+		_, st := mustIngest(t, inputs, Config{Out: out, Targets: []string{"f64"}, Nulls: "drop", Workers: w, BatchRows: 700, ChunkRows: 1000, Codec: "zstd"})
 		stores = append(stores, st)
+		var all []byte
+		for _, seg := range st.m.Segments {
+			b, err := os.ReadFile(filepath.Join(out, seg.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		segments = append(segments, all)
+	}
+	if !bytes.Equal(segments[0], segments[1]) {
+		t.Errorf("segment files differ between 1 and 4 workers")
 	}
 	a, b := stores[0], stores[1]
 	for j := range a.cols {
