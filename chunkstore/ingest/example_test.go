@@ -1,0 +1,52 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+)
+
+// Ingest a CSV file with a header into a store, with column "y" as the
+// target; the string column is left out of the default features and the
+// row with a NULL is dropped.
+func ExampleRun() {
+	dir, err := os.MkdirTemp("", "ingest-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "houses.csv")
+	csv := "rooms,area,city,y\n3,72.5,Lyon,210\n4,,Paris,480\n2,40,Nice,150\n"
+	if err := os.WriteFile(in, []byte(csv), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	res, err := ingest.Run(context.Background(), []string{in}, ingest.Config{
+		Out:     filepath.Join(dir, "store"),
+		Targets: []string{"y"},
+		Nulls:   "drop",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Rows, "rows,", res.Dropped, "dropped; features", res.Features, "targets", res.Targets)
+
+	r, err := chunkstore.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	x := make([]float64, r.ChunkRows(0)*r.Dim())
+	y := make([]float64, r.ChunkRows(0)*r.NumTargets())
+	if err := r.ReadChunk(context.Background(), 0, x, y); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("x", x, "y", y)
+	// Output:
+	// 2 rows, 1 dropped; features [rooms area] targets [y]
+	// x [3 72.5 2 40] y [210 150]
+}
