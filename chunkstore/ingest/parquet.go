@@ -78,8 +78,11 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 	}
 
 	total := rdr.NumRows()
-	if total != f.rows || end != total {
+	if total != f.rows {
 		return fmt.Errorf("%s: the file changed while ingesting (%d rows, then %d)", f.path, f.rows, total)
+	}
+	if end != total {
+		return fmt.Errorf("%s: corrupt footer: its row groups hold %d rows, but it says %d", f.path, end, total)
 	}
 	bads := make([]bad, len(s.names))
 	var done int64
