@@ -40,11 +40,13 @@
 //
 // # Concurrency
 //
-// Run reads several files at once and the columns of a Parquet file in
+// Run reads up to four files at once and the columns of each batch in
 // parallel, up to Config.Workers goroutines each, and writes the batches to
 // the store in input order, so the store is the same for any worker count.
-// Memory stays bounded: at most a few batches of Config.BatchRows rows per
-// file in flight. Config.Progress is called from a single goroutine.
+// Memory stays bounded: at most three batches of Config.BatchRows rows per
+// file in flight, plus 256 KiB of read buffer per Parquet column and the
+// Parquet pages being decoded. Config.Progress is called from a single
+// goroutine.
 //
 // # Invariants
 //

@@ -236,7 +236,11 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 	defer cancel()
 	g, gctx := errgroup.WithContext(rctx)
 
-	inFlight := max(1, min(s.workers, len(s.files)))
+	// Files in flight: each holds up to queue+1 batches (8 MiB each by
+	// default) and its readers' buffers, so memory stays bounded however
+	// many workers there are; a file's columns are decoded in parallel
+	// anyway.
+	inFlight := max(1, min(s.workers, len(s.files), maxFilesInFlight))
 	const queue = 2 // batches buffered per file
 	s.pool = make(chan *batch, inFlight*(queue+2))
 	chans := make([]chan *batch, len(s.files))
@@ -357,6 +361,9 @@ func send(ctx context.Context, out chan<- *batch, b *batch) error {
 		return ctx.Err()
 	}
 }
+
+// maxFilesInFlight bounds the files read at once.
+const maxFilesInFlight = 4
 
 // errReader stops the writer when a reader has failed.
 var errReader = errors.New("reader failed")
