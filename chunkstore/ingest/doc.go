@@ -50,6 +50,11 @@
 //
 // # Invariants
 //
+// The store's manifest lists the input files (absolute path, size,
+// modification time and rows read); a text file's rows are recorded as -1,
+// since chunkstore takes the list when the store is created, before the
+// file has been read.
+//
 // The store is built under a temporary name by chunkstore.Create and appears
 // under Config.Out only when Run succeeds; on any error or cancellation it is
 // aborted and nothing is left at Config.Out. Run never panics on malformed
