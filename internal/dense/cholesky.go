@@ -8,7 +8,7 @@ import (
 const (
 	cholBlock = 256 // panel width of the blocked right-looking factorisation
 	cholLeaf  = 32  // below this the recursion factors with plain loops
-	trsmLeaf  = 16  // below this triangular solves use row operations
+	trsmLeaf  = 32  // below this triangular solves use row operations
 )
 
 // Cholesky computes the upper Cholesky factor U of the symmetric positive
@@ -151,16 +151,7 @@ func (ws *workspace) trsmPar(trans bool, u []float64, n, ldu int, b []float64, m
 // B₂ −= U₁₂ᵀ X₁, X₂ = U₂₂⁻ᵀ B₂.
 func (ws *workspace) trsmUT(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
 	if n <= trsmLeaf {
-		for i := 0; i < n; i++ {
-			bi := b[i*ldb : i*ldb+m]
-			inv := 1 / u[i*ldu+i]
-			for c := range bi {
-				bi[c] *= inv
-			}
-			for r := i + 1; r < n; r++ {
-				axpy(-u[i*ldu+r], bi, b[r*ldb:r*ldb+m])
-			}
-		}
+		trsmUTLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
 	n1 := n / 2
@@ -179,16 +170,7 @@ func (ws *workspace) trsmUT(s *scratch, u []float64, n, ldu int, b []float64, m,
 // B₁ −= U₁₂ X₂, X₁ = U₁₁⁻¹ B₁.
 func (ws *workspace) trsmUN(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
 	if n <= trsmLeaf {
-		for i := n - 1; i >= 0; i-- {
-			bi := b[i*ldb : i*ldb+m]
-			inv := 1 / u[i*ldu+i]
-			for c := range bi {
-				bi[c] *= inv
-			}
-			for r := 0; r < i; r++ {
-				axpy(-u[r*ldu+i], bi, b[r*ldb:r*ldb+m])
-			}
-		}
+		trsmUNLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
 	n1 := n / 2
@@ -201,6 +183,67 @@ func (ws *workspace) trsmUN(s *scratch, u []float64, n, ldu int, b []float64, m,
 		c: b, ldc: ldb,
 	}, []*scratch{s})
 	ws.trsmUN(s, u, n1, ldu, b, m, ldb)
+}
+
+// trsmUTLeaf solves Uᵀ X = B in place for a small n: four rows of X at a
+// time are solved with row operations and then eliminated from the rows
+// below with axpy4, which reads them once for all of those rows.
+func trsmUTLeaf(u []float64, n, ldu int, b []float64, m, ldb int) {
+	for i0 := 0; i0 < n; i0 += 4 {
+		i1 := min(n, i0+4)
+		for i := i0; i < i1; i++ {
+			bi := b[i*ldb : i*ldb+m]
+			inv := 1 / u[i*ldu+i]
+			for c := range bi {
+				bi[c] *= inv
+			}
+			for r := i + 1; r < i1; r++ {
+				axpy(-u[i*ldu+r], bi, b[r*ldb:r*ldb+m])
+			}
+		}
+		if i1-i0 < 4 {
+			for i := i0; i < i1; i++ {
+				for r := i1; r < n; r++ {
+					axpy(-u[i*ldu+r], b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
+				}
+			}
+			continue
+		}
+		for r := i1; r < n; r++ {
+			a := [4]float64{u[i0*ldu+r], u[(i0+1)*ldu+r], u[(i0+2)*ldu+r], u[(i0+3)*ldu+r]}
+			axpy4(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
+		}
+	}
+}
+
+// trsmUNLeaf solves U X = B in place for a small n, bottom up, four rows
+// at a time as in trsmUTLeaf.
+func trsmUNLeaf(u []float64, n, ldu int, b []float64, m, ldb int) {
+	for i1 := n; i1 > 0; i1 -= 4 {
+		i0 := max(0, i1-4)
+		for i := i1 - 1; i >= i0; i-- {
+			bi := b[i*ldb : i*ldb+m]
+			inv := 1 / u[i*ldu+i]
+			for c := range bi {
+				bi[c] *= inv
+			}
+			for r := i0; r < i; r++ {
+				axpy(-u[r*ldu+i], bi, b[r*ldb:r*ldb+m])
+			}
+		}
+		if i1-i0 < 4 {
+			for i := i0; i < i1; i++ {
+				for r := 0; r < i0; r++ {
+					axpy(-u[r*ldu+i], b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
+				}
+			}
+			continue
+		}
+		for r := 0; r < i0; r++ {
+			a := [4]float64{u[r*ldu+i0], u[r*ldu+i0+1], u[r*ldu+i0+2], u[r*ldu+i0+3]}
+			axpy4(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
+		}
+	}
 }
 
 // axpy computes y += alpha x.
