@@ -124,10 +124,14 @@ func versionError(path string, v int) error {
 	if path != "" {
 		where = "store " + path
 	}
-	if v > int(MaxFormatVersion) {
-		return fmt.Errorf("%w: %s was written by a newer falkon-ooc (format version %d; this build reads %d–%d); upgrade falkon-ooc", ErrVersion, where, v, MinFormatVersion, MaxFormatVersion)
+	reads := fmt.Sprintf("versions %d–%d", MinFormatVersion, MaxFormatVersion)
+	if MinFormatVersion == MaxFormatVersion {
+		reads = fmt.Sprintf("version %d", MinFormatVersion)
 	}
-	return fmt.Errorf("%w: %s has format version %d, which this build no longer reads (it reads %d–%d)", ErrVersion, where, v, MinFormatVersion, MaxFormatVersion)
+	if v > int(MaxFormatVersion) {
+		return fmt.Errorf("%w: %s was written by a newer falkon-ooc (format version %d; this build reads %s); upgrade falkon-ooc", ErrVersion, where, v, reads)
+	}
+	return fmt.Errorf("%w: %s has format version %d, which this build no longer reads (it reads %s)", ErrVersion, where, v, reads)
 }
 
 // decodeManifest parses and checks meta.json: the version, the checksum and

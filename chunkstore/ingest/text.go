@@ -148,6 +148,11 @@ func (s *session) inspectText(fi *fileInfo) error {
 			}
 		}
 	}
+	if len(data) == 0 && !truncated {
+		// arrow's inferring csv reader panics on a file without data rows,
+		// and there is nothing to infer column types from.
+		return fmt.Errorf("%s: no data rows (the file holds only a header line)", fi.path)
+	}
 	for i, rec := range data {
 		if len(rec) != ncol {
 			return fmt.Errorf("%s: %s has %d fields, but the first line has %d", fi.path, rowPhrase(int64(i+1), fi.header), len(rec), ncol)

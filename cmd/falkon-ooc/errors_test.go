@@ -78,8 +78,8 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			setup:   writeText(t, "header-only.csv", "a,b,y\n"),
 			args:    []string{"ingest", "--out", "out.store", "--target", "y", "header-only.csv"},
 			code:    1,
-			stderr:  "falkon-ooc ingest: header-only.csv: internal error while reading: runtime error: invalid memory address or nil pointer dereference",
-			fix:     "The file has a header but no data rows: leave it out of the inputs. (The message is a bug: it should say the file has no rows.)",
+			stderr:  "falkon-ooc ingest: header-only.csv: no data rows (the file holds only a header line)",
+			fix:     "The file has a header but no data rows: leave it out of the inputs.",
 		},
 		{
 			mistake: "a string column named in --features",
@@ -193,7 +193,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"fit", "--out", "model2.falkon", "new.store"},
 			code:   1,
-			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 2; this build reads 1–1); upgrade falkon-ooc",
+			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 2; this build reads version 1); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc, or ingest the data again with this version. (The version is checked before meta.json's checksum, so this message appears even though the edit also broke the checksum.)",
 		},
 		{
