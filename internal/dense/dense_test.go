@@ -424,3 +424,54 @@ func TestSolveAllocs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCholesky holds the factorisation with the CPU's fastest kernel to
+// the same algorithm with the portable Go kernel: the two differ only by
+// fused versus separate multiply-adds, so U agrees to κ(A)·n·eps.
+func FuzzCholesky(f *testing.F) {
+	f.Add(uint64(1), uint16(5))
+	f.Add(uint64(2), uint16(257))
+	f.Add(uint64(3), uint16(70))
+	f.Fuzz(func(t *testing.T, seed uint64, n16 uint16) {
+		n := int(n16%300) + 1
+		rnd := rand.New(rand.NewPCG(seed, 5))
+		a, s := spd(rnd, n, n, 0.1)
+		b := append([]float64(nil), a...)
+		ok1, _ := choleskyWith(kernels()[0], a, n, n, 2)
+		ok2, _ := choleskyWith(goKernel, b, n, n, 1)
+		if !ok1 || !ok2 {
+			t.Fatalf("not PD: %v %v", ok1, ok2)
+		}
+		var ch mat.Cholesky
+		ch.Factorize(s)
+		tol := ch.Cond() * float64(n) * eps
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				if d := math.Abs(a[i*n+j] - b[i*n+j]); !(d <= tol*(1+math.Abs(b[i*n+j]))) {
+					t.Fatalf("U[%d,%d] = %v with %s, %v with %s", i, j, a[i*n+j], kernels()[0].name, b[i*n+j], goKernel.name)
+				}
+			}
+		}
+	})
+}
+
+func TestShapePanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"Cholesky short":  func() { Cholesky(make([]float64, 8), 3, 3, 1) },
+		"Cholesky stride": func() { Cholesky(make([]float64, 9), 3, 2, 1) },
+		"UUt C short":     func() { UUt(make([]float64, 9), 3, 3, 1, make([]float64, 5), 3, 1) },
+		"Solve B short":   func() { SolveUpper(make([]float64, 9), 3, 3, make([]float64, 5), 2, 2, 1) },
+		"SolveVec short":  func() { SolveUpperVec(make([]float64, 9), 3, 3, make([]float64, 2)) },
+		"Gemm negative":   func() { Gemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, nil, 2, 1) },
+		"Gemm A stride":   func() { Gemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, make([]float64, 4), 2, 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
