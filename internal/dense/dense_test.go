@@ -463,7 +463,9 @@ func TestShapePanics(t *testing.T) {
 		"Solve B short":   func() { SolveUpper(make([]float64, 9), 3, 3, make([]float64, 5), 2, 2, 1) },
 		"SolveVec short":  func() { SolveUpperVec(make([]float64, 9), 3, 3, make([]float64, 2)) },
 		"Gemm negative":   func() { Gemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, nil, 2, 1) },
-		"Gemm A stride":   func() { Gemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, make([]float64, 4), 2, 1) },
+		"Gemm A stride": func() {
+			Gemm(false, false, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, make([]float64, 4), 2, 1)
+		},
 	} {
 		func() {
 			defer func() {
