@@ -66,10 +66,10 @@
 //     window (stride padding) are not touched.
 //   - Outputs must not overlap inputs, except where a routine works in place
 //     (Cholesky on a, solves on b).
-//   - Each call allocates its packing buffers (about 2 MB per worker for
-//     Gemm-based routines plus 256×min(n, 4096) for the packed B panel), and
-//     the small-k solves a k×n copy of B (none when k = 1 and ldb = 1, the
-//     CG case, which allocates nothing); nothing else.
+//   - Each GEMM-based call allocates its packing buffers, at most 384 KiB
+//     of packed A and 8 MiB of packed B (256 × 4096 doubles) per worker,
+//     and the small-k solves a k×n copy of B (none when k = 1 and ldb = 1,
+//     the CG case, which allocates nothing); nothing else.
 //   - All micro-kernels compute the same sums in the same order; the
 //     assembly ones use fused multiply-adds and so differ from the Go kernel
 //     by rounding only (FuzzKernel holds them to the reference loop).
