@@ -29,7 +29,9 @@ func NewParquetWriter(w io.Writer, columns []string) (*ParquetWriter, error) {
 	}
 	schema := arrow.NewSchema(fields, nil)
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false))
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	// Hide any Close method: arrow's file writer closes a sink that has
+	// one, and the caller owns w.
+	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{w}, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return nil, fmt.Errorf("start Parquet output: %w", err)
 	}
