@@ -91,8 +91,18 @@ func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
 			nbR := (nb + nr - 1) / nr * nr
 			ss[0].b = grow(ss[0].b, kb*nbR)
 			bp := ss[0].b
-			packB(bp, nr, g, pc, jc, kb, nb)
 			nIc := (mEff + mc - 1) / mc
+			if nPan := nbR / nr; workers > 1 && nIc > 1 && nPan >= 2*workers {
+				// Pack B in parallel too: serially it idles the other workers.
+				per := (nPan + workers - 1) / workers * nr
+				var wg sync.WaitGroup
+				for j0 := 0; j0 < nb; j0 += per {
+					wg.Go(func() { packB(bp, nr, g, pc, jc, kb, nb, j0, min(nb, j0+per)) })
+				}
+				wg.Wait()
+			} else {
+				packB(bp, nr, g, pc, jc, kb, nb, 0, nb)
+			}
 			w := min(workers, nIc)
 			if w <= 1 {
 				for ic := 0; ic < mEff; ic += mc {
@@ -205,11 +215,12 @@ func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
 	}
 }
 
-// packB packs op(B)[pc:pc+kb, jc:jc+nb] into micro-panels of nr columns:
-// bp[(j/nr)*nr*kb + p*nr + j%nr]. Columns past nb are zero.
-func packB(bp []float64, nr int, g *gemmArgs, pc, jc, kb, nb int) {
+// packB packs op(B)[pc:pc+kb, jc+j0:jc+j1] (j0 a multiple of nr) into
+// micro-panels of nr columns: bp[(j/nr)*nr*kb + p*nr + j%nr]. Columns past
+// nb are zero.
+func packB(bp []float64, nr int, g *gemmArgs, pc, jc, kb, nb, j0, j1 int) {
 	b, ldb := g.b, g.ldb
-	for jr := 0; jr < nb; jr += nr {
+	for jr := j0; jr < j1; jr += nr {
 		pan := bp[jr*kb : jr*kb+nr*kb]
 		nj := min(nr, nb-jr)
 		if !g.tB && !g.tri && nj == nr {
