@@ -75,6 +75,31 @@ func BenchmarkVariants(b *testing.B) {
 	}
 }
 
+// BenchmarkParallel runs KtKvAdd on every core (GOMAXPROCS goroutines, one
+// workspace and w each, shared Centers), M = 10⁴, d = 28: the aggregate
+// rate of a CG pass. Gelem/s is the total over the goroutines.
+func BenchmarkParallel(b *testing.B) {
+	const m, d = 10000, 28
+	for _, p := range precisions {
+		b.Run(p.String(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			x, cen := randMat(rng, benchRows, d), randMat(rng, m, d)
+			u := randMat(rng, m, 1)
+			cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 3}, cen, m, d, p)
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			b.RunParallel(func(pb *testing.PB) {
+				ws := cs.NewWorkspace()
+				w := make([]float64, m)
+				for pb.Next() {
+					cs.KtKvAdd(ws, w, x, benchRows, u, nil, 1)
+				}
+			})
+			reportElems(b, float64(benchRows*m), cs.Kernel().FlopsPerElement(d, 1), cpu0)
+		})
+	}
+}
+
 // BenchmarkOutputs measures k = 3 outputs.
 func BenchmarkOutputs(b *testing.B) {
 	for _, p := range precisions {
