@@ -38,6 +38,11 @@
 // and 5e-38 (float32) to zero. Float32 tiles are accurate to a few 1e-6
 // for standardised data; the products are accumulated in float64.
 //
+// Inputs must be finite. A NaN or ±Inf feature gives unspecified kernel
+// values, which differ between the variants (the assembly turns a NaN r²
+// into a kernel value of 0, the pure-Go loops into NaN); validate data
+// before it reaches the kernel.
+//
 // # Concurrency
 //
 // A Centers is read-only after NewCenters and safe for concurrent use. A
