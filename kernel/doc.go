@@ -39,9 +39,9 @@
 // for standardised data; the products are accumulated in float64.
 //
 // Inputs must be finite. A NaN or ±Inf feature gives unspecified kernel
-// values, which differ between the variants (the assembly turns a NaN r²
-// into a kernel value of 0, the pure-Go loops into NaN); validate data
-// before it reaches the kernel.
+// values, which differ between the variants (the assembly's max(r², 0)
+// turns a NaN r² into 0, so a kernel value of 1, where the pure-Go loops
+// give NaN); validate data before it reaches the kernel.
 //
 // # Concurrency
 //
