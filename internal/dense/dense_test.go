@@ -206,13 +206,36 @@ func TestCholeskyWorkersIdentical(t *testing.T) {
 	a, _ := spd(rnd, n, n, 0.5)
 	ref := append([]float64(nil), a...)
 	Cholesky(ref, n, n, 1)
+	same := func(what string, w int, got, want []float64) {
+		t.Helper()
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("%s workers=%d: element %d = %v, workers=1 gives %v", what, w, i, got[i], want[i])
+			}
+		}
+	}
+	refC := make([]float64, n*n)
+	UUt(ref, n, n, 0.5, refC, n, 1)
+	// k = 10 splits right-hand sides among workers, k = 130 splits columns
+	// in the GEMM-based solve.
+	refX := map[int][]float64{}
+	x0 := map[int][]float64{}
+	for _, k := range []int{10, 130} {
+		x0[k] = randMat(rnd, n, k, k)
+		refX[k] = append([]float64(nil), x0[k]...)
+		SolveUpperT(ref, n, n, refX[k], k, k, 1)
+	}
 	for _, w := range []int{2, 3, 8} {
 		b := append([]float64(nil), a...)
 		Cholesky(b, n, n, w)
-		for i := range b {
-			if math.Float64bits(b[i]) != math.Float64bits(ref[i]) && !(math.IsNaN(b[i]) && math.IsNaN(ref[i])) {
-				t.Fatalf("workers=%d: element %d = %v, workers=1 gives %v", w, i, b[i], ref[i])
-			}
+		same("Cholesky", w, b, ref)
+		c := make([]float64, n*n)
+		UUt(ref, n, n, 0.5, c, n, w)
+		same("UUt", w, c, refC)
+		for k, x := range x0 {
+			x = append([]float64(nil), x...)
+			SolveUpperT(ref, n, n, x, k, k, w)
+			same(fmt.Sprintf("SolveUpperT k=%d", k), w, x, refX[k])
 		}
 	}
 }

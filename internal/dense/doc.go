@@ -32,8 +32,9 @@
 // micro-kernel. On amd64 the micro-kernel is Go assembly, chosen at start-up
 // from the CPU's features (golang.org/x/sys/cpu): AVX-512F (12×16 tile) or
 // AVX2 with FMA (6×8 tile). Elsewhere, or when built with the noasm tag, it
-// is a portable 4×4 Go kernel, several times slower; Kernel reports which
-// one runs. Solves with few right-hand sides (k < 32) would spend more time
+// is a portable 4×4 Go kernel, about 14 times slower (4 against 57 GFLOP/s
+// per core on the Zen 4 of bench/RESULTS.md); Kernel reports which one
+// runs. Solves with few right-hand sides (k < 32) would spend more time
 // packing U than multiplying; they run four rows of U at a time through
 // AVX2 dot-product and axpy kernels (Go loops under noasm) over a transposed
 // copy of B, reading U once per call and splitting the right-hand sides
@@ -47,11 +48,11 @@
 // # Concurrency
 //
 // Each call runs at most workers goroutines (workers < 1 means 1) and waits
-// for all of them before returning; nothing is kept between calls. Cholesky,
-// UUt and Gemm split the columns or row blocks of their output among
-// workers, and every output element is computed by one goroutine in an order
-// that does not depend on the split, so results are identical, bit for bit,
-// for any number of workers. Calls on disjoint data may run concurrently.
+// for all of them before returning; nothing is kept between calls. Every
+// routine splits the columns or row blocks of its output among workers, and
+// every output element is computed by one goroutine in an order that does
+// not depend on the split, so results are identical, bit for bit, for any
+// number of workers. Calls on disjoint data may run concurrently.
 // The package uses sync.WaitGroup rather than errgroup: the workers cannot
 // fail and take no context, since a call is a bounded computation with no
 // I/O (a factorisation at M = 20 000 is tens of seconds of CPU, and a caller
