@@ -69,7 +69,9 @@ type gemmArgs struct {
 	triD int
 }
 
-// gemm runs g with one goroutine per scratch in ss (ss[0] packs B).
+// gemm runs g with up to one goroutine per scratch in ss. The packed B
+// block lives in ss[0] and is packed and read by all of them; each packs its
+// own row blocks of A.
 func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
 	if g.m <= 0 || g.n <= 0 || g.k <= 0 || g.alpha == 0 {
 		return
