@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,13 +51,6 @@ func gflops(b *testing.B, flops float64, cpu0 time.Duration) {
 	}
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkKernel runs each micro-kernel on operands that stay in L1: the
 // kernel's peak, the ceiling for everything else.
