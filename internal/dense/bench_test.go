@@ -51,7 +51,6 @@ func gflops(b *testing.B, flops float64, cpu0 time.Duration) {
 	}
 }
 
-
 // BenchmarkKernel runs each micro-kernel on operands that stay in L1: the
 // kernel's peak, the ceiling for everything else.
 func BenchmarkKernel(b *testing.B) {
