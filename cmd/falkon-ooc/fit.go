@@ -274,11 +274,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	mem := ooc.EstimateMemory(cfg.Centers, r.Dim(), k, cfg.Workers, maxChunk)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
-	// Hold the Go heap to the estimate (a soft limit; the user's GOMEMLIMIT
-	// wins): without it the collector's headroom lets the peak drift
+	// Hold the Go-managed memory to the estimate less the program text,
+	// which RSS counts but the runtime does not manage (≈ 20 MiB of the
+	// estimate's runtime term): a soft limit, and the user's GOMEMLIMIT
+	// wins. Without it the collector's headroom lets the peak drift
 	// 20–35 % above the printed figure (bench/RESULTS.md, "Fit: memory").
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(mem.Total + mem.Total/10)
+		debug.SetMemoryLimit(max(mem.Total-20<<20, mem.Total/2))
 	}
 
 	ckpt := o.out + ".ckpt"
