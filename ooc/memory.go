@@ -39,8 +39,8 @@ func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
 	M, D, K, W, R := int64(m), int64(d), int64(k), int64(workers), int64(chunkRows)
 	const tileRows = 64
 	mem := Memory{
-		Precond:    2 * 8 * M * M,
-		Centers:    3 * 8 * M * D, // raw, float64 prepared, float32 prepared
+		Precond: 2 * 8 * M * M,
+		Centers: 3 * 8 * M * D, // raw, float64 prepared, float32 prepared
 		// Decoded rows and targets, the encoded targets, and the chunk
 		// store reader's decode scratch (up to 9 columns at a time).
 		Chunks:     W * 8 * R * (D + K + K + 1 + 9),
