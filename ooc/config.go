@@ -129,14 +129,10 @@ type Columns struct {
 	// FeatureMean and FeatureStd standardise the features (std 0 is
 	// treated as 1). nil: computed.
 	FeatureMean, FeatureStd []float64
-	// TargetMean is the mean of each target column. nil: computed.
-	TargetMean []float64
 	// TargetDistinct lists the sorted distinct values of each target
 	// column when there are at most 256 of them, else nil. Needed for
 	// classification; nil for all: computed.
 	TargetDistinct [][]float64
-	// Rows is the total row count (for checks); 0 if unknown.
-	Rows int64
 }
 
 // Stage names a phase of Fit in progress reports.

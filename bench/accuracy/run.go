@@ -231,7 +231,7 @@ func makeStore(ctx context.Context, e *env, dir, name string, t *table, tk *task
 // the command-line tool does, so the fit needs no statistics pass.
 func columnsOf(r *chunkstore.Reader) *ooc.Columns {
 	m := r.Manifest()
-	c := &ooc.Columns{Rows: m.Rows}
+	c := &ooc.Columns{}
 	for _, f := range m.Features {
 		c.Features = append(c.Features, f.Name)
 		c.FeatureMean = append(c.FeatureMean, f.Mean)
@@ -239,7 +239,6 @@ func columnsOf(r *chunkstore.Reader) *ooc.Columns {
 	}
 	for _, t := range m.Targets {
 		c.Targets = append(c.Targets, t.Name)
-		c.TargetMean = append(c.TargetMean, t.Mean)
 		c.TargetDistinct = append(c.TargetDistinct, t.Distinct)
 	}
 	return c

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -380,8 +379,5 @@ func (s *parquetSink) write(m *ooc.Model, b ooc.Batch) error {
 }
 
 func (s *parquetSink) close() error {
-	if s.pw == nil {
-		return errors.New("no Parquet writer")
-	}
 	return s.pw.Close()
 }

@@ -15,7 +15,7 @@ import (
 // that the fit needs no pass for statistics.
 func columnsOf(r *chunkstore.Reader) *ooc.Columns {
 	m := r.Manifest()
-	c := &ooc.Columns{Rows: m.Rows}
+	c := &ooc.Columns{}
 	for _, f := range m.Features {
 		c.Features = append(c.Features, f.Name)
 		c.FeatureMean = append(c.FeatureMean, f.Mean)
@@ -23,7 +23,6 @@ func columnsOf(r *chunkstore.Reader) *ooc.Columns {
 	}
 	for _, t := range m.Targets {
 		c.Targets = append(c.Targets, t.Name)
-		c.TargetMean = append(c.TargetMean, t.Mean)
 		c.TargetDistinct = append(c.TargetDistinct, t.Distinct)
 	}
 	return c
