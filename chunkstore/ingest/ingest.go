@@ -19,8 +19,11 @@ import (
 
 // Config says what to ingest and how. A zero field means its default.
 type Config struct {
-	// Out is the store directory to create. Required; it must not exist.
+	// Out is the store directory to create. Required; it must not exist,
+	// unless Force.
 	Out string `json:"out"`
+	// Force lets the new store replace a store at Out.
+	Force bool `json:"force,omitempty"`
 	// Targets names the target columns, in order. Empty: a store without
 	// targets.
 	Targets []string `json:"targets"`
@@ -112,6 +115,19 @@ type batch struct {
 	bytesIn int64 // the share of the file's bytes this batch accounts for
 }
 
+// checkOut refuses an existing cfg.Out unless cfg.Force.
+func checkOut(cfg Config) error {
+	if cfg.Force {
+		return nil
+	}
+	if _, err := os.Lstat(cfg.Out); err == nil {
+		return fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
 	start := time.Now()
 	if cfg.Out == "" {
@@ -130,9 +146,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
 	}
-	if _, err := os.Stat(cfg.Out); err == nil {
-		return nil, fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if err := checkOut(cfg); err != nil {
 		return nil, err
 	}
 	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
@@ -184,9 +198,15 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	}
 	w, err := chunkstore.Create(cfg.Out, feats, targs, chunkstore.Options{
 		ChunkRows: cfg.ChunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources,
+		Replace: cfg.Force,
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Again under the writer's lock: another ingest may have finished
+	// meanwhile. A store that appears later is refused by Close.
+	if err := checkOut(cfg); err != nil {
+		return nil, errors.Join(err, w.Abort())
 	}
 	dropped, err := s.pump(ctx, w, total, start)
 	if err == nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
@@ -342,7 +342,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	if o.plot != "" {
 		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M, m.Kernel)
-		if err := atomicfile.Write(o.plot, 0o644, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
+		if err := fileutil.WriteFile(o.plot, 0o644, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}
@@ -403,7 +403,7 @@ func writeJSON(w io.Writer, v any) error {
 // writeFileAtomic replaces path with data: the old file or the new one,
 // never a partial file.
 func writeFileAtomic(path string, data []byte) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
