@@ -246,6 +246,7 @@ type tuner struct {
 	cands  []*tuneCand
 	ymean  []float64
 	st     *cgState
+	buf    []float64 // M × k scratch
 	passes int
 	mem    Memory
 }
@@ -651,14 +652,7 @@ func (t *tuner) rhs(ctx context.Context) error {
 	f := t.f
 	m, k := f.model.M, t.k
 	k1 := k + 1
-	for _, g := range t.groups {
-		g.live = g.live[:0]
-		for _, c := range g.cands {
-			if c.live {
-				g.live = append(g.live, c)
-			}
-		}
-	}
+	t.gatherLive(false)
 	ws := make([][]float64, len(t.groups))
 	for i, g := range t.groups {
 		if len(g.live) > 0 {
@@ -708,6 +702,7 @@ func (t *tuner) rhs(ctx context.Context) error {
 		}
 	}
 	t.st = newCGState(b, nc)
+	t.buf = make([]float64, m*k)
 	return nil
 }
 
@@ -800,13 +795,8 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	iter := t.st.Iter
 	// Before the pass: u = T⁻¹A⁻¹p per σ (T shared by its λ) and the
 	// current α = Bβ of each live candidate, to validate in the pass.
+	t.gatherLive(iter > 0)
 	for _, g := range t.groups {
-		g.live = g.live[:0]
-		for _, c := range g.cands {
-			if c.live {
-				g.live = append(g.live, c)
-			}
-		}
 		if len(g.live) == 0 {
 			continue
 		}
@@ -816,11 +806,6 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 			getCols(c.v, k, src, nc, c.idx*k)
 			c.pre.SolveA(c.v[:r*k], k)
 			setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
-			if iter > 0 {
-				getCols(op.buf, k, t.st.Beta, nc, c.idx*k)
-				c.pre.ApplyBTo(c.alpha, op.buf[:r*k], k)
-				setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
-			}
 		}
 		g.pre.SolveTTo(g.u[:m*gk], g.v[:r*gk], gk)
 		clear(g.w[:m*gk])
@@ -895,27 +880,8 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int) error {
 // validate scores the final iterate of the live candidates.
 func (op *tuneOperator) validate(ctx context.Context) error {
 	t := op.t
-	m, k := t.f.model.M, t.k
-	nc := len(t.cands) * k
 	iter := t.st.Iter
-	for _, g := range t.groups {
-		g.live = g.live[:0]
-		for _, c := range g.cands {
-			if c.live {
-				g.live = append(g.live, c)
-			}
-		}
-		gk := len(g.live) * k
-		r := 0
-		if g.pre != nil {
-			r = g.pre.Rank()
-		}
-		for q, c := range g.live {
-			getCols(op.buf, k, t.st.Beta, nc, c.idx*k)
-			c.pre.ApplyBTo(c.alpha, op.buf[:r*k], k)
-			setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
-		}
-	}
+	t.gatherLive(true)
 	t.startEval(iter)
 	var err error
 	if t.val != nil {
@@ -932,6 +898,32 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 	}
 	t.endEval(iter, true)
 	return nil
+}
+
+// gatherLive lists each group's live candidates and, with alpha, sets
+// their α = Bβ from the CG state and packs them (M × live·k) for the
+// validation rows of the next pass.
+func (t *tuner) gatherLive(alpha bool) {
+	m, k := t.f.model.M, t.k
+	nc := len(t.cands) * k
+	for _, g := range t.groups {
+		g.live = g.live[:0]
+		for _, c := range g.cands {
+			if c.live {
+				g.live = append(g.live, c)
+			}
+		}
+		if !alpha || len(g.live) == 0 {
+			continue
+		}
+		gk := len(g.live) * k
+		r := g.pre.Rank()
+		for q, c := range g.live {
+			getCols(t.buf, k, t.st.Beta, nc, c.idx*k)
+			c.pre.ApplyBTo(c.alpha, t.buf[:r*k], k)
+			setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
+		}
+	}
 }
 
 // startEval resets the evaluators of the live candidates.

@@ -67,13 +67,7 @@ func TestTuneMatchesFit(t *testing.T) {
 				if c.Stop == ooc.StopFailed {
 					t.Fatalf("candidate %d failed: %s", i, c.Err)
 				}
-				fc := base
-				fc.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: c.Sigma}
-				fc.Lambda, fc.Iterations = c.Lambda, c.BestIteration
-				want, err := ooc.Fit(context.Background(), train, fc)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want := fitCandidate(t, train, base, &c, c.BestIteration)
 				got := res.Candidates[i].Model()
 				if !slices.Equal(got.Centers, want.Centers) {
 					t.Fatalf("candidate %d (σ %g, λ %g): centres differ from Fit's", i, c.Sigma, c.Lambda)
@@ -115,13 +109,7 @@ func TestTuneValidationCurve(t *testing.T) {
 	}
 	for _, c := range res.Candidates {
 		for _, p := range c.Validation {
-			fc := base
-			fc.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: c.Sigma}
-			fc.Lambda, fc.Iterations = c.Lambda, p.Iteration
-			mdl, err := ooc.Fit(context.Background(), train, fc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			mdl := fitCandidate(t, train, base, &c, p.Iteration)
 			ev, err := mdl.Evaluate(context.Background(), held, ooc.PredictOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -132,6 +120,17 @@ func TestTuneValidationCurve(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fitCandidate fits train with base at the candidate's kernel and λ.
+func fitCandidate(t *testing.T, train stream.Source, base ooc.Config, c *ooc.TuneCandidate, iters int) *ooc.Model {
+	t.Helper()
+	base.Kernel, base.Lambda, base.Iterations = c.Kernel, c.Lambda, iters
+	m, err := ooc.Fit(context.Background(), train, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func rowCount(s stream.Source) int {
