@@ -12,7 +12,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -351,4 +350,3 @@ func partitions(want, chunks int) (int, error) {
 	return max(1, min(want, chunks)), nil
 }
 
-var _ = slices.Sort[[]int]
