@@ -349,4 +349,3 @@ func partitions(want, chunks int) (int, error) {
 	}
 	return max(1, min(want, chunks)), nil
 }
-
