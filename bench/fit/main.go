@@ -32,6 +32,17 @@
 //
 //	go run ./bench/fit -mode pinned -n 300000 -d 12 -m 2000 -iters 10 -reps 2
 //
+// I/O mode is the I/O-bound corner (issue #16): a store larger than the
+// memory the fit may use, small M. It runs the same fit with the store in
+// page cache and, after evicting the store's pages (fadvise DONTNEED,
+// `dd iflag=nocache`), in a memory cgroup whose limit (-limit) is below
+// the store size, interleaved, -reps times; and it times a cold
+// sequential read of the store's files (the disk's read rate as the fit
+// sees it) and an O_DIRECT dd of them. It needs root (cgroup v1 memory
+// controller or cgroup v2 memory.max):
+//
+//	go run ./bench/fit -mode io -n 20000000 -d 12 -m 200 -iters 3 -limit 1G
+//
 // Data and stores are kept in -dir (never in the repository) and reused
 // by later runs with the same sizes.
 package main
@@ -79,6 +90,8 @@ func main() {
 	reps := flag.Int("reps", 2, "pinned mode: repetitions (the minimum of each setup is kept)")
 	cpuSets := flag.String("cpus", "0;0,1", "pinned mode: taskset CPU lists, separated by ';'")
 	block := flag.Int("block", 512, "pinned mode: the numpy FALKON's rows per block")
+	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
+	precision := flag.String("precision", "float64", "io mode: fit --precision")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
 	flag.Parse()
 	if *mode == "kernel" {
@@ -117,6 +130,11 @@ func main() {
 			ps = strings.Split(*peers, ",")
 		}
 		speedMode(bin, *dir, *n, *ntest, *d, *m, *iters, *workers, *lambda, ps, *python, *sklearnMaxBytes)
+	case "io":
+		if *iters == 0 {
+			*iters = 3
+		}
+		ioMode(bin, *dir, *n, *d, *m, *iters, *reps, *limit, *precision)
 	case "pinned":
 		if *iters == 0 {
 			*iters = 10
