@@ -97,6 +97,9 @@ func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) 
 	files, size := storeFiles(store)
 	fmt.Printf("io: store %s, %s on disk, n = %d, d = %d, M = %d, t = %d, %s, cgroup memory limit %s, read-ahead %s KiB\n",
 		store, mib(size), n, d, m, iters, precision, limit, strings.TrimSpace(readFile("/sys/block/vda/queue/read_ahead_kb")))
+	if reps < 1 {
+		return // -reps 0: only write the store
+	}
 	procs, cleanup := memCgroup(limit)
 	defer cleanup()
 	fitArgs := []string{"fit", "--json", "--quiet", "--no-checkpoint", "--out", filepath.Join(dir, "io.model"),
