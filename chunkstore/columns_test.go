@@ -82,4 +82,3 @@ func reencode(b []byte, m *Manifest) ([]byte, error) {
 	}
 	return encodeManifest(m)
 }
-
