@@ -48,6 +48,11 @@ type Options struct {
 	// SegmentBytes is the size after which a new segment file is started;
 	// 0 means DefaultSegmentBytes.
 	SegmentBytes int64 `json:"segment_bytes,omitempty"`
+	// InputColumns is recorded in the manifest (see also SetInputColumns).
+	InputColumns []InputColumn `json:"-"`
+	// Labels maps each target of type LabelType to its label names (see
+	// SetLabels).
+	Labels map[string][]string `json:"-"`
 	// Created is recorded in the manifest; zero means the time of Close.
 	// Tests set it to reproduce a store byte for byte.
 	Created time.Time `json:"-"`
@@ -153,7 +158,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		return fail(fmt.Errorf("%d columns, more than %d", n, MaxColumns))
 	}
 	names := make(map[string]bool)
-	for _, c := range append(append([]ColumnSpec(nil), features...), targets...) {
+	for j, c := range append(append([]ColumnSpec(nil), features...), targets...) {
 		if c.Name == "" {
 			return fail(errors.New("empty column name"))
 		}
@@ -161,7 +166,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 			return fail(fmt.Errorf("duplicate column %q", c.Name))
 		}
 		names[c.Name] = true
-		if !sourceTypes[c.Type] {
+		if !sourceTypes[c.Type] && (c.Type != LabelType || j < len(features)) {
 			return fail(fmt.Errorf("column %q: unknown source type %q", c.Name, c.Type))
 		}
 	}
@@ -189,17 +194,9 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	if _, err := classify(dir); err != nil {
 		return nil, err
 	}
-	lock, err := fileutil.Lock(fileutil.LockPath(dir))
+	lock, err := lockStore(dir)
 	if err != nil {
-		var le *fileutil.LockedError
-		if errors.As(err, &le) {
-			who := "another writer"
-			if le.PID > 0 {
-				who = fmt.Sprintf("process %d", le.PID)
-			}
-			return nil, &busyError{fmt.Sprintf("chunkstore: create %s: %s is writing a store there already (lock file %s)", dir, who, le.Path)}
-		}
-		return fail(err)
+		return nil, err
 	}
 	// Classify again under the lock: a writer that finished meanwhile may
 	// have installed a store.
@@ -248,6 +245,86 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	}
 	go w.output()
 	return w, nil
+}
+
+// lockStore takes the lock of the store directory dir.
+func lockStore(dir string) (*fileutil.Locker, error) {
+	lock, err := fileutil.Lock(fileutil.LockPath(dir))
+	if err != nil {
+		var le *fileutil.LockedError
+		if errors.As(err, &le) {
+			who := "another writer"
+			if le.PID > 0 {
+				who = fmt.Sprintf("process %d", le.PID)
+			}
+			return nil, &busyError{fmt.Sprintf("chunkstore: create %s: %s is writing a store there already (lock file %s)", dir, who, le.Path)}
+		}
+		return nil, fmt.Errorf("chunkstore: create %s: %w", dir, err)
+	}
+	return lock, nil
+}
+
+// Lock takes the lock that Create holds on a store directory, for a caller
+// that builds a store elsewhere and moves it to dir with Install. It fails
+// at once, with an error matching ErrBusy, if another writer holds it.
+// unlock releases it. Create of the same dir fails while it is held.
+func Lock(dir string) (unlock func() error, err error) {
+	l, err := lockStore(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+// Install moves the complete, closed store at src to dst, durably (the
+// parent directory is fsynced). If dst is absent or an empty directory the
+// store is renamed there, never over something that appears meanwhile. If
+// dst is a store it is replaced atomically when replace is set (the old one
+// is removed), else Install fails with an error matching fs.ErrExist.
+// Anything else at dst is refused. The caller should hold Lock(dst).
+func Install(src, dst string) error { return install(src, dst, false) }
+
+// Replace is Install that replaces a store at dst.
+func Replace(src, dst string) error { return install(src, dst, true) }
+
+func install(src, dst string, replace bool) error {
+	dst = filepath.Clean(dst)
+	kind, err := classify(dst)
+	if err != nil {
+		return err
+	}
+	parent := filepath.Dir(dst)
+	switch kind {
+	case dirAbsent:
+		if err := fileutil.RenameNoReplace(src, dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+	case dirEmpty:
+		if err := os.Remove(dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+		if err := fileutil.RenameNoReplace(src, dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+	case dirStore:
+		if !replace {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, fs.ErrExist)
+		}
+		old, err := replaceDir(src, dst)
+		if err != nil {
+			return err
+		}
+		if err := fileutil.SyncDir(parent); err != nil {
+			return fmt.Errorf("chunkstore: %w", err)
+		}
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("chunkstore: store installed at %s but removing the old one at %s failed: %w", dst, old, err)
+		}
+	}
+	if err := fileutil.SyncDir(parent); err != nil {
+		return fmt.Errorf("chunkstore: %w", err)
+	}
+	return nil
 }
 
 type dirKind int
@@ -628,6 +705,7 @@ func (w *Writer) manifest() *Manifest {
 		Features:      make([]Column, len(w.features)),
 		Targets:       make([]Column, len(w.targets)),
 		Sources:       w.opt.Sources,
+		InputColumns:  w.opt.InputColumns,
 		Created:       created,
 		Segments:      w.segInfos,
 		StoreID:       storeID(w.indexes),
@@ -648,6 +726,9 @@ func (w *Writer) manifest() *Manifest {
 		}
 		c.Name, c.Type = spec.Name, spec.Type
 		w.stats[j].column(c, w.shift[j])
+		if j >= len(w.features) {
+			c.Labels = w.opt.Labels[spec.Name]
+		}
 	}
 	return m
 }

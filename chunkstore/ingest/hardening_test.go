@@ -67,7 +67,7 @@ func TestConcurrentIngest(t *testing.T) {
 		t.Fatalf("first ingest: %v", err)
 	}
 	s := readStore(t, out)
-	if got := len(s.col(t, "a")); got != 5000 {
+	if got := len(s.col(t, "b")); got != 5000 {
 		t.Fatalf("store holds %d rows, want 5000", got)
 	}
 	// A third one after the first finished is refused as before, and
@@ -79,7 +79,7 @@ func TestConcurrentIngest(t *testing.T) {
 	if _, err := Run(context.Background(), []string{in}, Config{Out: out, Targets: []string{"y"}, Force: true}); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
-	if got := len(readStore(t, out).col(t, "a")); got != 10 {
+	if got := len(readStore(t, out).col(t, "b")); got != 10 {
 		t.Fatalf("after --force: %d rows, want 10", got)
 	}
 	ents, _ := filepath.Glob(filepath.Join(dir, ".*"))

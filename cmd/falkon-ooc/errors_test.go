@@ -242,7 +242,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			setup:   writeBigCSV,
 			args:    []string{"ingest", "--out", "big.store", "--target", "y", "--codec", "none", "big.csv"},
 			code:    1,
-			stderr:  "falkon-ooc ingest: chunkstore: write segment-000000.dat: write .big.store.tmp-N/segment-000000.dat: file too large",
+			stderr:  "falkon-ooc ingest: chunkstore: write segment-000000.dat: write .big.store.tmp-N/.big.store.tmp-N/segment-000000.dat: file too large",
 			fix:     "Free space or write the store elsewhere (--out on another disk); a failed ingest removes its temporary directory. On a really full disk the message ends in \"no space left on device\".",
 			run:     runWithFileSizeLimit,
 		},
