@@ -167,8 +167,8 @@ type Progress struct {
 	// Fraction is, in StagePrecond, the fraction of the factorisations'
 	// work done (0 to 1; they take minutes at M = 5·10⁴).
 	Fraction float64
-	Val        *ValPoint
-	Elapsed    time.Duration
+	Val      *ValPoint
+	Elapsed  time.Duration
 }
 
 // Errors returned for invalid configurations. Each error's message says
