@@ -316,6 +316,7 @@ func (f *fitter) prepare(ctx context.Context) error {
 	f.model.Kernel = f.cfg.Kernel
 	f.model.Precision = f.cfg.Precision
 	f.progress(Progress{Stage: StageKernel})
+	t0 := time.Now()
 	c64 := kernel.NewCenters(f.cfg.Kernel, f.model.Centers, m, d, kernel.Float64)
 	// K_MM goes block by block straight into the preconditioner's one
 	// M × M buffer (precond.Bytes), whatever its precision.
@@ -340,6 +341,7 @@ func (f *fitter) prepare(ctx context.Context) error {
 	if !started { // the eigen method reports no progress
 		f.progress(Progress{Stage: StagePrecond, Fraction: 1})
 	}
+	f.model.Training.PrecondSeconds = time.Since(t0).Seconds()
 	f.pre = pre
 	f.cfit = c64
 	if f.cfg.Precision != kernel.Float64 {
