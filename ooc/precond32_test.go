@@ -38,7 +38,7 @@ func TestFitFloat32PreconditionerMatchesDirect(t *testing.T) {
 	if len(fractions) < 3 || fractions[len(fractions)-1] != 1 {
 		t.Errorf("precond progress %v", fractions)
 	}
-	if got, want := m.Training.PrecondBytes, int64(M*M*4+M*8); got != want {
+	if got, want := m.Training.PrecondBytes, int64(M*M*4+2*M*8); got != want {
 		t.Errorf("PrecondBytes = %d, want %d", got, want)
 	}
 	want := direct(t, m, x, y, lambda, precond.DefaultJitter32)

@@ -383,15 +383,28 @@ func factorise[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float
 	tdiag := make([]float64, m)
 	for i := range m {
 		tdiag[i] = float64(buf[i*ld+i])
-		buf[i*ld+i] = E(sdiag[i] + lambda)
 	}
-	if ok, col := dense.CholeskyMon(buf, m, ld, workers, phase(2)); !ok {
+	f := &packed[E]{buf: buf, m: m, ld: ld, tdiag: tdiag, sdiag: sdiag}
+	if err := f.factoriseA(ctx, lambda, eps, workers, phase(2)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// factoriseA sets the diagonal of S = TTᵀ/M + λI (the rest of S is in
+// the upper triangle) and factorises A = chol(S) there.
+func (f *packed[E]) factoriseA(ctx context.Context, lambda, eps float64, workers int, mon dense.Monitor) error {
+	m, ld, buf := f.m, f.ld, f.buf
+	for i := range m {
+		buf[i*ld+i] = E(f.sdiag[i] + lambda)
+	}
+	if ok, col := dense.CholeskyMon(buf, m, ld, workers, mon); !ok {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, &NotPDError{Matrix: matA, Column: col, Jitter: eps, Lambda: lambda}
+		return &NotPDError{Matrix: matA, Column: col, Jitter: eps, Lambda: lambda}
 	}
-	return &packed[E]{buf: buf, m: m, ld: ld, tdiag: tdiag}, nil
+	return nil
 }
 
 // factors applies T⁻¹, T⁻ᵀ, A⁻¹ and A⁻ᵀ.
@@ -399,6 +412,8 @@ type factors interface {
 	solveT(trans bool, x []float64, k, workers int)
 	solveA(trans bool, x []float64, k, workers int)
 	bytes() int64
+	// withLambda returns the factors at another λ: a copy of T and a new A.
+	withLambda(lambda, eps float64, workers int) (factors, error)
 }
 
 // packed holds T transposed in the strict lower triangle of buf (its
@@ -408,6 +423,24 @@ type packed[E dense.Float] struct {
 	buf   []E
 	m, ld int
 	tdiag []float64
+	sdiag []float64 // the diagonal of TTᵀ/M, for withLambda
+}
+
+// withLambda copies T (lower triangle and diagonal) into a new buffer,
+// forms TTᵀ/M there and factorises A at λ: the same operations on the
+// same T as factorise, so the same bits, without the Cholesky of K_MM.
+func (f *packed[E]) withLambda(lambda, eps float64, workers int) (factors, error) {
+	m := f.m
+	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag}
+	for i := range m {
+		copy(g.buf[i*m:i*m+i], f.buf[i*f.ld:i*f.ld+i])
+		g.buf[i*m+i] = E(f.tdiag[i])
+	}
+	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
+	if err := g.factoriseA(context.Background(), lambda, eps, workers, nil); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 func (f *packed[E]) solveT(trans bool, x []float64, k, workers int) {
@@ -420,7 +453,7 @@ func (f *packed[E]) solveA(trans bool, x []float64, k, workers int) {
 
 func (f *packed[E]) bytes() int64 {
 	var z E
-	return int64(len(f.buf))*int64(unsafe.Sizeof(z)) + int64(len(f.tdiag))*8
+	return int64(len(f.buf))*int64(unsafe.Sizeof(z)) + int64(len(f.tdiag)+len(f.sdiag))*8
 }
 
 // eigen builds the factors of MethodEigen from kmm (overwritten).

@@ -122,7 +122,7 @@ func TestFactorsAndApplications(t *testing.T) {
 				t.Errorf("weighted=%v: %s x differs from the dense reference", weighted, c.name)
 			}
 		}
-		if got, want := p.Bytes(), int64(m*m+m+len(w))*8; got != want {
+		if got, want := p.Bytes(), int64(m*m+2*m+len(w))*8; got != want {
 			t.Errorf("Bytes() = %d, want %d", got, want)
 		}
 	}
@@ -312,7 +312,7 @@ func TestBuildMatchesNew(t *testing.T) {
 			if method == precond.MethodEigen {
 				continue
 			}
-			if p2.Precision() != prec || p2.Bytes() != precond.Bytes(m, prec)-2*8*m {
+			if p2.Precision() != prec || p2.Bytes() != precond.Bytes(m, prec)-8*m {
 				t.Errorf("%s: Precision %s, Bytes %d (Bytes(m) = %d)", prec, p2.Precision(), p2.Bytes(), precond.Bytes(m, prec))
 			}
 			if len(fractions) < 3 || fractions[0] != 0 || fractions[len(fractions)-1] != 1 {
