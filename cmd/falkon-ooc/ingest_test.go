@@ -134,7 +134,7 @@ func TestIngestExit(t *testing.T) {
 			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips rows with NULL, NaN or ±Inf)`},
 		{[]string{"ingest", "--quiet", "--out", out, "--features", "label", fixtures + "duckdb.csv"}, 1,
 			`falkon-ooc ingest: ` + fixtures + `duckdb.csv: column "label" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`},
-		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE, got 0 arguments"},
+		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE or MODEL, got 0 arguments"},
 		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: chunkstore: open " + tmp + ": not a chunk store"},
 	} {
 		code, stdout, stderr := runCLI(tc.args...)

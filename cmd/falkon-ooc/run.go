@@ -136,10 +136,34 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 		if c.Long != "" {
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(c.Long))
 		}
-		fmt.Fprintf(w, "flags:\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(w, "flags (before or after the arguments; -- ends them):\n")
+		printDefaults(fs)
 	}
 	return fs
+}
+
+// printDefaults is flag.PrintDefaults with the flags written as the
+// documentation writes them, --name.
+func printDefaults(fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		switch f.DefValue {
+		case "", "0", "false":
+		default:
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 func printCommands(w io.Writer) {
