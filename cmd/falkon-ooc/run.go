@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 )
@@ -37,9 +38,14 @@ type command struct {
 
 // env carries the standard streams into a command.
 type env struct {
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
+
+// stdin is what commands read for the input "-": os.Stdin, replaced by
+// tests.
+var stdin io.Reader = os.Stdin
 
 var commands = map[string]*command{}
 
@@ -108,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
 		return exitUsage
 	}
-	err = runner(ctx, &env{stdout: stdout, stderr: stderr}, fs.Args())
+	err = runner(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, fs.Args())
 	if err == nil {
 		return exitOK
 	}
