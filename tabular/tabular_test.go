@@ -177,3 +177,30 @@ func TestMissingColumn(t *testing.T) {
 		t.Errorf("headerless stdin: %q %v", out, err)
 	}
 }
+
+// A Writer leaves the file it writes to open (the caller owns it), and
+// what it writes reads back.
+func TestWriterLeavesFileOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tabular.NewWriter(f, tabular.Parquet, nil, []string{"a", "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(nil, [][]float64{{3, 1, 2}, {4, 5, 6}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("the file was closed by Writer.Close: %v", err)
+	}
+	out, _, _, err := readAll(t, []string{path}, tabular.Options{Numeric: []string{"a", "y"}}, tabular.CSV)
+	if err != nil || out != "a,y\n3,4\n1,5\n2,6\n" {
+		t.Fatalf("read back %q, %v", out, err)
+	}
+}

@@ -10,12 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -60,6 +58,17 @@ type fitOpts struct {
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &fitOpts{}
+	o.register(fs)
+	return func(ctx context.Context, e *env, args []string) error {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		return runFit(ctx, e, o, set, args)
+	}
+}
+
+// register declares fit's flags on fs (tune takes over those that mean
+// the same there).
+func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
 	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
 	fs.StringVar(&o.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian, matern12, matern32, matern52, linear, polynomial")
@@ -87,11 +96,6 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
-	return func(ctx context.Context, e *env, args []string) error {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		return runFit(ctx, e, o, set, args)
-	}
 }
 
 // fitConfig turns the flags into an ooc.Config, rejecting bad values with
@@ -194,25 +198,11 @@ type fitResult struct {
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
-	if o.out == "" {
-		return usagef("--out MODEL is required")
-	}
-	if len(args) != 1 {
-		return usagef("want exactly one STORE, got %d arguments", len(args))
-	}
-	cfg, err := o.config(set)
-	if err != nil {
-		return err
-	}
-	storePath := args[0]
-	r, err := chunkstore.Open(storePath)
+	cfg, r, storePath, err := o.openTraining(set, args)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if r.NumTargets() == 0 {
-		return fmt.Errorf("store %s has no target column: ingest it with --target COLUMN", storePath)
-	}
 	if o.valFraction < 0 || o.valFraction >= 1 {
 		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
 	}
@@ -241,23 +231,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {
-		vpath, cleanup, err := openInput(ctx, inputOpts{workers: o.workers}, r.FeatureNames(), r.TargetNames(), []string{o.val}, pr)
+		vs, cleanup, err := openValidation(ctx, o.val, o.workers, r, pr)
 		if err != nil {
-			return fmt.Errorf("--val: %w", err)
+			return err
 		}
 		defer cleanup()
-		vr, err := chunkstore.Open(vpath)
-		if err != nil {
-			return fmt.Errorf("--val: %w", err)
-		}
-		defer vr.Close()
-		vs, withTargets, err := selectColumns(vr, o.val, r.FeatureNames(), r.TargetNames())
-		if err != nil {
-			return fmt.Errorf("--val: %w", err)
-		}
-		if !withTargets {
-			return fmt.Errorf("--val %s: it lacks the target column(s) %q", o.val, r.TargetNames())
-		}
 		cfg.Validation = vs
 	}
 	if cfg.Centers == 0 {
@@ -276,14 +254,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	mem := ooc.EstimateMemory(cfg.Centers, r.Dim(), k, cfg.Workers, maxChunk)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
-	// Hold the Go-managed memory to the estimate less the program text,
-	// which RSS counts but the runtime does not manage (≈ 20 MiB of the
-	// estimate's runtime term): a soft limit, and the user's GOMEMLIMIT
-	// wins. Without it the collector's headroom lets the peak drift
-	// 20–35 % above the printed figure (bench/RESULTS.md, "Fit: memory").
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(max(mem.Total-20<<20, mem.Total/2))
-	}
+	softMemoryLimit(mem)
 
 	ckpt := o.out + ".ckpt"
 	if o.resume {
@@ -306,12 +277,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				step = fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations)
 			}
 			if p.Chunks > 0 {
-				if p.Chunk <= 1 {
-					passStart = time.Now()
-				}
-				frac := float64(p.Chunk) / float64(p.Chunks)
-				pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), p.Chunk, p.Chunks,
-					eta(float64(p.Chunk), float64(p.Chunks), time.Since(passStart))), false)
+				passUpdate(pr, step, p.Chunk, p.Chunks, &passStart)
 				return
 			}
 			if p.Stage == ooc.StageIterate && p.Iteration > 0 {
@@ -334,18 +300,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return err
 	}
-	if err := m.Save(o.out); err != nil {
+	if err := saveModel(m, o.out); err != nil {
 		return err
-	}
-	if summary, err := m.SummaryJSON(); err == nil {
-		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
-			return err
-		}
 	}
 	if o.plot != "" {
 		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M, m.Kernel)
-		if err := atomicfile.Write(o.plot, 0o644, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
-			return fmt.Errorf("--plot: %w", err)
+		if err := writePlotFile(o.plot, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
+			return err
 		}
 	}
 	if !o.noCheckpoint {
