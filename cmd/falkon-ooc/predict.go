@@ -19,7 +19,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
@@ -210,7 +210,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			err = ferr
 		}
 	default:
-		err = atomicfile.Write(o.out, 0o644, write)
+		err = fileutil.WriteFile(o.out, 0o644, write)
 	}
 	if err != nil {
 		var ve *tabular.ValueError
