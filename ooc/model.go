@@ -7,7 +7,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 )
 
@@ -61,6 +61,9 @@ type Training struct {
 	Seconds             float64    `json:"seconds"`
 	SecondsPerIteration float64    `json:"seconds_per_iteration"`
 	PrecondBytes        int64      `json:"precond_bytes"`
+	// PrecondSeconds is the time to compute K_MM and factorise the
+	// preconditioner (O(M³): minutes at M = 5·10⁴).
+	PrecondSeconds float64 `json:"precond_seconds"`
 	// Rank is the dimension of the preconditioned system: M, or fewer
 	// with the eigen preconditioner on a rank-deficient K_MM.
 	Rank   int     `json:"rank"`
@@ -121,7 +124,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // Save writes the model to path atomically: path holds the old file or
 // the complete new one, never a partial model.
 func (m *Model) Save(path string) error {
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	err := fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		_, err := m.WriteTo(w)
 		return err
 	})

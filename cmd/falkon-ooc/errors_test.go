@@ -47,7 +47,7 @@ type errorCase struct {
 // checkpoint fingerprints by … and CRC-32C values by H.
 func normaliseStderr(s string) string {
 	s = strings.ReplaceAll(s, strings.TrimSuffix(os.TempDir(), "/")+"/", "$TMPDIR/")
-	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+`).ReplaceAllString(s, "${1}N")
+	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
 	s = regexp.MustCompile(`(fingerprint|this fit) [0-9a-f]{12}…`).ReplaceAllString(s, "$1 …")
 	s = regexp.MustCompile(`\(stored [0-9a-f]{8}, computed [0-9a-f]{8}\)`).ReplaceAllString(s, "(stored H, computed H)")
 	return s
@@ -279,7 +279,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"ingest", "--out", "readonly/out.store", "--target", "y", "part-1.csv"},
 			code:   1,
-			stderr: "falkon-ooc ingest: create readonly/out.store: mkdir readonly/.out.store.tmp-N: permission denied",
+			stderr: "falkon-ooc ingest: chunkstore: create readonly/out.store: open readonly/.out.store.falkon-lock: permission denied",
 			fix:    "Write to a directory you may write to, or ask for write permission on it.",
 			run:    runUnprivileged,
 		},
@@ -289,6 +289,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			code:    1,
 			stderr:  "falkon-ooc fit: --centers 1000 exceeds the 500 rows of store train.store: use at most 500",
 			fix:     "Pass at most n centres, or leave --centers out: the default, 10√n clamped to [1000, 10000], never exceeds n.",
+		},
+		{
+			mistake: "--centers too many for the memory limit (--max-memory, by default 80 % of the RAM)",
+			args:    []string{"fit", "--out", "model2.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float64", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 41.8 MiB, over the memory limit of 41.0 MiB (--max-memory): at most M = 269 fit with a float64 preconditioner, M = 347 with --precond-precision float32",
+			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
 		},
 		{
 			mistake: "a feature of the model missing from the input of predict",
