@@ -16,6 +16,17 @@
 // given P. The driver — centres, the M × M algebra, CG, checkpoints — stays
 // in the calling process.
 //
+// Fit is ooc.Fit with such an Executor; NewExecutor returns one to pass
+// as ooc.RunOptions.Executor. Options says which runner, where the store
+// and a temporary directory are, and how many ranges a pass has. The
+// command falkon-ooc-beam (cmd/falkon-ooc-beam) is falkon-ooc fit on top
+// of Fit, and is also the worker binary that runners start.
+//
+// A pass's description (ooc.PassJob as JSON) travels in the pipeline when
+// it is small, else in a file under Options.Temp that each worker process
+// reads once per pass. bench/BEAM.md has the costs: per-job overhead on
+// Prism, bytes shipped per pass, and an estimate for a cluster.
+//
 // # Where the store lives
 //
 // A path (no scheme) must name the same store on every worker: a shared
@@ -34,4 +45,26 @@
 // bit-identical. Prism does not retry bundles: a failed pass job is run
 // again as a whole (with a new result file), up to the configured number
 // of attempts.
+//
+// # Concurrency
+//
+// An Executor runs one pass at a time (Pass serialises calls); a fit uses
+// it from one goroutine. On a worker, each range runs Options.Workers
+// goroutines (default: every CPU), and one process may run several
+// ranges at once; they share one open store.
+//
+// # Invariants
+//
+//   - For a given store, Config and number of partitions the model is
+//     bit-identical from run to run, whatever the runner, the retries and
+//     Options.Workers; against ooc.Fit's local pipeline it differs only in
+//     the rounding of the sums (tested within 1e-9 relative).
+//   - Every pass reads every row of the store exactly once in its result:
+//     the reduction refuses a missing range and the driver compares the
+//     rows counted with the store's.
+//   - The workers refuse a store whose ID differs from the one the
+//     driver opened.
+//   - A program that runs as a remote worker calls beam.Init (of the
+//     Beam SDK) at the start of main, after flag.Parse, as
+//     falkon-ooc-beam does.
 package beam

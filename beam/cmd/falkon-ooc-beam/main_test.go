@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// store writes a store of n rows, 3 features and a target.
+func store(t *testing.T, n int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s.store")
+	rng := rand.New(rand.NewPCG(3, 4))
+	cols := make([][]float64, 4)
+	for j := range cols {
+		cols[j] = make([]float64, n)
+	}
+	for i := range n {
+		for j := range 3 {
+			cols[j][i] = rng.NormFloat64()
+		}
+		cols[3][i] = cols[0][i]*cols[1][i] + 0.1*rng.NormFloat64()
+	}
+	spec := func(s string) chunkstore.ColumnSpec { return chunkstore.ColumnSpec{Name: s, Type: "float64"} }
+	w, err := chunkstore.Create(dir, []chunkstore.ColumnSpec{spec("a"), spec("b"), spec("c")}, []chunkstore.ColumnSpec{spec("y")},
+		chunkstore.Options{ChunkRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(cols); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{nil, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE"},
+		{[]string{"predict"}, `falkon-ooc-beam: unknown command "predict" (the command is fit)`},
+		{[]string{"fit", "s.store"}, "falkon-ooc-beam fit: --out MODEL is required"},
+		{[]string{"fit", "--out", "m"}, "falkon-ooc-beam fit: want exactly one STORE, got 0 arguments"},
+		{[]string{"fit", "s.store", "--out", "m", "--partitions", "0"}, "falkon-ooc-beam fit: --partitions must be ≥ 1, got 0"},
+		{[]string{"fit", "s.store", "--out", "m", "--runner", "storm"}, `falkon-ooc-beam fit: --runner must be prism, flink, spark, dataflow or universal, got "storm"`},
+		{[]string{"fit", "s.store", "--out", "m", "--runner", "flink"}, "falkon-ooc-beam fit: --runner flink needs --temp: a directory (path or URL) the workers write and this process reads"},
+		{[]string{"fit", "s.store", "--out", "m", "--sigma", "-1"}, "falkon-ooc-beam fit: --sigma must be > 0, got -1"},
+		{[]string{"fit", "s.store", "--out", "m", "--lambda", "0"}, "falkon-ooc-beam fit: --lambda must be > 0, got 0"},
+		{[]string{"fit", "s.store", "--out", "m", "--precision", "float16"}, `falkon-ooc-beam fit: --precision must be float64 or float32, got "float16"`},
+		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "project"}, `falkon-ooc-beam fit: --job-opts: "project" is not name=value`},
+		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "no_such_flag=1"}, `falkon-ooc-beam fit: --job-opts: "no_such_flag" is not a Beam flag of this program`},
+		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: flag provided but not defined: -bogus"},
+	} {
+		code, stdout, stderr := runCmd(c.args...)
+		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, c.msg+"\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.msg)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"fit", "--help"}} {
+		code, stdout, stderr := runCmd(args...)
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE") ||
+			!strings.Contains(stdout, "-partitions") {
+			t.Errorf("%q: exit %d, stderr %q, stdout %.80q", args, code, stderr, stdout)
+		}
+	}
+}
+
+func TestFitMissingStore(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCmd("fit", filepath.Join(dir, "nope.store"), "--out", filepath.Join(dir, "m"), "--quiet")
+	if code != exitFailure || !strings.Contains(stderr, "nope.store") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestFitJSON fits on Prism through the command and checks the model it
+// writes against the --json document.
+func TestFitJSON(t *testing.T) {
+	s := store(t, 6000)
+	out := filepath.Join(t.TempDir(), "m.falkon")
+	code, stdout, stderr := runCmd("fit", s, "--out", out, "--centers", "100", "--iters", "4", "--partitions", "3", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if res.N != 6000 || res.Centers != 100 || res.Iterations != 4 || res.Beam.Runner != "prism" ||
+		res.Beam.Partitions != 3 || res.Beam.Jobs != 5 || res.Beam.Failed != 0 {
+		t.Errorf("--json: %+v", res)
+	}
+	if !strings.Contains(stderr, "beam: kernel job on prism, 3 partitions") {
+		t.Errorf("progress on stderr lacks the jobs: %q", stderr)
+	}
+	if strings.Contains(stderr, "level=INFO") {
+		t.Errorf("Beam's info logs reach stderr: %q", stderr)
+	}
+	m, err := ooc.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.M() != 100 {
+		t.Errorf("model has M = %d", m.M())
+	}
+	if _, err := os.Stat(out + ".json"); err != nil {
+		t.Error(err)
+	}
+	code, stdout, _ = runCmd("fit", s, "--out", out, "--centers", "100", "--iters", "4", "--partitions", "3", "--quiet")
+	if code != exitOK || !strings.Contains(stdout, fmt.Sprintf("beam       prism, 3 partitions, 5 jobs (0 failed)")) {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+}
+
+// TestFitResume: the checkpoint is kept after a fit, and --resume with a
+// larger --iters runs only the iterations that remain.
+func TestFitResume(t *testing.T) {
+	s := store(t, 3000)
+	out := filepath.Join(t.TempDir(), "m.falkon")
+	code, _, stderr := runCmd("fit", s, "--out", out, "--centers", "60", "--iters", "2", "--partitions", "2", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd("fit", s, "--out", out, "--centers", "60", "--iters", "5", "--partitions", "2", "--resume", "--json")
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Iterations != 5 || res.Beam.Jobs != 3 || !strings.Contains(stderr, "fit: resuming after iteration 2 from "+out+".ckpt") {
+		t.Errorf("resumed: %d iterations, %d jobs; stderr %q", res.Iterations, res.Beam.Jobs, stderr)
+	}
+}

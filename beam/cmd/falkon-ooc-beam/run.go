@@ -1,0 +1,425 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+
+	// The runners a user can name with --runner.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	// Stores and temporary directories on object storage.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+
+	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// version is the version of falkon-ooc-beam.
+const version = "0.1.0"
+
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+const fitUsage = `usage: falkon-ooc-beam fit --out MODEL [flags] STORE
+
+Fit trains FALKON kernel ridge regression (Gaussian kernel) on a chunk
+store made by 'falkon-ooc ingest --target COL', like 'falkon-ooc fit',
+with every pass over the data — the right-hand side and each
+conjugate-gradient iteration — run as an Apache Beam job over --partitions
+chunk ranges. The driver (this process) draws the centres, factorises the
+preconditioner and runs CG; it writes MODEL, MODEL.json and, after every
+iteration, the checkpoint MODEL.ckpt, kept after the fit: --resume
+continues an interrupted fit from it, or extends a finished one to a
+larger --iters.
+
+STORE is a path every worker can read (a shared filesystem), or a gs:// or
+s3:// URL. On a cluster, --temp names a directory (path or URL) that the
+workers write and this process reads.
+
+Runners: prism (default; Beam's local runner, in this process), flink,
+spark (--endpoint of the job server), dataflow (--job-opts
+project=…,region=…,staging_location=gs://…). --job-opts sets any of Beam's
+own flags: comma-separated name=value pairs, e.g.
+environment_type=DOCKER,environment_config=IMAGE.
+
+flags:
+`
+
+type fitOpts struct {
+	out, precision, runner, endpoint, jobOpts, temp string
+	centers, iters, partitions, workers, attempts   int
+	sigma, lambda                                   float64
+	seed                                            uint64
+	resume, noCheckpoint, jsonOut, quiet            bool
+}
+
+func fitFlags(fs *flag.FlagSet, o *fitOpts) {
+	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
+	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
+	fs.Float64Var(&o.sigma, "sigma", 0, "Gaussian kernel length scale (0: √d, on standardised features)")
+	fs.Float64Var(&o.lambda, "lambda", ooc.DefaultLambda, "ridge regularisation λ > 0")
+	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one Beam job each)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
+	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges per pass (the result is deterministic for a given number)")
+	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
+	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed pass job before giving up")
+	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism, flink, spark, dataflow or universal")
+	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism)")
+	fs.StringVar(&o.jobOpts, "job-opts", "", "Beam pipeline flags passed through, `name=value,…`")
+	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for pass results, shared by workers and this process (default: a local temporary directory, prism only)")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
+	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE\nrun 'falkon-ooc-beam fit --help' for the flags\n")
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, fitUsage)
+		fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+		fs.SetOutput(stdout)
+		fitFlags(fs, &fitOpts{})
+		fs.PrintDefaults()
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
+		return exitOK
+	case "fit":
+	default:
+		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the command is fit)\n", args[0])
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := &fitOpts{}
+	fitFlags(fs, o)
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, fitUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\nrun 'falkon-ooc-beam fit --help' for usage\n", err)
+		return exitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	err := runFit(ctx, o, set, fs.Args(), stdout, stderr)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\nrun 'falkon-ooc-beam fit --help' for usage\n", err)
+		return exitUsage
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "falkon-ooc-beam fit: interrupted\n")
+		return exitInterrupted
+	default:
+		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\n", err)
+		return exitFailure
+	}
+}
+
+// permute moves the flags before the arguments, so that flags may follow
+// the store as they may in falkon-ooc.
+func permute(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return append(flags, rest...)
+}
+
+// config turns the flags into an ooc.Config, with a usage error naming
+// the flag for a bad value.
+func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
+	var cfg ooc.Config
+	if set["sigma"] && !(o.sigma > 0) {
+		return cfg, usagef("--sigma must be > 0, got %g", o.sigma)
+	}
+	cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: o.sigma}
+	if !(o.lambda > 0) || math.IsInf(o.lambda, 0) {
+		return cfg, usagef("--lambda must be > 0, got %g", o.lambda)
+	}
+	cfg.Lambda = o.lambda
+	if set["centers"] && o.centers < 1 {
+		return cfg, usagef("--centers must be ≥ 1, got %d", o.centers)
+	}
+	cfg.Centers = o.centers
+	if o.iters < 1 {
+		return cfg, usagef("--iters must be ≥ 1, got %d", o.iters)
+	}
+	cfg.Iterations = o.iters
+	switch o.precision {
+	case "float64":
+		cfg.Precision = kernel.Float64
+	case "float32":
+		cfg.Precision = kernel.Float32
+	default:
+		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
+	}
+	cfg.Seed = o.seed
+	return cfg, nil
+}
+
+// fitResult is the --json document: falkon-ooc fit's fields, and the
+// Beam run's.
+type fitResult struct {
+	Version             string     `json:"version"`
+	Store               string     `json:"store"`
+	Model               string     `json:"model"`
+	N                   int64      `json:"n"`
+	D                   int        `json:"d"`
+	K                   int        `json:"k"`
+	Task                ooc.Task   `json:"task"`
+	Centers             int        `json:"centers"`
+	Iterations          int        `json:"iterations"`
+	Status              ooc.Status `json:"status"`
+	Residual            float64    `json:"residual"`
+	Seconds             float64    `json:"seconds"`
+	SecondsPerIteration float64    `json:"seconds_per_iteration"`
+	Config              ooc.Config `json:"config"`
+	Precision           string     `json:"precision"`
+	Beam                beamResult `json:"beam"`
+}
+
+type beamResult struct {
+	Runner     string  `json:"runner"`
+	Partitions int     `json:"partitions"`
+	Jobs       int     `json:"jobs"`
+	Failed     int     `json:"failed_jobs"`
+	JobSeconds float64 `json:"job_seconds"`
+	JobBytes   int64   `json:"job_bytes"`
+	PartBytes  int64   `json:"part_bytes"`
+}
+
+// jobOpts sets Beam's own flags from "name=value,…".
+func setJobOpts(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(kv, "=")
+		name = strings.TrimLeft(strings.TrimSpace(name), "-")
+		if !ok || name == "" {
+			return usagef("--job-opts: %q is not name=value", kv)
+		}
+		if flag.CommandLine.Lookup(name) == nil {
+			return usagef("--job-opts: %q is not a Beam flag of this program", name)
+		}
+		if err := flag.CommandLine.Set(name, value); err != nil {
+			return usagef("--job-opts: %s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
+	if o.out == "" {
+		return usagef("--out MODEL is required")
+	}
+	if len(args) != 1 {
+		return usagef("want exactly one STORE, got %d arguments", len(args))
+	}
+	if o.partitions < 1 {
+		return usagef("--partitions must be ≥ 1, got %d", o.partitions)
+	}
+	if o.workers < 0 {
+		return usagef("--workers must be ≥ 0, got %d", o.workers)
+	}
+	if o.attempts < 1 {
+		return usagef("--attempts must be ≥ 1, got %d", o.attempts)
+	}
+	switch o.runner {
+	case "prism", "flink", "spark", "dataflow", "universal":
+	default:
+		return usagef("--runner must be prism, flink, spark, dataflow or universal, got %q", o.runner)
+	}
+	if o.runner != "prism" && o.temp == "" {
+		return usagef("--runner %s needs --temp: a directory (path or URL) the workers write and this process reads", o.runner)
+	}
+	cfg, err := o.config(set)
+	if err != nil {
+		return err
+	}
+	if err := setJobOpts(o.jobOpts); err != nil {
+		return err
+	}
+	if o.endpoint != "" {
+		*jobopts.Endpoint = o.endpoint
+	}
+	// Beam and Prism log through slog and Beam's log package: keep their
+	// chatter off stderr unless it is a warning.
+	level := slog.LevelWarn
+	if o.quiet {
+		level = slog.LevelError
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+
+	say := func(format string, a ...any) {
+		if !o.quiet {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	store := args[0]
+	var br beamResult
+	br.Runner = o.runner
+	var run ooc.RunOptions
+	ckpt := o.out + ".ckpt"
+	if o.resume {
+		c, err := ooc.ReadCheckpoint(ckpt)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// A crash before the first iteration leaves no checkpoint.
+			fmt.Fprintf(stderr, "fit: --resume: no checkpoint %s; starting from the beginning\n", ckpt)
+		case err != nil:
+			return fmt.Errorf("--resume: %w", err)
+		default:
+			run.Resume = c
+			say("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
+		}
+	}
+	if !o.noCheckpoint {
+		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
+	}
+	run.Progress = func(p ooc.Progress) {
+		switch p.Stage {
+		case ooc.StageKernel:
+			say("fit: computing K_MM")
+		case ooc.StagePrecond:
+			say("fit: factorising the preconditioner")
+		case ooc.StageIterate:
+			if p.Iteration > 0 && p.Chunks == 0 {
+				say("iteration %d/%d: residual %.3g, %s elapsed", p.Iteration, p.Iterations, p.Residual, p.Elapsed.Round(time.Millisecond))
+			}
+		}
+	}
+	opts := fbeam.Options{
+		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
+		Temp: o.temp, Attempts: o.attempts,
+		OnJob: func(st fbeam.JobStats) {
+			br.Partitions = st.Parts
+			br.Jobs++
+			br.JobSeconds += st.Seconds
+			br.JobBytes += int64(st.JobBytes)
+			br.PartBytes += int64(st.PartBytes)
+			if st.Err != nil {
+				br.Failed++
+				say("beam: %s job, attempt %d, failed after %.2f s: %v", st.Kind, st.Attempt, st.Seconds, st.Err)
+				return
+			}
+			say("beam: %s job on %s, %d partitions: %.2f s, %d rows", st.Kind, o.runner, st.Parts, st.Seconds, st.Rows)
+		},
+	}
+	say("fit: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
+	m, err := fbeam.Fit(ctx, cfg, run, opts)
+	if errors.Is(err, ooc.ErrCheckpointMismatch) {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := m.Save(o.out); err != nil {
+		return err
+	}
+	if summary, err := m.SummaryJSON(); err == nil {
+		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
+			return err
+		}
+	}
+	tr := m.Training()
+	res := fitResult{
+		Version: version, Store: store, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
+		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
+		SecondsPerIteration: tr.SecondsPerIteration, Config: m.Config(), Precision: m.Precision().String(), Beam: br,
+	}
+	if len(tr.Residuals) > 0 {
+		res.Residual = tr.Residuals[len(tr.Residuals)-1]
+	}
+	if o.jsonOut {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(b, '\n'))
+		return err
+	}
+	fmt.Fprintf(stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
+	fmt.Fprintf(stdout, "data       n = %d, d = %d\n", tr.N, m.D())
+	fmt.Fprintf(stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
+	fmt.Fprintf(stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
+	fmt.Fprintf(stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	fmt.Fprintf(stdout, "beam       %s, %d partitions, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Partitions, br.Jobs, br.Failed, br.JobSeconds)
+	return nil
+}
+
+// writeFileAtomic replaces path with data: the old file or the new one,
+// never a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
