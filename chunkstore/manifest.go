@@ -61,9 +61,6 @@ type Column struct {
 	Distinct []float64 `json:"distinct,omitempty"`
 }
 
-// MaxDistinct is the most distinct values a Column records.
-const MaxDistinct = 256
-
 // SegmentInfo describes one segment file.
 type SegmentInfo struct {
 	Name       string `json:"name"` // segment-NNNNNN.dat

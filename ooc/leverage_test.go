@@ -41,18 +41,18 @@ func TestLeverageMatchesDirectNystrom(t *testing.T) {
 	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 2, y, 1, 256), ooc.Config{
 		Centers: 200, Sampling: ooc.SamplingLeverage, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.3},
 		Lambda: lambda, Jitter: eps, Iterations: 300, Tolerance: 1e-13, Seed: 2, NoStandardize: true,
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.M >= 200 || m.Training.DuplicateCenters == 0 {
-		t.Logf("drew %d distinct centres of 200 (duplicates merged: %d)", m.M, m.Training.DuplicateCenters)
+	if m.M() >= 200 || m.Training().DuplicateCenters == 0 {
+		t.Logf("drew %d distinct centres of 200 (duplicates merged: %d)", m.M(), m.Training().DuplicateCenters)
 	}
 	want := direct(t, m, x, y, lambda, 0)
 	// Tolerance: the 1e-6; the jitter εM D⁻² (≤ 1e-9 here)
 	// differs from the direct system's 0 far below it.
-	if r := relDiff(m.Alpha, want); r > 1e-6 {
-		t.Errorf("α differs from the direct solution by %.3g relative (%s after %d iterations)", r, m.Training.Status, m.Training.Iterations)
+	if r := relDiff(m.Alpha(), want); r > 1e-6 {
+		t.Errorf("α differs from the direct solution by %.3g relative (%s after %d iterations)", r, m.Training().Status, m.Training().Iterations)
 	}
 }
 
@@ -65,25 +65,25 @@ func TestLeverageSpreadsCentres(t *testing.T) {
 		Iterations: 3, Seed: 5, NoStandardize: true}
 	outside := func(m *ooc.Model) float64 {
 		out := 0
-		for j := range m.M {
-			if math.Hypot(m.Centers[2*j], m.Centers[2*j+1]) > 0.3 {
+		for j := range m.M() {
+			if math.Hypot(m.Centers()[2*j], m.Centers()[2*j+1]) > 0.3 {
 				out++
 			}
 		}
-		return float64(out) / float64(m.M)
+		return float64(out) / float64(m.M())
 	}
 	src := stream.NewMemSource(x, 2, y, 1, 1000)
-	uni, err := ooc.Fit(context.Background(), src, cfg)
+	uni, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Sampling = ooc.SamplingLeverage
-	lev, err := ooc.Fit(context.Background(), src, cfg)
+	lev, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fu, fl := outside(uni), outside(lev)
-	t.Logf("centres outside the blob: uniform %.2f, leverage %.2f (%d distinct)", fu, fl, lev.M)
+	t.Logf("centres outside the blob: uniform %.2f, leverage %.2f (%d distinct)", fu, fl, lev.M())
 	if fu > 0.2 || fl < 0.6 {
 		t.Errorf("centres outside the blob: uniform %.2f (want ≈ 0.1), leverage %.2f (want > 0.6)", fu, fl)
 	}

@@ -2,15 +2,16 @@ package ooc
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
 )
 
 // Memory is the predicted peak memory of a fit, by part, in bytes.
 type Memory struct {
 	Precond    int64 `json:"precond"`    // T and A, 2 × 8M²
 	Centers    int64 `json:"centers"`    // centres and their prepared copies
-	Chunks     int64 `json:"chunks"`     // decoded chunk buffers, one per worker
+	Chunks     int64 `json:"chunks"`     // decoded chunk buffers and the source's read scratch, per worker
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
 	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
 	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
@@ -25,27 +26,31 @@ type Memory struct {
 // 10–20 MiB more than the counted buffers during the first passes).
 const runtimeBytes = 40 << 20
 
-// EstimateMemory predicts the peak memory of a fit with M centres, d
-// features, k outputs, the given worker count (0 = GOMAXPROCS) and
-// largest chunk. The data itself is not held: it is streamed. The
-// factors are counted at their full 16M² bytes (A's lower triangle is
-// allocated but never written, so the resident figure is nearer 12M²: the
-// estimate errs on the safe side at large M). bench/fit measures it
-// against the peak RSS of real fits.
-func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+// estimateMemory predicts the peak memory of a fit with the resolved
+// cfg, d features, kt target columns, k outputs, the worker count,
+// chunks of at most chunkRows rows and scratch bytes of the source's own
+// per reading goroutine. The buffer sizes come from their owners (kernel
+// for the tiles and prepared centres, the source for its read scratch).
+// The data itself is not held: it is streamed. The factors are counted
+// at their full 16M² bytes (A's lower triangle is allocated but never
+// written, so the resident figure is nearer 12M²: the estimate errs on
+// the safe side at large M). bench/fit measures it against the peak RSS
+// of real fits.
+func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64) Memory {
+	m := cfg.Centers
+	M, D, KT, K, W, R := int64(m), int64(d), int64(kt), int64(k), int64(workers), int64(chunkRows)
+	centres := 8*M*D + kernel.CentersBytes(m, d, cfg.Kernel, kernel.Float64)
+	if cfg.Precision != kernel.Float64 {
+		centres += kernel.CentersBytes(m, d, cfg.Kernel, cfg.Precision)
 	}
-	M, D, K, W, R := int64(m), int64(d), int64(k), int64(workers), int64(chunkRows)
-	const tileRows = 64
 	mem := Memory{
 		Precond: 2 * 8 * M * M,
-		Centers: 3 * 8 * M * D, // raw, float64 prepared, float32 prepared
-		// Decoded rows and targets, the encoded targets, and the chunk
-		// store reader's decode scratch (up to 9 columns at a time).
-		Chunks:     W * 8 * R * (D + K + K + 1 + 9),
-		Workspaces: W * 8 * (tileRows*M + tileRows*(D+K+1)),
-		Partials:   2 * W * 8 * M * (K + 1),
+		Centers: centres,
+		// Decoded rows and targets, the encoded targets with the ones
+		// column, and the source's read scratch.
+		Chunks:     W * (8*R*(D+KT+K+1) + scratch),
+		Workspaces: W * kernel.WorkspaceBytes(m, d, k+1, cfg.Precision),
+		Partials:   2 * W * 8 * (M*(K+1) + K),
 		Vectors:    10 * 8 * M * K,
 		Runtime:    runtimeBytes,
 	}

@@ -62,7 +62,7 @@ func main() {
 			cfg := ooc.Config{Centers: m, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.3}, Lambda: 1e-6,
 				Seed: uint64(s), NoStandardize: true}
 			rmse := func(c ooc.Config) (float64, *ooc.Model) {
-				mdl, err := ooc.Fit(context.Background(), src, c)
+				mdl, err := ooc.Fit(context.Background(), src, c, ooc.RunOptions{})
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -79,7 +79,7 @@ func main() {
 			secs += time.Since(start).Seconds()
 			ru += u
 			rl += l
-			dist += float64(mdl.M)
+			dist += float64(mdl.M())
 		}
 		k := float64(*seeds)
 		fmt.Printf("| %d | %.4f | %.4f | %.0f | %.2f |\n", m, ru/k, rl/k, dist/k, secs/k)

@@ -106,7 +106,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 		summary = e.stderr
 	}
 
-	storePath, cleanup, err := openInput(ctx, inputOpts{tmpDir: o.tmpDir, noHeader: o.noHeader, workers: o.workers}, m.Features, m.Targets, args, pr)
+	storePath, cleanup, err := openInput(ctx, inputOpts{tmpDir: o.tmpDir, noHeader: o.noHeader, workers: o.workers}, m.Features(), m.Targets(), args, pr)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 		return err
 	}
 	defer r.Close()
-	src, withTargets, err := selectColumns(r, strings.Join(args, " "), m.Features, m.Targets)
+	src, withTargets, err := selectColumns(r, strings.Join(args, " "), m.Features(), m.Targets())
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 	if err != nil {
 		return err
 	}
-	res := predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task, Rows: rows, Seconds: time.Since(start).Seconds()}
+	res := predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Rows: rows, Seconds: time.Since(start).Seconds()}
 	if o.out != "-" {
 		res.Out = o.out
 	}
@@ -195,7 +195,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 	if withTargets {
 		fmt.Fprintf(summary, "metrics    %s\n", metricsLine(res.Metrics))
 	} else {
-		fmt.Fprintf(summary, "metrics    none: the input has no target column %q\n", m.Targets)
+		fmt.Fprintf(summary, "metrics    none: the input has no target column %q\n", m.Targets())
 	}
 	return nil
 }
@@ -259,18 +259,18 @@ func openInput(ctx context.Context, o inputOpts, features, targets []string, arg
 
 // outputColumns names the prediction columns.
 func outputColumns(m *ooc.Model) []string {
-	switch m.Task {
+	switch m.Task() {
 	case ooc.TaskBinary:
-		return []string{m.Targets[0] + "_pred", "score"}
+		return []string{m.Targets()[0] + "_pred", "score"}
 	case ooc.TaskMulticlass:
-		cols := []string{m.Targets[0] + "_pred"}
-		for _, c := range m.Classes {
+		cols := []string{m.Targets()[0] + "_pred"}
+		for _, c := range m.Classes() {
 			cols = append(cols, "score_"+strconv.FormatFloat(c, 'g', -1, 64))
 		}
 		return cols
 	}
-	cols := make([]string, len(m.Targets))
-	for j, t := range m.Targets {
+	cols := make([]string, len(m.Targets()))
+	for j, t := range m.Targets() {
 		cols[j] = t + "_pred"
 	}
 	return cols
@@ -279,7 +279,7 @@ func outputColumns(m *ooc.Model) []string {
 // outputRow returns one row of output values for scores (length K).
 func outputRow(m *ooc.Model, scores []float64, dst []float64) []float64 {
 	dst = dst[:0]
-	switch m.Task {
+	switch m.Task() {
 	case ooc.TaskRegression:
 		return append(dst, scores...)
 	default:
@@ -306,7 +306,7 @@ func newCSVSink(w io.Writer, m *ooc.Model) *csvSink {
 
 func (s *csvSink) write(m *ooc.Model, b ooc.Batch) error {
 	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
+		s.row = outputRow(m, b.Scores[r*m.K():(r+1)*m.K()], s.row)
 		s.rec = s.rec[:0]
 		for _, v := range s.row {
 			s.rec = append(s.rec, strconv.FormatFloat(v, 'g', -1, 64))
@@ -334,7 +334,7 @@ func (s *jsonlSink) write(m *ooc.Model, b ooc.Batch) error {
 		s.cols = outputColumns(m)
 	}
 	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
+		s.row = outputRow(m, b.Scores[r*m.K():(r+1)*m.K()], s.row)
 		obj := make(map[string]float64, len(s.cols))
 		for j, c := range s.cols {
 			obj[c] = s.row[j]
@@ -363,7 +363,7 @@ func (s *parquetSink) write(m *ooc.Model, b ooc.Batch) error {
 		return nil
 	}
 	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
+		s.row = outputRow(m, b.Scores[r*m.K():(r+1)*m.K()], s.row)
 		if s.cols == nil {
 			s.cols = make([][]float64, len(s.row))
 		}
