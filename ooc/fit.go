@@ -244,7 +244,7 @@ func (f *fitter) sample(ctx context.Context) error {
 	if leverage {
 		var err error
 		f.progress(Progress{Stage: StageLeverage})
-		centres, f.weights, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
+		centres, f.weights, f.training.LambdaLeverage, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"golang.org/x/sync/errgroup"
 
@@ -20,9 +19,10 @@ type Sampling string
 const (
 	// SamplingUniform draws M rows uniformly without replacement.
 	SamplingUniform Sampling = "uniform"
-	// SamplingLeverage draws M rows with replacement with probabilities
-	// proportional to approximate ridge leverage scores, and weights them
-	// by D_jj = 1/√(n p_j) (FALKON appendix, Defs. 2–3).
+	// SamplingLeverage draws M distinct rows without replacement with
+	// inclusion probabilities proportional to approximate ridge leverage
+	// scores at the λ whose effective dimension is M, and weights them by
+	// D_jj = √(M / (q π_j)) (FALKON appendix, Defs. 2–3).
 	SamplingLeverage Sampling = "leverage"
 )
 
@@ -37,9 +37,19 @@ func ParseSampling(s string) (Sampling, error) {
 	return "", fmt.Errorf("ooc: unknown centre sampling %q (want uniform or leverage)", s)
 }
 
-// maxDictionary caps the uniform dictionary against which leverage scores
-// are estimated: their cost is (candidates) × (dictionary)² flops.
+// maxDictionary caps the dictionary against which leverage scores are
+// estimated: their cost is (rows scored) × (dictionary)² flops.
 const maxDictionary = 2000
+
+// Path constants of the leverage-score estimation (see leverageSelect).
+const (
+	levShrink   = 2    // λ_{h+1} = λ_h / levShrink
+	levDictMul  = 3    // dictionary size: levDictMul × d_eff of the previous step
+	levDictMin  = 32   // smallest dictionary
+	levEvalMul  = 4    // rows scored along the path: levEvalMul × dictionary
+	levEvalMin  = 1000 // at least this many rows scored along the path
+	levMinRatio = 1e-12
+)
 
 // leverageCandidates is the number of uniformly drawn rows whose leverage
 // scores are estimated, out of which the M centres are drawn.
@@ -51,110 +61,283 @@ func leverageCandidates(n int64, m, configured int) int {
 	return int(min(int64(max(q, m)), n))
 }
 
-// leverageSelect estimates the ridge leverage scores of the candidate rows
-// (standardised, q × d) and draws m centres from them with probability
-// proportional to the scores, with replacement. It returns the distinct
-// centres drawn and their weights D_jj = √(c_j Σℓ / (q ℓ_j)) for a row drawn
-// c_j times: 1/√(n p_j) with p_j = (q/n) ℓ_j/Σℓ, the probability that one
-// draw picks row j out of all n rows, merged over repeated draws
-// (K_nMᵀK_nM ≈ (n/M) K_MM D² K_MM counts a row drawn twice twice).
+// leverageSelect draws m distinct centres out of the q candidate rows
+// (standardised, q × d, already in memory) with inclusion probabilities
+// proportional to their ridge leverage scores at λ_lev, the λ at which
+// the effective dimension d_eff(λ) = Σᵢ ℓᵢ(λ) is m. It returns the
+// centres, their weights D and λ_lev.
 //
-// The scores are the Nyström estimates of BLESS (Rudi, Calandriello,
-// Carratino, Rosasco, NeurIPS 2018) on a uniform dictionary J of the
-// candidates:
+// Why λ_lev and not the fit's λ: at a small λ the scores of nearly every
+// row are close to 1 and those of isolated rows (heavy tails, outliers)
+// largest, so sampling by them spends centres on the tails. At λ_lev the
+// scores sum to m and say how much of an m-dimensional approximation
+// each row needs (Rudi, Calandriello, Carratino, Rosasco, "On fast
+// leverage score sampling and optimal learning", NeurIPS 2018, BLESS).
 //
-//	ℓ̃_i = (K(x_i, x_i) − k_iJᵀ (K_JJ + λ|J| I)⁻¹ k_iJ) / (λ n)
+// λ_lev is found along a decreasing path λ_0 = mean K(x, x) (where
+// d_eff ≤ 1), λ_{h+1} = λ_h / 2, as BLESS does: at step h a dictionary J_h
+// of about 3 d_eff(λ_{h−1}) rows is drawn from the rows scored at step
+// h−1 in proportion to their scores, and the scores of a uniform subset
+// U_h of the candidates are estimated against it (Nyström, BLESS eq. 5):
 //
-// computed in one pass over the candidates (already in memory).
-func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (centres, weights []float64, err error) {
+//	ℓ̃(x) = (K(x, x) − k_xJᵀ (K_JJ + λ |U_{h−1}| Π_J)⁻¹ k_xJ) / λ
+//
+// with Π_J the inclusion probabilities of J within U_{h−1} (the leverage
+// score of x among N rows is about ℓ̃(x)/N). d_eff(λ_h) is estimated as
+// the mean of ℓ̃ over U_h; the path stops at the first λ_h
+// where it reaches m, and λ_lev is interpolated log-log between λ_{h−1}
+// and λ_h. All q candidates are then scored at λ_lev.
+//
+// The centres are drawn without replacement by randomly ordered
+// systematic sampling with inclusion probabilities πⱼ = min(1, c ℓ̃ⱼ),
+// Σ πⱼ = m: exactly m distinct centres. Since the candidates are a
+// uniform sample of the n rows, K_nMᵀK_nM = Σᵢ kᵢkᵢᵀ ≈ (n/q) Σ_{j∈S}
+// kⱼkⱼᵀ / πⱼ (Horvitz–Thompson) = (n/m) K_MM D² K_MM with
+// D_jj = √(m / (q πⱼ)): D = I when the draw is uniform (πⱼ = m/q).
+func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (centres, weights []float64, lamLev float64, err error) {
 	d := f.d
 	q := len(cand) / d
+	if q <= m {
+		weights = make([]float64, q)
+		for i := range weights {
+			weights[i] = 1
+		}
+		return cand, weights, 0, nil
+	}
 	rng := newRand(f.cfg.Seed, 0x6c657665726167) // "leverag"
-	// The dictionary: a uniform subset of the candidates.
-	nj := min(q, m, maxDictionary)
-	perm := rng.Perm(q)[:nj]
-	slices.Sort(perm)
-	dict := make([]float64, 0, nj*d)
-	for _, i := range perm {
-		dict = append(dict, cand[i*d:(i+1)*d]...)
-	}
 	kern := f.cfg.Kernel
-	cj := kernel.NewCenters(kern, dict, nj, d, kernel.Float64)
-	kjj := make([]float64, nj*nj)
-	if err := blockParallel(ctx, cj, kjj, dict, nj, d, f.opts); err != nil {
-		return nil, nil, err
+	diag := make([]float64, q) // K(xᵢ, xᵢ)
+	kappa := 0.0
+	for i := range q {
+		x := cand[i*d : (i+1)*d]
+		diag[i] = kern.Eval(x, x)
+		kappa += diag[i]
 	}
-	lam := f.cfg.Lambda
-	for i := range nj {
-		kjj[i*nj+i] += lam * float64(nj)
+	kappa /= float64(q)
+	if !(kappa > 0) {
+		return nil, nil, 0, fmt.Errorf("leverage scores: the kernel's diagonal K(x, x) averages %g over the candidates; want > 0", kappa)
+	}
+	perm := rng.Perm(q) // U_h = perm[:u_h]: nested uniform subsets
+	scores := make([]float64, q)
+	// Step 0: a uniform dictionary.
+	u := min(q, levEvalMin)
+	uScores := make([]float64, u)
+	for i := range uScores {
+		uScores[i] = 1
+	}
+	lam := kappa
+	var prevLam, prevDeff float64
+	var dict []int
+	var dictPi []float64
+	deff := 0.0
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, 0, err
+		}
+		r := min(u, maxDictionary, max(levDictMin, int(math.Ceil(levDictMul*prevDeff))))
+		// Dictionary: r of the u rows scored at the previous step, in
+		// proportion to their scores; Π within U_prev.
+		pi := inclusion(uScores, r)
+		sel := systematic(rng, pi)
+		dict = dict[:0]
+		dictPi = dictPi[:0]
+		for _, i := range sel {
+			dict = append(dict, perm[i])
+			dictPi = append(dictPi, pi[i])
+		}
+		uPrev := u
+		u = min(q, max(levEvalMin, levEvalMul*r))
+		uScores = slices.Grow(uScores[:0], u)[:u]
+		if err := f.nystromScores(ctx, cand, diag, dict, dictPi, float64(uPrev), lam, perm[:u], uScores); err != nil {
+			return nil, nil, 0, err
+		}
+		deff = 0
+		for _, s := range uScores {
+			deff += s
+		}
+		deff /= float64(u)
+		if deff >= float64(m) || lam < levMinRatio*kappa {
+			break
+		}
+		prevLam, prevDeff = lam, deff
+		lam /= levShrink
+	}
+	lamLev = lam
+	if prevLam > 0 && deff > prevDeff && prevDeff > 0 {
+		// log d_eff is close to linear in log λ over one halving.
+		t := (math.Log(float64(m)) - math.Log(prevDeff)) / (math.Log(deff) - math.Log(prevDeff))
+		lamLev = math.Exp(math.Log(prevLam) + min(max(t, 0), 1)*(math.Log(lam)-math.Log(prevLam)))
+	}
+	// Final dictionary from the last scores, then every candidate at λ_lev.
+	r := min(u, maxDictionary, max(levDictMin, levDictMul*m))
+	pi := inclusion(uScores, r)
+	dict, dictPi = dict[:0], dictPi[:0]
+	for _, i := range systematic(rng, pi) {
+		dict = append(dict, perm[i])
+		dictPi = append(dictPi, pi[i])
+	}
+	all := make([]int, q)
+	for i := range all {
+		all[i] = i
+	}
+	if err := f.nystromScores(ctx, cand, diag, dict, dictPi, float64(u), lamLev, all, scores); err != nil {
+		return nil, nil, 0, err
+	}
+	pi = inclusion(scores, m)
+	for _, i := range systematic(rng, pi) {
+		centres = append(centres, cand[i*d:(i+1)*d]...)
+		weights = append(weights, math.Sqrt(float64(m)/(float64(q)*pi[i])))
+	}
+	return centres, weights, lamLev, nil
+}
+
+// nystromScores sets out[k] to the Nyström estimate of the leverage
+// function ℓ(x) = ⟨k_x, (C + λ)⁻¹ k_x⟩ (C the kernel's covariance
+// operator: d_eff(λ) = E ℓ(x), and a row's ridge leverage score among N
+// rows is about ℓ(x)/N) at candidate rows[k], against the dictionary dict
+// (candidate indices) whose inclusion probabilities within a uniform
+// subset of u candidates are pi:
+//
+//	ℓ̃(x) = (K(x, x) − k_xJᵀ (K_JJ + λ u Π)⁻¹ k_xJ) / λ
+//
+// Scores are floored at 1e-9 × the largest, so that rounding never gives
+// a row zero or negative probability.
+func (f *fitter) nystromScores(ctx context.Context, cand, diag []float64, dict []int, pi []float64, u, lam float64, rows []int, out []float64) error {
+	d := f.d
+	nj := len(dict)
+	dx := make([]float64, 0, nj*d)
+	for _, i := range dict {
+		dx = append(dx, cand[i*d:(i+1)*d]...)
+	}
+	cj := kernel.NewCenters(f.cfg.Kernel, dx, nj, d, kernel.Float64)
+	kjj := make([]float64, nj*nj)
+	if err := blockParallel(ctx, cj, kjj, dx, nj, d, f.opts); err != nil {
+		return err
+	}
+	for j := range nj {
+		kjj[j*nj+j] += lam * u * pi[j]
 	}
 	workers := workersOf(f.opts)
 	if ok, col := dense.Cholesky(kjj, nj, nj, workers); !ok {
-		return nil, nil, fmt.Errorf("leverage scores: the dictionary's kernel matrix plus λ|J|I is not positive definite at column %d; raise lambda", col)
+		return fmt.Errorf("leverage scores: the dictionary's kernel matrix plus λ|U|Π is not positive definite at column %d (λ = %g)", col, lam)
 	}
-	// Scores, in blocks of candidates, in parallel.
-	scores := make([]float64, q)
 	const block = 256
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for lo := 0; lo < q; lo += block {
-		hi := min(lo+block, q)
+	for lo := 0; lo < len(rows); lo += block {
+		hi := min(lo+block, len(rows))
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			rows := hi - lo
-			ws := cj.NewWorkspace()
-			kb := make([]float64, rows*nj)
-			cj.BlockTo(ws, kb, cand[lo*d:hi*d], rows)
-			kt := make([]float64, nj*rows) // k_iJ as columns
-			for r := range rows {
+			nr := hi - lo
+			xb := make([]float64, 0, nr*d)
+			for _, i := range rows[lo:hi] {
+				xb = append(xb, cand[i*d:(i+1)*d]...)
+			}
+			kb := make([]float64, nr*nj)
+			cj.BlockTo(cj.NewWorkspace(), kb, xb, nr)
+			kt := make([]float64, nj*nr) // k_xJ as columns
+			for r := range nr {
 				for j := range nj {
-					kt[j*rows+r] = kb[r*nj+j]
+					kt[j*nr+r] = kb[r*nj+j]
 				}
 			}
-			dense.SolveUpperT(kjj, nj, nj, kt, rows, rows, 1) // U⁻ᵀ k: ‖·‖² = kᵀ(K_JJ+λ|J|I)⁻¹k
-			for r := range rows {
-				x := cand[(lo+r)*d : (lo+r+1)*d]
+			dense.SolveUpperT(kjj, nj, nj, kt, nr, nr, 1) // U⁻ᵀk: ‖·‖² = kᵀ(K_JJ + λuΠ)⁻¹k
+			for r := range nr {
 				s := 0.0
 				for j := range nj {
-					v := kt[j*rows+r]
+					v := kt[j*nr+r]
 					s += v * v
 				}
-				scores[lo+r] = (kern.Eval(x, x) - s) / (lam * float64(f.n))
+				out[lo+r] = (diag[rows[lo+r]] - s) / lam
 			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return err
 	}
-	// Guard against rounding: every candidate keeps a small chance.
-	top := slices.Max(scores)
+	top := slices.Max(out)
 	if !(top > 0) {
 		top = 1
 	}
-	floor := 1e-9 * top
-	cum := make([]float64, q)
-	total := 0.0
-	for i, s := range scores {
-		s = max(s, floor)
-		scores[i] = s
-		total += s
-		cum[i] = total
+	for i, s := range out {
+		out[i] = max(s, 1e-9*top)
 	}
-	counts := make([]int, q)
-	for range m {
-		u := rng.Float64() * total
-		i := sort.SearchFloat64s(cum, u)
-		counts[min(i, q-1)]++
-	}
-	for i, c := range counts {
-		if c == 0 {
-			continue
+	return nil
+}
+
+// inclusion returns inclusion probabilities πᵢ = min(1, c sᵢ) for the
+// positive sizes s, with c such that Σ πᵢ = k (k ≤ len(s)).
+func inclusion(s []float64, k int) []float64 {
+	pi := make([]float64, len(s))
+	capped := make([]bool, len(s))
+	ncap := 0
+	for {
+		rest := 0.0
+		for i, v := range s {
+			if !capped[i] {
+				rest += v
+			}
 		}
-		centres = append(centres, cand[i*d:(i+1)*d]...)
-		weights = append(weights, math.Sqrt(float64(c)*total/(float64(q)*scores[i])))
+		c := float64(k-ncap) / rest
+		grew := false
+		for i, v := range s {
+			if !capped[i] && c*v >= 1 {
+				capped[i] = true
+				ncap++
+				grew = true
+			}
+		}
+		if !grew || ncap >= k {
+			for i, v := range s {
+				pi[i] = 1
+				if !capped[i] {
+					pi[i] = min(1, c*v)
+				}
+			}
+			return pi
+		}
 	}
-	return centres, weights, nil
+}
+
+// systematic draws round(Σ π) distinct indices, index i with probability
+// πᵢ ≤ 1, by randomly ordered systematic sampling (Hartley and Rao
+// 1962): the indices in random order, their cumulated π, and the points
+// u, u+1, u+2, … for one uniform u in [0, 1). It returns them sorted.
+func systematic(rng interface {
+	Float64() float64
+	Perm(int) []int
+}, pi []float64) []int {
+	k := 0.0
+	for _, p := range pi {
+		k += p
+	}
+	want := int(math.Round(k))
+	order := rng.Perm(len(pi))
+	next := rng.Float64()
+	cum := 0.0
+	sel := make([]int, 0, want)
+	taken := make([]bool, len(pi))
+	for _, i := range order {
+		cum += pi[i]
+		if cum > next && len(sel) < want {
+			sel = append(sel, i)
+			taken[i] = true
+			next++
+		}
+	}
+	// Rounding in the cumulated sum can leave the last point unreached.
+	for _, i := range order {
+		if len(sel) >= want {
+			break
+		}
+		if !taken[i] {
+			sel = append(sel, i)
+			taken[i] = true
+		}
+	}
+	slices.Sort(sel)
+	return sel
 }

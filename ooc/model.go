@@ -166,8 +166,12 @@ type Training struct {
 	Rank   int     `json:"rank"`
 	Jitter float64 `json:"jitter"`
 	// DuplicateCenters counts centres drawn twice (uniform: equal rows;
-	// leverage: rows drawn more than once, merged into one weighted centre).
+	// leverage draws distinct rows and counts only equal candidate rows).
 	DuplicateCenters int `json:"duplicate_centers,omitempty"`
+	// LambdaLeverage is, for leverage sampling, the λ at which the
+	// leverage scores were computed: the one whose effective dimension
+	// d_eff(λ) is M (0 for uniform sampling).
+	LambdaLeverage float64 `json:"lambda_leverage,omitempty"`
 }
 
 // modelMeta is the JSON metadata of a model file (docs/MODEL_FORMAT.md);

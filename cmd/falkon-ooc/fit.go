@@ -189,6 +189,8 @@ type fitResult struct {
 	Validation          []ooc.ValPoint `json:"validation,omitempty"`
 	Config              ooc.Config     `json:"config"`
 	Precision           string         `json:"precision"`
+	// LambdaLeverage is the λ of the leverage scores (leverage sampling).
+	LambdaLeverage float64 `json:"lambda_leverage,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
@@ -351,7 +353,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
-		Config: m.Config(), Precision: m.Precision().String(),
+		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
