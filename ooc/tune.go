@@ -1,0 +1,1135 @@
+package ooc
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// Defaults of TuneConfig, documented on its fields.
+const (
+	DefaultValFraction = 0.1
+	DefaultPatience    = 3
+)
+
+// TuneConfig configures Tune: a search over a grid of σ × λ whose
+// candidates share the centres and every pass over the data.
+type TuneConfig struct {
+	// Base is the configuration every candidate shares: centres, kernel
+	// kind, Iterations (the most any candidate runs), precision, jitter,
+	// preconditioner, seed, sampling, task, columns, workers and the
+	// Validation source. Each candidate replaces Base.Kernel.Sigma and
+	// Base.Lambda with its own. Base.Checkpoint and Base.Resume must be
+	// nil: a search is not resumable.
+	Base Config
+	// Sigmas are the length scales σ tried (distance kernels). nil means
+	// Base.Kernel alone (its Sigma, its per-feature Sigmas, or the default
+	// σ = √d).
+	Sigmas []float64
+	// Lambdas are the λ > 0 tried. nil means {Base.Lambda}, or
+	// DefaultLambda when that is 0.
+	Lambdas []float64
+	// ValFraction is the fraction of src's rows held out for validation
+	// (stream.Holdout with Base.Seed) when Base.Validation is nil; those
+	// rows are scored in the same passes that fit the others. 0 means
+	// DefaultValFraction.
+	ValFraction float64
+	// Patience stops a candidate after this many validations in a row
+	// without a relative improvement of MinImprovement over its best.
+	// 0 means DefaultPatience; a negative value never stops on patience.
+	Patience int
+	// MinImprovement is the relative improvement of the validation metric
+	// that counts as one. 0 means 1e-4.
+	MinImprovement float64
+	// Halving, when > 0, is successive halving: after iterations
+	// Halving, 2·Halving, 4·Halving, … the worse half of the live
+	// candidates (by best validation metric so far) stops. 0 means off.
+	Halving int
+	// MaxMemory, when > 0, is a bound in bytes on the estimated peak
+	// memory of the whole search (EstimateTuneMemory); Tune fails with
+	// ErrMemory before reading any data if the estimate exceeds it.
+	MaxMemory int64
+	// Progress, when set, receives progress reports on the goroutine that
+	// called Tune. It must return quickly.
+	Progress func(TuneProgress)
+}
+
+// TuneProgress is one progress report of Tune.
+type TuneProgress struct {
+	Progress
+	// Live is the number of candidates still in the pass.
+	Live int
+	// Stopped lists the candidates (indices in TuneResult.Candidates)
+	// that stopped after the last validation.
+	Stopped []int
+}
+
+// ErrMemory is returned (wrapped) when a search would need more memory
+// than TuneConfig.MaxMemory.
+var ErrMemory = errors.New("not enough memory")
+
+// Stop reasons of a candidate.
+const (
+	StopIterations = "iterations" // ran Base.Iterations
+	StopPatience   = "patience"   // validation stopped improving
+	StopHalving    = "halving"    // in the worse half at a halving step
+	StopFailed     = "failed"     // its preconditioner could not be built
+)
+
+// TuneCandidate is one point of the grid and what became of it.
+type TuneCandidate struct {
+	Sigma  float64       `json:"sigma,omitempty"`
+	Lambda float64       `json:"lambda"`
+	Kernel kernel.Kernel `json:"kernel"`
+	// Validation holds the metrics after each CG iteration it ran.
+	Validation []ValPoint `json:"validation"`
+	// BestIteration is the iteration with the best validation metric and
+	// BestMetric that metric (RMSE for regression, error rate for
+	// classification; +Inf when none was finite).
+	BestIteration int     `json:"best_iteration"`
+	BestMetric    float64 `json:"best_metric"`
+	// Iterations is how many CG iterations it ran before it stopped, and
+	// Stop why it stopped.
+	Iterations int    `json:"iterations"`
+	Stop       string `json:"stop"`
+	// Err says why a failed candidate failed.
+	Err string `json:"error,omitempty"`
+	// Seconds is the time from the start of Tune until it stopped.
+	Seconds float64 `json:"seconds"`
+	// Residuals are its CG residuals ‖r‖/‖b‖ by iteration.
+	Residuals []float64 `json:"residuals"`
+
+	model *Model
+}
+
+// Model returns the candidate's model at its best iteration (nil for a
+// failed candidate): a complete model, the same one Fit returns with this
+// candidate's σ and λ and Iterations = BestIteration.
+func (c *TuneCandidate) Model() *Model { return c.model }
+
+// TuneResult is the outcome of Tune.
+type TuneResult struct {
+	// Metric names the validation metric: "rmse" or "error_rate".
+	Metric     string          `json:"metric"`
+	Candidates []TuneCandidate `json:"candidates"`
+	// Best indexes the candidate with the lowest BestMetric (the first
+	// such in grid order, σ major).
+	Best int `json:"best"`
+	// N is the number of training rows, ValRows the validation rows.
+	N       int64 `json:"n"`
+	ValRows int64 `json:"val_rows"`
+	M       int   `json:"centers"`
+	// Passes counts the passes over the training data (the centre
+	// sampling pass, the right-hand side, one per CG iteration and the
+	// final validation).
+	Passes  int     `json:"passes"`
+	Seconds float64 `json:"seconds"`
+	Memory  Memory  `json:"memory_estimate"`
+}
+
+// Model returns the best candidate's model.
+func (r *TuneResult) Model() *Model { return r.Candidates[r.Best].model }
+
+// metricName returns the selection metric of a task.
+func metricName(t Task) string {
+	if t == TaskRegression {
+		return "rmse"
+	}
+	return "error_rate"
+}
+
+// selectionMetric extracts the selection metric; +Inf when missing.
+func selectionMetric(t Task, m *Metrics) float64 {
+	v := m.RMSE
+	if t != TaskRegression {
+		v = m.ErrorRate
+	}
+	if v == nil || math.IsNaN(*v) {
+		return math.Inf(1)
+	}
+	return *v
+}
+
+// EstimateTuneMemory predicts the peak memory of a search over s values
+// of σ and l of λ with M centres, d features and k outputs: one T per σ,
+// one A per (σ, λ), a kernel workspace and a partial M × (l·k + 1) vector
+// per σ per worker, and CG state for every candidate, on top of the chunk
+// buffers of one fit (EstimateMemory).
+func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int) Memory {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	mem := EstimateMemory(m, d, k, workers, chunkRows)
+	W := int64(workers)
+	M, D, K, S, L := int64(m), int64(d), int64(k), int64(s), int64(l)
+	C := S * L
+	mem.Precond = S*8*M*M + C*8*M*M
+	mem.Centers = 8*M*D + S*2*8*M*D
+	// Validation scores of a chunk: rows × C·k per partial in flight.
+	mem.Chunks += 2 * W * 8 * int64(chunkRows) * (C*K + K)
+	mem.Workspaces = W * S * 8 * (64*M + 64*(D+L*K+1) + 2*M*(L*K+1))
+	mem.Partials = 2 * W * S * 8 * M * (L*K + 1)
+	// CG state (β, r, p, W p) and the operator's v, u, z, w, α and the
+	// best α of every candidate.
+	mem.Vectors = 12 * 8 * M * C * K
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
+	return mem
+}
+
+// Tune searches the grid TuneConfig.Sigmas × TuneConfig.Lambdas for the
+// model with the best validation metric, sharing the work between the
+// candidates (DESIGN.md, "Choosing hyper-parameters without paying for
+// each guess"):
+//
+//   - one set of centres for all candidates, drawn as Fit draws them;
+//   - per σ one K_MM and one T = chol(K_MM + εMI); per (σ, λ) one
+//     A = chol(TTᵀ/M + λI) and one CG state;
+//   - each CG iteration is one pass over the training rows for all live
+//     candidates: each chunk is decoded and standardised once; for each σ
+//     the kernel block is computed once and multiplies the λ columns
+//     together (the multi-output product);
+//   - the validation rows held out of the same chunks are scored in the
+//     same pass, so every candidate's validation curve costs no pass;
+//   - a candidate whose validation metric stops improving (Patience), or
+//     that falls in the worse half at a halving step (Halving), leaves the
+//     pass; its model is kept at its best iteration.
+//
+// Every candidate's model is, up to rounding, the model Fit returns on the
+// training rows with that σ, λ and Iterations = its best iteration.
+func Tune(ctx context.Context, src stream.Source, tc TuneConfig) (*TuneResult, error) {
+	t, err := newTuner(ctx, src, tc)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.f.sample(ctx); err != nil {
+		return nil, err
+	}
+	t.passes++
+	if err := t.f.setTask(); err != nil {
+		return nil, err
+	}
+	t.k = t.f.k
+	if err := t.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if err := t.rhs(ctx); err != nil {
+		return nil, err
+	}
+	if err := t.iterate(ctx); err != nil {
+		return nil, err
+	}
+	return t.result(), nil
+}
+
+// tuner is the state of one Tune.
+type tuner struct {
+	tc     TuneConfig
+	f      *fitter // the fit on the training rows: centres, statistics, task
+	start  time.Time
+	pass   stream.Source // the source the passes read (training and held-out rows)
+	held   [][]int32     // per chunk of pass, the held-out rows (nil: Validation source)
+	val    stream.Source // separate validation source, or nil
+	nval   int64
+	k      int
+	groups []*sigmaGroup
+	cands  []*tuneCand
+	ymean  []float64
+	st     *cgState
+	buf    []float64 // M × k scratch
+	passes int
+	mem    Memory
+}
+
+// sigmaGroup is one σ: its kernel, centres, T and its candidates.
+type sigmaGroup struct {
+	kern  kernel.Kernel
+	cfit  *kernel.Centers
+	pre   *precond.Preconditioner
+	cands []*tuneCand
+	// Scratch of the operator, sized for all candidates of the group.
+	v, u, w, alpha, z []float64
+	live              []*tuneCand // live candidates in this pass
+}
+
+// tuneCand is a candidate's working state.
+type tuneCand struct {
+	TuneCandidate
+	idx   int
+	g     *sigmaGroup
+	pre   *precond.Preconditioner
+	live  bool
+	since int       // validations since the last improvement
+	v     []float64 // r × k, A⁻¹p of the current pass
+	alpha []float64 // M × k, B β of the iterate being validated
+	best  []float64 // M × k, α at the best iteration
+	ev    *Evaluator
+	sc    []float64 // validation scores of one chunk
+}
+
+func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, error) {
+	start := time.Now()
+	base := tc.Base
+	if base.Checkpoint != nil || base.Resume != nil {
+		return nil, configErr("tune does not checkpoint or resume: Base.Checkpoint and Base.Resume must be nil")
+	}
+	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
+		return nil, configErr("validation fraction must be in [0, 1), got %g", tc.ValFraction)
+	}
+	if tc.ValFraction > 0 && base.Validation != nil {
+		return nil, configErr("a validation fraction and a validation source exclude each other")
+	}
+	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
+		return nil, configErr("minimum improvement must be ≥ 0, got %g", tc.MinImprovement)
+	}
+	if tc.Halving < 0 {
+		return nil, configErr("halving must be ≥ 0, got %d", tc.Halving)
+	}
+	if tc.MinImprovement == 0 {
+		tc.MinImprovement = 1e-4
+	}
+	if tc.Patience == 0 {
+		tc.Patience = DefaultPatience
+	}
+	for _, l := range tc.Lambdas {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return nil, configErr("lambda must be > 0 and finite, got %g", l)
+		}
+	}
+	if len(tc.Sigmas) > 0 && base.Kernel.Kind != "" && !base.Kernel.Kind.IsDistance() {
+		return nil, configErr("the %s kernel has no length scale to search: give no sigmas", base.Kernel.Kind)
+	}
+	for _, s := range tc.Sigmas {
+		if !(s > 0) || math.IsInf(s, 0) {
+			return nil, configErr("sigma must be > 0 and finite, got %g", s)
+		}
+	}
+	t := &tuner{tc: tc, start: start, pass: spread(src), val: base.Validation}
+	train := src
+	if t.val == nil {
+		frac := tc.ValFraction
+		if frac == 0 {
+			frac = DefaultValFraction
+		}
+		rest, held := stream.Holdout(src, frac, base.Seed)
+		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
+			return nil, configErr("holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+		}
+		train = rest
+		var err error
+		if t.held, err = holdoutRows(ctx, t.pass, frac, base.Seed); err != nil {
+			return nil, err
+		}
+		t.nval = rowsOf(held)
+	} else {
+		if t.val.Dim() != src.Dim() || t.val.NumTargets() != src.NumTargets() {
+			return nil, configErr("the validation data has %d features and %d targets, the training data %d and %d",
+				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
+		}
+		t.nval = rowsOf(t.val)
+	}
+	base.Validation, base.Progress = nil, nil
+	f, err := newFitter(train, base, start)
+	if err != nil {
+		return nil, err
+	}
+	f.cfg.Progress = func(p Progress) { t.progress(TuneProgress{Progress: p}) }
+	t.f = f
+	lambdas := tc.Lambdas
+	if lambdas == nil {
+		lambdas = []float64{f.cfg.Lambda}
+	}
+	kernels := []kernel.Kernel{f.cfg.Kernel}
+	if tc.Sigmas != nil {
+		kernels = kernels[:0]
+		for _, s := range tc.Sigmas {
+			kn := f.cfg.Kernel
+			kn.Sigma, kn.Sigmas = s, nil
+			kernels = append(kernels, kn)
+		}
+	}
+	for _, kn := range kernels {
+		g := &sigmaGroup{kern: kn}
+		for _, l := range lambdas {
+			c := &tuneCand{idx: len(t.cands), g: g, live: true}
+			c.Lambda, c.Kernel, c.BestMetric = l, kn, math.Inf(1)
+			if kn.Sigmas == nil && kn.Kind.IsDistance() {
+				c.Sigma = kn.Sigma
+			}
+			g.cands = append(g.cands, c)
+			t.cands = append(t.cands, c)
+		}
+		t.groups = append(t.groups, g)
+	}
+	// The memory check comes before any pass.
+	k := f.kt
+	if f.cfg.Task == TaskMulticlass && f.distinct != nil && len(f.distinct[0]) > 0 {
+		k = len(f.distinct[0])
+	}
+	maxRows := 0
+	for i := range t.pass.NumChunks() {
+		maxRows = max(maxRows, t.pass.ChunkRows(i))
+	}
+	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.cfg.Workers, maxRows)
+	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
+		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s, more than the limit of %s: "+
+			"use fewer centres, sigmas or lambdas", ErrMemory, len(kernels), len(lambdas), f.cfg.Centers,
+			FormatBytes(t.mem.Total), FormatBytes(tc.MaxMemory))
+	}
+	return t, nil
+}
+
+func rowsOf(src stream.Source) int64 {
+	var n int64
+	for i := range src.NumChunks() {
+		n += int64(src.ChunkRows(i))
+	}
+	return n
+}
+
+func (t *tuner) progress(p TuneProgress) {
+	if t.tc.Progress != nil {
+		p.Elapsed = time.Since(t.start)
+		t.tc.Progress(p)
+	}
+}
+
+// prepare builds, per σ, K_MM and T, and per (σ, λ) A. A σ whose T
+// cannot be built fails its candidates, not the search; the search fails
+// only when every candidate has.
+func (t *tuner) prepare(ctx context.Context) error {
+	f := t.f
+	m, d, k := f.model.M, f.d, t.k
+	var firstErr error
+	for _, g := range t.groups {
+		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
+		c64 := kernel.NewCenters(g.kern, f.model.Centers, m, d, kernel.Float64)
+		kmm := make([]float64, m*m)
+		if err := blockParallel(ctx, c64, kmm, f.model.Centers, m, d, f.opts); err != nil {
+			return err
+		}
+		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
+		pre, err := precond.New(mat.NewSymDense(m, kmm), g.cands[0].Lambda, precond.Options{
+			Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+		})
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			for _, c := range g.cands {
+				t.fail(c, err)
+			}
+			continue
+		}
+		g.pre = pre
+		g.cfit = c64
+		if f.cfg.Precision != kernel.Float64 {
+			g.cfit = kernel.NewCenters(g.kern, f.model.Centers, m, d, f.cfg.Precision)
+		}
+		for i, c := range g.cands {
+			if i == 0 {
+				c.pre = pre
+			} else if c.pre, err = pre.WithLambda(c.Lambda); err != nil {
+				firstErr = cmp.Or(firstErr, err)
+				t.fail(c, err)
+				continue
+			}
+			c.Kernel = g.kern
+			c.v = make([]float64, m*k)
+			c.alpha = make([]float64, m*k)
+			c.best = make([]float64, m*k)
+		}
+		lk := len(g.cands) * k
+		g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
+		g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
+	}
+	if t.live() == 0 {
+		return fmt.Errorf("every candidate failed: %w", firstErr)
+	}
+	return nil
+}
+
+func (t *tuner) fail(c *tuneCand, err error) {
+	c.live, c.Stop, c.Err = false, StopFailed, err.Error()
+	c.Seconds = time.Since(t.start).Seconds()
+}
+
+func (t *tuner) live() int {
+	n := 0
+	for _, c := range t.cands {
+		if c.live {
+			n++
+		}
+	}
+	return n
+}
+
+// passMode says what a pass computes.
+type passMode int
+
+const (
+	modeRHS      passMode = iota // K_σᵀ[Y 1] over the training rows
+	modeIterate                  // K_σᵀ K_σ u over the training rows, and validation
+	modeValidate                 // validation rows only
+)
+
+// tunePart is one chunk's contribution for all σ.
+type tunePart struct {
+	w      [][]float64 // per group: M × cols (cols = live λ · k, +1 in the RHS pass)
+	sum    []float64   // k: column sums of the encoded targets (RHS)
+	scores []float64   // validation rows × (live candidates · k)
+	y      []float64   // validation rows × kt
+	nval   int
+}
+
+// runPass makes one pass over src in the given mode. held gives each
+// chunk's held-out rows (nil: every row of src is a training row, or with
+// allVal a validation row).
+func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, held [][]int32, allVal bool,
+	iter int, reduce func(p *tunePart, nrows int)) error {
+	f := t.f
+	m, k, kt := f.model.M, t.k, f.kt
+	doTrain := mode != modeValidate
+	doVal := (held != nil || allVal) && mode != modeRHS
+	if mode == modeIterate && iter == 0 {
+		doVal = false // β = 0: nothing to validate
+	}
+	// Live candidates, in order; their columns in the scores.
+	var live []*tuneCand
+	for _, g := range t.groups {
+		for _, c := range g.live {
+			live = append(live, c)
+		}
+	}
+	if doVal && len(live) == 0 {
+		doVal = false
+	}
+	cols := func(g *sigmaGroup) int {
+		if mode == modeRHS {
+			return k + 1
+		}
+		return len(g.live) * k
+	}
+	lk := len(live) * k
+	chunks := src.NumChunks()
+	done := 0
+	var rows int64
+	return stream.Run(ctx, src, f.opts, stream.Job[*tunePart]{
+		Targets: mode == modeRHS || doVal,
+		NewPartial: func() *tunePart {
+			p := &tunePart{w: make([][]float64, len(t.groups)), sum: make([]float64, k)}
+			for i, g := range t.groups {
+				if len(g.live) > 0 && doTrain {
+					p.w[i] = make([]float64, m*cols(g))
+				}
+			}
+			return p
+		},
+		NewWorker: func() func(context.Context, stream.Chunk, *tunePart) error {
+			ws := make([]*kernel.Workspace, len(t.groups))
+			for i, g := range t.groups {
+				if g.cfit != nil {
+					ws[i] = g.cfit.NewWorkspace()
+				}
+			}
+			var xv, v, out []float64
+			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
+				f.standardizeChunk(c.X)
+				// Split the chunk: training rows compacted to the front of
+				// c.X and c.Y, validation rows into xv and p.y.
+				ntr, nv := c.Rows, 0
+				var h []int32
+				if held != nil {
+					h = held[c.Index]
+				}
+				d := f.d
+				if allVal {
+					ntr, nv = 0, c.Rows
+					if doVal {
+						xv = append(xv[:0], c.X...)
+						p.y = append(p.y[:0], c.Y...)
+					}
+				} else if len(h) > 0 {
+					xv, p.y = xv[:0], p.y[:0]
+					ntr = 0
+					hi := 0
+					for r := range c.Rows {
+						if hi < len(h) && int(h[hi]) == r {
+							hi++
+							if doVal {
+								xv = append(xv, c.X[r*d:(r+1)*d]...)
+								if c.Y != nil {
+									p.y = append(p.y, c.Y[r*kt:(r+1)*kt]...)
+								}
+							}
+							continue
+						}
+						if ntr != r {
+							copy(c.X[ntr*d:(ntr+1)*d], c.X[r*d:(r+1)*d])
+							if c.Y != nil {
+								copy(c.Y[ntr*kt:(ntr+1)*kt], c.Y[r*kt:(r+1)*kt])
+							}
+						}
+						ntr++
+					}
+					nv = len(h)
+				}
+				p.nval = 0
+				if doTrain {
+					if mode == modeRHS {
+						v = slices.Grow(v[:0], ntr*(k+1))[:ntr*(k+1)]
+						if err := f.encode(c.Y, ntr, kt, v, k+1); err != nil {
+							return err
+						}
+						clear(p.sum)
+						for r := range ntr {
+							for j := range k {
+								p.sum[j] += v[r*(k+1)+j]
+							}
+						}
+					}
+					for i, g := range t.groups {
+						if p.w[i] == nil {
+							continue
+						}
+						clear(p.w[i])
+						if mode == modeRHS {
+							g.cfit.KtKvAdd(ws[i], p.w[i], c.X, ntr, nil, v, k+1)
+						} else {
+							g.cfit.KtKvAdd(ws[i], p.w[i], c.X, ntr, g.u, nil, cols(g))
+						}
+					}
+				}
+				if doVal && nv > 0 {
+					p.nval = nv
+					p.scores = slices.Grow(p.scores[:0], nv*lk)[:nv*lk]
+					off := 0
+					for i, g := range t.groups {
+						if len(g.live) == 0 {
+							continue
+						}
+						gk := len(g.live) * k
+						out = slices.Grow(out[:0], nv*gk)[:nv*gk]
+						g.cfit.KvTo(ws[i], out, xv, nv, g.alpha, gk)
+						for r := range nv {
+							copy(p.scores[r*lk+off:r*lk+off+gk], out[r*gk:(r+1)*gk])
+						}
+						off += gk
+					}
+				}
+				return nil
+			}
+		},
+		Reduce: func(chunk int, p *tunePart) error {
+			reduce(p, src.ChunkRows(chunk))
+			rows += int64(src.ChunkRows(chunk))
+			done++
+			stage := StageIterate
+			switch mode {
+			case modeRHS:
+				stage = StageRHS
+			case modeValidate:
+				stage = StageValidate
+			}
+			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: iter + 1, Iterations: f.cfg.Iterations,
+				Chunk: done, Chunks: chunks, Rows: rows}, Live: len(live)})
+			return nil
+		},
+	})
+}
+
+// rhs makes the pass for every σ's right-hand side and starts CG for
+// every candidate: b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's rhs.
+func (t *tuner) rhs(ctx context.Context) error {
+	f := t.f
+	m, k := f.model.M, t.k
+	k1 := k + 1
+	t.gatherLive(false)
+	ws := make([][]float64, len(t.groups))
+	for i, g := range t.groups {
+		if len(g.live) > 0 {
+			ws[i] = make([]float64, m*k1)
+		}
+	}
+	sum := make([]float64, k)
+	var n int64
+	err := t.runPass(ctx, t.pass, modeRHS, t.held, false, -1, func(p *tunePart, _ int) {
+		for i := range t.groups {
+			if ws[i] != nil {
+				addTo(ws[i], p.w[i])
+			}
+		}
+		addTo(sum, p.sum)
+	})
+	if err != nil {
+		return fmt.Errorf("right-hand side: %w", err)
+	}
+	t.passes++
+	n = f.n
+	t.ymean = make([]float64, k)
+	for j := range k {
+		t.ymean[j] = sum[j] / float64(n)
+	}
+	f.model.TargetMean = t.ymean
+	nc := len(t.cands) * k
+	b := make([]float64, m*nc)
+	bm := make([]float64, m*k)
+	bc := make([]float64, m*k)
+	for i, g := range t.groups {
+		if ws[i] == nil {
+			continue
+		}
+		w := ws[i]
+		for r := range m {
+			ones := w[r*k1+k]
+			for j := range k {
+				bm[r*k+j] = (w[r*k1+j] - ones*t.ymean[j]) / float64(n)
+			}
+		}
+		for _, c := range g.live {
+			rk := c.pre.Rank() * k
+			c.pre.ApplyBTTo(bc[:rk], bm, k)
+			clear(bc[rk:])
+			setCols(b, nc, c.idx*k, bc, k)
+		}
+	}
+	t.st = newCGState(b, nc)
+	t.buf = make([]float64, m*k)
+	return nil
+}
+
+// setCols copies src (rows × k) into columns [c0, c0+k) of dst (rows × nc).
+func setCols(dst []float64, nc, c0 int, src []float64, k int) {
+	for r := 0; r*k < len(src); r++ {
+		copy(dst[r*nc+c0:r*nc+c0+k], src[r*k:(r+1)*k])
+	}
+}
+
+// getCols copies columns [c0, c0+k) of src (rows × nc) into dst (rows × k).
+func getCols(dst []float64, k int, src []float64, nc, c0 int) {
+	for r := 0; r*k < len(dst); r++ {
+		copy(dst[r*k:(r+1)*k], src[r*nc+c0:r*nc+c0+k])
+	}
+}
+
+// errAllStopped ends CG once no candidate is live.
+var errAllStopped = errors.New("all candidates stopped")
+
+// iterate runs CG for every candidate together and the final validation.
+func (t *tuner) iterate(ctx context.Context) error {
+	f := t.f
+	nc := len(t.cands) * t.k
+	op := &tuneOperator{t: t}
+	after := func(st *cgState) error {
+		for _, c := range t.cands {
+			if c.live {
+				c.Iterations = st.Iter
+				c.Residuals = append(c.Residuals, colResidual(st, c.idx*t.k, t.k))
+			}
+		}
+		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations,
+			Residual: st.relResidual()}, Live: t.live()})
+		if t.live() == 0 {
+			return errAllStopped
+		}
+		return nil
+	}
+	_, err := conjugateGradient(ctx, op, t.st, nc, f.cfg.Iterations, f.cfg.Tolerance, after)
+	if err != nil && !errors.Is(err, errAllStopped) {
+		return err
+	}
+	if t.live() == 0 {
+		return nil
+	}
+	// The last iterate of the candidates still live has not been
+	// validated: one pass over the validation rows only.
+	if err := op.validate(ctx); err != nil {
+		return err
+	}
+	for _, c := range t.cands {
+		if c.live {
+			c.live = false
+			c.Stop = StopIterations
+			c.Seconds = time.Since(t.start).Seconds()
+		}
+	}
+	return nil
+}
+
+// colResidual is the worst ‖r‖/‖b‖ over columns [c0, c0+k).
+func colResidual(st *cgState, c0, k int) float64 {
+	worst := 0.0
+	for j := c0; j < c0+k; j++ {
+		if st.BN[j] > 0 {
+			worst = max(worst, math.Sqrt(st.RS[j])/st.BN[j])
+		}
+	}
+	return worst
+}
+
+// tuneOperator applies every live candidate's W_σ,λ in one pass:
+// for candidate (σ, λ), W(p) = A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λA⁻¹p)
+// on its k columns of the CG state; stopped candidates get 0, which
+// freezes them (conjugateGradient takes no step on a column with pᵀWp = 0).
+type tuneOperator struct {
+	t   *tuner
+	buf []float64 // M × k scratch
+}
+
+func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
+	t := op.t
+	f := t.f
+	m, k := f.model.M, t.k
+	nc := len(t.cands) * k
+	if op.buf == nil {
+		op.buf = make([]float64, m*k)
+	}
+	iter := t.st.Iter
+	// Before the pass: u = T⁻¹A⁻¹p per σ (T shared by its λ) and the
+	// current α = Bβ of each live candidate, to validate in the pass.
+	t.gatherLive(iter > 0)
+	for _, g := range t.groups {
+		if len(g.live) == 0 {
+			continue
+		}
+		gk := len(g.live) * k
+		r := g.pre.Rank()
+		for q, c := range g.live {
+			getCols(c.v, k, src, nc, c.idx*k)
+			c.pre.SolveA(c.v[:r*k], k)
+			setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
+		}
+		g.pre.SolveTTo(g.u[:m*gk], g.v[:r*gk], gk)
+		clear(g.w[:m*gk])
+	}
+	t.startEval(iter)
+	withVal := t.held != nil && iter > 0
+	err := t.runPass(ctx, t.pass, modeIterate, t.held, false, iter, func(p *tunePart, _ int) {
+		for i, g := range t.groups {
+			if p.w[i] != nil {
+				addTo(g.w[:len(p.w[i])], p.w[i])
+			}
+		}
+		if withVal {
+			t.addScores(p)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("CG pass: %w", err)
+	}
+	t.passes++
+	if t.val != nil && iter > 0 {
+		if err := op.validatePass(ctx, iter); err != nil {
+			return err
+		}
+	}
+	stopped := t.endEval(iter, false)
+	// After the pass: W p for every live candidate.
+	clear(dst)
+	n := float64(f.n)
+	for _, g := range t.groups {
+		if len(g.live) == 0 {
+			continue
+		}
+		gk := len(g.live) * k
+		r := g.pre.Rank()
+		w := g.w[:m*gk]
+		for i := range w {
+			w[i] /= n
+		}
+		g.pre.SolveTTTo(g.z[:r*gk], w, gk)
+		for q, c := range g.live {
+			if !c.live {
+				continue // stopped after this validation: frozen
+			}
+			z := op.buf[:r*k]
+			getCols(z, k, g.z[:r*gk], gk, q*k)
+			for i := range z {
+				z[i] += c.Lambda * c.v[i]
+			}
+			c.pre.SolveAT(z, k)
+			setCols(dst[:r*nc], nc, c.idx*k, z, k)
+		}
+	}
+	if len(stopped) > 0 {
+		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: f.cfg.Iterations},
+			Live: t.live(), Stopped: stopped})
+	}
+	return nil
+}
+
+// validatePass scores the live candidates on the separate validation
+// source (iterates whose α is in place).
+func (op *tuneOperator) validatePass(ctx context.Context, iter int) error {
+	t := op.t
+	err := t.runPass(ctx, t.val, modeValidate, nil, true, iter, func(p *tunePart, _ int) { t.addScores(p) })
+	if err != nil {
+		return fmt.Errorf("validation after iteration %d: %w", iter, err)
+	}
+	return nil
+}
+
+// validate scores the final iterate of the live candidates.
+func (op *tuneOperator) validate(ctx context.Context) error {
+	t := op.t
+	iter := t.st.Iter
+	t.gatherLive(true)
+	t.startEval(iter)
+	var err error
+	if t.val != nil {
+		err = op.validatePass(ctx, iter)
+	} else {
+		err = t.runPass(ctx, t.pass, modeValidate, t.held, false, iter, func(p *tunePart, _ int) { t.addScores(p) })
+		if err != nil {
+			err = fmt.Errorf("validation after iteration %d: %w", iter, err)
+		}
+		t.passes++
+	}
+	if err != nil {
+		return err
+	}
+	t.endEval(iter, true)
+	return nil
+}
+
+// gatherLive lists each group's live candidates and, with alpha, sets
+// their α = Bβ from the CG state and packs them (M × live·k) for the
+// validation rows of the next pass.
+func (t *tuner) gatherLive(alpha bool) {
+	m, k := t.f.model.M, t.k
+	nc := len(t.cands) * k
+	for _, g := range t.groups {
+		g.live = g.live[:0]
+		for _, c := range g.cands {
+			if c.live {
+				g.live = append(g.live, c)
+			}
+		}
+		if !alpha || len(g.live) == 0 {
+			continue
+		}
+		gk := len(g.live) * k
+		r := g.pre.Rank()
+		for q, c := range g.live {
+			getCols(t.buf, k, t.st.Beta, nc, c.idx*k)
+			c.pre.ApplyBTo(c.alpha, t.buf[:r*k], k)
+			setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
+		}
+	}
+}
+
+// startEval resets the evaluators of the live candidates.
+func (t *tuner) startEval(iter int) {
+	if iter == 0 {
+		return
+	}
+	for _, c := range t.cands {
+		if c.live {
+			c.ev = t.f.model.NewEvaluator()
+		}
+	}
+}
+
+// addScores adds a chunk's validation scores to the live candidates'
+// evaluators, in the column order of the pass.
+func (t *tuner) addScores(p *tunePart) {
+	if p.nval == 0 {
+		return
+	}
+	k := t.k
+	lk := len(p.scores) / p.nval
+	col := 0
+	for _, g := range t.groups {
+		for _, c := range g.live {
+			c.addScores(p, col, lk, k, t.ymean)
+			col += k
+		}
+	}
+}
+
+// addScores adds the candidate's columns [col, col+k) of a chunk's
+// validation scores (rows × lk, without the target mean) to its evaluator.
+func (c *tuneCand) addScores(p *tunePart, col, lk, k int, ymean []float64) {
+	n := p.nval
+	c.sc = slices.Grow(c.sc[:0], n*k)[:n*k]
+	sc := c.sc
+	for r := range n {
+		for j := range k {
+			sc[r*k+j] = p.scores[r*lk+col+j] + ymean[j]
+		}
+	}
+	// Errors (a class not in the training data) cannot occur for rows
+	// already encoded in the RHS pass; a validation source may have them.
+	if err := c.ev.Add(sc, p.y, n); err != nil && c.Err == "" {
+		c.Err = "validation: " + err.Error()
+	}
+}
+
+// endEval records the validation point of every live candidate and
+// applies the stopping rules, unless final (the last iterate, after
+// which every candidate stops anyway). It returns the candidates that
+// stopped.
+func (t *tuner) endEval(iter int, final bool) []int {
+	if iter == 0 {
+		return nil
+	}
+	task := t.f.task
+	var stopped []int
+	now := time.Since(t.start).Seconds()
+	for _, c := range t.cands {
+		if !c.live || c.ev == nil {
+			continue
+		}
+		met := c.ev.Metrics()
+		c.Validation = append(c.Validation, ValPoint{Iteration: iter, Metrics: *met})
+		v := selectionMetric(task, met)
+		if v < c.BestMetric*(1-t.tc.MinImprovement) || (math.IsInf(c.BestMetric, 1) && !math.IsInf(v, 1)) {
+			c.BestMetric, c.BestIteration, c.since = v, iter, 0
+			copy(c.best, c.alpha)
+		} else {
+			c.since++
+			if !final && t.tc.Patience > 0 && c.since >= t.tc.Patience {
+				c.live, c.Stop, c.Seconds = false, StopPatience, now
+				stopped = append(stopped, c.idx)
+			}
+		}
+	}
+	if h := t.tc.Halving; !final && h > 0 && isHalvingStep(iter, h) {
+		var live []*tuneCand
+		for _, c := range t.cands {
+			if c.live {
+				live = append(live, c)
+			}
+		}
+		slices.SortStableFunc(live, func(a, b *tuneCand) int { return cmp.Compare(a.BestMetric, b.BestMetric) })
+		for _, c := range live[(len(live)+1)/2:] {
+			c.live, c.Stop, c.Seconds = false, StopHalving, now
+			stopped = append(stopped, c.idx)
+		}
+	}
+	return stopped
+}
+
+// isHalvingStep reports whether iter is h·2^j for some j ≥ 0.
+func isHalvingStep(iter, h int) bool {
+	if iter%h != 0 {
+		return false
+	}
+	q := iter / h
+	return q&(q-1) == 0
+}
+
+// result builds the models and picks the best candidate.
+func (t *tuner) result() *TuneResult {
+	f := t.f
+	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.model.M, Passes: t.passes,
+		Seconds: time.Since(t.start).Seconds(), Memory: t.mem}
+	best := -1
+	for i, c := range t.cands {
+		if c.Stop != StopFailed && c.BestIteration > 0 {
+			c.model = t.model(c)
+			if best < 0 || c.BestMetric < t.cands[best].BestMetric {
+				best = i
+			}
+		}
+		res.Candidates = append(res.Candidates, c.TuneCandidate)
+	}
+	if best < 0 {
+		best = 0
+	}
+	res.Best = best
+	return res
+}
+
+// model builds candidate c's model at its best iteration.
+func (t *tuner) model(c *tuneCand) *Model {
+	f := t.f
+	mdl := *f.model
+	mdl.centers, mdl.invStd = nil, nil
+	mdl.Kernel = c.Kernel
+	mdl.Precision = f.cfg.Precision
+	mdl.TargetMean = slices.Clone(t.ymean)
+	mdl.Alpha = slices.Clone(c.best)
+	cfg := f.cfg
+	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
+	cfg.Progress, cfg.Validation, cfg.Columns = nil, nil, nil
+	mdl.Config = cfg
+	tr := Training{
+		N: f.n, Iterations: c.BestIteration, Status: StatusIterationLimit,
+		Residuals:  slices.Clone(c.Residuals[:min(c.BestIteration, len(c.Residuals))]),
+		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
+		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
+		DuplicateCenters: f.model.Training.DuplicateCenters,
+	}
+	if c.Iterations > 0 {
+		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)
+	}
+	mdl.Training = tr
+	return &mdl
+}
+
+// bestPoint is the index in Validation of the best iteration.
+func (c *tuneCand) bestPoint() int {
+	for i, p := range c.Validation {
+		if p.Iteration == c.BestIteration {
+			return i
+		}
+	}
+	return len(c.Validation) - 1
+}
+
+// holdoutRows returns, for each chunk of src, the rows (ascending) that
+// stream.Holdout(src, fraction, seed) holds out: the split is computed by
+// stream.Holdout itself, over a source whose only column is the row
+// number, so it cannot drift from the split Fit's callers use.
+func holdoutRows(ctx context.Context, src stream.Source, fraction float64, seed uint64) ([][]int32, error) {
+	idx := &rowNumbers{src: src, off: make([]int64, src.NumChunks()+1)}
+	for i := range src.NumChunks() {
+		idx.off[i+1] = idx.off[i] + int64(src.ChunkRows(i))
+	}
+	_, held := stream.Holdout(idx, fraction, seed)
+	out := make([][]int32, src.NumChunks())
+	var buf []float64
+	c := 0
+	for i := range held.NumChunks() {
+		rows := held.ChunkRows(i)
+		buf = slices.Grow(buf[:0], rows)[:rows]
+		if err := held.ReadChunk(ctx, i, buf, nil); err != nil {
+			return nil, err
+		}
+		for _, v := range buf {
+			g := int64(v)
+			for g >= idx.off[c+1] {
+				c++
+			}
+			out[c] = append(out[c], int32(g-idx.off[c]))
+		}
+	}
+	return out, nil
+}
+
+// rowNumbers is a Source of one column, the global row number, with the
+// chunking of src.
+type rowNumbers struct {
+	src stream.Source
+	off []int64
+}
+
+func (r *rowNumbers) NumChunks() int      { return r.src.NumChunks() }
+func (r *rowNumbers) Dim() int            { return 1 }
+func (r *rowNumbers) NumTargets() int     { return 0 }
+func (r *rowNumbers) ChunkRows(i int) int { return r.src.ChunkRows(i) }
+func (r *rowNumbers) ReadChunk(ctx context.Context, i int, x, _ []float64) error {
+	for j := range x {
+		x[j] = float64(r.off[i] + int64(j))
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,36 @@
+package ooc_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+// Search σ × λ on a caller's data source: every candidate rides on the
+// same passes over the data, and the best model comes back ready to use.
+func ExampleTune() {
+	src := waveSource{chunks: 10}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{
+		Base:    ooc.Config{Centers: 100, Iterations: 10, Seed: 1},
+		Sigmas:  []float64{0.05, 0.5, 5},
+		Lambdas: []float64{1e-2, 1e-8},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range res.Candidates {
+		fmt.Printf("σ = %-4g λ = %-5g validation %s %.0e\n", c.Sigma, c.Lambda, res.Metric, c.BestMetric)
+	}
+	best := res.Candidates[res.Best]
+	fmt.Printf("best: σ = %g, λ = %g\n", best.Sigma, best.Lambda)
+	// Output:
+	// σ = 0.05 λ = 0.01  validation rmse 2e-01
+	// σ = 0.05 λ = 1e-08 validation rmse 6e-01
+	// σ = 0.5  λ = 0.01  validation rmse 4e-02
+	// σ = 0.5  λ = 1e-08 validation rmse 2e-05
+	// σ = 5    λ = 0.01  validation rmse 4e-01
+	// σ = 5    λ = 1e-08 validation rmse 6e-02
+	// best: σ = 0.5, λ = 1e-08
+}

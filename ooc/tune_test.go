@@ -1,0 +1,234 @@
+package ooc_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// maxRelDiff returns max|a−b| / max|b|.
+func maxRelDiff(a, b []float64) float64 {
+	num, den := 0.0, 0.0
+	for i := range a {
+		num = max(num, math.Abs(a[i]-b[i]))
+		den = max(den, math.Abs(b[i]))
+	}
+	return num / den
+}
+
+// TestTuneMatchesFit checks the search against separate fits: for every
+// (σ, λ) of the grid, the candidate's model is the model ooc.Fit returns
+// on the training rows at that σ and λ with Iterations = the candidate's
+// best iteration — the same centres, the same iterations, predictions
+// within 1e-9 relative (the passes sum the chunks in another grouping, so
+// the two agree to rounding, not bit for bit).
+func TestTuneMatchesFit(t *testing.T) {
+	const n, d, m = 3000, 3, 120
+	x, y := synth(n, d, 11)
+	src := stream.NewMemSource(x, d, y, 1, 250)
+	base := ooc.Config{Centers: m, Iterations: 10, Seed: 5, Workers: 2}
+	for _, tc := range []struct {
+		name    string
+		val     bool // separate validation source instead of a held-out fraction
+		patient int
+	}{
+		{"held-out", false, -1},
+		{"held-out, patience 1", false, 1},
+		{"validation source", true, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2.5}, Lambdas: []float64{1e-3, 1e-5, 1e-8},
+				ValFraction: 0.2, Patience: tc.patient}
+			var train stream.Source
+			if tc.val {
+				vx, vy := synth(500, d, 12)
+				cfg.Base.Validation = stream.NewMemSource(vx, d, vy, 1, 100)
+				cfg.ValFraction = 0
+				train = src
+			} else {
+				train, _ = stream.Holdout(src, 0.2, base.Seed)
+			}
+			res, err := ooc.Tune(context.Background(), src, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Candidates) != 6 {
+				t.Fatalf("%d candidates, want 6", len(res.Candidates))
+			}
+			tx, _ := synth(200, d, 13)
+			for i, c := range res.Candidates {
+				if c.Stop == ooc.StopFailed {
+					t.Fatalf("candidate %d failed: %s", i, c.Err)
+				}
+				want := fitCandidate(t, train, base, &c, c.BestIteration)
+				got := res.Candidates[i].Model()
+				if !slices.Equal(got.Centers, want.Centers) {
+					t.Fatalf("candidate %d (σ %g, λ %g): centres differ from Fit's", i, c.Sigma, c.Lambda)
+				}
+				if got.Training.Iterations != want.Training.Iterations {
+					t.Fatalf("candidate %d: %d iterations, Fit %d", i, got.Training.Iterations, want.Training.Iterations)
+				}
+				pg, pw := make([]float64, 200), make([]float64, 200)
+				got.PredictTo(pg, tx, 200)
+				want.PredictTo(pw, tx, 200)
+				if e := maxRelDiff(pg, pw); e > 1e-9 {
+					t.Errorf("candidate %d (σ %g, λ %g, %d iterations): predictions differ from Fit's by %.3g relative",
+						i, c.Sigma, c.Lambda, c.BestIteration, e)
+				}
+				// The validation curve is Fit's validation on the same rows.
+				if tc.patient < 0 && len(c.Validation) != 10 {
+					t.Errorf("candidate %d: %d validation points, want 10", i, len(c.Validation))
+				}
+			}
+		})
+	}
+}
+
+// TestTuneValidationCurve checks the metrics scored inside the passes
+// against Model.Evaluate of Fit's model on the held-out rows.
+func TestTuneValidationCurve(t *testing.T) {
+	const n, d = 2000, 2
+	x, y := synth(n, d, 21)
+	src := stream.NewMemSource(x, d, y, 1, 300)
+	base := ooc.Config{Centers: 80, Iterations: 6, Seed: 9}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1.5},
+		Lambdas: []float64{1e-4, 1e-6}, ValFraction: 0.25, Patience: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, held := stream.Holdout(src, 0.25, base.Seed)
+	if res.ValRows != int64(rowCount(held)) || res.N != int64(rowCount(train)) {
+		t.Fatalf("rows: %d training, %d validation; want %d and %d", res.N, res.ValRows, rowCount(train), rowCount(held))
+	}
+	for _, c := range res.Candidates {
+		for _, p := range c.Validation {
+			mdl := fitCandidate(t, train, base, &c, p.Iteration)
+			ev, err := mdl.Evaluate(context.Background(), held, ooc.PredictOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(*ev.RMSE-*p.RMSE) > 1e-9**ev.RMSE || ev.Rows != p.Rows {
+				t.Errorf("λ %g, iteration %d: RMSE %v over %d rows in the pass, %v over %d by Evaluate",
+					c.Lambda, p.Iteration, *p.RMSE, p.Rows, *ev.RMSE, ev.Rows)
+			}
+		}
+	}
+}
+
+// fitCandidate fits train with base at the candidate's kernel and λ.
+func fitCandidate(t *testing.T, train stream.Source, base ooc.Config, c *ooc.TuneCandidate, iters int) *ooc.Model {
+	t.Helper()
+	base.Kernel, base.Lambda, base.Iterations = c.Kernel, c.Lambda, iters
+	m, err := ooc.Fit(context.Background(), train, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func rowCount(s stream.Source) int {
+	n := 0
+	for i := range s.NumChunks() {
+		n += s.ChunkRows(i)
+	}
+	return n
+}
+
+// TestTuneStoppedNeverBeatsBetter checks the choice under early stopping:
+// candidates leave the pass (by patience and by halving), and the chosen
+// one has the lowest best validation metric of all — a candidate that
+// stopped early is never chosen over one that beat it on validation, and
+// the one that did beat everyone is chosen even if it stopped early.
+func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
+	const n, d = 3000, 3
+	x, y := synth(n, d, 31)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	for _, tc := range []struct {
+		name              string
+		patience, halving int
+	}{
+		{"patience", 1, 0},
+		{"halving", -1, 2},
+		{"both", 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{
+				Base:   ooc.Config{Centers: 100, Iterations: 12, Seed: 1},
+				Sigmas: []float64{0.3, 1, 3, 10}, Lambdas: []float64{1e-1, 1e-4, 1e-7, 1e-10},
+				Patience: tc.patience, Halving: tc.halving, MinImprovement: 1e-3,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			early := 0
+			for _, c := range res.Candidates {
+				if c.Stop == ooc.StopPatience || c.Stop == ooc.StopHalving {
+					early++
+					if c.Iterations >= 12 {
+						t.Errorf("σ %g λ %g stopped by %s after all %d iterations", c.Sigma, c.Lambda, c.Stop, c.Iterations)
+					}
+				}
+				if c.BestIteration < 1 || c.BestIteration > c.Iterations {
+					t.Errorf("σ %g λ %g: best iteration %d of %d", c.Sigma, c.Lambda, c.BestIteration, c.Iterations)
+				}
+				// BestMetric is the minimum of its curve.
+				mn := math.Inf(1)
+				for _, p := range c.Validation {
+					mn = min(mn, *p.RMSE)
+				}
+				if c.BestMetric > mn*(1+1e-3) {
+					t.Errorf("σ %g λ %g: best metric %v, curve minimum %v", c.Sigma, c.Lambda, c.BestMetric, mn)
+				}
+			}
+			if early == 0 {
+				t.Fatal("no candidate stopped early: the test proves nothing")
+			}
+			best := res.Candidates[res.Best]
+			for i, c := range res.Candidates {
+				if c.BestMetric < best.BestMetric {
+					t.Errorf("chose σ %g λ %g (%s, best %v) over candidate %d σ %g λ %g (%s, best %v)",
+						best.Sigma, best.Lambda, best.Stop, best.BestMetric, i, c.Sigma, c.Lambda, c.Stop, c.BestMetric)
+				}
+			}
+			if res.Model() != res.Candidates[res.Best].Model() || res.Model() == nil {
+				t.Fatal("Model is not the best candidate's")
+			}
+		})
+	}
+}
+
+func TestTuneErrors(t *testing.T) {
+	x, y := synth(500, 2, 1)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		cfg  ooc.TuneConfig
+		want string
+		is   error
+	}{
+		{"lambda", ooc.TuneConfig{Lambdas: []float64{1e-3, 0}}, "invalid configuration: lambda must be > 0 and finite, got 0", ooc.ErrConfig},
+		{"sigma", ooc.TuneConfig{Sigmas: []float64{-1}}, "invalid configuration: sigma must be > 0 and finite, got -1", ooc.ErrConfig},
+		{"fraction", ooc.TuneConfig{ValFraction: 1}, "invalid configuration: validation fraction must be in [0, 1), got 1", ooc.ErrConfig},
+		{"linear sigmas", ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Linear}}, Sigmas: []float64{1}},
+			"invalid configuration: the linear kernel has no length scale to search: give no sigmas", ooc.ErrConfig},
+		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 50 << 20},
+			"not enough memory: the search over 2 σ × 3 λ with M = 400 needs about", ooc.ErrMemory},
+		{"centres", ooc.TuneConfig{Base: ooc.Config{Centers: 10000}},
+			"invalid configuration: centers (M = 10000) must not exceed the number of training rows", ooc.ErrConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ooc.Tune(ctx, src, tc.cfg)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, tc.is) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

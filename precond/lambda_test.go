@@ -1,0 +1,70 @@
+package precond_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/precond"
+)
+
+// TestWithLambda checks that WithLambda gives the preconditioner New
+// builds at that λ — bit for bit with Cholesky, to rounding with eigen —
+// and leaves the original unchanged.
+func TestWithLambda(t *testing.T) {
+	const m, k = 30, 2
+	rng := rand.New(rand.NewPCG(7, 7))
+	src := make([]float64, m*k)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	w := make([]float64, m)
+	for i := range w {
+		w[i] = 0.5 + rng.Float64()
+	}
+	for _, method := range []precond.Method{precond.MethodCholesky, precond.MethodEigen} {
+		opt := precond.Options{Jitter: 1e-10, Weights: w, Method: method}
+		base, err := precond.New(gaussKMM(m, 4), 1e-2, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := apply(base, src, k)
+		for _, lambda := range []float64{1e-6, 1e-3, 0.5} {
+			want, err := precond.New(gaussKMM(m, 4), lambda, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := base.WithLambda(lambda)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, h := apply(got, src, k), apply(want, src, k)
+			for i := range g {
+				// Cholesky: the same operations, so the same bits. Eigen:
+				// A's diagonal comes from λᵢ = sᵢ², rounded once more.
+				tol := 0.0
+				if method == precond.MethodEigen {
+					tol = 1e-12 * math.Abs(h[i])
+				}
+				if math.Abs(g[i]-h[i]) > tol {
+					t.Fatalf("%s λ = %g: entry %d: WithLambda %v, New %v", method, lambda, i, g[i], h[i])
+				}
+			}
+		}
+		after := apply(base, src, k)
+		for i := range after {
+			if after[i] != before[i] {
+				t.Fatalf("%s: WithLambda changed the original preconditioner", method)
+			}
+		}
+	}
+}
+
+// apply returns B src and Bᵀ src side by side.
+func apply(p *precond.Preconditioner, src []float64, k int) []float64 {
+	b := make([]float64, p.M()*k)
+	p.ApplyBTo(b, src, k)
+	bt := make([]float64, p.Rank()*k)
+	p.ApplyBTTo(bt, src, k)
+	return append(b, bt...)
+}
