@@ -26,15 +26,9 @@ import (
 // chunk, row and column). Memory is O(M²) plus a bounded number of chunk
 // buffers: see FitPlan.Memory.
 func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*Model, error) {
-	start := time.Now()
-	plan, err := Plan(src, cfg, opts)
+	f, err := newFitter(src, cfg, opts, time.Now())
 	if err != nil {
 		return nil, err
-	}
-	f := &fitter{plan: plan, src: plan.src, cfg: plan.Config, run: opts, start: start,
-		n: plan.N, d: plan.D, kt: plan.TargetColumns, opts: stream.Options{Workers: opts.Workers}}
-	if f.run.ValEvery == 0 {
-		f.run.ValEvery = 1
 	}
 	if err := f.sample(ctx); err != nil {
 		return nil, err
@@ -46,6 +40,20 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	return f.solve(ctx)
+}
+
+// newFitter plans the fit of src (Plan) and returns its state.
+func newFitter(src stream.Source, cfg Config, opts RunOptions, start time.Time) (*fitter, error) {
+	plan, err := Plan(src, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &fitter{plan: plan, src: plan.src, cfg: plan.Config, run: opts, start: start,
+		n: plan.N, d: plan.D, kt: plan.TargetColumns, opts: stream.Options{Workers: opts.Workers}}
+	if f.run.ValEvery == 0 {
+		f.run.ValEvery = 1
+	}
+	return f, nil
 }
 
 // fitter holds the state of one Fit.
@@ -419,18 +427,48 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 
 // model builds the model of the CG state st.
 func (f *fitter) model(st *cgState, ymean []float64, tr Training) (*Model, error) {
-	m := len(f.centres) / f.d
-	alpha := make([]float64, m*f.k)
+	alpha := make([]float64, f.numCenters()*f.k)
 	f.pre.ApplyBTo(alpha, st.Beta, f.k)
+	return newModel(f.modelMeta(f.cfg, ymean, tr), slices.Clone(f.centres), alpha, f.cfit)
+}
+
+// modelMeta returns the metadata of the fit's model.
+func (f *fitter) modelMeta(cfg Config, ymean []float64, tr Training) *modelMeta {
 	meta := &modelMeta{
-		Kernel: f.cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes),
+		Kernel: cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes),
 		Features: slices.Clone(f.plan.Features), Targets: slices.Clone(f.plan.Targets),
-		TargetMean: slices.Clone(ymean), M: m, D: f.d, K: f.k, Config: f.cfg, Training: tr, prec: f.cfg.Precision,
+		TargetMean: slices.Clone(ymean), M: f.numCenters(), D: f.d, K: f.k, Config: cfg, Training: tr, prec: cfg.Precision,
 	}
 	if f.invStd != nil {
 		meta.FeatureMean, meta.FeatureStd = slices.Clone(f.mean), slices.Clone(f.std)
 	}
-	return newModel(meta, slices.Clone(f.centres), alpha, f.cfit)
+	return meta
+}
+
+// numCenters is M, once the centres are drawn.
+func (f *fitter) numCenters() int { return len(f.centres) / f.d }
+
+// evaluator returns an Evaluator for the fit's task and classes.
+func (f *fitter) evaluator() *Evaluator {
+	return &Evaluator{m: &Model{task: f.task, classes: f.classes, targets: f.plan.Targets, k: f.k}}
+}
+
+// standardizeChunk standardises x in place (when the fit does) and
+// refuses non-finite values.
+func (f *fitter) standardizeChunk(x []float64) error {
+	if f.invStd == nil {
+		return standardizeChecked(x, nil, nil, f.plan.Features)
+	}
+	return standardizeChecked(x, f.mean, f.invStd, f.plan.Features)
+}
+
+// encode writes the encoded targets of rows into v (encodeTargets),
+// refusing non-finite values.
+func (f *fitter) encode(y []float64, rows, kt int, v []float64, stride int) error {
+	if err := stream.CheckFinite(y[:rows*kt], f.plan.Targets[:kt]); err != nil {
+		return err
+	}
+	return encodeTargets(f.task, f.classes, f.plan.Targets, y, rows, kt, f.k, v, stride)
 }
 
 // rhs makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n. The all-ones column
