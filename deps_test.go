@@ -1,6 +1,7 @@
 package falkonooc_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -55,6 +56,27 @@ func TestImportEdges(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestNoBeam: the Apache Beam SDK lives only in the beam/ module; the main
+// module neither requires it nor links it.
+func TestNoBeam(t *testing.T) {
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mod), "apache/beam") {
+		t.Error("go.mod requires the Apache Beam SDK: only beam/go.mod may")
+	}
+	out, err := exec.Command("go", "list", "-deps", "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "github.com/apache/beam") || strings.HasPrefix(p, "github.com/falkon-ooc/falkon-ooc/beam") {
+			t.Errorf("the main module links %s", p)
 		}
 	}
 }

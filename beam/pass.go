@@ -1,0 +1,351 @@
+package beam
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"reflect"
+	"sync"
+	"time"
+
+	sdk "github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // paths without a scheme
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs" // memfs://, for tests
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism" // the in-process runner
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, int, func(int, []byte), error](&rangeFn{})
+	register.Emitter2[int, []byte]()
+	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&reduceFn{})
+	register.Iter1[[]byte]()
+	sdk.RegisterType(reflect.TypeOf((*rangeFn)(nil)).Elem())
+	sdk.RegisterType(reflect.TypeOf((*reduceFn)(nil)).Elem())
+}
+
+// adder computes one chunk's contribution to a pass's result.
+type adder interface {
+	// Add adds the contribution of rows rows (x: rows × d features, y:
+	// rows × k targets, both row-major; x may be changed) to dst.
+	Add(dst, x, y []float64, rows int) error
+}
+
+// jobKind decodes a pass's serialised description on a worker: the length
+// of its result and a constructor of per-goroutine adders.
+type jobKind func(job []byte) (outLen int, newAdder func() (adder, error), err error)
+
+// jobKinds are the pass descriptions a worker understands, by name.
+var jobKinds = map[string]jobKind{}
+
+// rangeHook, when set (by tests, in the process that runs the workers),
+// runs before each range is computed; an error fails that bundle.
+var rangeHook func(rangeIndex int) error
+
+// rangeBounds returns the chunks [lo, hi) of range i out of parts over n
+// chunks.
+func rangeBounds(i, parts, n int) (lo, hi int) {
+	return i * n / parts, (i + 1) * n / parts
+}
+
+// rangeSource is the chunks [lo, hi) of a store as a stream.Source.
+type rangeSource struct {
+	r      *chunkstore.Reader
+	lo, hi int
+}
+
+func (s rangeSource) NumChunks() int      { return s.hi - s.lo }
+func (s rangeSource) Dim() int            { return s.r.Dim() }
+func (s rangeSource) NumTargets() int     { return s.r.NumTargets() }
+func (s rangeSource) ChunkRows(i int) int { return s.r.ChunkRows(s.lo + i) }
+func (s rangeSource) ReadChunk(ctx context.Context, i int, x, y []float64) error {
+	return s.r.ReadChunk(ctx, s.lo+i, x, y)
+}
+
+// stores caches open stores per worker process: every DoFn instance of a
+// process shares one Reader per location (a Reader is safe for concurrent
+// use), and it stays open for the life of the process.
+var stores struct {
+	sync.Mutex
+	m map[string]*chunkstore.Reader
+}
+
+func cachedStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
+	stores.Lock()
+	defer stores.Unlock()
+	if r, ok := stores.m[loc]; ok {
+		return r, nil
+	}
+	r, err := openStore(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	if stores.m == nil {
+		stores.m = map[string]*chunkstore.Reader{}
+	}
+	stores.m[loc] = r
+	return r, nil
+}
+
+// rangeFn computes one chunk range's partial result: the sum, in chunk
+// order, of the contributions of its chunks. It emits (0, part) so that a
+// single GroupByKey brings every part to the reduction. A retried bundle
+// recomputes its part from nothing, so a part is never half-counted.
+type rangeFn struct {
+	Store   string // path or URL of the store
+	StoreID string // the store's fingerprint, checked on the worker
+	Kind    string // key in jobKinds
+	Job     []byte // the pass description (JSON)
+	Parts   int    // number of ranges
+	Workers int    // goroutines per range; 0: GOMAXPROCS
+
+	r        *chunkstore.Reader
+	outLen   int
+	newAdder func() (adder, error)
+}
+
+func (f *rangeFn) Setup(ctx context.Context) error {
+	kind, ok := jobKinds[f.Kind]
+	if !ok {
+		return fmt.Errorf("falkon-ooc beam worker: unknown pass kind %q", f.Kind)
+	}
+	var err error
+	if f.outLen, f.newAdder, err = kind(f.Job); err != nil {
+		return fmt.Errorf("falkon-ooc beam worker: %s pass: %w", f.Kind, err)
+	}
+	if f.r, err = cachedStore(ctx, f.Store); err != nil {
+		return fmt.Errorf("falkon-ooc beam worker: %w", err)
+	}
+	if f.StoreID != "" && f.r.StoreID() != f.StoreID {
+		return fmt.Errorf("falkon-ooc beam worker: store %s has id %s, the driver read %s (a different store at the same location?)",
+			f.Store, f.r.StoreID(), f.StoreID)
+	}
+	return nil
+}
+
+func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []byte)) error {
+	if h := rangeHook; h != nil {
+		if err := h(idx); err != nil {
+			return err
+		}
+	}
+	lo, hi := rangeBounds(idx, f.Parts, f.r.NumChunks())
+	sum := make([]float64, f.outLen)
+	var rows int64
+	err := stream.Run(ctx, rangeSource{f.r, lo, hi}, stream.Options{Workers: f.Workers}, stream.Job[[]float64]{
+		Targets:    f.r.NumTargets() > 0,
+		NewPartial: func() []float64 { return make([]float64, f.outLen) },
+		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
+			a, err := f.newAdder()
+			return func(_ context.Context, c stream.Chunk, p []float64) error {
+				if err != nil {
+					return err
+				}
+				clear(p)
+				return a.Add(p, c.X, c.Y, c.Rows)
+			}
+		},
+		Reduce: func(chunk int, p []float64) error {
+			for i, v := range p {
+				sum[i] += v
+			}
+			rows += int64(f.r.ChunkRows(lo + chunk))
+			return nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("range %d (chunks %d–%d): %w", idx, lo, hi-1, err)
+	}
+	emit(0, encodePart(idx, rows, sum))
+	return nil
+}
+
+// A part on the wire: range index (uint64), rows (uint64), then the
+// float64 values, little-endian.
+func encodePart(idx int, rows int64, v []float64) []byte {
+	b := make([]byte, 16+8*len(v))
+	binary.LittleEndian.PutUint64(b, uint64(idx))
+	binary.LittleEndian.PutUint64(b[8:], uint64(rows))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[16+8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// reduceFn sums the parts in range order and writes the result to Out.
+// A part delivered twice (which Beam's exactly-once output commit rules
+// out) is checked to be bit-identical to the first and counted once.
+type reduceFn struct {
+	Out    string // file (path or URL) for the result
+	Parts  int
+	OutLen int
+}
+
+func (f *reduceFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte) bool) error {
+	got := make([][]byte, f.Parts)
+	var b []byte
+	for parts(&b) {
+		if len(b) != 16+8*f.OutLen {
+			return fmt.Errorf("falkon-ooc beam reduce: a part of %d bytes, want %d", len(b), 16+8*f.OutLen)
+		}
+		idx := binary.LittleEndian.Uint64(b)
+		if idx >= uint64(f.Parts) {
+			return fmt.Errorf("falkon-ooc beam reduce: part for range %d of %d", idx, f.Parts)
+		}
+		if got[idx] != nil {
+			if !bytes.Equal(got[idx], b) {
+				return fmt.Errorf("falkon-ooc beam reduce: range %d delivered twice with different values", idx)
+			}
+			continue
+		}
+		got[idx] = b
+	}
+	sum := make([]float64, f.OutLen)
+	var rows int64
+	for i, p := range got {
+		if p == nil {
+			return fmt.Errorf("falkon-ooc beam reduce: no part for range %d of %d", i, f.Parts)
+		}
+		rows += int64(binary.LittleEndian.Uint64(p[8:]))
+		for j := range sum {
+			sum[j] += math.Float64frombits(binary.LittleEndian.Uint64(p[16+8*j:]))
+		}
+	}
+	return writeResult(ctx, f.Out, rows, sum)
+}
+
+// The result file: "FKBR", version 1 (uint32), rows (uint64), count
+// (uint64), the float64 values, then a CRC-32C of everything before it;
+// little-endian.
+const resultMagic = "FKBR"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func writeResult(ctx context.Context, out string, rows int64, v []float64) error {
+	b := make([]byte, 0, 24+8*len(v)+4)
+	b = append(b, resultMagic...)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint64(b, uint64(rows))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	fs, err := filesystem.New(ctx, out)
+	if err != nil {
+		return fmt.Errorf("falkon-ooc beam reduce: %w", err)
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, out)
+	if err != nil {
+		return fmt.Errorf("falkon-ooc beam reduce: %w", err)
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return fmt.Errorf("falkon-ooc beam reduce: write %s: %w", out, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("falkon-ooc beam reduce: write %s: %w", out, err)
+	}
+	return nil
+}
+
+// readResult reads and removes a result file written by reduceFn.
+func readResult(ctx context.Context, out string, outLen int) (rows int64, v []float64, err error) {
+	fs, err := filesystem.New(ctx, out)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer fs.Close()
+	rc, err := fs.OpenRead(ctx, out)
+	if err != nil {
+		return 0, nil, fmt.Errorf("the pass's result: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(rc, int64(28+8*outLen+1)))
+	rc.Close()
+	if err != nil {
+		return 0, nil, fmt.Errorf("the pass's result %s: %w", out, err)
+	}
+	if rm, ok := fs.(filesystem.Remover); ok {
+		_ = rm.Remove(ctx, out) // best effort: the file is read
+	}
+	if len(b) != 28+8*outLen || string(b[:4]) != resultMagic || binary.LittleEndian.Uint32(b[4:]) != 1 ||
+		binary.LittleEndian.Uint64(b[16:]) != uint64(outLen) ||
+		crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return 0, nil, fmt.Errorf("the pass's result %s is corrupt or incomplete (%d bytes)", out, len(b))
+	}
+	rows = int64(binary.LittleEndian.Uint64(b[8:]))
+	v = make([]float64, outLen)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[24+8*i:]))
+	}
+	return rows, v, nil
+}
+
+// passSpec is one pass as the driver launches it.
+type passSpec struct {
+	Runner  string
+	Store   string
+	StoreID string
+	Kind    string
+	Job     []byte
+	OutLen  int
+	Parts   int
+	Workers int
+	Out     string // result file of this attempt
+}
+
+// buildPass returns the pipeline of one pass: the range indices,
+// reshuffled so that a runner may spread them over workers, rangeFn on
+// each, every part grouped under one key, and reduceFn.
+func buildPass(ps passSpec) *sdk.Pipeline {
+	p, s := sdk.NewPipelineWithRoot()
+	idx := make([]int, ps.Parts)
+	for i := range idx {
+		idx[i] = i
+	}
+	ranges := sdk.Reshuffle(s, sdk.CreateList(s, idx))
+	parts := sdk.ParDo(s, &rangeFn{Store: ps.Store, StoreID: ps.StoreID, Kind: ps.Kind, Job: ps.Job,
+		Parts: ps.Parts, Workers: ps.Workers}, ranges)
+	sdk.ParDo0(s, &reduceFn{Out: ps.Out, Parts: ps.Parts, OutLen: ps.OutLen}, sdk.GroupByKey(s, parts))
+	return p
+}
+
+// runPass runs one pass as a Beam job and reads its result back.
+func runPass(ctx context.Context, ps passSpec) (rows int64, v []float64, err error) {
+	if !sdk.Initialized() {
+		sdk.Init() // a program launched as a remote worker has called it in main
+	}
+	if _, err := sdk.Run(ctx, ps.Runner, buildPass(ps)); err != nil {
+		return 0, nil, err
+	}
+	return readResult(ctx, ps.Out, ps.OutLen)
+}
+
+// uniqueName returns a name no other attempt uses.
+func uniqueName(dir, prefix string) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return joinURL(dir, fmt.Sprintf("%s-%d-%s.bin", prefix, time.Now().UnixNano(), hex.EncodeToString(r[:])))
+}
+
+var errNoParts = errors.New("at least one partition is needed")
+
+// partitions clamps the number of ranges to the number of chunks.
+func partitions(want, chunks int) (int, error) {
+	if want < 1 {
+		return 0, errNoParts
+	}
+	return max(1, min(want, chunks)), nil
+}
