@@ -19,6 +19,30 @@
 //
 //	go run ./bench/fit -mode speed -n 100000 -m 2000 -iters 20
 //
+// Pinned mode is the speed comparison of record (issue #16): falkon-ooc
+// fit and the numpy FALKON of bench/peers on the same data and centres,
+// interleaved (each repetition runs every setup once, one after the
+// other), pinned with taskset to one core (-cpus 0) and to both (0,1),
+// float64 and float32, keeping the minimum s/iteration of each over -reps
+// repetitions. It also measures the kernel alone (KtKvAdd on 4096-row
+// chunks, as `go test ./kernel -bench KtKvAdd` does, at this M and d, one
+// goroutine per CPU of the set) under the same pinning, and reports the
+// end-to-end CG iteration's speed as a fraction of it: the pipeline's
+// overhead (decode, standardise, reduce, the M × M work) as a number.
+//
+//	go run ./bench/fit -mode pinned -n 300000 -d 12 -m 2000 -iters 10 -reps 2
+//
+// I/O mode is the I/O-bound corner (issue #16): a store larger than the
+// memory the fit may use, small M. It runs the same fit with the store in
+// page cache and, after evicting the store's pages (fadvise DONTNEED,
+// `dd iflag=nocache`), in a memory cgroup whose limit (-limit) is below
+// the store size, interleaved, -reps times; and it times a cold
+// sequential read of the store's files (the disk's read rate as the fit
+// sees it) and an O_DIRECT dd of them. It needs root (cgroup v1 memory
+// controller or cgroup v2 memory.max):
+//
+//	go run ./bench/fit -mode io -n 20000000 -d 12 -m 200 -iters 3 -limit 1G
+//
 // Data and stores are kept in -dir (never in the repository) and reused
 // by later runs with the same sizes.
 package main
@@ -63,8 +87,17 @@ func main() {
 	peers := flag.String("peers", "numpy64,numpy32,sklearn", "speed mode: peers to run when present (numpy64, numpy32, sklearn), comma-separated; empty for none")
 	python := flag.String("python", "/usr/bin/python3", "speed mode: the Python with numpy, scipy and scikit-learn")
 	sklearnMaxBytes := flag.Int64("sklearn-max-bytes", 6<<30, "speed mode: skip sklearn when its n×M float64 feature matrix would exceed this")
+	reps := flag.Int("reps", 2, "pinned mode: repetitions (the minimum of each setup is kept)")
+	cpuSets := flag.String("cpus", "0;0,1", "pinned mode: taskset CPU lists, separated by ';'")
+	block := flag.Int("block", 512, "pinned mode: the numpy FALKON's rows per block")
+	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
+	precision := flag.String("precision", "float64", "io mode: fit --precision")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
 	flag.Parse()
+	if *mode == "kernel" {
+		kernelMode(*m, *d)
+		return
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fail(err)
 	}
@@ -97,6 +130,16 @@ func main() {
 			ps = strings.Split(*peers, ",")
 		}
 		speedMode(bin, *dir, *n, *ntest, *d, *m, *iters, *workers, *lambda, ps, *python, *sklearnMaxBytes)
+	case "io":
+		if *iters == 0 {
+			*iters = 3
+		}
+		ioMode(bin, *dir, *n, *d, *m, *iters, *reps, *limit, *precision)
+	case "pinned":
+		if *iters == 0 {
+			*iters = 10
+		}
+		pinnedMode(bin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block)
 	default:
 		fail(fmt.Errorf("unknown -mode %q", *mode))
 	}

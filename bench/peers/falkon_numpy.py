@@ -9,9 +9,13 @@ listing of its appendix) with numpy/scipy:
     T = chol(K_MM + eps M I),  A = chol(T T^T / M + lam I)   (upper)
     W(b) = A^-T (T^-T K_nM^T K_nM T^-1 A^-1 b / n + lam A^-1 b)
     r    = A^-T T^-T K_nM^T y / n,  beta = CG(W, r, t),  alpha = T^-1 A^-1 beta
-K_nM is never formed: each product streams X in row blocks of about
-32 MiB of kernel (BLAS GEMM for the distances, np.exp in place), so memory
-is O(M^2 + block) beyond the data, which is held in RAM. --dtype float32
+K_nM is never formed: each product streams X in row blocks of --block rows
+(512 by default, so that the block x M kernel stays in cache: one BLAS GEMM
+for the distances, two broadcast adds and np.exp in place, then both GEMVs
+while the block is hot), on --threads Python threads over contiguous row
+ranges (default: one per CPU in the affinity mask, so `taskset -c 0` runs
+one) with OpenBLAS single-threaded. Memory is O(M^2 + threads x block x M)
+beyond the data, which is held in RAM. --dtype float32
 computes the kernel blocks and both products with them in float32 (the
 M x M algebra stays float64), like falkon-ooc --precision float32.
 
@@ -33,8 +37,14 @@ the centres).
 """
 import argparse
 import json
+import os
 import sys
 import time
+
+# The numpy FALKON runs its own threads over row ranges (--threads), so
+# OpenBLAS is single-threaded unless the caller says otherwise; this must
+# be set before numpy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import scipy
@@ -42,7 +52,7 @@ import scipy.linalg as sla
 
 
 def gauss_block(xb, c, c2, sigma, out):
-    """out[:] = exp(-||xb_i - c_j||^2 / (2 sigma^2)), in out's dtype."""
+    """out[:] = exp(-||xb_i - c_j||^2 / (2 sigma^2)), in out's dtype (reference path: predict, K_MM)."""
     np.matmul(xb, c.T, out=out)
     x2 = np.einsum("ij,ij->i", xb, xb)
     g = out.dtype.type(1.0 / sigma**2)
@@ -55,39 +65,81 @@ def gauss_block(xb, c, c2, sigma, out):
     return out
 
 
-class KnM:
-    """Streams products with K_nM over X in row blocks."""
+def default_threads():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return 1
 
-    def __init__(self, x, c, sigma, dtype):
-        self.x, self.sigma, self.dtype = x, sigma, dtype
-        self.c = c.astype(dtype)
-        self.c2 = np.einsum("ij,ij->i", self.c, self.c)
-        m = c.shape[0]
-        self.block = max(256, (32 << 20) // (m * np.dtype(dtype).itemsize))
-        self.buf = np.empty((self.block, m), dtype=dtype)
+
+class KnM:
+    """Streams products with K_nM over X in row blocks that stay in cache.
+
+    X and C are scaled by 1/sigma once, and -|x|^2/2 (per row) and
+    -|c|^2/2 (per centre) are precomputed, so a block costs one GEMM
+    (X_b C^T), two broadcast adds and one exp, all in place in a buffer of
+    block x M (block = 512 rows: 4 MiB in float64, 2 MiB in float32; the
+    sweep in bench/RESULTS.md picks it), then two GEMVs while the block is
+    hot. With threads > 1 the rows are split into that many contiguous
+    ranges, each run by a Python thread with its own buffer and partial
+    vector (numpy's ufuncs and BLAS release the GIL) and OpenBLAS single-
+    threaded; the partials are summed in a fixed order.
+    """
+
+    def __init__(self, x, c, sigma, dtype, block=512, threads=1):
+        self.dtype = np.dtype(dtype)
+        inv = 1.0 / sigma
+        self.x = np.ascontiguousarray(x, dtype=self.dtype) * self.dtype.type(inv)
+        self.c = np.ascontiguousarray(c * inv, dtype=self.dtype)
+        self.hx2 = -0.5 * np.einsum("ij,ij->i", self.x, self.x)
+        self.hc2 = (-0.5 * np.einsum("ij,ij->i", self.c, self.c))[None, :]
+        self.block, self.threads = block, max(1, threads)
+        m, n = c.shape[0], x.shape[0]
+        self.bufs = [np.empty((block, m), dtype=self.dtype) for _ in range(self.threads)]
+        step = -(-n // self.threads)
+        self.ranges = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+        self.pool = None
+        if self.threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(self.threads)
+
+    def _part(self, t, ud, v):
+        lo0, hi0 = self.ranges[t]
+        buf = self.bufs[t]
+        x, c, hx2, hc2 = self.x, self.c, self.hx2, self.hc2
+        w = np.zeros(c.shape[0], dtype=self.dtype)
+        for lo in range(lo0, hi0, self.block):
+            hi = min(hi0, lo + self.block)
+            k = buf[: hi - lo]
+            np.matmul(x[lo:hi], c.T, out=k)
+            k += hx2[lo:hi, None]
+            k += hc2
+            np.exp(k, out=k)
+            if ud is not None:
+                tb = k @ ud
+                if v is not None:
+                    tb += v[lo:hi]
+            else:
+                tb = v[lo:hi]
+            w += tb @ k
+        return w
 
     def times(self, u, v):
-        """K_nM^T (K_nM u + v), u of length M, v of length n or None."""
-        n = self.x.shape[0]
-        w = np.zeros(self.c.shape[0], dtype=np.float64)
-        ud = u.astype(self.dtype)
-        for lo in range(0, n, self.block):
-            hi = min(n, lo + self.block)
-            xb = self.x[lo:hi]
-            if xb.dtype != self.dtype:
-                xb = xb.astype(self.dtype)
-            k = gauss_block(xb, self.c, self.c2, self.sigma, self.buf[: hi - lo])
-            if u is not None and np.any(u):
-                t = k @ ud
-            else:
-                t = np.zeros(hi - lo, dtype=self.dtype)
-            if v is not None:
-                t += v[lo:hi].astype(self.dtype)
-            w += k.T @ t
+        """K_nM^T (K_nM u + v), u of length M or None, v of length n or None."""
+        ud = None if u is None else u.astype(self.dtype)
+        vd = None if v is None else v.astype(self.dtype)
+        if self.pool is None:
+            parts = [self._part(0, ud, vd)]
+        else:
+            parts = list(self.pool.map(lambda t: self._part(t, ud, vd), range(len(self.ranges))))
+        w = np.zeros(self.c.shape[0])
+        for p in parts:
+            w += p
         return w
 
 
-def falkon(x, y, c, sigma, lam, iters, dtype, jitter=1e-13):
+def falkon(x, y, c, sigma, lam, iters, dtype, block, threads, jitter=1e-13):
     n, m = x.shape[0], c.shape[0]
     t0 = time.perf_counter()
     c64 = c.astype(np.float64)
@@ -106,9 +158,9 @@ def falkon(x, y, c, sigma, lam, iters, dtype, jitter=1e-13):
     def bt_apply(u):  # A^-T T^-T u
         return sla.solve_triangular(A, sla.solve_triangular(T, u, trans="T", lower=False), trans="T", lower=False)
 
-    op = KnM(x, c, sigma, dtype)
+    op = KnM(x, c, sigma, dtype, block, threads)
     t_pre = time.perf_counter() - t0
-    r = bt_apply(op.times(np.zeros(m), y / n))
+    r = bt_apply(op.times(None, y / n))
     t_rhs = time.perf_counter() - t0 - t_pre
 
     def W(u):
@@ -155,6 +207,8 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--centers", help=".npy of M standardised centres to use (default: draw M training rows)")
+    ap.add_argument("--block", type=int, default=512, help="rows per kernel block (numpy FALKON)")
+    ap.add_argument("--threads", type=int, default=0, help="Python threads over row ranges, OpenBLAS single-threaded (0: one per CPU in the affinity mask)")
     a = ap.parse_args()
 
     x = np.load(a.train + "_x.npy")
@@ -180,11 +234,12 @@ def main():
             assert c.shape == (a.m, x.shape[1]), c.shape
         else:
             c = x[np.sort(rng.choice(n, size=a.m, replace=False))].astype(np.float64)
-        alpha, secs, per, t_pre, t_rhs = falkon(x, y - ymean, c, a.sigma, a.lam, a.iters, np.dtype(a.dtype))
+        threads = a.threads or default_threads()
+        alpha, secs, per, t_pre, t_rhs = falkon(x, y - ymean, c, a.sigma, a.lam, a.iters, np.dtype(a.dtype), a.block, threads)
         secs = time.perf_counter() - t_start
         pred = predict(xt, c, alpha, a.sigma) + ymean
         res.update(system="numpy FALKON " + a.dtype, train_seconds=secs, seconds_per_iteration=per,
-                   precond_seconds=t_pre, rhs_seconds=t_rhs)
+                   precond_seconds=t_pre, rhs_seconds=t_rhs, block=a.block, threads=threads)
     else:
         import sklearn
         from sklearn.kernel_approximation import Nystroem

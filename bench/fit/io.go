@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// memCgroup creates a memory cgroup limited to limit and returns the file
+// a process writes its pid to in order to join it, and a cleanup.
+func memCgroup(limit string) (procs string, cleanup func()) {
+	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && strings.Contains(string(b), "memory") {
+		dir := "/sys/fs/cgroup/falkon-bench-io"
+		os.Mkdir(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(limit), 0o644); err != nil {
+			fail(fmt.Errorf("cgroup v2 memory.max: %w", err))
+		}
+		return filepath.Join(dir, "cgroup.procs"), func() { os.Remove(dir) }
+	}
+	dir := "/sys/fs/cgroup/memory/falkon-bench-io"
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		fail(fmt.Errorf("no cgroup v2 memory controller, and cgroup v1: %w", err))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(limit), 0o644); err != nil {
+		fail(fmt.Errorf("cgroup v1 memory.limit_in_bytes: %w", err))
+	}
+	return filepath.Join(dir, "cgroup.procs"), func() { os.Remove(dir) }
+}
+
+// storeFiles lists the regular files of a store directory and their total size.
+func storeFiles(store string) ([]string, int64) {
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		fail(err)
+	}
+	var files []string
+	var total int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			files = append(files, filepath.Join(store, e.Name()))
+			total += info.Size()
+		}
+	}
+	return files, total
+}
+
+// evict drops the files' pages from the page cache (posix_fadvise
+// DONTNEED through dd), without touching anyone else's cache.
+func evict(files []string) {
+	for _, f := range files {
+		if err := exec.Command("dd", "if="+f, "iflag=nocache", "count=0", "status=none").Run(); err != nil {
+			fail(fmt.Errorf("evict %s: %w", f, err))
+		}
+	}
+}
+
+func cachedBytes(files []string) string {
+	out, err := exec.Command("fincore", append([]string{"--bytes", "--noheadings", "--output", "RES"}, files...)...).Output()
+	if err != nil {
+		return "?"
+	}
+	var total int64
+	for _, l := range strings.Fields(string(out)) {
+		v, _ := strconv.ParseInt(l, 10, 64)
+		total += v
+	}
+	return mib(total)
+}
+
+// readRate reads the files sequentially (buffered, the kernel's
+// read-ahead as the fit gets it) and returns bytes per second.
+func readRate(files []string, direct bool) float64 {
+	start := time.Now()
+	var total int64
+	for _, f := range files {
+		args := []string{"if=" + f, "of=/dev/null", "bs=16M", "status=none"}
+		if direct {
+			args = append(args, "iflag=direct")
+		}
+		if err := exec.Command("dd", args...).Run(); err != nil {
+			fail(fmt.Errorf("dd %s: %w", f, err))
+		}
+		info, _ := os.Stat(f)
+		total += info.Size()
+	}
+	return float64(total) / time.Since(start).Seconds()
+}
+
+func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) {
+	store := filepath.Join(dir, fmt.Sprintf("io-n%d-d%d.store", n, d))
+	writeData(store, "", n, d, 0)
+	files, size := storeFiles(store)
+	fmt.Printf("io: store %s, %s on disk, n = %d, d = %d, M = %d, t = %d, %s, cgroup memory limit %s, read-ahead %s KiB\n",
+		store, mib(size), n, d, m, iters, precision, limit, strings.TrimSpace(readFile("/sys/block/vda/queue/read_ahead_kb")))
+	if reps < 1 {
+		return // -reps 0: only write the store
+	}
+	procs, cleanup := memCgroup(limit)
+	defer cleanup()
+	fitArgs := []string{"fit", "--json", "--quiet", "--no-checkpoint", "--out", filepath.Join(dir, "io.model"),
+		"--centers", strconv.Itoa(m), "--iters", strconv.Itoa(iters), "--precision", precision, store}
+	run := func(cold bool) fitJSON {
+		var r childResult
+		if cold {
+			evict(files)
+			fmt.Fprintf(os.Stderr, "  cached before the cold run: %s\n", cachedBytes(files))
+			sh := fmt.Sprintf("echo $$ > %s && exec %s %s", procs, bin, strings.Join(fitArgs, " "))
+			r = runChild(nil, "sh", "-c", sh)
+		} else {
+			readRate(files, false) // into the page cache
+			r = runChild(nil, bin, fitArgs...)
+		}
+		var fj fitJSON
+		if err := json.Unmarshal(r.stdout, &fj); err != nil {
+			fail(fmt.Errorf("fit --json output: %w\n%s", err, r.stdout))
+		}
+		return fj
+	}
+	load0 := loadavg()
+	var warm, cold, buffered, direct []float64
+	for rep := range reps {
+		w := run(false)
+		c := run(true)
+		evict(files)
+		br := readRate(files, false)
+		dr := readRate(files, true)
+		warm, cold, buffered, direct = append(warm, w.SecondsPerIteration), append(cold, c.SecondsPerIteration), append(buffered, br), append(direct, dr)
+		fmt.Fprintf(os.Stderr, "repetition %d: cached %.3f s/iter, cgroup-limited cold %.3f s/iter, cold read %.0f MB/s (buffered), %.0f MB/s (O_DIRECT, 16 MiB) (load %s)\n",
+			rep+1, w.SecondsPerIteration, c.SecondsPerIteration, br/1e6, dr/1e6, loadavg())
+	}
+	mn := func(v []float64) float64 {
+		x := v[0]
+		for _, y := range v[1:] {
+			x = min(x, y)
+		}
+		return x
+	}
+	mx := func(v []float64) float64 {
+		x := v[0]
+		for _, y := range v[1:] {
+			x = max(x, y)
+		}
+		return x
+	}
+	fmt.Printf("load average before %s, after %s\n\n", load0, loadavg())
+	fmt.Println("| store | M | precision | s/iter in page cache | s/iter, memory limit " + limit + " | cold ÷ cached | store bytes per cold s/iter | disk, buffered cold read | disk, O_DIRECT |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	w, c := mn(warm), mn(cold)
+	fmt.Printf("| %s | %d | %s | %.3f | %.3f | %.2f | %.0f MB/s | %.0f MB/s | %.0f MB/s |\n", mib(size), m, precision, w, c, c/w,
+		float64(size)/c/1e6, mx(buffered)/1e6, mx(direct)/1e6)
+}
+
+func readFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
