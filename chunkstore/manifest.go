@@ -25,6 +25,9 @@ type Manifest struct {
 
 	Features []Column `json:"features"`
 	Targets  []Column `json:"targets"`
+	// InputColumns records what ingest did with every column of its
+	// inputs, in input order; absent in stores written without it.
+	InputColumns []InputColumn `json:"input_columns,omitempty"`
 
 	Sources []SourceFile `json:"sources"`
 	Created time.Time    `json:"created"`
@@ -59,6 +62,9 @@ type Column struct {
 	// Distinct holds the sorted distinct values if there are at most
 	// MaxDistinct of them, else nil. -0 counts as 0.
 	Distinct []float64 `json:"distinct,omitempty"`
+	// Labels holds the label names of a target of type LabelType, sorted:
+	// the stored value k stands for Labels[k]. Absent for other columns.
+	Labels []string `json:"labels,omitempty"`
 }
 
 // SegmentInfo describes one segment file.
@@ -218,7 +224,7 @@ func (m *Manifest) check() error {
 				return fmt.Errorf("duplicate column %q", c.Name)
 			}
 			names[c.Name] = true
-			if !sourceTypes[c.Type] {
+			if !sourceTypes[c.Type] && c.Type != LabelType {
 				return fmt.Errorf("column %q: unknown type %q", c.Name, c.Type)
 			}
 			if c.Count != m.Rows {
@@ -233,6 +239,9 @@ func (m *Manifest) check() error {
 				}
 			}
 		}
+	}
+	if err := m.checkColumnsAnnex(); err != nil {
+		return err
 	}
 	next := 0
 	for k, s := range m.Segments {

@@ -51,6 +51,11 @@ type Options struct {
 	// SegmentBytes is the size after which a new segment file is started;
 	// 0 means DefaultSegmentBytes.
 	SegmentBytes int64 `json:"segment_bytes,omitempty"`
+	// InputColumns is recorded in the manifest (see also SetInputColumns).
+	InputColumns []InputColumn `json:"-"`
+	// Labels maps each target of type LabelType to its label names (see
+	// SetLabels).
+	Labels map[string][]string `json:"-"`
 	// Created is recorded in the manifest; zero means the time of Close.
 	// Tests set it to reproduce a store byte for byte.
 	Created time.Time `json:"-"`
@@ -143,7 +148,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		return fail(fmt.Errorf("%d columns, more than %d", n, MaxColumns))
 	}
 	names := make(map[string]bool)
-	for _, c := range append(append([]ColumnSpec(nil), features...), targets...) {
+	for j, c := range append(append([]ColumnSpec(nil), features...), targets...) {
 		if c.Name == "" {
 			return fail(errors.New("empty column name"))
 		}
@@ -151,7 +156,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 			return fail(fmt.Errorf("duplicate column %q", c.Name))
 		}
 		names[c.Name] = true
-		if !sourceTypes[c.Type] {
+		if !sourceTypes[c.Type] && (c.Type != LabelType || j < len(features)) {
 			return fail(fmt.Errorf("column %q: unknown source type %q", c.Name, c.Type))
 		}
 	}
@@ -609,6 +614,7 @@ func (w *Writer) manifest() *Manifest {
 		Features:      make([]Column, len(w.features)),
 		Targets:       make([]Column, len(w.targets)),
 		Sources:       w.opt.Sources,
+		InputColumns:  w.opt.InputColumns,
 		Created:       created,
 		Segments:      w.segInfos,
 		StoreID:       storeID(w.indexes),
@@ -629,6 +635,9 @@ func (w *Writer) manifest() *Manifest {
 		}
 		c.Name, c.Type = spec.Name, spec.Type
 		setColumn(c, &w.stats[j])
+		if j >= len(w.features) {
+			c.Labels = w.opt.Labels[spec.Name]
+		}
 	}
 	return m
 }

@@ -34,6 +34,22 @@
 // Config.Targets they are stored as days since 1970-01-01 (UTC), fractional
 // for timestamps. String, binary and nested columns cannot be stored.
 //
+// Result.Columns (and the store's manifest, chunkstore.InputColumn) says
+// what happened to every column of the first input: feature, target, or
+// skipped with a reason. Among the features chosen by default (not named in
+// Config.Features), a constant column (one value in every row, two rows or
+// more) is dropped, and a column that looks like a row identifier is left
+// out: integer values, all distinct, and either strictly increasing or
+// decreasing over the whole input (at least 100 rows; strictly monotone
+// implies distinct, so this needs no memory) or named like an identifier
+// ("id", "*_id", "*Id", "*ID"). For a column named like an identifier but
+// not monotone, distinctness is checked exactly on up to 2^20 values (about
+// 40 MB); past that bound, distinct among the first 2^20 counts. Both
+// checks need the whole input, so the first pass writes every candidate
+// column to a store under a temporary name beside Config.Out; if a column
+// is dropped, that store is copied chunk by chunk without it (one extra
+// read and write of the store, only then), else renamed into place.
+//
 // A NULL, NaN or ±Inf in a chosen column is an error (a *ValueError naming
 // the file, the column and the 1-based row within that file), or with
 // Config.Nulls == "drop" the row is skipped and counted in Result.Dropped.

@@ -82,6 +82,10 @@ type Result struct {
 	BytesOut int64    `json:"bytes_out"`
 	Seconds  float64  `json:"seconds"`
 	Files    []string `json:"files"` // the input files, in the order read
+	// Columns says what ingest did with every column of the inputs, in
+	// input order: feature, target, or skipped and why. The store's
+	// manifest records the same list (chunkstore.Reader.InputColumns).
+	Columns []chunkstore.InputColumn `json:"columns"`
 }
 
 // Run ingests the inputs into a new store at cfg.Out. Inputs are Parquet or
@@ -99,8 +103,11 @@ type session struct {
 	names     []string // chosen columns: features, then targets
 	nfeat     int      // how many of names are features
 	specs     []string // chunkstore type of each chosen column
-	batchRows int      // rows per batch
-	workers   int      // goroutines per stage
+	report    []chunkstore.InputColumn
+	reportAt  []int        // per chosen column: its index in report
+	checks    []*autoCheck // per chosen column: nil, or the constant and identifier checks of a default feature
+	batchRows int          // rows per batch
+	workers   int          // goroutines per stage
 	pool      chan *batch
 }
 
@@ -109,7 +116,8 @@ type batch struct {
 	cols    [][]float64 // one per chosen column, len == n
 	n       int
 	dropped int
-	bytesIn int64 // the share of the file's bytes this batch accounts for
+	bytesIn int64    // the share of the file's bytes this batch accounts for
+	sums    []colSum // per chosen column with a check: the batch's summary
 }
 
 func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
@@ -182,9 +190,19 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
 		total += f.size
 	}
-	w, err := chunkstore.Create(cfg.Out, feats, targs, chunkstore.Options{
-		ChunkRows: cfg.ChunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources,
-	})
+	// The first pass writes every chosen column to a store under a
+	// temporary name beside cfg.Out; columns found constant or
+	// identifier-like during the pass are then left out by a copy (see
+	// install), else the store is renamed into place.
+	out := filepath.Clean(cfg.Out)
+	tmpDir, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", cfg.Out, err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, filepath.Base(out))
+	opt := chunkstore.Options{ChunkRows: cfg.ChunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources}
+	w, err := chunkstore.Create(tmp, feats, targs, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -192,20 +210,36 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	if err == nil {
 		err = ctx.Err() // a cancellation that raced with the last batch
 	}
+	var keep []int
+	if err == nil {
+		keep, err = s.decide()
+	}
 	if err != nil {
 		return nil, errors.Join(err, w.Abort())
 	}
 	rows := w.Rows()
+	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if err := s.install(ctx, tmp, keep, opt); err != nil {
 		return nil, err
 	}
 
 	res := &Result{
 		Rows:     rows,
 		Dropped:  dropped,
-		Features: slices.Clone(s.names[:s.nfeat]),
-		Targets:  slices.Clone(s.names[s.nfeat:]),
+		Features: []string{},
+		Targets:  []string{},
 		BytesIn:  total,
+		Columns:  slices.Clone(s.report),
+	}
+	for _, j := range keep {
+		if j < s.nfeat {
+			res.Features = append(res.Features, s.names[j])
+		} else {
+			res.Targets = append(res.Targets, s.names[j])
+		}
 	}
 	r, err := chunkstore.Open(cfg.Out)
 	if err != nil {
@@ -221,9 +255,6 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	}
 	for _, f := range s.files {
 		res.Files = append(res.Files, f.path)
-	}
-	if res.Targets == nil {
-		res.Targets = []string{}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -286,6 +317,11 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 					for j := range cols {
 						cols[j] = cols[j][:b.n]
 					}
+					for j, c := range s.checks {
+						if c != nil {
+							c.add(b.sums[j], cols[j])
+						}
+					}
 					if err := w.Append(cols); err != nil {
 						return err
 					}
@@ -335,7 +371,7 @@ func (s *session) getBatch() *batch {
 		return b
 	default:
 	}
-	b := &batch{cols: make([][]float64, len(s.names))}
+	b := &batch{cols: make([][]float64, len(s.names)), sums: make([]colSum, len(s.names))}
 	for j := range b.cols {
 		b.cols[j] = make([]float64, s.batchRows)
 	}
@@ -404,6 +440,22 @@ func (s *session) readFile(ctx context.Context, f *fileInfo, out chan<- *batch) 
 // (0-based) of its file: an error for the earliest bad value, or the bad
 // rows removed.
 func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
+	if err := s.dropBad(f, b, first, bads); err != nil {
+		return err
+	}
+	for j, c := range s.checks {
+		if c != nil {
+			b.sums[j] = colSum{}
+			if b.n > 0 {
+				b.sums[j] = summarise(b.cols[j][:b.n])
+			}
+		}
+	}
+	return nil
+}
+
+// dropBad applies the Nulls policy to a batch (see finish).
+func (s *session) dropBad(f *fileInfo, b *batch, first int64, bads []bad) error {
 	any := false
 	for j := range bads {
 		if len(bads[j].rows) > 0 {

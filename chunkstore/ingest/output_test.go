@@ -21,7 +21,7 @@ func TestParquetWriterLeavesFileOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pw.Write([][]float64{{1, 2, 3}, {4, 5, 6}}); err != nil {
+	if err := pw.Write([][]float64{{3, 1, 2}, {4, 5, 6}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := pw.Close(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -158,6 +160,7 @@ func (s *session) choose() error {
 	}
 	s.nfeat = len(feats)
 	s.names = append(feats, s.cfg.Targets...)
+	s.buildReport(excluded)
 
 	// Every file must have every chosen column, of the same class.
 	s.specs = make([]string, len(s.names))
@@ -204,4 +207,43 @@ func describe(f *fileInfo) string {
 		q = append(q[:20:20], fmt.Sprintf("… (%d in all)", len(f.names)))
 	}
 	return strings.Join(q, ", ")
+}
+
+// buildReport records what happens to every column of the first input
+// (s.report), and sets up the constant and identifier checks of the
+// features chosen by default (s.checks).
+func (s *session) buildReport(excluded map[string]bool) {
+	first := s.files[0]
+	chosen := make(map[string]int, len(s.names))
+	for j, n := range s.names {
+		chosen[n] = j
+	}
+	s.reportAt = make([]int, len(s.names))
+	s.checks = make([]*autoCheck, len(s.names))
+	s.report = s.report[:0]
+	for i, n := range first.names {
+		t := first.types[i]
+		r := chunkstore.InputColumn{Name: n, Type: t.desc}
+		j, ok := chosen[n]
+		switch {
+		case ok && j < s.nfeat:
+			r.Role = chunkstore.RoleFeature
+			if len(s.cfg.Features) == 0 {
+				s.checks[j] = &autoCheck{name: n, named: idName(n), boolean: t.class == classBool}
+			}
+		case ok:
+			r.Role = chunkstore.RoleTarget
+		case excluded[n]:
+			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipExcluded
+		case t.class == classNumeric || t.class == classBool:
+			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipNotNamed
+		default:
+			r.Role, r.Reason = chunkstore.RoleSkipped, skipReason(t.class)
+		}
+		r.Note = skipNote(r.Reason)
+		if ok {
+			s.reportAt[j] = len(s.report)
+		}
+		s.report = append(s.report, r)
+	}
 }

@@ -154,6 +154,11 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return err
 	}
 	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
+	for _, c := range res.Columns {
+		if c.Reason == chunkstore.SkipIdentifier {
+			fmt.Fprintf(e.stderr, "falkon-ooc ingest: warning: column %q is not a feature: it %s\n", c.Name, c.Note)
+		}
+	}
 	if o.jsonOut {
 		return writeJSON(e.stdout, ingestJSON{Version: version, Store: o.out, Result: res, Config: ingestConfig{Config: cfg, Inputs: args}})
 	}
@@ -204,6 +209,25 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 	fmt.Fprintf(w, "bytes     %s read, %s written%s\n", mb(r.BytesIn), mb(r.BytesOut), ratio)
 	if r.Seconds > 0 {
 		fmt.Fprintf(w, "time      %.2fs: %.1f MB/s in, %s rows/s\n", r.Seconds, float64(r.BytesIn)/1e6/r.Seconds, humanCount(int64(float64(r.Rows)/r.Seconds)))
+	}
+	if len(r.Columns) > 0 {
+		fmt.Fprintln(w)
+		printColumnReport(w, r.Columns, false)
+	}
+}
+
+// printColumnReport prints what ingest did with each input column, as a
+// table; skippedOnly leaves out the features and targets.
+func printColumnReport(w io.Writer, cols []chunkstore.InputColumn, skippedOnly bool) {
+	rows := [][]string{{"input column", "type", "role", "why", "note"}}
+	for _, c := range cols {
+		if skippedOnly && c.Role != chunkstore.RoleSkipped {
+			continue
+		}
+		rows = append(rows, []string{c.Name, c.Type, c.Role, c.Reason, c.Note})
+	}
+	if len(rows) > 1 {
+		printTable(w, rows, 5)
 	}
 }
 

@@ -114,6 +114,34 @@ func TestIngestInspect(t *testing.T) {
 	}
 }
 
+// TestIngestReport checks the column report of ingest, text and --json,
+// on a CSV file with an identifier (order_id, named like one), a row
+// counter (t, increasing), a constant, a string and a date column.
+func TestIngestReport(t *testing.T) {
+	tmp := t.TempDir()
+	code, out, errOut := runCLI("ingest", "--quiet", "--json", "--out", filepath.Join(tmp, "a"), "--target", "sales", "testdata/ingest_report.csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "ingest_report_json.golden", mask(t, out, tmp))
+	const warn = `falkon-ooc ingest: warning: column "order_id" is not a feature: it looks like a row identifier: named like one, integer, all 120 values distinct; name it in --features to keep it
+falkon-ooc ingest: warning: column "t" is not a feature: it looks like a row identifier: integer, all 120 values distinct, increasing; name it in --features to keep it
+`
+	if errOut != warn {
+		t.Errorf("stderr\n%s\nwant\n%s", errOut, warn)
+	}
+	code, out, errOut = runCLI("ingest", "--quiet", "--out", filepath.Join(tmp, "b"), "--target", "sales", "--exclude", "store", "testdata/ingest_report.csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "ingest_report_text.golden", mask(t, out, tmp))
+	code, out, errOut = runCLI("inspect", filepath.Join(tmp, "b"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "ingest_report_inspect.golden", mask(t, out, tmp))
+}
+
 // TestIngestExit checks exit codes and the messages on stderr.
 func TestIngestExit(t *testing.T) {
 	tmp := t.TempDir()

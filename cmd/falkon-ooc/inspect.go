@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -139,6 +140,10 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 		add(c, "target")
 	}
 	printTable(w, rows, 3)
+	if slices.ContainsFunc(m.InputColumns, func(c chunkstore.InputColumn) bool { return c.Role == chunkstore.RoleSkipped }) {
+		fmt.Fprintln(w)
+		printColumnReport(w, m.InputColumns, true)
+	}
 }
 
 // printTable prints rows as aligned columns two spaces apart: the first
