@@ -86,6 +86,11 @@ type Config struct {
 	// precond.MethodEigen, for rank-deficient K_MM (duplicate or nearly
 	// duplicate centres, low-rank kernels such as linear).
 	Preconditioner precond.Method `json:"preconditioner,omitempty"`
+	// PrecondPrecision stores the preconditioner's M × M buffer in
+	// precond.Float64 (the zero value, 8M² bytes) or precond.Float32 (4M²,
+	// with a default jitter of precond.DefaultJitter32). CG's vectors stay
+	// float64 either way.
+	PrecondPrecision precond.Precision `json:"precond_precision,omitempty"`
 	// Seed makes centre sampling reproducible.
 	Seed uint64 `json:"seed"`
 	// Sampling is how centres are drawn: SamplingUniform (the zero value
@@ -157,8 +162,11 @@ type Progress struct {
 	Chunks     int // chunks in the current pass
 	Rows       int64
 	Residual   float64 // worst relative residual after the last iteration
-	Val        *ValPoint
-	Elapsed    time.Duration
+	// Fraction is, in StagePrecond, the fraction of the factorisations'
+	// work done (0 to 1; they take minutes at M = 5·10⁴).
+	Fraction float64
+	Val      *ValPoint
+	Elapsed  time.Duration
 }
 
 // Errors returned for invalid configurations. Each error's message says
@@ -215,6 +223,9 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 	case "", precond.MethodCholesky, precond.MethodEigen:
 	default:
 		return c, configErr("unknown preconditioner %q (want cholesky or eigen)", c.Preconditioner)
+	}
+	if !c.PrecondPrecision.Valid() {
+		return c, configErr("unknown preconditioner precision %q (want float64 or float32)", c.PrecondPrecision)
 	}
 	switch c.Sampling {
 	case "", SamplingUniform, SamplingLeverage:

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -277,18 +277,32 @@ func (f *fitter) prepare(ctx context.Context) error {
 	d := f.d
 	m := len(f.centres) / d
 	f.progress(Progress{Stage: StageKernel})
+	t0 := time.Now()
 	c64 := kernel.NewCenters(f.cfg.Kernel, f.centres, m, d, kernel.Float64)
-	kmm := make([]float64, m*m)
-	if err := blockParallel(ctx, c64, kmm, f.centres, m, d, f.opts); err != nil {
-		return err
+	// K_MM goes block by block straight into the preconditioner's one
+	// M × M buffer (precond.Bytes), whatever its precision.
+	wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
+	rows := func(dst []float64, lo, hi int) {
+		ws := wss.Get().(*kernel.Workspace)
+		c64.BlockTo(ws, dst, f.centres[lo*d:hi*d], hi-lo)
+		wss.Put(ws)
 	}
-	f.progress(Progress{Stage: StagePrecond})
-	pre, err := precond.New(mat.NewSymDense(m, kmm), f.cfg.Lambda, precond.Options{
+	started := false
+	pre, err := precond.Build(ctx, m, rows, f.cfg.Lambda, precond.Options{
 		Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+		Precision: f.cfg.PrecondPrecision,
+		Progress: func(done float64) {
+			started = true
+			f.progress(Progress{Stage: StagePrecond, Fraction: done})
+		},
 	})
 	if err != nil {
 		return err
 	}
+	if !started { // the eigen method reports no progress
+		f.progress(Progress{Stage: StagePrecond, Fraction: 1})
+	}
+	f.training.PrecondSeconds = time.Since(t0).Seconds()
 	f.pre = pre
 	f.cfit = c64
 	if f.cfg.Precision != kernel.Float64 {

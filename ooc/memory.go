@@ -2,14 +2,16 @@ package ooc
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 )
 
 // Memory is the predicted peak memory of a fit, by part, in bytes.
 type Memory struct {
-	Precond    int64 `json:"precond"`    // T and A, 2 × 8M²
+	Precond    int64 `json:"precond"`    // T and A in one M × M buffer: precond.Bytes
 	Centers    int64 `json:"centers"`    // centres and their prepared copies
 	Chunks     int64 `json:"chunks"`     // decoded chunk buffers and the source's read scratch, per worker
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
@@ -29,22 +31,29 @@ const runtimeBytes = 40 << 20
 // estimateMemory predicts the peak memory of a fit with the resolved
 // cfg, d features, kt target columns, k outputs, the worker count,
 // chunks of at most chunkRows rows and scratch bytes of the source's own
-// per reading goroutine. The buffer sizes come from their owners (kernel
-// for the tiles and prepared centres, the source for its read scratch).
-// The data itself is not held: it is streamed. The factors are counted
-// at their full 16M² bytes (A's lower triangle is allocated but never
-// written, so the resident figure is nearer 12M²: the estimate errs on
-// the safe side at large M). bench/fit measures it against the peak RSS
-// of real fits.
+// per reading goroutine. The buffer sizes come from their owners: precond
+// for its one M × M buffer (precond.Bytes; K_MM is computed into it in
+// row blocks no larger than the kernel tiles counted in Workspaces, which
+// are not yet allocated then), kernel for the tiles and prepared centres,
+// the source for its read scratch (stream.ScratchSizer). The data itself
+// is not held: it is streamed. bench/fit measures the estimate against
+// the peak RSS of real fits.
 func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64) Memory {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	m := cfg.Centers
 	M, D, KT, K, W, R := int64(m), int64(d), int64(kt), int64(k), int64(workers), int64(chunkRows)
 	centres := 8*M*D + kernel.CentersBytes(m, d, cfg.Kernel, kernel.Float64)
 	if cfg.Precision != kernel.Float64 {
 		centres += kernel.CentersBytes(m, d, cfg.Kernel, cfg.Precision)
 	}
+	prec := cfg.PrecondPrecision
+	if prec == "" {
+		prec = precond.Float64
+	}
 	mem := Memory{
-		Precond: 2 * 8 * M * M,
+		Precond: precond.Bytes(m, prec),
 		Centers: centres,
 		// Decoded rows and targets, the encoded targets with the ones
 		// column, and the source's read scratch.
@@ -56,6 +65,43 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64)
 	}
 	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
 	return mem
+}
+
+// EstimateMemory is EstimateMemoryFor with a float64 preconditioner.
+func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
+	return EstimateMemoryFor(m, d, k, workers, chunkRows, precond.Float64)
+}
+
+// EstimateMemoryFor predicts the peak memory of a fit with M centres, d
+// features, k outputs (one target column each), the given worker count
+// (0 = GOMAXPROCS), chunks of at most chunkRows rows and a preconditioner
+// stored in precision p, for a source that holds no read scratch of its
+// own. Plan gives the estimate for an actual source and Config, which
+// counts the source's scratch: prefer it.
+func EstimateMemoryFor(m, d, k, workers, chunkRows int, p precond.Precision) Memory {
+	return estimateMemory(Config{Centers: m, PrecondPrecision: p}, d, k, k, workers, chunkRows, 0)
+}
+
+// MaxCenters is the largest M whose EstimateMemoryFor(M, …, p).Total is
+// at most limit bytes (0 when not even one centre fits).
+func MaxCenters(limit int64, d, k, workers, chunkRows int, p precond.Precision) int {
+	fits := func(m int) bool { return EstimateMemoryFor(m, d, k, workers, chunkRows, p).Total <= limit }
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, 2
+	for fits(hi) {
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 { // fits(lo), !fits(hi)
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // String formats the estimate for people.

@@ -161,6 +161,9 @@ type Training struct {
 	Seconds             float64    `json:"seconds"`
 	SecondsPerIteration float64    `json:"seconds_per_iteration"`
 	PrecondBytes        int64      `json:"precond_bytes"`
+	// PrecondSeconds is the time to compute K_MM and factorise the
+	// preconditioner (O(M³): minutes at M = 5·10⁴).
+	PrecondSeconds float64 `json:"precond_seconds"`
 	// Rank is the dimension of the preconditioned system: M, or fewer
 	// with the eigen preconditioner on a rank-deficient K_MM.
 	Rank   int     `json:"rank"`

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -46,6 +47,45 @@ type FitPlan struct {
 	mean, std []float64     // from the source, or nil
 	distinct  [][]float64   // from the source, or nil
 	chunkRows int           // largest chunk of src
+	scratch   int64         // src's read scratch per reader
+}
+
+// MemoryWith returns the memory estimate of the plan with the
+// preconditioner stored in precision prec.
+func (p *FitPlan) MemoryWith(prec precond.Precision) Memory {
+	cfg := p.Config
+	cfg.PrecondPrecision = prec
+	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch)
+}
+
+// MaxCenters returns the largest M whose estimate (MemoryWith(prec), with
+// Centers = M) is at most limit bytes, and at most N; 0 when not even one
+// centre fits.
+func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
+	fits := func(m int) bool {
+		cfg := p.Config
+		cfg.Centers, cfg.PrecondPrecision = m, prec
+		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch).Total <= limit
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, 2
+	for fits(hi) && int64(hi) < p.N {
+		lo, hi = hi, hi*2
+	}
+	if fits(hi) {
+		return int(min(int64(hi), p.N))
+	}
+	for hi-lo > 1 { // fits(lo), !fits(hi)
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return int(min(int64(lo), p.N))
 }
 
 // Plan validates cfg and opts against src and resolves the fit: n, d,
@@ -108,7 +148,8 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	for i := range p.src.NumChunks() {
 		p.chunkRows = max(p.chunkRows, p.src.ChunkRows(i))
 	}
-	p.Memory = estimateMemory(p.Config, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, stream.ScratchOf(p.src))
+	p.scratch = stream.ScratchOf(p.src)
+	p.Memory = p.MemoryWith(p.Config.PrecondPrecision)
 	return p, nil
 }
 

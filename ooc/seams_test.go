@@ -14,6 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -323,7 +324,7 @@ func TestPlan(t *testing.T) {
 	if p, err = ooc.Plan(tv, ooc.Config{Task: ooc.TaskMulticlass}, ooc.RunOptions{Workers: 2}); err != nil || p.K != 4 {
 		t.Fatalf("K = %d, err = %v", p.K, err)
 	}
-	if p.Memory.Precond != 2*8*1000*1000 || p.Memory.Total <= p.Memory.Precond {
+	if p.Memory.Precond != precond.Bytes(1000, precond.Float64) || p.Memory.Total <= p.Memory.Precond {
 		t.Errorf("memory %+v", p.Memory)
 	}
 	if _, err := ooc.Plan(tv, ooc.Config{Task: ooc.TaskBinary}, ooc.RunOptions{}); err == nil ||

@@ -73,6 +73,12 @@ type TuneProgress struct {
 	// Stopped lists the candidates (indices in TuneResult.Candidates)
 	// that stopped after the last validation.
 	Stopped []int
+	// Memory, in the first report only (before any pass), is the
+	// estimate of the search's peak memory, for N training rows, ValRows
+	// validation rows and M centres.
+	Memory     *Memory
+	N, ValRows int64
+	M          int
 }
 
 // ErrMemory is returned (wrapped) when a search would need more memory
@@ -170,7 +176,7 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int) Memory {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	mem := estimateMemory(Config{Centers: m}, d, k, k, workers, chunkRows, 0)
+	mem := EstimateMemory(m, d, k, workers, chunkRows)
 	W := int64(workers)
 	M, D, K, S, L := int64(m), int64(d), int64(k), int64(s), int64(l)
 	C := S * L
@@ -212,6 +218,7 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	if err != nil {
 		return nil, err
 	}
+	t.progress(TuneProgress{Memory: &t.mem, N: t.f.n, ValRows: t.nval, M: t.f.cfg.Centers})
 	if err := t.f.sample(ctx); err != nil {
 		return nil, err
 	}
@@ -630,14 +637,14 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			reduce(p, src.ChunkRows(chunk))
 			rows += int64(src.ChunkRows(chunk))
 			done++
-			stage := StageIterate
+			stage, shown := StageIterate, iter+1
 			switch mode {
 			case modeRHS:
-				stage = StageRHS
+				stage, shown = StageRHS, 0
 			case modeValidate:
-				stage = StageValidate
+				stage, shown = StageValidate, iter
 			}
-			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: iter + 1, Iterations: f.cfg.Iterations,
+			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: f.cfg.Iterations,
 				Chunk: done, Chunks: chunks, Rows: rows}, Live: len(live)})
 			return nil
 		},

@@ -20,7 +20,13 @@
 //
 // # Invariants
 //
-// All factors are float64 whatever the precision of the kernel blocks.
-// T and A are upper triangular. New reuses the storage of K_MM for T, so
-// the factors hold 2 × 8M² bytes (Bytes reports it).
+// T and A are upper triangular and share one M × M buffer, as in the
+// paper's code and the Python falkon library: K_MM is computed into its
+// upper triangle (Build, block by block) or handed over (New), T is
+// factorised there and moved, transposed, to the lower triangle with its
+// diagonal kept aside, and TTᵀ/M + λI is formed and factorised in the
+// upper triangle. The preconditioner holds Bytes(M, precision): 8M² bytes
+// in Float64, 4M² in Float32, plus O(M). The vectors the factors apply to,
+// and all arithmetic, are float64 in both precisions; Float32 rounds the
+// stored factors only (and needs a larger jitter, DefaultJitter32).
 package precond

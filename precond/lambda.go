@@ -3,8 +3,6 @@ package precond
 import (
 	"fmt"
 	"math"
-
-	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 )
 
 // WithLambda returns the preconditioner of the same centres, kernel,
@@ -28,14 +26,10 @@ func (p *Preconditioner) WithLambda(lambda float64) (*Preconditioner, error) {
 		}
 		return &q, nil
 	}
-	adata := make([]float64, m*m)
-	dense.UUt(p.t.data, m, p.t.stride, 1/float64(m), adata, m, p.workers)
-	for i := range m {
-		adata[i*m+i] += lambda
+	f, err := p.f.withLambda(lambda, p.jitter, p.workers)
+	if err != nil {
+		return nil, err
 	}
-	if ok, col := dense.Cholesky(adata, m, m, p.workers); !ok {
-		return nil, &NotPDError{Matrix: matA, Column: col, Jitter: p.jitter, Lambda: lambda}
-	}
-	q.a = factor{data: adata, stride: m}
+	q.f = f
 	return &q, nil
 }

@@ -22,8 +22,15 @@ func TestWithLambda(t *testing.T) {
 	for i := range w {
 		w[i] = 0.5 + rng.Float64()
 	}
-	for _, method := range []precond.Method{precond.MethodCholesky, precond.MethodEigen} {
-		opt := precond.Options{Jitter: 1e-10, Weights: w, Method: method}
+	for _, c := range []struct {
+		method precond.Method
+		prec   precond.Precision
+	}{{precond.MethodCholesky, precond.Float64}, {precond.MethodEigen, precond.Float64}, {precond.MethodCholesky, precond.Float32}} {
+		method := c.method
+		opt := precond.Options{Jitter: 1e-10, Weights: w, Method: method, Precision: c.prec}
+		if c.prec == precond.Float32 {
+			opt.Jitter = 0 // DefaultJitter32
+		}
 		base, err := precond.New(gaussKMM(m, 4), 1e-2, opt)
 		if err != nil {
 			t.Fatal(err)

@@ -1,10 +1,14 @@
 package precond
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -50,11 +54,75 @@ const (
 // float64 default.
 const DefaultJitter = 1e-13
 
+// DefaultJitter32 is the ε used in float32 precision when Options.Jitter
+// is 0: float32 rounding of K_MM and of the factorisation (about 6e-8
+// relative per operation, growing with M) must stay below εM on the
+// diagonal. The Python falkon library's float32 default.
+const DefaultJitter32 = 1e-5
+
+// Precision is the storage precision of the factors.
+type Precision string
+
+// Precisions of the M × M buffer. The vectors the factors are applied to,
+// and all arithmetic, are float64 in both.
+const (
+	// Float64 stores T and A in 8M² bytes.
+	Float64 Precision = "float64"
+	// Float32 stores them in 4M² bytes: half the memory, so about 1.4
+	// times the centres in the same RAM, for a factorisation rounded to
+	// float32 (see DefaultJitter32).
+	Float32 Precision = "float32"
+)
+
+// size is the bytes per element of the buffer.
+func (p Precision) size() int64 {
+	if p == Float32 {
+		return 4
+	}
+	return 8
+}
+
+// Valid reports whether p is "" (Float64), Float64 or Float32.
+func (p Precision) Valid() bool { return p == "" || p == Float64 || p == Float32 }
+
+// Bytes is the memory a Cholesky preconditioner of m centres holds in
+// precision p: one M × M buffer (T transposed in its lower triangle, A in
+// its upper one) and three length-M float64 vectors (T's diagonal, D, and
+// the diagonal of TTᵀ/M while A is formed). Build uses at most
+// 32·M·8 bytes more per worker while it computes K_MM.
+func Bytes(m int, p Precision) int64 {
+	M := int64(m)
+	return M*M*p.size() + 3*8*M
+}
+
+// MaxM is the largest M whose Bytes(M, p) is at most budget.
+func MaxM(budget int64, p Precision) int {
+	if budget <= 0 {
+		return 0
+	}
+	m := int(math.Sqrt(float64(budget) / float64(p.size())))
+	for m > 0 && Bytes(m, p) > budget {
+		m--
+	}
+	for Bytes(m+1, p) <= budget {
+		m++
+	}
+	return m
+}
+
 // Options configures New. The zero value means: jitter DefaultJitter, no
 // weights.
 type Options struct {
-	// Jitter is ε in T = chol(D K_MM D + εMI). 0 means DefaultJitter.
+	// Jitter is ε in T = chol(D K_MM D + εMI). 0 means DefaultJitter, or
+	// DefaultJitter32 in Float32 precision.
 	Jitter float64
+	// Precision is the storage of the factors (Cholesky method): Float64
+	// (the zero value) or Float32.
+	Precision Precision
+	// Progress, if not nil, is called from one goroutine at a time during
+	// the factorisations (O(M³), minutes at M = 5·10⁴) with the fraction
+	// of their work done, from 0 to 1.
+	Progress func(done float64)
 	// Weights is the diagonal of D (length M), for centres drawn with
 	// non-uniform probabilities p_j: D_jj = 1/√(n p_j). nil means D = I.
 	Weights []float64
@@ -92,7 +160,8 @@ const DefaultRankTol = 1e-12
 // for concurrent use: its methods change only their arguments.
 type Preconditioner struct {
 	m       int
-	t, a    factor // upper triangular (Cholesky method)
+	f       factors // Cholesky method: T and A in one buffer
+	prec    Precision
 	d       []float64
 	workers int
 	// MethodEigen: T = Λ_r^{1/2} Q_rᵀ and A = diag((λ_i/M + λ)^{1/2}).
@@ -109,68 +178,282 @@ type Preconditioner struct {
 //
 //	T = chol(D K_MM D + εMI),   A = chol(T Tᵀ / M + λI)
 //
-// both upper triangular, in float64. New takes over the storage of kmm,
-// which it overwrites with T: this saves 8M² bytes, the size of the
-// largest object of a fit. kmm must not be used afterwards.
+// both upper triangular. New takes over the storage of kmm and keeps both
+// factors in it (T transposed in the lower triangle, A in the upper one,
+// T's diagonal aside), so in Float64 precision the preconditioner adds
+// only O(M) bytes to K_MM. kmm must not be used afterwards. Only kmm's
+// upper triangle is read. In Float32 precision the factors go to a new
+// 4M² buffer instead; Build avoids holding K_MM in float64 at all.
 //
 // It returns a *NotPDError (matching ErrNotPD) when a factorisation fails.
-// New panics if λ ≤ 0 or the weights have the wrong length.
+// New panics if λ ≤ 0, the weights have the wrong length or an option is
+// unknown.
 func New(kmm *mat.SymDense, lambda float64, opt Options) (*Preconditioner, error) {
+	raw := kmm.RawSymmetric()
+	p := newPrecond(raw.N, lambda, opt)
+	switch p.method(opt) {
+	case MethodEigen:
+		return p, p.eigen(kmm, lambda, opt.RankTol)
+	}
+	if p.prec == Float32 {
+		m := raw.N
+		buf := make([]float32, m*m)
+		for i := range m {
+			src := raw.Data[i*raw.Stride+i : i*raw.Stride+m]
+			dst := buf[i*m+i : i*m+m]
+			for j, v := range src {
+				dst[j] = float32(v)
+			}
+		}
+		return p, p.factorise32(context.Background(), buf, m, opt.Progress)
+	}
+	return p, p.factorise64(context.Background(), raw.Data, raw.Stride, opt.Progress)
+}
+
+// Rows writes rows lo to hi−1 of K_MM, all M columns, into dst
+// ((hi−lo) × M, row-major). Build calls it concurrently on disjoint row
+// ranges.
+type Rows func(dst []float64, lo, hi int)
+
+// Build is New for a K_MM computed block by block by rows directly into
+// the preconditioner's buffer: the peak memory is Bytes(m, opt.Precision)
+// plus 32 rows of K_MM per worker, never a float64 K_MM beside a float32
+// buffer. ctx is checked between row blocks and between the panels of the
+// factorisations; its error is returned if it ends. (MethodEigen needs
+// K_MM whole in float64: Build allocates it.)
+func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (*Preconditioner, error) {
+	p := newPrecond(m, lambda, opt)
+	if p.method(opt) == MethodEigen {
+		kmm := make([]float64, m*m)
+		if err := fillRows(ctx, kmm, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
+			return nil, err
+		}
+		return p, p.eigen(mat.NewSymDense(m, kmm), lambda, opt.RankTol)
+	}
+	if p.prec == Float32 {
+		buf := make([]float32, m*m)
+		err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float32, lo, hi int, tmp []float64) {
+			rows(tmp[:(hi-lo)*m], lo, hi)
+			for i := lo; i < hi; i++ {
+				src := tmp[(i-lo)*m+i : (i-lo)*m+m]
+				out := dst[i*m+i : i*m+m]
+				for j, v := range src {
+					out[j] = float32(v)
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return p, p.factorise32(ctx, buf, m, opt.Progress)
+	}
+	buf := make([]float64, m*m)
+	if err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
+		return nil, err
+	}
+	return p, p.factorise64(ctx, buf, m, opt.Progress)
+}
+
+// fillRows runs fill over blocks of 32 rows on workers goroutines, each
+// with its own 32 × M float64 scratch (allocated only for float32).
+func fillRows[E dense.Float](ctx context.Context, buf []E, m, workers int, rows Rows, fill func(dst []E, lo, hi int, tmp []float64)) error {
+	const block = 32
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, (m+block-1)/block) {
+		wg.Go(func() {
+			var tmp []float64
+			if len(as64(buf)) == 0 {
+				tmp = make([]float64, block*m)
+			}
+			for ctx.Err() == nil {
+				lo := int(next.Add(1)-1) * block
+				if lo >= m {
+					return
+				}
+				fill(buf, lo, min(m, lo+block), tmp)
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// as64 is buf when it is a []float64.
+func as64[E dense.Float](buf []E) []float64 {
+	if b, ok := any(buf).([]float64); ok {
+		return b
+	}
+	return nil
+}
+
+// newPrecond checks the arguments and resolves the options.
+func newPrecond(m int, lambda float64, opt Options) *Preconditioner {
 	if !(lambda > 0) {
 		panic(fmt.Sprintf("precond: lambda must be > 0, got %g", lambda))
 	}
-	raw := kmm.RawSymmetric()
-	m := raw.N
 	if opt.Weights != nil && len(opt.Weights) != m {
 		panic(fmt.Sprintf("precond: %d weights for %d centres", len(opt.Weights), m))
 	}
-	eps := opt.Jitter
-	if eps == 0 {
-		eps = DefaultJitter
+	if !opt.Precision.Valid() {
+		panic(fmt.Sprintf("precond: unknown precision %q", opt.Precision))
 	}
-	p := &Preconditioner{m: m, jitter: eps, lambda: lambda}
+	p := &Preconditioner{m: m, lambda: lambda, prec: opt.Precision}
+	if p.prec == "" {
+		p.prec = Float64
+	}
+	p.jitter = opt.Jitter
+	if p.jitter == 0 {
+		p.jitter = DefaultJitter
+		if p.prec == Float32 {
+			p.jitter = DefaultJitter32
+		}
+	}
 	if opt.Weights != nil {
 		p.d = append([]float64(nil), opt.Weights...)
 	}
-	w := opt.Workers
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
+	p.workers = opt.Workers
+	if p.workers <= 0 {
+		p.workers = runtime.GOMAXPROCS(0)
 	}
-	p.workers = w
+	return p
+}
+
+func (p *Preconditioner) method(opt Options) Method {
 	switch opt.Method {
 	case "", MethodCholesky:
+		return MethodCholesky
 	case MethodEigen:
-		return p, p.eigen(kmm, lambda, opt.RankTol)
-	default:
-		panic(fmt.Sprintf("precond: unknown method %q", opt.Method))
+		return MethodEigen
 	}
-	// T: in place in kmm's upper triangle.
-	tdata := raw.Data
-	st := raw.Stride
+	panic(fmt.Sprintf("precond: unknown method %q", opt.Method))
+}
+
+func (p *Preconditioner) factorise64(ctx context.Context, buf []float64, ld int, progress func(float64)) error {
+	f, err := factorise(ctx, buf, p.m, ld, p.d, p.jitter, p.lambda, p.workers, progress)
+	if err == nil {
+		p.f = f
+	}
+	return err
+}
+
+func (p *Preconditioner) factorise32(ctx context.Context, buf []float32, ld int, progress func(float64)) error {
+	f, err := factorise(ctx, buf, p.m, ld, p.d, p.jitter, p.lambda, p.workers, progress)
+	if err == nil {
+		p.f = f
+	}
+	return err
+}
+
+// factorise builds T and A in buf, whose upper triangle holds K_MM:
+// T = chol(D K D + εMI) in the upper triangle, moved to the lower one
+// (its diagonal to tdiag), S = TTᵀ/M + λI formed in the upper triangle,
+// A = chol(S) there. The three O(M³/3) steps share the progress range in
+// thirds.
+func factorise[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float64, eps, lambda float64, workers int, progress func(float64)) (*packed[E], error) {
 	for i := range m {
-		row := tdata[i*st : i*st+m]
-		if p.d != nil {
-			for j := i; j < m; j++ {
-				row[j] *= p.d[i] * p.d[j]
+		row := buf[i*ld+i : i*ld+m]
+		if d != nil {
+			for j := range row {
+				row[j] = E(float64(row[j]) * d[i] * d[i+j])
 			}
 		}
-		row[i] += eps * float64(m)
+		row[0] = E(float64(row[0]) + eps*float64(m))
 	}
-	if ok, col := dense.Cholesky(tdata, m, st, w); !ok {
+	phase := func(k int) dense.Monitor {
+		return func(done float64) bool {
+			if progress != nil {
+				progress((float64(k) + done) / 3)
+			}
+			return ctx.Err() == nil
+		}
+	}
+	if ok, col := dense.CholeskyMon(buf, m, ld, workers, phase(0)); !ok {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return nil, &NotPDError{Matrix: matT, Column: col, Jitter: eps, Lambda: lambda}
 	}
-	p.t = factor{data: tdata, stride: st}
-	// A: S = T Tᵀ / M + λI (upper triangle), then chol(S) in place.
-	adata := make([]float64, m*m)
-	dense.UUt(tdata, m, st, 1/float64(m), adata, m, w)
+	sdiag := make([]float64, m)
+	dense.RowNorms2(buf, m, ld, 1/float64(m), sdiag)
+	dense.TransposeUpper(buf, m, ld)
+	if !dense.UUtPacked(buf, m, ld, 1/float64(m), workers, phase(1)) {
+		return nil, ctx.Err()
+	}
+	tdiag := make([]float64, m)
 	for i := range m {
-		adata[i*m+i] += lambda
+		tdiag[i] = float64(buf[i*ld+i])
 	}
-	if ok, col := dense.Cholesky(adata, m, m, w); !ok {
-		return nil, &NotPDError{Matrix: matA, Column: col, Jitter: eps, Lambda: lambda}
+	f := &packed[E]{buf: buf, m: m, ld: ld, tdiag: tdiag, sdiag: sdiag}
+	if err := f.factoriseA(ctx, lambda, eps, workers, phase(2)); err != nil {
+		return nil, err
 	}
-	p.a = factor{data: adata, stride: m}
-	return p, nil
+	return f, nil
+}
+
+// factoriseA sets the diagonal of S = TTᵀ/M + λI (the rest of S is in
+// the upper triangle) and factorises A = chol(S) there.
+func (f *packed[E]) factoriseA(ctx context.Context, lambda, eps float64, workers int, mon dense.Monitor) error {
+	m, ld, buf := f.m, f.ld, f.buf
+	for i := range m {
+		buf[i*ld+i] = E(f.sdiag[i] + lambda)
+	}
+	if ok, col := dense.CholeskyMon(buf, m, ld, workers, mon); !ok {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return &NotPDError{Matrix: matA, Column: col, Jitter: eps, Lambda: lambda}
+	}
+	return nil
+}
+
+// factors applies T⁻¹, T⁻ᵀ, A⁻¹ and A⁻ᵀ.
+type factors interface {
+	solveT(trans bool, x []float64, k, workers int)
+	solveA(trans bool, x []float64, k, workers int)
+	bytes() int64
+	// withLambda returns the factors at another λ: a copy of T and a new A.
+	withLambda(lambda, eps float64, workers int) (factors, error)
+}
+
+// packed holds T transposed in the strict lower triangle of buf (its
+// diagonal in tdiag) and A in the upper triangle: the layout of the
+// paper's code and of the Python falkon library.
+type packed[E dense.Float] struct {
+	buf   []E
+	m, ld int
+	tdiag []float64
+	sdiag []float64 // the diagonal of TTᵀ/M, for withLambda
+}
+
+// withLambda copies T (lower triangle and diagonal) into a new buffer,
+// forms TTᵀ/M there and factorises A at λ: the same operations on the
+// same T as factorise, so the same bits, without the Cholesky of K_MM.
+func (f *packed[E]) withLambda(lambda, eps float64, workers int) (factors, error) {
+	m := f.m
+	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag}
+	for i := range m {
+		copy(g.buf[i*m:i*m+i], f.buf[i*f.ld:i*f.ld+i])
+		g.buf[i*m+i] = E(f.tdiag[i])
+	}
+	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
+	if err := g.factoriseA(context.Background(), lambda, eps, workers, nil); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (f *packed[E]) solveT(trans bool, x []float64, k, workers int) {
+	dense.SolveTri(dense.Tri[E]{Data: f.buf, N: f.m, Stride: f.ld, Lower: true, Diag: f.tdiag}, trans, x, k, k, workers)
+}
+
+func (f *packed[E]) solveA(trans bool, x []float64, k, workers int) {
+	dense.SolveTri(dense.Tri[E]{Data: f.buf, N: f.m, Stride: f.ld}, trans, x, k, k, workers)
+}
+
+func (f *packed[E]) bytes() int64 {
+	var z E
+	return int64(len(f.buf))*int64(unsafe.Sizeof(z)) + int64(len(f.tdiag)+len(f.sdiag))*8
 }
 
 // eigen builds the factors of MethodEigen from kmm (overwritten).
@@ -209,13 +492,6 @@ func (p *Preconditioner) eigen(kmm *mat.SymDense, lambda, tol float64) error {
 	return nil
 }
 
-// factor is an upper-triangular matrix in the upper triangle of a
-// row-major slice.
-type factor struct {
-	data   []float64
-	stride int
-}
-
 // M reports the number of centres.
 func (p *Preconditioner) M() int { return p.m }
 
@@ -231,22 +507,27 @@ func (p *Preconditioner) Rank() int {
 // Jitter reports the ε in use.
 func (p *Preconditioner) Jitter() float64 { return p.jitter }
 
+// Precision reports the storage precision of the factors (Float64 for
+// MethodEigen).
+func (p *Preconditioner) Precision() Precision {
+	if p.f == nil {
+		return Float64
+	}
+	return p.prec
+}
+
 // Bytes reports the memory the factors hold.
 func (p *Preconditioner) Bytes() int64 {
-	return int64(len(p.t.data)+len(p.a.data)+len(p.d)+len(p.q)+2*len(p.s)) * 8
+	n := int64(len(p.d)+len(p.q)+3*len(p.s)) * 8
+	if p.f != nil {
+		n += p.f.bytes()
+	}
+	return n
 }
 
 func (p *Preconditioner) check(x []float64, rows, k int, what string) {
 	if k <= 0 || len(x) != rows*k {
 		panic(fmt.Sprintf("precond: len(%s) = %d, want %d×%d", what, len(x), rows, k))
-	}
-}
-
-func (p *Preconditioner) solve(f factor, trans bool, x []float64, k int) {
-	if trans {
-		dense.SolveUpperT(f.data, p.m, f.stride, x, k, k, p.workers)
-	} else {
-		dense.SolveUpper(f.data, p.m, f.stride, x, k, k, p.workers)
 	}
 }
 
@@ -257,7 +538,7 @@ func (p *Preconditioner) SolveA(x []float64, k int) {
 		p.scaleRows(x, k, p.ainv)
 		return
 	}
-	p.solve(p.a, false, x, k)
+	p.f.solveA(false, x, k, p.workers)
 }
 
 // SolveAT sets x ← A⁻ᵀ x for x r × k.
@@ -267,7 +548,7 @@ func (p *Preconditioner) SolveAT(x []float64, k int) {
 		p.scaleRows(x, k, p.ainv)
 		return
 	}
-	p.solve(p.a, true, x, k)
+	p.f.solveA(true, x, k, p.workers)
 }
 
 // SolveTTo sets dst (M × k) ← D T⁻¹ src (src r × k; T⁻¹ is the
@@ -288,7 +569,7 @@ func (p *Preconditioner) SolveTTo(dst, src []float64, k int) {
 			0, blas64.General{Rows: p.m, Cols: k, Stride: k, Data: dst})
 	} else {
 		copy(dst, src)
-		p.solve(p.t, false, dst, k)
+		p.f.solveT(false, dst, k, p.workers)
 	}
 	p.scaleRows(dst, k, p.d)
 }
@@ -301,7 +582,7 @@ func (p *Preconditioner) SolveTTTo(dst, src []float64, k int) {
 	if p.q == nil {
 		copy(dst, src)
 		p.scaleRows(dst, k, p.d)
-		p.solve(p.t, true, dst, k)
+		p.f.solveT(true, dst, k, p.workers)
 		return
 	}
 	w := src

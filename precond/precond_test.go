@@ -1,6 +1,7 @@
 package precond_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -121,7 +122,7 @@ func TestFactorsAndApplications(t *testing.T) {
 				t.Errorf("weighted=%v: %s x differs from the dense reference", weighted, c.name)
 			}
 		}
-		if got, want := p.Bytes(), int64(2*m*m+len(w))*8; got != want {
+		if got, want := p.Bytes(), int64(m*m+2*m+len(w))*8; got != want {
 			t.Errorf("Bytes() = %d, want %d", got, want)
 		}
 	}
@@ -177,6 +178,14 @@ func TestBInvertsApproximation(t *testing.T) {
 	}{
 		{"cholesky", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Jitter: 1e-14}, m, 1e-6},
 		{"cholesky weighted", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Jitter: 1e-14, Weights: w}, m, 1e-6},
+		// float32: T and A carry relative errors of a few float32 units
+		// (u = 6e-8) times the growth of the factorisation, and BᵀHB
+		// inherits them times κ(T) (B = T⁻¹A⁻¹ against H's K̃ = TᵀT). With
+		// the float32 jitter ε = 1e-5, κ(K̃) ≤ ‖K‖/(εM) ≤ 1e5, so
+		// κ(T) ≤ 316 and u·κ(T)·M ≈ 6e-4 bounds it; 1e-4 is between that
+		// bound and the 2e-6 measured here, and 100 times float64's.
+		{"cholesky float32", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Precision: precond.Float32}, m, 1e-4},
+		{"cholesky float32 weighted", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Precision: precond.Float32, Weights: w}, m, 1e-4},
 		{"eigen", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Method: precond.MethodEigen}, -1, 1e-8},
 		{"eigen rank 3", rank3, precond.Options{Method: precond.MethodEigen}, 3, 1e-8},
 		{"eigen rank 3 weighted", rank3, precond.Options{Method: precond.MethodEigen, Weights: w}, 3, 1e-8},
@@ -200,6 +209,13 @@ func TestBInvertsApproximation(t *testing.T) {
 			r := p.Rank()
 			if c.rank > 0 && r != c.rank {
 				t.Fatalf("rank %d, want %d", r, c.rank)
+			}
+			if c.opt.Method != precond.MethodEigen {
+				// K̃ includes the jitter (negligible in float64, εM = 3e-4
+				// in float32).
+				for i := range m {
+					kt.Set(i, i, kt.At(i, i)+p.Jitter()*m)
+				}
 			}
 			// H = K̃²/M + λK̃ in the weighted coordinates.
 			var h mat.Dense
@@ -228,6 +244,17 @@ func TestBInvertsApproximation(t *testing.T) {
 			var bh, g mat.Dense
 			bh.Mul(bm.T(), &h)
 			g.Mul(&bh, bm)
+			worst := 0.0
+			for i := range r {
+				for j := range r {
+					want := 0.0
+					if i == j {
+						want = 1
+					}
+					worst = max(worst, math.Abs(g.At(i, j)-want))
+				}
+			}
+			t.Logf("max |BᵀHB − I| = %.2g", worst)
 			for i := range r {
 				for j := range r {
 					want := 0.0
@@ -240,5 +267,103 @@ func TestBInvertsApproximation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Build computes K_MM into the factors' buffer: it must give the same
+// preconditioner as New on the same K_MM, bit for bit in float64.
+func TestBuildMatchesNew(t *testing.T) {
+	const m, lambda = 300, 1e-3
+	ref := gaussKMM(m, 5)
+	rows := func(dst []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := range m {
+				dst[(i-lo)*m+j] = ref.At(i, j)
+			}
+		}
+	}
+	for _, prec := range []precond.Precision{precond.Float64, precond.Float32} {
+		for _, method := range []precond.Method{precond.MethodCholesky, precond.MethodEigen} {
+			kmm := mat.NewSymDense(m, nil)
+			kmm.CopySym(ref)
+			opt := precond.Options{Precision: prec, Method: method, Jitter: 1e-6}
+			p1, err := precond.New(kmm, lambda, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fractions []float64
+			opt.Progress = func(f float64) { fractions = append(fractions, f) }
+			p2, err := precond.Build(context.Background(), m, rows, lambda, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, m)
+			for i := range x {
+				x[i] = math.Sin(float64(i))
+			}
+			y1, y2 := make([]float64, m), make([]float64, m)
+			p1.ApplyBTo(y1, x[:p1.Rank()], 1)
+			p2.ApplyBTo(y2, x[:p2.Rank()], 1)
+			for i := range y1 {
+				if y1[i] != y2[i] {
+					t.Fatalf("%s %s: B x differs at %d: %v vs %v", prec, method, i, y1[i], y2[i])
+				}
+			}
+			if method == precond.MethodEigen {
+				continue
+			}
+			if p2.Precision() != prec || p2.Bytes() != precond.Bytes(m, prec)-8*m {
+				t.Errorf("%s: Precision %s, Bytes %d (Bytes(m) = %d)", prec, p2.Precision(), p2.Bytes(), precond.Bytes(m, prec))
+			}
+			if len(fractions) < 3 || fractions[0] != 0 || fractions[len(fractions)-1] != 1 {
+				t.Fatalf("%s: progress %v", prec, fractions)
+			}
+			for i := 1; i < len(fractions); i++ {
+				if fractions[i] < fractions[i-1] {
+					t.Fatalf("%s: progress goes back: %v", prec, fractions)
+				}
+			}
+		}
+	}
+}
+
+func TestBuildCancelled(t *testing.T) {
+	const m = 600
+	ref := gaussKMM(m, 6)
+	rows := func(dst []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := range m {
+				dst[(i-lo)*m+j] = ref.At(i, j)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	opt := precond.Options{Jitter: 1e-6, Progress: func(f float64) {
+		if f > 0.4 {
+			cancel()
+		}
+	}}
+	if _, err := precond.Build(ctx, m, rows, 1e-3, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := precond.Build(ctx, m, rows, 1e-3, precond.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled before the first row", err)
+	}
+}
+
+func TestBytesAndMaxM(t *testing.T) {
+	if got, want := precond.Bytes(50000, precond.Float32), int64(50000*50000*4+3*8*50000); got != want {
+		t.Errorf("Bytes(5e4, float32) = %d, want %d", got, want)
+	}
+	if got, want := precond.Bytes(1000, precond.Float64), int64(1000*1000*8+3*8*1000); got != want {
+		t.Errorf("Bytes(1000, float64) = %d, want %d", got, want)
+	}
+	for _, p := range []precond.Precision{precond.Float64, precond.Float32} {
+		for _, budget := range []int64{0, 100, 8 << 20, 12 << 30} {
+			m := precond.MaxM(budget, p)
+			if precond.Bytes(m, p) > budget && m > 0 || precond.Bytes(m+1, p) <= budget {
+				t.Errorf("MaxM(%d, %s) = %d: Bytes %d, Bytes(m+1) %d", budget, p, m, precond.Bytes(m, p), precond.Bytes(m+1, p))
+			}
+		}
 	}
 }

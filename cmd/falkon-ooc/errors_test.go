@@ -269,6 +269,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Pass at most n centres, or leave --centers out: the default, 10√n clamped to [1000, 10000], never exceeds n.",
 		},
 		{
+			mistake: "--centers too many for the memory limit (--max-memory, by default 80 % of the RAM)",
+			args:    []string{"fit", "--out", "model2.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float64", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 41.8 MiB, over the memory limit of 41.0 MiB (--max-memory): at most M = 266 fit with a float64 preconditioner, M = 340 with --precond-precision float32",
+			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
+		},
+		{
 			mistake: "a feature of the model missing from the input of predict",
 			setup:   writeText(t, "new.csv", "a,c,y\n1,2,3\n"),
 			args:    []string{"predict", "--model", "model.falkon", "new.csv"},

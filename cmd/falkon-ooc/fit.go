@@ -10,12 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -54,6 +52,7 @@ type fitOpts struct {
 	resume, noCheckpoint, jsonOut        bool
 	quiet                                bool
 	val, plot, sampling, precondMethod   string
+	maxMemory, precondPrecision          string
 	candidates                           int
 	valFraction                          float64
 	valEvery                             int
@@ -61,6 +60,17 @@ type fitOpts struct {
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &fitOpts{}
+	o.register(fs)
+	return func(ctx context.Context, e *env, args []string) error {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		return runFit(ctx, e, o, set, args)
+	}
+}
+
+// register declares fit's flags on fs (tune takes over those that mean
+// the same there).
+func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
 	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
 	fs.StringVar(&o.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian, matern12, matern32, matern52, linear, polynomial")
@@ -75,7 +85,9 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for a target with two values)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or eigen for a rank-deficient K_MM (duplicate centres, linear kernels)")
-	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13)")
+	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
+	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
+	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
 	fs.StringVar(&o.sampling, "centers-sampling", "uniform", "how centres are drawn: uniform, or leverage (approximate ridge leverage scores, weighted)")
@@ -88,11 +100,6 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
-	return func(ctx context.Context, e *env, args []string) error {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		return runFit(ctx, e, o, set, args)
-	}
 }
 
 // fitConfig turns the flags into an ooc.Config, rejecting bad values with
@@ -156,6 +163,13 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	default:
 		return cfg, usagef("--precond must be cholesky or eigen, got %q", o.precondMethod)
 	}
+	switch o.precondPrecision {
+	case "auto":
+	case "float64", "float32":
+		cfg.PrecondPrecision = precond.Precision(o.precondPrecision)
+	default:
+		return cfg, usagef("--precond-precision must be float64, float32 or auto, got %q", o.precondPrecision)
+	}
 	if o.workers < 0 {
 		return cfg, usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
@@ -168,6 +182,51 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.Candidates = o.candidates
 	return cfg, nil
+}
+
+// precondName describes the preconditioner of cfg for the progress line.
+func precondName(cfg ooc.Config) string {
+	if cfg.Preconditioner == precond.MethodEigen {
+		return "eigendecomposition"
+	}
+	p := cfg.PrecondPrecision
+	if p == "" {
+		p = precond.Float64
+	}
+	return fmt.Sprintf("Cholesky, %s", p)
+}
+
+// planMemory estimates the fit's peak memory, chooses the preconditioner's
+// precision for --precond-precision auto (float32 only when float64 does
+// not fit --max-memory), and fails when M does not fit, naming the largest
+// M that does in each precision.
+func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (ooc.Memory, error) {
+	limit, err := memoryLimit(o.maxMemory)
+	if err != nil {
+		return ooc.Memory{}, err
+	}
+	est := plan.MemoryWith
+	prec := cfg.PrecondPrecision
+	if o.precondPrecision == "auto" {
+		prec = precond.Float64
+		if limit > 0 && est(precond.Float64).Total > limit && est(precond.Float32).Total <= limit {
+			prec = precond.Float32
+			pr.printf("fit: M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32 (--precond-precision float32)",
+				cfg.Centers, ooc.FormatBytes(est(precond.Float64).Total), ooc.FormatBytes(limit))
+		}
+		if cfg.Preconditioner == precond.MethodEigen {
+			prec = precond.Float64
+		}
+		cfg.PrecondPrecision = prec
+	}
+	mem := est(prec)
+	if limit > 0 && mem.Total > limit {
+		m64 := plan.MaxCenters(limit, precond.Float64)
+		m32 := plan.MaxCenters(limit, precond.Float32)
+		return mem, fmt.Errorf("M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32",
+			cfg.Centers, ooc.FormatBytes(mem.Total), ooc.FormatBytes(limit), m64, m32)
+	}
+	return mem, nil
 }
 
 // fitResult is the --json document of fit.
@@ -194,25 +253,11 @@ type fitResult struct {
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
-	if o.out == "" {
-		return usagef("--out MODEL is required")
-	}
-	if len(args) != 1 {
-		return usagef("want exactly one STORE, got %d arguments", len(args))
-	}
-	cfg, err := o.config(set)
-	if err != nil {
-		return err
-	}
-	storePath := args[0]
-	r, err := chunkstore.Open(storePath)
+	cfg, r, storePath, err := o.openTraining(set, args)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if r.NumTargets() == 0 {
-		return fmt.Errorf("store %s has no target column: ingest it with --target COLUMN", storePath)
-	}
 	if o.valFraction < 0 || o.valFraction >= 1 {
 		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
 	}
@@ -239,23 +284,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {
-		vpath, cleanup, err := openInput(ctx, inputOpts{workers: o.workers}, r.FeatureNames(), r.TargetNames(), []string{o.val}, pr)
+		vs, cleanup, err := openValidation(ctx, o.val, o.workers, r, pr)
 		if err != nil {
-			return fmt.Errorf("--val: %w", err)
+			return err
 		}
 		defer cleanup()
-		vr, err := chunkstore.Open(vpath)
-		if err != nil {
-			return fmt.Errorf("--val: %w", err)
-		}
-		defer vr.Close()
-		vs, withTargets, err := selectColumns(vr, o.val, r.FeatureNames(), r.TargetNames())
-		if err != nil {
-			return fmt.Errorf("--val: %w", err)
-		}
-		if !withTargets {
-			return fmt.Errorf("--val %s: it lacks the target column(s) %q", o.val, r.TargetNames())
-		}
 		run.Validation = vs
 	}
 	if cfg.Centers == 0 {
@@ -268,16 +301,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return err
 	}
-	mem := plan.Memory
-	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
-	// Hold the Go-managed memory to the estimate less the program text,
-	// which RSS counts but the runtime does not manage (≈ 20 MiB of the
-	// estimate's runtime term): a soft limit, and the user's GOMEMLIMIT
-	// wins. Without it the collector's headroom lets the peak drift
-	// 20–35 % above the printed figure (bench/RESULTS.md, "Fit: memory").
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(max(mem.Total-20<<20, mem.Total/2))
+	mem, err := planMemory(o, &cfg, plan, pr)
+	if err != nil {
+		return err
 	}
+	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
+	softMemoryLimit(mem)
 
 	ckpt := o.out + ".ckpt"
 	if o.resume {
@@ -297,7 +326,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if !o.noCheckpoint {
 		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
 	}
-	var passStart time.Time
+	var passStart, precondStart time.Time
 	run.Progress = func(p ooc.Progress) {
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
@@ -306,12 +335,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				step = fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations)
 			}
 			if p.Chunks > 0 {
-				if p.Chunk <= 1 {
-					passStart = time.Now()
-				}
-				frac := float64(p.Chunk) / float64(p.Chunks)
-				pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), p.Chunk, p.Chunks,
-					eta(float64(p.Chunk), float64(p.Chunks), time.Since(passStart))), false)
+				passUpdate(pr, step, p.Chunk, p.Chunks, &passStart)
 				return
 			}
 			if p.Stage == ooc.StageIterate && p.Iteration > 0 {
@@ -324,7 +348,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		case ooc.StageKernel:
 			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
 		case ooc.StagePrecond:
-			pr.printf("fit: factorising the preconditioner")
+			if p.Fraction == 0 || precondStart.IsZero() {
+				precondStart = time.Now()
+				pr.printf("fit: factorising the preconditioner (%s)", precondName(cfg))
+			}
+			pr.update("preconditioner", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		}
 	}
 	m, err := ooc.Fit(ctx, train, cfg, run)
@@ -334,18 +362,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return err
 	}
-	if err := m.Save(o.out); err != nil {
+	if err := saveModel(m, o.out); err != nil {
 		return err
-	}
-	if summary, err := m.SummaryJSON(); err == nil {
-		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
-			return err
-		}
 	}
 	if o.plot != "" {
 		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M(), m.Kernel())
-		if err := atomicfile.Write(o.plot, 0o644, func(w io.Writer) error { return writePlot(w, m.Training(), title) }); err != nil {
-			return fmt.Errorf("--plot: %w", err)
+		if err := writePlotFile(o.plot, func(w io.Writer) error { return writePlot(w, m.Training(), title) }); err != nil {
+			return err
 		}
 	}
 	tr := m.Training()

@@ -7,9 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
@@ -59,17 +56,7 @@ func writePlot(w io.Writer, tr ooc.Training, title string) error {
 			panels = append(panels, val)
 		}
 	}
-	const width, rowHeight = 16 * vg.Centimeter, 9 * vg.Centimeter
-	img := vgimg.New(width, rowHeight*vg.Length(len(panels)))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter,
-		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
-	canvases := plot.Align(panelsColumn(panels), tiles, dc)
-	for i, p := range panels {
-		p.Draw(canvases[i][0])
-	}
-	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	return drawPanels(w, panels)
 }
 
 func panelsColumn(ps []*plot.Plot) [][]*plot.Plot {

@@ -9,7 +9,7 @@ var best = kernels()[0]
 // "go4x4"), for benchmark reports.
 func Kernel() string { return best.name }
 
-func checkMat(name string, s []float64, rows, cols, ld int) {
+func checkMat[E Float](name string, s []E, rows, cols, ld int) {
 	if rows < 0 || cols < 0 {
 		panic(fmt.Sprintf("dense: %s: negative dimension %d×%d", name, rows, cols))
 	}
@@ -43,5 +43,5 @@ func gemmWith(kern microKernel, transA, transB bool, m, n, k int, alpha float64,
 	}
 	checkMat("Gemm C", c, m, n, ldc)
 	ws := newWorkspace(kern, workers)
-	ws.gemm(&gemmArgs{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, tA: transA, b: b, ldb: ldb, tB: transB, c: c, ldc: ldc}, ws.s)
+	gemm(ws, &gemmArgs[float64]{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, tA: transA, b: b, ldb: ldb, tB: transB, c: c, ldc: ldc}, ws.s)
 }

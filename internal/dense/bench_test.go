@@ -232,3 +232,36 @@ func BenchmarkPreconditioner(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPacked times FALKON's set-up on the one-buffer layout of
+// package precond (T = chol(K) upper, moved to the lower triangle,
+// S = T Tᵀ/M + λI upper, A = chol(S) upper; n³ flops), in float64 and in
+// float32 storage. Compare with BenchmarkPreconditioner (two buffers) and
+// testdata/lapack_bench.py.
+func BenchmarkPacked(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range benchSizes {
+		k := kernelMatrix(n)
+		b.Run(fmt.Sprintf("prec=float64/M=%d", n), func(b *testing.B) {
+			benchPacked(b, k, make([]float64, len(k)), n, workers)
+		})
+		b.Run(fmt.Sprintf("prec=float32/M=%d", n), func(b *testing.B) {
+			benchPacked(b, k, make([]float32, len(k)), n, workers)
+		})
+	}
+}
+
+func benchPacked[E Float](b *testing.B, k []float64, a []E, n, workers int) {
+	cpu0 := cpuTime()
+	for b.Loop() {
+		b.StopTimer()
+		for i, v := range k {
+			a[i] = E(v)
+		}
+		b.StartTimer()
+		if _, ok := packedPrecond(best, a, n, n, 1/float64(n), 1e-6, workers); !ok {
+			b.Fatal("not PD")
+		}
+	}
+	gflops(b, float64(n)*float64(n)*float64(n), cpu0)
+}

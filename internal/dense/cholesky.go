@@ -29,11 +29,33 @@ const (
 // 256 rows, factor the diagonal block recursively, solve the panel
 // U₁₁ᵀ U₁₂ = A₁₂ in parallel over column blocks, and update the trailing
 // upper triangle A₂₂ −= U₁₂ᵀ U₁₂ with the parallel GEMM.
-func Cholesky(a []float64, n, lda int, workers int) (ok bool, col int) {
-	return choleskyWith(best, a, n, lda, workers)
+//
+// a may be float32: the result is then rounded to float32 after each
+// panel's update, while the products are formed in float64.
+func Cholesky[E Float](a []E, n, lda int, workers int) (ok bool, col int) {
+	return choleskyWith(best, a, n, lda, workers, nil)
 }
 
-func choleskyWith(kern microKernel, a []float64, n, lda int, workers int) (bool, int) {
+// Monitor is called by the long routines (CholeskyMon, UUtLower) between
+// panels with the fraction of the call's flops done so far, from one
+// goroutine at a time. Returning false abandons the call: its output is
+// then unusable.
+type Monitor func(done float64) bool
+
+// CholeskyMon is Cholesky with a Monitor (nil means none). If mon
+// abandons the factorisation, CholeskyMon returns ok = false and col = -1.
+func CholeskyMon[E Float](a []E, n, lda int, workers int, mon Monitor) (ok bool, col int) {
+	return choleskyWith(best, a, n, lda, workers, mon)
+}
+
+// cubeDone is the fraction of the n³ flops of a right-looking
+// factorisation done once the first k columns are finished.
+func cubeDone(k, n int) float64 {
+	r := float64(n-k) / float64(n)
+	return 1 - r*r*r
+}
+
+func choleskyWith[E Float](kern microKernel, a []E, n, lda int, workers int, mon Monitor) (bool, int) {
 	checkMat("Cholesky", a, n, n, lda)
 	if n == 0 {
 		return true, -1
@@ -41,9 +63,12 @@ func choleskyWith(kern microKernel, a []float64, n, lda int, workers int) (bool,
 	ws := newWorkspace(kern, workers)
 	workers = len(ws.s)
 	for k := 0; k < n; k += cholBlock {
+		if mon != nil && !mon(cubeDone(k, n)) {
+			return false, -1
+		}
 		kb := min(cholBlock, n-k)
 		a11 := a[k*lda+k:]
-		if f := ws.potrfRec(ws.s[0], a11, kb, lda); f >= 0 {
+		if f := potrfRec(ws, ws.s[0], a11, kb, lda); f >= 0 {
 			return false, k + f
 		}
 		rest := n - k - kb
@@ -51,14 +76,17 @@ func choleskyWith(kern microKernel, a []float64, n, lda int, workers int) (bool,
 			break
 		}
 		a12 := a[k*lda+k+kb:]
-		ws.trsmPar(true, a11, kb, lda, a12, rest, lda, workers)
-		ws.gemm(&gemmArgs{
+		trsmPar(ws, true, a11, kb, lda, a12, rest, lda, workers)
+		gemm(ws, &gemmArgs[E]{
 			m: rest, n: rest, k: kb, alpha: -1,
 			a: a12, lda: lda, tA: true,
 			b: a12, ldb: lda,
 			c: a[(k+kb)*lda+k+kb:], ldc: lda,
 			upper: true,
 		}, ws.s)
+	}
+	if mon != nil {
+		mon(1)
 	}
 	return true, -1
 }
@@ -67,25 +95,25 @@ func choleskyWith(kern microKernel, a []float64, n, lda int, workers int) (bool,
 // (Gustavson, "Recursive leads to automatic variable blocking for dense
 // linear-algebra algorithms", IBM J. Res. Dev. 41(6), 1997). It returns the
 // failing column or -1.
-func (ws *workspace) potrfRec(s *scratch, a []float64, n, lda int) int {
+func potrfRec[E Float](ws *workspace, s *scratch, a []E, n, lda int) int {
 	if n <= cholLeaf {
 		return potrfLeaf(a, n, lda)
 	}
 	n1 := n / 2
 	n2 := n - n1
-	if f := ws.potrfRec(s, a, n1, lda); f >= 0 {
+	if f := potrfRec(ws, s, a, n1, lda); f >= 0 {
 		return f
 	}
 	a12 := a[n1:]
-	ws.trsmUT(s, a, n1, lda, a12, n2, lda)
-	ws.gemm(&gemmArgs{
+	trsmUT(ws, s, a, n1, lda, a12, n2, lda)
+	gemm(ws, &gemmArgs[E]{
 		m: n2, n: n2, k: n1, alpha: -1,
 		a: a12, lda: lda, tA: true,
 		b: a12, ldb: lda,
 		c: a[n1*lda+n1:], ldc: lda,
 		upper: true,
 	}, []*scratch{s})
-	if f := ws.potrfRec(s, a[n1*lda+n1:], n2, lda); f >= 0 {
+	if f := potrfRec(ws, s, a[n1*lda+n1:], n2, lda); f >= 0 {
 		return n1 + f
 	}
 	return -1
@@ -93,25 +121,25 @@ func (ws *workspace) potrfRec(s *scratch, a []float64, n, lda int) int {
 
 // potrfLeaf is the unblocked right-looking factorisation (LAPACK dpotf2 on
 // the transposed layout); every inner loop runs along a row.
-func potrfLeaf(a []float64, n, lda int) int {
+func potrfLeaf[E Float](a []E, n, lda int) int {
 	for j := 0; j < n; j++ {
 		rj := a[j*lda : j*lda+n]
-		d := rj[j]
+		d := float64(rj[j])
 		if !(d > 0) || math.IsInf(d, 1) {
 			return j
 		}
 		d = math.Sqrt(d)
-		rj[j] = d
-		inv := 1 / d
+		rj[j] = E(d)
+		inv := 1 / float64(rj[j])
 		for c := j + 1; c < n; c++ {
-			rj[c] *= inv
+			rj[c] = E(float64(rj[c]) * inv)
 		}
 		for i := j + 1; i < n; i++ {
-			s := rj[i]
+			s := float64(rj[i])
 			ri := a[i*lda+i : i*lda+n]
 			rs := rj[i:n]
 			for c := range ri {
-				ri[c] -= s * rs[c]
+				ri[c] = E(float64(ri[c]) - s*float64(rs[c]))
 			}
 		}
 	}
@@ -121,15 +149,15 @@ func potrfLeaf(a []float64, n, lda int) int {
 // trsmPar solves Uᵀ X = B (trans) or U X = B in place for B n×m, splitting
 // the columns of B among workers; each worker runs the serial recursive
 // solve on its own scratch.
-func (ws *workspace) trsmPar(trans bool, u []float64, n, ldu int, b []float64, m, ldb int, workers int) {
-	solve := ws.trsmUN
+func trsmPar[E Float](ws *workspace, trans bool, u []E, n, ldu int, b []E, m, ldb int, workers int) {
+	solve := trsmUN[E]
 	if trans {
-		solve = ws.trsmUT
+		solve = trsmUT[E]
 	}
 	const minCols = 64
 	w := min(workers, len(ws.s), m/minCols)
 	if w <= 1 || n*n*m < 1<<20 {
-		solve(ws.s[0], u, n, ldu, b, m, ldb)
+		solve(ws, ws.s[0], u, n, ldu, b, m, ldb)
 		return
 	}
 	nr := ws.k.nr
@@ -142,106 +170,106 @@ func (ws *workspace) trsmPar(trans bool, u []float64, n, ldu int, b []float64, m
 		}
 		mc := min(chunk, m-c0)
 		s := ws.s[t]
-		wg.Go(func() { solve(s, u, n, ldu, b[c0:], mc, ldb) })
+		wg.Go(func() { solve(ws, s, u, n, ldu, b[c0:], mc, ldb) })
 	}
 	wg.Wait()
 }
 
 // trsmUT solves Uᵀ X = B in place (B n×m), recursively: X₁ = U₁₁⁻ᵀ B₁,
 // B₂ −= U₁₂ᵀ X₁, X₂ = U₂₂⁻ᵀ B₂.
-func (ws *workspace) trsmUT(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
+func trsmUT[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb int) {
 	if n <= trsmLeaf {
 		trsmUTLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
 	n1 := n / 2
 	n2 := n - n1
-	ws.trsmUT(s, u, n1, ldu, b, m, ldb)
-	ws.gemm(&gemmArgs{
+	trsmUT(ws, s, u, n1, ldu, b, m, ldb)
+	gemm(ws, &gemmArgs[E]{
 		m: n2, n: m, k: n1, alpha: -1,
 		a: u[n1:], lda: ldu, tA: true,
 		b: b, ldb: ldb,
 		c: b[n1*ldb:], ldc: ldb,
 	}, []*scratch{s})
-	ws.trsmUT(s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
+	trsmUT(ws, s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
 }
 
 // trsmUN solves U X = B in place (B n×m), recursively: X₂ = U₂₂⁻¹ B₂,
 // B₁ −= U₁₂ X₂, X₁ = U₁₁⁻¹ B₁.
-func (ws *workspace) trsmUN(s *scratch, u []float64, n, ldu int, b []float64, m, ldb int) {
+func trsmUN[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb int) {
 	if n <= trsmLeaf {
 		trsmUNLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
 	n1 := n / 2
 	n2 := n - n1
-	ws.trsmUN(s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
-	ws.gemm(&gemmArgs{
+	trsmUN(ws, s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
+	gemm(ws, &gemmArgs[E]{
 		m: n1, n: m, k: n2, alpha: -1,
 		a: u[n1:], lda: ldu,
 		b: b[n1*ldb:], ldb: ldb,
 		c: b, ldc: ldb,
 	}, []*scratch{s})
-	ws.trsmUN(s, u, n1, ldu, b, m, ldb)
+	trsmUN(ws, s, u, n1, ldu, b, m, ldb)
 }
 
 // trsmUTLeaf solves Uᵀ X = B in place for a small n: four rows of X at a
 // time are solved with row operations and then eliminated from the rows
 // below with axpy4, which reads them once for all of those rows.
-func trsmUTLeaf(u []float64, n, ldu int, b []float64, m, ldb int) {
+func trsmUTLeaf[E Float](u []E, n, ldu int, b []E, m, ldb int) {
 	for i0 := 0; i0 < n; i0 += 4 {
 		i1 := min(n, i0+4)
 		for i := i0; i < i1; i++ {
 			bi := b[i*ldb : i*ldb+m]
-			inv := 1 / u[i*ldu+i]
+			inv := 1 / float64(u[i*ldu+i])
 			for c := range bi {
-				bi[c] *= inv
+				bi[c] = E(float64(bi[c]) * inv)
 			}
 			for r := i + 1; r < i1; r++ {
-				axpy(-u[i*ldu+r], bi, b[r*ldb:r*ldb+m])
+				axpyG(-float64(u[i*ldu+r]), bi, b[r*ldb:r*ldb+m])
 			}
 		}
 		if i1-i0 < 4 {
 			for i := i0; i < i1; i++ {
 				for r := i1; r < n; r++ {
-					axpy(-u[i*ldu+r], b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
+					axpyG(-float64(u[i*ldu+r]), b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
 				}
 			}
 			continue
 		}
 		for r := i1; r < n; r++ {
-			a := [4]float64{u[i0*ldu+r], u[(i0+1)*ldu+r], u[(i0+2)*ldu+r], u[(i0+3)*ldu+r]}
-			axpy4(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
+			a := [4]float64{float64(u[i0*ldu+r]), float64(u[(i0+1)*ldu+r]), float64(u[(i0+2)*ldu+r]), float64(u[(i0+3)*ldu+r])}
+			axpy4G(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
 		}
 	}
 }
 
 // trsmUNLeaf solves U X = B in place for a small n, bottom up, four rows
 // at a time as in trsmUTLeaf.
-func trsmUNLeaf(u []float64, n, ldu int, b []float64, m, ldb int) {
+func trsmUNLeaf[E Float](u []E, n, ldu int, b []E, m, ldb int) {
 	for i1 := n; i1 > 0; i1 -= 4 {
 		i0 := max(0, i1-4)
 		for i := i1 - 1; i >= i0; i-- {
 			bi := b[i*ldb : i*ldb+m]
-			inv := 1 / u[i*ldu+i]
+			inv := 1 / float64(u[i*ldu+i])
 			for c := range bi {
-				bi[c] *= inv
+				bi[c] = E(float64(bi[c]) * inv)
 			}
 			for r := i0; r < i; r++ {
-				axpy(-u[r*ldu+i], bi, b[r*ldb:r*ldb+m])
+				axpyG(-float64(u[r*ldu+i]), bi, b[r*ldb:r*ldb+m])
 			}
 		}
 		if i1-i0 < 4 {
 			for i := i0; i < i1; i++ {
 				for r := 0; r < i0; r++ {
-					axpy(-u[r*ldu+i], b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
+					axpyG(-float64(u[r*ldu+i]), b[i*ldb:i*ldb+m], b[r*ldb:r*ldb+m])
 				}
 			}
 			continue
 		}
 		for r := 0; r < i0; r++ {
-			a := [4]float64{u[r*ldu+i0], u[r*ldu+i0+1], u[r*ldu+i0+2], u[r*ldu+i0+3]}
-			axpy4(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
+			a := [4]float64{float64(u[r*ldu+i0]), float64(u[r*ldu+i0+1]), float64(u[r*ldu+i0+2]), float64(u[r*ldu+i0+3])}
+			axpy4G(&a, b[i0*ldb:], ldb, b[r*ldb:r*ldb+m])
 		}
 	}
 }

@@ -147,13 +147,13 @@ func TestCholesky(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(t *testing.T) {
 				ld := n + 5
 				if n == 0 {
-					if ok, col := choleskyWith(k, nil, 0, 1, 2); !ok || col != -1 {
+					if ok, col := choleskyWith(k, []float64(nil), 0, 1, 2, nil); !ok || col != -1 {
 						t.Fatal("n=0 failed")
 					}
 					return
 				}
 				a, s := spd(rnd, n, ld, 0.1)
-				ok, col := choleskyWith(k, a, n, ld, 2)
+				ok, col := choleskyWith(k, a, n, ld, 2, nil)
 				if !ok || col != -1 {
 					t.Fatalf("Cholesky failed at column %d", col)
 				}
@@ -460,8 +460,8 @@ func FuzzCholesky(f *testing.F) {
 		rnd := rand.New(rand.NewPCG(seed, 5))
 		a, s := spd(rnd, n, n, 0.1)
 		b := append([]float64(nil), a...)
-		ok1, _ := choleskyWith(kernels()[0], a, n, n, 2)
-		ok2, _ := choleskyWith(goKernel, b, n, n, 1)
+		ok1, _ := choleskyWith(kernels()[0], a, n, n, 2, nil)
+		ok2, _ := choleskyWith(goKernel, b, n, n, 1, nil)
 		if !ok1 || !ok2 {
 			t.Fatalf("not PD: %v %v", ok1, ok2)
 		}

@@ -3,7 +3,23 @@ package dense
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
+
+// Float is the element type of stored matrices: float64, or float32 for
+// FALKON's half-size preconditioner. Whatever the storage, the packed
+// operands, the micro-kernel and every accumulation are float64; only the
+// stored results are rounded to E.
+type Float interface{ float32 | float64 }
+
+// as64 returns s itself as []float64 when E is float64, and nil otherwise.
+func as64[E Float](s []E) []float64 {
+	var z E
+	if unsafe.Sizeof(z) != 8 || len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
 
 // Cache blocking (Goto & van de Geijn, "Anatomy of high-performance matrix
 // multiplication", ACM TOMS 34(3), 2008): a kc × nc block of op(B) is packed
@@ -49,33 +65,38 @@ func grow(s []float64, n int) []float64 {
 // gemmArgs describes C += alpha op(A) op(B), op(A) m×k, op(B) k×n, all
 // row-major. op(A)[i][p] is a[i*lda+p], or a[p*lda+i] when tA.
 // op(B)[p][j] is b[p*ldb+j], or b[j*ldb+p] when tB.
-type gemmArgs struct {
+type gemmArgs[E Float] struct {
 	m, n, k int
 	alpha   float64
-	a       []float64
+	a       []E
 	lda     int
 	tA      bool
-	b       []float64
+	b       []E
 	ldb     int
 	tB      bool
-	c       []float64
+	c       []E
 	ldc     int
-	// upper restricts the update to c[i][j] with j ≥ i.
-	upper bool
+	// upper restricts the update to c[i][j] with j ≥ i; with strict, to
+	// j > i (the diagonal is left alone).
+	upper, strict bool
 	// tri treats op(A)[i][p] as zero when p+triD < i and op(B)[p][j] as
 	// zero when p+triD < j: both operands are column slices of one upper
 	// triangular matrix whose lower triangle may hold anything.
 	tri  bool
 	triD int
+	// c64 is c when E is float64 (set by gemm): the micro-kernel then
+	// adds into C directly rather than through a tile.
+	c64 []float64
 }
 
 // gemm runs g with up to one goroutine per scratch in ss. The packed B
 // block lives in ss[0] and is packed and read by all of them; each packs its
 // own row blocks of A.
-func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
+func gemm[E Float](ws *workspace, g *gemmArgs[E], ss []*scratch) {
 	if g.m <= 0 || g.n <= 0 || g.k <= 0 || g.alpha == 0 {
 		return
 	}
+	g.c64 = as64(g.c)
 	workers := len(ss)
 	nr, mc := ws.k.nr, ws.mc
 	// Work below this many flops per (jc, pc) block is not worth a goroutine.
@@ -108,7 +129,7 @@ func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
 			w := min(workers, nIc)
 			if w <= 1 {
 				for ic := 0; ic < mEff; ic += mc {
-					ws.block(ss[0], g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
+					block(ws, ss[0], g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
 				}
 				continue
 			}
@@ -122,7 +143,7 @@ func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
 						if ic >= mEff {
 							return
 						}
-						ws.block(s, g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
+						block(ws, s, g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
 					}
 				})
 			}
@@ -133,7 +154,7 @@ func (ws *workspace) gemm(g *gemmArgs, ss []*scratch) {
 
 // block packs rows ic..ic+mb of op(A) (columns pc..pc+kb) and multiplies
 // them by the packed B block into C.
-func (ws *workspace) block(s *scratch, g *gemmArgs, bp []float64, ic, jc, pc, mb, nb, kb int) {
+func block[E Float](ws *workspace, s *scratch, g *gemmArgs[E], bp []float64, ic, jc, pc, mb, nb, kb int) {
 	mr, nr := ws.k.mr, ws.k.nr
 	mbR := (mb + mr - 1) / mr * mr
 	s.a = grow(s.a, mbR*kb)
@@ -142,19 +163,26 @@ func (ws *workspace) block(s *scratch, g *gemmArgs, bp []float64, ic, jc, pc, mb
 	kern := ws.k.fn
 	tile := s.tile
 	c, ldc := g.c, g.ldc
+	// In the strict upper case the diagonal is excluded: a tile is
+	// entirely inside the update when its last row is above its first
+	// column.
+	diagOff := 0
+	if g.strict {
+		diagOff = 1
+	}
 	for jr := 0; jr < nb; jr += nr {
 		j0 := jc + jr
 		nj := min(nr, nb-jr)
 		bpan := bp[jr*kb : jr*kb+nr*kb]
 		for ir := 0; ir < mb; ir += mr {
 			i0 := ic + ir
-			if g.upper && i0 > j0+nj-1 {
+			if g.upper && i0+diagOff > j0+nj-1 {
 				break // this tile and all below it lie under the diagonal
 			}
 			mi := min(mr, mb-ir)
 			apan := ap[ir*kb : ir*kb+mr*kb]
-			if mi == mr && nj == nr && (!g.upper || i0+mr-1 <= j0) {
-				kern(kb, apan, bpan, c[i0*ldc+j0:], ldc)
+			if g.c64 != nil && mi == mr && nj == nr && (!g.upper || i0+mr-1+diagOff <= j0) {
+				kern(kb, apan, bpan, g.c64[i0*ldc+j0:], ldc)
 				continue
 			}
 			clear(tile)
@@ -164,10 +192,10 @@ func (ws *workspace) block(s *scratch, g *gemmArgs, bp []float64, ic, jc, pc, mb
 				ti := tile[i*nr : i*nr+nj]
 				jStart := 0
 				if g.upper {
-					jStart = max(0, i0+i-j0)
+					jStart = max(0, i0+i-j0+diagOff)
 				}
 				for j := jStart; j < nj; j++ {
-					ci[j0+j] += ti[j]
+					ci[j0+j] = E(float64(ci[j0+j]) + ti[j])
 				}
 			}
 		}
@@ -176,7 +204,7 @@ func (ws *workspace) block(s *scratch, g *gemmArgs, bp []float64, ic, jc, pc, mb
 
 // packA packs op(A)[ic:ic+mb, pc:pc+kb], scaled by alpha, into micro-panels
 // of mr rows: ap[(i/mr)*mr*kb + p*mr + i%mr]. Rows past mb are zero.
-func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
+func packA[E Float](ap []float64, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 	alpha := g.alpha
 	a, lda := g.a, g.lda
 	for ir := 0; ir < mb; ir += mr {
@@ -185,13 +213,19 @@ func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
 		if mi < mr || g.tri {
 			clear(pan)
 		}
-		if g.tA && !g.tri {
-			// Rows of the stored A are columns of op(A): copy mi at a time.
+		if g.tA {
+			// Rows of the stored A are columns of op(A): copy mi at a time
+			// (under tri, the rows i with op(A)[i][pc+p] nonzero, i.e.
+			// ic+ir+i ≤ pc+p+triD).
 			for p := 0; p < kb; p++ {
-				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+mi]
-				dst := pan[p*mr : p*mr+mi]
+				iEnd := mi
+				if g.tri {
+					iEnd = min(mi, max(0, pc+p+g.triD-(ic+ir)+1))
+				}
+				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+iEnd]
+				dst := pan[p*mr : p*mr+iEnd]
 				for i, v := range src {
-					dst[i] = alpha * v
+					dst[i] = alpha * float64(v)
 				}
 			}
 			continue
@@ -203,15 +237,9 @@ func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
 				// op(A)[gi][pc+p] is zero for pc+p+triD < gi.
 				pStart = min(kb, max(0, gi-g.triD-pc))
 			}
-			if !g.tA {
-				row := a[gi*lda+pc : gi*lda+pc+kb]
-				for p := pStart; p < kb; p++ {
-					pan[p*mr+i] = alpha * row[p]
-				}
-			} else {
-				for p := pStart; p < kb; p++ {
-					pan[p*mr+i] = alpha * a[(pc+p)*lda+gi]
-				}
+			row := a[gi*lda+pc : gi*lda+pc+kb]
+			for p := pStart; p < kb; p++ {
+				pan[p*mr+i] = alpha * float64(row[p])
 			}
 		}
 	}
@@ -220,19 +248,43 @@ func packA(ap []float64, mr int, g *gemmArgs, ic, pc, mb, kb int) {
 // packB packs op(B)[pc:pc+kb, jc+j0:jc+j1] (j0 a multiple of nr) into
 // micro-panels of nr columns: bp[(j/nr)*nr*kb + p*nr + j%nr]. Columns past
 // nb are zero.
-func packB(bp []float64, nr int, g *gemmArgs, pc, jc, kb, nb, j0, j1 int) {
+func packB[E Float](bp []float64, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 int) {
 	b, ldb := g.b, g.ldb
 	for jr := j0; jr < j1; jr += nr {
 		pan := bp[jr*kb : jr*kb+nr*kb]
 		nj := min(nr, nb-jr)
 		if !g.tB && !g.tri && nj == nr {
 			for p := 0; p < kb; p++ {
-				copy(pan[p*nr:p*nr+nr], b[(pc+p)*ldb+jc+jr:])
+				src := b[(pc+p)*ldb+jc+jr : (pc+p)*ldb+jc+jr+nr]
+				dst := pan[p*nr : p*nr+nr]
+				if s64 := as64(src); s64 != nil {
+					copy(dst, s64)
+					continue
+				}
+				for j, v := range src {
+					dst[j] = float64(v)
+				}
 			}
 			continue
 		}
 		if nj < nr || g.tri {
 			clear(pan)
+		}
+		if !g.tB {
+			// Row by row of the stored B (under tri, the columns j with
+			// op(B)[pc+p][j] nonzero, i.e. jc+jr+j ≤ pc+p+triD).
+			for p := 0; p < kb; p++ {
+				jEnd := nj
+				if g.tri {
+					jEnd = min(nj, max(0, pc+p+g.triD-(jc+jr)+1))
+				}
+				src := b[(pc+p)*ldb+jc+jr : (pc+p)*ldb+jc+jr+jEnd]
+				dst := pan[p*nr : p*nr+jEnd]
+				for j, v := range src {
+					dst[j] = float64(v)
+				}
+			}
+			continue
 		}
 		for j := 0; j < nj; j++ {
 			gj := jc + jr + j
@@ -240,15 +292,9 @@ func packB(bp []float64, nr int, g *gemmArgs, pc, jc, kb, nb, j0, j1 int) {
 			if g.tri {
 				pStart = min(kb, max(0, gj-g.triD-pc))
 			}
-			if g.tB {
-				row := b[gj*ldb+pc : gj*ldb+pc+kb]
-				for p := pStart; p < kb; p++ {
-					pan[p*nr+j] = row[p]
-				}
-			} else {
-				for p := pStart; p < kb; p++ {
-					pan[p*nr+j] = b[(pc+p)*ldb+gj]
-				}
+			row := b[gj*ldb+pc : gj*ldb+pc+kb]
+			for p := pStart; p < kb; p++ {
+				pan[p*nr+j] = float64(row[p])
 			}
 		}
 	}

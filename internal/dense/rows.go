@@ -35,3 +35,80 @@ func dot4Go(u []float64, ldu int, x []float64) (s [4]float64) {
 	}
 	return s
 }
+
+// axpyG computes y += alpha x for any storage types, in float64.
+func axpyG[X, Y Float](alpha float64, x []X, y []Y) {
+	if x64, y64 := as64(x), as64(y); x64 != nil && y64 != nil {
+		axpy(alpha, x64, y64)
+		return
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = Y(float64(y[i]) + alpha*float64(v))
+	}
+}
+
+// axpy4G is axpy4 for any storage types: the assembly when both are
+// float64, otherwise a loop in float64 rounded to Y on store.
+func axpy4G[U, Y Float](a *[4]float64, u []U, ldu int, y []Y) {
+	n := len(y)
+	if n == 0 {
+		return
+	}
+	if u64, y64 := as64(u), as64(y); u64 != nil && y64 != nil {
+		axpy4(a, u64, ldu, y64)
+		return
+	}
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	u0 := u[:n]
+	u1 := u[ldu : ldu+n]
+	u2 := u[2*ldu : 2*ldu+n]
+	u3 := u[3*ldu : 3*ldu+n]
+	for j := range y {
+		y[j] = Y(float64(y[j]) - (a0*float64(u0[j]) + a1*float64(u1[j]) + a2*float64(u2[j]) + a3*float64(u3[j])))
+	}
+}
+
+// dot4G is dot4 for U of any storage type.
+func dot4G[U Float](u []U, ldu int, x []float64) (s [4]float64) {
+	n := len(x)
+	if n == 0 {
+		return s
+	}
+	if u64 := as64(u); u64 != nil {
+		return dot4(u64, ldu, x)
+	}
+	u0 := u[:n]
+	u1 := u[ldu : ldu+n]
+	u2 := u[2*ldu : 2*ldu+n]
+	u3 := u[3*ldu : 3*ldu+n]
+	for j, v := range x {
+		s[0] += float64(u0[j]) * v
+		s[1] += float64(u1[j]) * v
+		s[2] += float64(u2[j]) * v
+		s[3] += float64(u3[j]) * v
+	}
+	return s
+}
+
+// dotG is dot for x of any storage type.
+func dotG[X Float](x []X, y []float64) float64 {
+	if x64 := as64(x); x64 != nil {
+		return dot(x64, y)
+	}
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xs := x[i : i+4 : i+4]
+		ys := y[i : i+4 : i+4]
+		s0 += float64(xs[0]) * ys[0]
+		s1 += float64(xs[1]) * ys[1]
+		s2 += float64(xs[2]) * ys[2]
+		s3 += float64(xs[3]) * ys[3]
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i]) * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

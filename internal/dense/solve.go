@@ -12,15 +12,16 @@ const smallK = 32
 // triangle is not read) and B is n×k in b (row-major, stride ldb). It is
 // BLAS dtrsm (left, upper, no transpose, non-unit). U must be nonsingular;
 // a zero diagonal gives Inf or NaN. At most min(workers, k) goroutines run;
-// the result does not depend on workers.
-func SolveUpper(u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
-	solveWith(best, false, u, n, ldu, b, k, ldb, workers)
+// the result does not depend on workers. u may be float32; B is float64
+// and the arithmetic is float64 either way.
+func SolveUpper[E Float](u []E, n, ldu int, b []float64, k, ldb int, workers int) {
+	solveTri(best, Tri[E]{Data: u, N: n, Stride: ldu}, false, b, k, ldb, workers)
 }
 
 // SolveUpperT solves Uᵀ X = B in place, with U and B as for SolveUpper
 // (dtrsm left, upper, transpose, non-unit).
-func SolveUpperT(u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
-	solveWith(best, true, u, n, ldu, b, k, ldb, workers)
+func SolveUpperT[E Float](u []E, n, ldu int, b []float64, k, ldb int, workers int) {
+	solveTri(best, Tri[E]{Data: u, N: n, Stride: ldu}, true, b, k, ldb, workers)
 }
 
 // SolveUpperVec solves U x = b in place for a contiguous vector x of
@@ -28,7 +29,7 @@ func SolveUpperT(u []float64, n, ldu int, b []float64, k, ldb int, workers int) 
 func SolveUpperVec(u []float64, n, ldu int, x []float64) {
 	checkMat("SolveUpperVec U", u, n, n, ldu)
 	checkMat("SolveUpperVec x", x, n, 1, 1)
-	backSubst(u, n, ldu, [][]float64{x})
+	backSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, [][]float64{x})
 }
 
 // SolveUpperTVec solves Uᵀ x = b in place for a contiguous vector x of
@@ -36,27 +37,64 @@ func SolveUpperVec(u []float64, n, ldu int, x []float64) {
 func SolveUpperTVec(u []float64, n, ldu int, x []float64) {
 	checkMat("SolveUpperTVec U", u, n, n, ldu)
 	checkMat("SolveUpperTVec x", x, n, 1, 1)
-	forwSubst(u, n, ldu, [][]float64{x})
+	forwSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, [][]float64{x})
+}
+
+// Tri is an n×n upper triangular matrix U in a row-major slice, in one of
+// the two halves of a packed M × M buffer (FALKON keeps T and A in one):
+//
+//   - Lower false: U in the upper triangle, U[i][j] = Data[i*Stride+j];
+//   - Lower true: U transposed in the lower triangle,
+//     U[i][j] = Data[j*Stride+i] (j ≥ i).
+//
+// When Diag is not nil it holds U's diagonal and the buffer's diagonal is
+// not read (the other triangle's factor may own it).
+type Tri[E Float] struct {
+	Data      []E
+	N, Stride int
+	Lower     bool
+	Diag      []float64
+}
+
+func (u Tri[E]) diag(i int) float64 {
+	if u.Diag != nil {
+		return u.Diag[i]
+	}
+	return float64(u.Data[i*u.Stride+i])
+}
+
+// SolveTri solves U X = B (trans false) or Uᵀ X = B (trans true) in place
+// for U as described by u and B n×k (row-major, stride ldb), like
+// SolveUpper. Every form reads U row by row of its storage, four rows at
+// a time; with Lower, Diag or E = float32 the right-hand sides always go
+// through the row kernels (k ≥ 32 included), otherwise as in SolveUpper.
+func SolveTri[E Float](u Tri[E], trans bool, b []float64, k, ldb int, workers int) {
+	solveTri(best, u, trans, b, k, ldb, workers)
 }
 
 func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
-	checkMat("SolveUpper U", u, n, n, ldu)
+	solveTri(kern, Tri[float64]{Data: u, N: n, Stride: ldu}, trans, b, k, ldb, workers)
+}
+
+func solveTri[E Float](kern microKernel, u Tri[E], trans bool, b []float64, k, ldb int, workers int) {
+	n := u.N
+	checkMat("SolveUpper U", u.Data, n, n, u.Stride)
 	checkMat("SolveUpper B", b, n, k, ldb)
+	if u.Diag != nil && len(u.Diag) < n {
+		panic("dense: SolveTri: diagonal shorter than n")
+	}
 	if n == 0 || k == 0 {
 		return
 	}
-	if k >= smallK {
+	if u64 := as64(u.Data); k >= smallK && u64 != nil && !u.Lower && u.Diag == nil {
 		ws := newWorkspace(kern, workers)
-		ws.trsmPar(trans, u, n, ldu, b, k, ldb, len(ws.s))
+		trsmPar(ws, trans, u64, n, u.Stride, b, k, ldb, len(ws.s))
 		return
 	}
 	if k == 1 && ldb == 1 {
 		// B is a contiguous vector already: no copy, no allocation.
-		if trans {
-			forwSubst(u, n, ldu, [][]float64{b[:n]})
-		} else {
-			backSubst(u, n, ldu, [][]float64{b[:n]})
-		}
+		x := [1][]float64{b[:n]}
+		substitute(u, trans, x[:])
 		return
 	}
 	xt := make([]float64, k*n)
@@ -69,20 +107,16 @@ func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float6
 			xs[c][i] = b[i*ldb+c]
 		}
 	}
-	subst := backSubst
-	if trans {
-		subst = forwSubst
-	}
 	// Split the right-hand sides among workers; each reads all of U.
 	w := max(1, min(workers, k))
 	if w == 1 || n < 256 {
-		subst(u, n, ldu, xs)
+		substitute(u, trans, xs)
 	} else {
 		var wg sync.WaitGroup
 		per := (k + w - 1) / w
 		for c0 := 0; c0 < k; c0 += per {
 			group := xs[c0:min(k, c0+per)]
-			wg.Go(func() { subst(u, n, ldu, group) })
+			wg.Go(func() { substitute(u, trans, group) })
 		}
 		wg.Wait()
 	}
@@ -93,23 +127,39 @@ func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float6
 	}
 }
 
-// backSubst solves U x = b for each x in xs, four rows at a time: the
-// solved part below a block enters through dot4 (one pass over the block's
-// rows of U per right-hand side, the block staying in cache across them),
-// then the 4×4 triangle is solved directly.
-func backSubst(u []float64, n, ldu int, xs [][]float64) {
+// substitute solves U x = b (or Uᵀ x = b when trans) for each x in xs.
+func substitute[E Float](u Tri[E], trans bool, xs [][]float64) {
+	switch {
+	case trans && u.Lower:
+		forwSubstL(u, xs)
+	case trans:
+		forwSubst(u, xs)
+	case u.Lower:
+		backSubstL(u, xs)
+	default:
+		backSubst(u, xs)
+	}
+}
+
+// backSubst solves U x = b for each x in xs (U in the upper triangle),
+// four rows at a time: the solved part below a block enters through dot4
+// (one pass over the block's rows of U per right-hand side, the block
+// staying in cache across them), then the 4×4 triangle is solved directly.
+func backSubst[E Float](ut Tri[E], xs [][]float64) {
+	u, n, ldu := ut.Data, ut.N, ut.Stride
 	i1 := n - n%4
 	for i := n - 1; i >= i1; i-- {
 		row := u[i*ldu+i+1 : i*ldu+n]
+		d := ut.diag(i)
 		for _, x := range xs {
-			x[i] = (x[i] - dot(row, x[i+1:n])) / u[i*ldu+i]
+			x[i] = (x[i] - dotG(row, x[i+1:n])) / d
 		}
 	}
 	for ; i1 >= 4; i1 -= 4 {
 		i0 := i1 - 4
 		for _, x := range xs {
 			if i1 < n {
-				s := dot4(u[i0*ldu+i1:], ldu, x[i1:n])
+				s := dot4G(u[i0*ldu+i1:], ldu, x[i1:n])
 				for r, v := range s {
 					x[i0+r] -= v
 				}
@@ -117,38 +167,100 @@ func backSubst(u []float64, n, ldu int, xs [][]float64) {
 			for i := i1 - 1; i >= i0; i-- {
 				t := x[i]
 				for j := i + 1; j < i1; j++ {
-					t -= u[i*ldu+j] * x[j]
+					t -= float64(u[i*ldu+j]) * x[j]
 				}
-				x[i] = t / u[i*ldu+i]
+				x[i] = t / ut.diag(i)
 			}
 		}
 	}
 }
 
-// forwSubst solves Uᵀ x = b for each x in xs, four rows at a time: the 4×4
-// triangle is solved directly, then its four unknowns are eliminated from
-// the rest of x with axpy4.
-func forwSubst(u []float64, n, ldu int, xs [][]float64) {
+// forwSubst solves Uᵀ x = b for each x in xs (U in the upper triangle),
+// four rows at a time: the 4×4 triangle is solved directly, then its four
+// unknowns are eliminated from the rest of x with axpy4.
+func forwSubst[E Float](ut Tri[E], xs [][]float64) {
+	u, n, ldu := ut.Data, ut.N, ut.Stride
 	i0 := 0
 	for ; i0+4 <= n; i0 += 4 {
 		rest := i0 + 4
 		for _, x := range xs {
 			for i := i0; i < rest; i++ {
-				x[i] /= u[i*ldu+i]
+				x[i] /= ut.diag(i)
 				for r := i + 1; r < rest; r++ {
-					x[r] -= x[i] * u[i*ldu+r]
+					x[r] -= x[i] * float64(u[i*ldu+r])
 				}
 			}
 			if rest < n {
 				a := [4]float64{x[i0], x[i0+1], x[i0+2], x[i0+3]}
-				axpy4(&a, u[i0*ldu+rest:], ldu, x[rest:n])
+				axpy4G(&a, u[i0*ldu+rest:], ldu, x[rest:n])
 			}
 		}
 	}
 	for i := i0; i < n; i++ {
 		for _, x := range xs {
-			x[i] /= u[i*ldu+i]
-			axpy(-x[i], u[i*ldu+i+1:i*ldu+n], x[i+1:n])
+			x[i] /= ut.diag(i)
+			axpyG(-x[i], u[i*ldu+i+1:i*ldu+n], x[i+1:n])
+		}
+	}
+}
+
+// backSubstL solves U x = b for each x in xs with U transposed in the
+// lower triangle (L = Uᵀ, row i of L is column i of U): bottom up, four
+// unknowns at a time, which are then eliminated from the unknowns above
+// them with axpy4 along four rows of L.
+func backSubstL[E Float](ut Tri[E], xs [][]float64) {
+	l, n, ld := ut.Data, ut.N, ut.Stride
+	for i1 := n; i1 > 0; i1 -= 4 {
+		i0 := max(0, i1-4)
+		for _, x := range xs {
+			for i := i1 - 1; i >= i0; i-- {
+				x[i] /= ut.diag(i)
+				for r := i0; r < i; r++ {
+					x[r] -= float64(l[i*ld+r]) * x[i] // U[r][i]
+				}
+			}
+			if i0 == 0 {
+				continue
+			}
+			if i1-i0 < 4 {
+				for i := i0; i < i1; i++ {
+					axpyG(-x[i], l[i*ld:i*ld+i0], x[:i0])
+				}
+				continue
+			}
+			a := [4]float64{x[i0], x[i0+1], x[i0+2], x[i0+3]}
+			axpy4G(&a, l[i0*ld:], ld, x[:i0])
+		}
+	}
+}
+
+// forwSubstL solves Uᵀ x = b for each x in xs with U transposed in the
+// lower triangle: Uᵀ = L is lower triangular, so this is forward
+// substitution along the rows of L, four at a time through dot4.
+func forwSubstL[E Float](ut Tri[E], xs [][]float64) {
+	l, n, ld := ut.Data, ut.N, ut.Stride
+	for i0 := 0; i0 < n; i0 += 4 {
+		i1 := min(n, i0+4)
+		for _, x := range xs {
+			if i0 > 0 {
+				if i1-i0 == 4 {
+					s := dot4G(l[i0*ld:], ld, x[:i0])
+					for r, v := range s {
+						x[i0+r] -= v
+					}
+				} else {
+					for i := i0; i < i1; i++ {
+						x[i] -= dotG(l[i*ld:i*ld+i0], x[:i0])
+					}
+				}
+			}
+			for i := i0; i < i1; i++ {
+				t := x[i]
+				for j := i0; j < i; j++ {
+					t -= float64(l[i*ld+j]) * x[j]
+				}
+				x[i] = t / ut.diag(i)
+			}
 		}
 	}
 }

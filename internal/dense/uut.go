@@ -12,11 +12,11 @@ package dense
 // The flops (n³/3) run as a sequence of rank-256 updates
 // C₀:ₑ,₀:ₑ += U₀:ₑ,ₚ:ₑ U₀:ₑ,ₚ:ₑᵀ (e = p+256) through the parallel GEMM, with
 // the triangular part of each column slice masked while packing.
-func UUt(u []float64, n, ldu int, alpha float64, c []float64, ldc int, workers int) {
+func UUt[E Float](u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
 	uutWith(best, u, n, ldu, alpha, c, ldc, workers)
 }
 
-func uutWith(kern microKernel, u []float64, n, ldu int, alpha float64, c []float64, ldc int, workers int) {
+func uutWith[E Float](kern microKernel, u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
 	checkMat("UUt U", u, n, n, ldu)
 	checkMat("UUt C", c, n, n, ldc)
 	for i := 0; i < n; i++ {
@@ -25,7 +25,7 @@ func uutWith(kern microKernel, u []float64, n, ldu int, alpha float64, c []float
 	ws := newWorkspace(kern, workers)
 	for p := 0; p < n; p += kcBlock {
 		e := min(n, p+kcBlock)
-		ws.gemm(&gemmArgs{
+		gemm(ws, &gemmArgs[E]{
 			m: e, n: e, k: e - p, alpha: alpha,
 			a: u[p:], lda: ldu,
 			b: u[p:], ldb: ldu, tB: true,
@@ -33,5 +33,91 @@ func uutWith(kern microKernel, u []float64, n, ldu int, alpha float64, c []float
 			upper: true,
 			tri:   true, triD: p,
 		}, ws.s)
+	}
+}
+
+// UUtPacked is UUt on FALKON's packed layout, where one n×n buffer a
+// (stride lda) holds two triangular factors: U is stored transposed in the
+// lower triangle (U[i][j] = a[j*lda+i], j ≥ i, its diagonal on a's
+// diagonal), and the strict upper triangle of C = alpha U Uᵀ is written
+// into the strict upper triangle of a. C's diagonal is not formed (a's
+// diagonal still holds U's): see RowNorms2. At most workers goroutines
+// run; the result does not depend on workers; mon (nil for none) is
+// called between the rank-256 updates, and abandons the call when it
+// returns false (UUtPacked then returns false).
+func UUtPacked[E Float](a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
+	return uutPackedWith(best, a, n, lda, alpha, workers, mon)
+}
+
+func uutPackedWith[E Float](kern microKernel, a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
+	checkMat("UUtPacked", a, n, n, lda)
+	for i := 0; i < n; i++ {
+		clear(a[i*lda+i+1 : i*lda+n])
+	}
+	ws := newWorkspace(kern, workers)
+	// Update p costs about e²·256 flops: the fraction done is (e/n)³.
+	for p := 0; p < n; p += kcBlock {
+		if mon != nil && !mon(cube(p, n)) {
+			return false
+		}
+		e := min(n, p+kcBlock)
+		// op(A)[i][q] = U[i][p+q] = a[(p+q)*lda+i]; op(B) = op(A)ᵀ.
+		gemm(ws, &gemmArgs[E]{
+			m: e, n: e, k: e - p, alpha: alpha,
+			a: a[p*lda:], lda: lda, tA: true,
+			b: a[p*lda:], ldb: lda,
+			c: a, ldc: lda,
+			upper: true, strict: true,
+			tri: true, triD: p,
+		}, ws.s)
+	}
+	if mon != nil {
+		mon(1)
+	}
+	return true
+}
+
+// cube is (p/n)³.
+func cube(p, n int) float64 {
+	r := float64(p) / float64(n)
+	return r * r * r
+}
+
+// RowNorms2 sets out[i] = alpha Σ_{j≥i} U[i][j]² for the upper triangular
+// U in the upper triangle of u (stride ldu): the diagonal of alpha U Uᵀ,
+// which UUtPacked leaves out.
+func RowNorms2[E Float](u []E, n, ldu int, alpha float64, out []float64) {
+	checkMat("RowNorms2", u, n, n, ldu)
+	for i := 0; i < n; i++ {
+		row := u[i*ldu+i : i*ldu+n]
+		var s0, s1 float64
+		j := 0
+		for ; j+2 <= len(row); j += 2 {
+			s0 += float64(row[j]) * float64(row[j])
+			s1 += float64(row[j+1]) * float64(row[j+1])
+		}
+		for ; j < len(row); j++ {
+			s0 += float64(row[j]) * float64(row[j])
+		}
+		out[i] = alpha * (s0 + s1)
+	}
+}
+
+// TransposeUpper copies the strict upper triangle of the n×n matrix in a
+// (stride lda) into its strict lower triangle: a[j*lda+i] = a[i*lda+j] for
+// j > i. It works in 64×64 tiles so that both sides stay in cache.
+func TransposeUpper[E Float](a []E, n, lda int) {
+	checkMat("TransposeUpper", a, n, n, lda)
+	const tile = 64
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(n, i0+tile)
+		for j0 := i0; j0 < n; j0 += tile {
+			j1 := min(n, j0+tile)
+			for i := i0; i < i1; i++ {
+				for j := max(j0, i+1); j < j1; j++ {
+					a[j*lda+i] = a[i*lda+j]
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,259 @@
+// Command largem benchmarks FALKON at large M (issue #14): the one-buffer
+// preconditioner in float64 and float32, test error against M, and the
+// pivoted Cholesky against the eigendecomposition on a rank-deficient
+// K_MM. It is not part of the test suite; bench/RESULTS.md ("Large M")
+// records its figures with the commands.
+//
+// gen writes a train store of -n rows and a test store of -ntest rows of
+// a synthetic target with fine detail in d = 5 (features uniform with unit
+// variance, so that no standardisation is needed; train targets carry
+// N(0, 0.1²) noise, test targets none):
+//
+//	go run ./bench/largem -mode gen -dir /tmp/largem -n 1000000
+//
+// sweep fits in-process for each M of -centers and each -precisions on the
+// first min(n, -rows-per-center·M) rows and prints M, n, precision, the
+// preconditioner's bytes and seconds, s/iteration, the CG iterations to
+// relative residuals 1e-3 / 1e-5 and the test RMSE:
+//
+//	go run ./bench/largem -mode sweep -dir /tmp/largem -centers 1000,2000,5000 -precisions float64,float32
+//
+// pivot times the preconditioner of a K_MM of rank M/4 (every centre
+// repeated four times) with --precond pivoted and --precond eigen:
+//
+//	go run ./bench/largem -mode pivot -centers 2000,4000,20000 -methods pivoted,eigen
+//
+// The fit at M = 5·10⁴ itself runs through the CLI (falkon-ooc fit) in a
+// cgroup: see bench/RESULTS.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+const d = 5
+
+func main() {
+	mode := flag.String("mode", "sweep", "gen, sweep or pivot")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "largem"), "work `directory` for the stores (not the repository)")
+	n := flag.Int("n", 1000000, "gen: train rows")
+	ntest := flag.Int("ntest", 20000, "gen: test rows")
+	centers := flag.String("centers", "1000,2000,5000", "M values, comma-separated")
+	precisions := flag.String("precisions", "float64", "sweep: preconditioner precisions, comma-separated")
+	methods := flag.String("methods", "pivoted,eigen", "pivot: preconditioner methods, comma-separated")
+	perCenter := flag.Int("rows-per-center", 20, "sweep: rows used per centre (the whole store at most)")
+	iters := flag.Int("iters", 30, "sweep: CG iterations")
+	sigma := flag.Float64("sigma", 0.5, "sweep: Gaussian kernel σ")
+	lambda := flag.Float64("lambda", 1e-7, "sweep: λ")
+	flag.Parse()
+	ms, err := ints(*centers)
+	if err != nil {
+		fail(err)
+	}
+	switch *mode {
+	case "gen":
+		err = gen(*dir, *n, *ntest)
+	case "sweep":
+		err = sweep(*dir, ms, strings.Split(*precisions, ","), *perCenter, *iters, *sigma, *lambda)
+	case "pivot":
+		err = pivot(ms, strings.Split(*methods, ","))
+	default:
+		err = fmt.Errorf("unknown -mode %q", *mode)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "largem:", err)
+	os.Exit(1)
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// target is the synthetic function: products and sums of sinusoids of
+// several frequencies, so that finer centres keep paying off.
+func target(x []float64) float64 {
+	return math.Sin(4*x[0])*math.Sin(4*x[1]) + math.Sin(5*x[2]+3*x[3]) +
+		0.7*math.Cos(6*(x[0]-x[4])) + 0.5*math.Sin(3*x[1]*x[3]) + 0.3*math.Sin(9*x[2])*math.Cos(7*x[4])
+}
+
+func gen(dir string, n, ntest int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, s := range []struct {
+		name  string
+		rows  int
+		noise float64
+		seed  uint64
+	}{{"train.store", n, 0.1, 1}, {"test.store", ntest, 0, 2}} {
+		path := filepath.Join(dir, s.name)
+		if _, err := os.Stat(path); err == nil {
+			fmt.Printf("%s exists: kept\n", path)
+			continue
+		}
+		var feats []chunkstore.ColumnSpec
+		for j := range d {
+			feats = append(feats, chunkstore.ColumnSpec{Name: fmt.Sprintf("x%d", j), Type: "float64"})
+		}
+		w, err := chunkstore.Create(path, feats, []chunkstore.ColumnSpec{{Name: "y", Type: "float64"}},
+			chunkstore.Options{ChunkRows: 10000, Codec: "none"})
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(s.seed, 14))
+		const batch = 100000
+		x := make([]float64, d)
+		for lo := 0; lo < s.rows; lo += batch {
+			rows := min(batch, s.rows-lo)
+			cols := make([][]float64, d+1)
+			for range rows {
+				for j := range d {
+					x[j] = (2*rng.Float64() - 1) * math.Sqrt(3) // unit variance
+					cols[j] = append(cols[j], x[j])
+				}
+				cols[d] = append(cols[d], target(x)+s.noise*rng.NormFloat64())
+			}
+			if err := w.Append(cols); err != nil {
+				return err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s (%d rows)\n", path, s.rows)
+	}
+	return nil
+}
+
+// prefix is the first k chunks of a source.
+type prefix struct {
+	stream.Source
+	k int
+}
+
+func (p prefix) NumChunks() int { return p.k }
+
+func sweep(dir string, ms []int, precs []string, perCenter, iters int, sigma, lambda float64) error {
+	train, err := chunkstore.Open(filepath.Join(dir, "train.store"))
+	if err != nil {
+		return err
+	}
+	defer train.Close()
+	test, err := chunkstore.Open(filepath.Join(dir, "test.store"))
+	if err != nil {
+		return err
+	}
+	defer test.Close()
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load before: %s", load)
+	fmt.Println("| M | n | precond precision | precond bytes | precond s | s/iteration | iterations to 1e-3 / 1e-5 | final residual | test RMSE |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, m := range ms {
+		rows, k := 0, 0
+		for k < train.NumChunks() && rows < perCenter*m {
+			rows += train.ChunkRows(k)
+			k++
+		}
+		for _, p := range precs {
+			cfg := ooc.Config{
+				Centers: m, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: sigma}, Lambda: lambda,
+				Iterations: iters, Seed: 1, NoStandardize: true, PrecondPrecision: precond.Precision(p),
+			}
+			mdl, err := ooc.Fit(context.Background(), prefix{train, k}, cfg, ooc.RunOptions{})
+			if err != nil {
+				return fmt.Errorf("M = %d, %s: %w", m, p, err)
+			}
+			ev, err := mdl.Evaluate(context.Background(), test, ooc.PredictOptions{})
+			if err != nil {
+				return err
+			}
+			tr := mdl.Training()
+			fmt.Printf("| %d | %d | %s | %s | %.1f | %.2f | %s / %s | %.2g | %.4f |\n", m, rows, p,
+				ooc.FormatBytes(tr.PrecondBytes), tr.PrecondSeconds, tr.SecondsPerIteration,
+				itersTo(tr.Residuals, 1e-3), itersTo(tr.Residuals, 1e-5), tr.Residuals[len(tr.Residuals)-1], *ev.RMSE)
+		}
+	}
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load after: %s", load)
+	return nil
+}
+
+// itersTo is the first iteration whose residual is at most r ("—" if none).
+func itersTo(res []float64, r float64) string {
+	for i, v := range res {
+		if v <= r {
+			return strconv.Itoa(i + 1)
+		}
+	}
+	return "—"
+}
+
+// pivot times Build on a K_MM of rank M/4: M/4 random points in 5-D, each
+// repeated four times, Gaussian kernel σ = 1.
+func pivot(ms []int, methods []string) error {
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load before: %s", load)
+	fmt.Println("| M | method | rank | seconds |")
+	fmt.Println("|---|---|---|---|")
+	for _, m := range ms {
+		r := m / 4
+		rng := rand.New(rand.NewPCG(uint64(m), 3))
+		pts := make([]float64, r*d)
+		for i := range pts {
+			pts[i] = rng.NormFloat64()
+		}
+		rows := func(dst []float64, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				a := pts[(i%r)*d : (i%r)*d+d]
+				for j := range m {
+					b := pts[(j%r)*d : (j%r)*d+d]
+					s := 0.0
+					for l := range d {
+						t := a[l] - b[l]
+						s += t * t
+					}
+					dst[(i-lo)*m+j] = math.Exp(-s / 2)
+				}
+			}
+		}
+		for _, meth := range methods {
+			t0 := time.Now()
+			p, err := precond.Build(context.Background(), m, rows, 1e-6, precond.Options{Method: precond.Method(meth)})
+			if err != nil {
+				return fmt.Errorf("M = %d, %s: %w", m, meth, err)
+			}
+			fmt.Printf("| %d | %s | %d | %.2f |\n", m, meth, p.Rank(), time.Since(t0).Seconds())
+		}
+	}
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load after: %s", load)
+	return nil
+}

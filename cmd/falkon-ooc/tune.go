@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+func init() {
+	register(&command{
+		Name:  "tune",
+		Short: "search σ × λ for the best model, every candidate sharing each pass",
+		Usage: "--out MODEL [--sigma LIST] [--lambda LIST|RANGE] [--centers M] [flags] STORE",
+		Long: `
+Tune fits a grid of kernel length scales σ and regularisations λ on a
+chunk store and writes the candidate with the best validation metric (RMSE,
+or error rate for classification) to MODEL, a model file that 'predict'
+reads. The candidates share everything they can: one set of centres, per σ
+one kernel matrix and factor T, and each conjugate-gradient iteration is one
+pass over the data for all of them — every chunk is read and standardised
+once, its kernel block computed once per σ and multiplied by all the λ at
+once. The validation rows (--val-fraction of the store, or --val) are scored
+in the same passes. A candidate whose validation metric stops improving for
+--patience iterations leaves the pass, as do the worse half at each
+--halving step; each keeps its best iteration.
+
+LIST is comma-separated (0.5,1,2); RANGE is LO:HI:COUNT, COUNT values
+spaced evenly in log scale from LO to HI (1e-8:1e-3:6). Defaults: σ = √d ×
+{1/4, 1/2, 1, 2, 4} (features are standardised), λ = 1e-8:1e-3:6.
+
+The table of candidates goes to stdout (--json: one document with every
+candidate's validation curve); progress to stderr.`,
+		Flags: tuneFlags,
+	})
+}
+
+// tuneShared are fit's flags that mean the same in tune.
+var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
+	"task", "precond", "jitter", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet"}
+
+type tuneOpts struct {
+	fit                   fitOpts
+	sigmas, lambdas, plot string
+	maxMemory             string
+	valFraction           float64
+	patience, halving     int
+}
+
+func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+	o := &tuneOpts{}
+	fitFS := flag.NewFlagSet("fit", flag.ContinueOnError)
+	o.fit.register(fitFS)
+	for _, name := range tuneShared {
+		f := fitFS.Lookup(name)
+		fs.Var(f.Value, f.Name, f.Usage)
+	}
+	fs.StringVar(&o.sigmas, "sigma", "", "kernel length scales to try: a `LIST` or LO:HI:COUNT (default √d × {1/4, 1/2, 1, 2, 4})")
+	fs.StringVar(&o.lambdas, "lambda", "1e-8:1e-3:6", "ridge regularisations λ > 0 to try: a `LIST` or LO:HI:COUNT")
+	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
+	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
+	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
+	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the search needs more `bytes` than this (e.g. 12GiB, 800MB)")
+	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
+	return func(ctx context.Context, e *env, args []string) error {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		return runTune(ctx, e, o, set, args)
+	}
+}
+
+// parseGrid parses a LIST (comma-separated) or a RANGE (LO:HI:COUNT, log
+// spaced) of positive numbers.
+func parseGrid(flagName, s string) ([]float64, error) {
+	if lo, rest, ok := strings.Cut(s, ":"); ok {
+		hi, count, ok := strings.Cut(rest, ":")
+		a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		n, err3 := strconv.Atoi(strings.TrimSpace(count))
+		if !ok || err1 != nil || err2 != nil || err3 != nil || !(a > 0) || !(b >= a) || math.IsInf(b, 0) || n < 1 ||
+			(n == 1 && a != b) {
+			return nil, usagef("--%s %q: want LO:HI:COUNT with 0 < LO ≤ HI and COUNT ≥ 1 (COUNT 1 only when LO = HI)", flagName, s)
+		}
+		out := make([]float64, n)
+		for i := range n {
+			if n == 1 {
+				out[i] = a
+				continue
+			}
+			out[i] = math.Exp(math.Log(a) + float64(i)*(math.Log(b)-math.Log(a))/float64(n-1))
+			// Print as the user would write it: 1e-07, not 9.999999999999997e-08.
+			out[i], _ = strconv.ParseFloat(strconv.FormatFloat(out[i], 'g', 6, 64), 64)
+		}
+		return out, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, usagef("--%s: %q is not a number > 0", flagName, strings.TrimSpace(f))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseSize parses a byte count with an optional unit: B, KB, MB, GB, TB
+// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) || v*mult >= 1<<62 {
+		return 0, fmt.Errorf("%q is not a size such as 12GiB or 800MB", s)
+	}
+	return int64(v * mult), nil
+}
+
+// tuneJSON is the --json document of tune.
+type tuneJSON struct {
+	Version string `json:"version"`
+	Store   string `json:"store"`
+	Model   string `json:"model"`
+	D       int    `json:"d"`
+	*ooc.TuneResult
+	Config    ooc.Config `json:"config"`
+	Precision string     `json:"precision"`
+}
+
+func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args []string) error {
+	fo := &o.fit
+	fitSet := map[string]bool{} // the flags fit's config reads: only the shared ones
+	for _, name := range tuneShared {
+		fitSet[name] = set[name]
+	}
+	base, r, storePath, err := fo.openTraining(fitSet, args)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving}
+	if o.patience == 0 {
+		tc.Patience = -1
+	} else if o.patience < 0 {
+		return usagef("--patience must be ≥ 0, got %d", o.patience)
+	}
+	if o.halving < 0 {
+		return usagef("--halving must be ≥ 0, got %d", o.halving)
+	}
+	if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
+		return err
+	}
+	if o.sigmas != "" {
+		if !base.Kernel.Kind.IsDistance() {
+			return usagef("--sigma: the %s kernel has no length scale", base.Kernel.Kind)
+		}
+		if tc.Sigmas, err = parseGrid("sigma", o.sigmas); err != nil {
+			return err
+		}
+	}
+	if o.maxMemory != "" {
+		if tc.MaxMemory, err = parseSize(o.maxMemory); err != nil {
+			return usagef("--max-memory: %v", err)
+		}
+	}
+	if o.valFraction < 0 || o.valFraction >= 1 {
+		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
+	}
+	if set["val-fraction"] && fo.val != "" {
+		return usagef("--val and --val-fraction exclude each other")
+	}
+	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
+		return usagef("--plot %s: the name must end in .png", o.plot)
+	}
+	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() {
+		s := ooc.DefaultSigma(r.Dim())
+		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
+	}
+	run := ooc.RunOptions{Workers: fo.workers}
+	pr := newProgress(e.stderr, fo.quiet)
+	if fo.val != "" {
+		vs, cleanup, err := openValidation(ctx, fo.val, fo.workers, r, pr)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		run.Validation = vs
+	} else {
+		tc.ValFraction = o.valFraction
+	}
+	tc.Base = base
+	var passStart time.Time
+	tc.Progress = func(p ooc.TuneProgress) {
+		if p.Memory != nil {
+			mem := *p.Memory
+			pr.printf("tune: n = %d training rows, %d validation rows, d = %d, M = %d centres; memory needed ≈ %s",
+				p.N, p.ValRows, r.Dim(), p.M, mem)
+			softMemoryLimit(mem)
+			return
+		}
+		switch p.Stage {
+		case ooc.StageSample, ooc.StageRHS, ooc.StageIterate, ooc.StageValidate:
+			step := string(p.Stage)
+			if p.Stage == ooc.StageIterate || p.Stage == ooc.StageValidate {
+				step = fmt.Sprintf("iteration %d/%d (%d candidates)", p.Iteration, p.Iterations, p.Live)
+			}
+			if p.Chunks > 0 {
+				passUpdate(pr, step, p.Chunk, p.Chunks, &passStart)
+				return
+			}
+			if len(p.Stopped) > 0 {
+				pr.printf("tune: after iteration %d, %d candidate(s) stopped, %d still in the pass", p.Iteration, len(p.Stopped), p.Live)
+			}
+		case ooc.StageKernel:
+			pr.printf("tune: computing K_MM and T for the next σ")
+		}
+	}
+	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
+		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
+	res, err := ooc.Tune(ctx, r, tc, run)
+	if err != nil {
+		return err
+	}
+	pr.printf("tune: %d passes over the data, %.2f s; memory estimate %s", res.Passes, res.Seconds, res.Memory)
+	m := res.Model()
+	if err := saveModel(m, fo.out); err != nil {
+		return err
+	}
+	if o.plot != "" {
+		title := fmt.Sprintf("tune on %s: M = %d", filepath.Base(storePath), res.M)
+		if err := writePlotFile(o.plot, func(w io.Writer) error { return writeTunePlot(w, res, title) }); err != nil {
+			return err
+		}
+	}
+	if fo.jsonOut {
+		return writeJSON(e.stdout, tuneJSON{Version: version, Store: storePath, Model: fo.out, D: m.D(), TuneResult: res,
+			Config: base, Precision: m.Precision().String()})
+	}
+	writeTuneTable(e.stdout, res)
+	best := res.Candidates[res.Best]
+	fmt.Fprintf(e.stdout, "\nbest       candidate %d: %s, λ = %g, validation %s %.6g after %d iterations\n",
+		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, best.BestIteration)
+	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.out, fo.out)
+	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D(), res.M)
+	fmt.Fprintf(e.stdout, "time       %.2f s, %d passes over the data\n", res.Seconds, res.Passes)
+	return nil
+}
+
+// writeTuneTable prints one line per candidate.
+func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "candidate\tsigma\tlambda\tbest %s\tbest iteration\titerations\tstop\tseconds\t\n", res.Metric)
+	for i, c := range res.Candidates {
+		mark := " "
+		if i == res.Best {
+			mark = "*"
+		}
+		sigma := "-"
+		if c.Sigma > 0 {
+			sigma = strconv.FormatFloat(c.Sigma, 'g', 4, 64)
+		}
+		metric := "-"
+		if !math.IsInf(c.BestMetric, 0) {
+			metric = strconv.FormatFloat(c.BestMetric, 'f', 6, 64)
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%g\t%s\t%d\t%d\t%s\t%.2f\t\n", mark, i+1, sigma, c.Lambda, metric,
+			c.BestIteration, c.Iterations, c.Stop, c.Seconds)
+	}
+	tw.Flush()
+}
+
+// openValidation opens --val (a store, Parquet or CSV file) with the
+// training store's columns; it must carry the targets.
+func openValidation(ctx context.Context, val string, workers int, r *chunkstore.Reader, pr *progress) (stream.Source, func(), error) {
+	vpath, cleanup, err := openInput(ctx, inputOpts{workers: workers}, r.FeatureNames(), r.TargetNames(), []string{val}, pr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--val: %w", err)
+	}
+	vr, err := chunkstore.Open(vpath)
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("--val: %w", err)
+	}
+	done := func() { vr.Close(); cleanup() }
+	vs, withTargets, err := selectColumns(vr, val, r.FeatureNames(), r.TargetNames())
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("--val: %w", err)
+	}
+	if !withTargets {
+		done()
+		return nil, nil, fmt.Errorf("--val %s: it lacks the target column(s) %q", val, r.TargetNames())
+	}
+	return vs, done, nil
+}

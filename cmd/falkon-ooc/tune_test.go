@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+func TestTuneHelp(t *testing.T) {
+	code, out, errOut := runCLI("tune", "--help")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	golden(t, "tune_help.golden", out)
+}
+
+// TestTuneCLI runs a small search end to end: the table, --json with
+// every candidate's curve, the best model written to --out and read by
+// predict, --plot, and progress with the memory estimate on stderr.
+func TestTuneCLI(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 3000, 1, "y")
+	model := filepath.Join(dir, "m.falkon")
+	plotPath := filepath.Join(dir, "tune.png")
+	code, out, errOut := runCLI("tune", "--out", model, "--centers", "150", "--iters", "8",
+		"--sigma", "0.5,1,2", "--lambda", "1e-7:1e-3:3", "--plot", plotPath, train)
+	if code != 0 {
+		t.Fatalf("tune exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"candidate", "best rmse", "best       candidate", "model      " + model} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n < 10 {
+		t.Errorf("table of 9 candidates has %d lines:\n%s", n, out)
+	}
+	if !strings.Contains(errOut, "memory needed ≈") || !strings.Contains(errOut, "3 σ × 3 λ = 9 candidates") {
+		t.Errorf("stderr lacks the grid or the memory estimate:\n%s", errOut)
+	}
+	if b, err := os.ReadFile(plotPath); err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Errorf("--plot did not write a PNG: %v", err)
+	}
+	if m, err := ooc.Load(model); err != nil || m.M() != 150 {
+		t.Fatalf("--out: %v", err)
+	}
+	test := makeStore(t, t.TempDir(), 500, 2, "y")
+	code, pout, errOut := runCLI("predict", "--model", model, "--json", test)
+	if code != 0 {
+		t.Fatalf("predict on the tuned model: exit %d: %s", code, errOut)
+	}
+	var pr map[string]any
+	if err := json.Unmarshal([]byte(pout), &pr); err != nil {
+		t.Fatal(err)
+	}
+	if re := pr["rel_error"].(float64); re > 0.05 {
+		t.Errorf("tuned model: test relative error %.3f", re)
+	}
+
+	code, out, errOut = runCLI("tune", "--out", model, "--centers", "150", "--iters", "6", "--sigma", "1,2",
+		"--lambda", "1e-6,1e-3", "--json", "--quiet", train)
+	if code != 0 || errOut != "" {
+		t.Fatalf("tune --json exit %d, stderr %q", code, errOut)
+	}
+	var res struct {
+		Version    string
+		Metric     string
+		Best       int
+		ValRows    int64 `json:"val_rows"`
+		Candidates []struct {
+			Sigma, Lambda float64
+			BestMetric    float64 `json:"best_metric"`
+			BestIteration int     `json:"best_iteration"`
+			Validation    []ooc.ValPoint
+			Stop          string
+		}
+		Memory ooc.Memory `json:"memory_estimate"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json is not one document: %v\n%s", err, out)
+	}
+	if res.Version == "" || res.Metric != "rmse" || len(res.Candidates) != 4 || res.Memory.Total == 0 {
+		t.Fatalf("--json: %+v", res)
+	}
+	for _, c := range res.Candidates {
+		if len(c.Validation) == 0 || c.BestIteration < 1 || c.Stop == "" {
+			t.Errorf("candidate σ %g λ %g: %d validation points, best iteration %d, stop %q",
+				c.Sigma, c.Lambda, len(c.Validation), c.BestIteration, c.Stop)
+		}
+		if c.BestMetric < res.Candidates[res.Best].BestMetric {
+			t.Errorf("best is %d but σ %g λ %g has a lower metric", res.Best, c.Sigma, c.Lambda)
+		}
+	}
+	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != res.Candidates[res.Best].Lambda {
+		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config().Lambda, res.Candidates[res.Best].Lambda, err)
+	}
+}
+
+func TestTuneErrors(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 400, 5, "y")
+	model := filepath.Join(dir, "m.falkon")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no out", []string{"tune", train}, 2, "--out MODEL is required"},
+		{"lambda list", []string{"tune", "--out", model, "--lambda", "1e-3,x", train}, 2, `--lambda: "x" is not a number > 0`},
+		{"lambda range", []string{"tune", "--out", model, "--lambda", "1e-3:1e-6:4", train}, 2,
+			`--lambda "1e-3:1e-6:4": want LO:HI:COUNT with 0 < LO ≤ HI and COUNT ≥ 1 (COUNT 1 only when LO = HI)`},
+		{"sigma zero", []string{"tune", "--out", model, "--sigma", "0", train}, 2, `--sigma: "0" is not a number > 0`},
+		{"sigma linear", []string{"tune", "--out", model, "--kernel", "linear", "--sigma", "1", train}, 2, "--sigma: the linear kernel has no length scale"},
+		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
+		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
+		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size such as 12GiB or 800MB`},
+		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", train}, 1,
+			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},
+		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 1,
+			"falkon-ooc tune: invalid configuration: centers (M = 390) must not exceed the number of training rows"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, e := runCLI(c.args...)
+			if code != c.code || !strings.Contains(e, c.want) {
+				t.Fatalf("exit %d (want %d), stderr:\n%s\nwant it to contain %q", code, c.code, e, c.want)
+			}
+			if _, err := os.Stat(model); !os.IsNotExist(err) {
+				t.Fatalf("a failed tune left %s", model)
+			}
+		})
+	}
+}
