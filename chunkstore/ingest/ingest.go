@@ -15,12 +15,16 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 // Config says what to ingest and how. A zero field means its default.
 type Config struct {
-	// Out is the store directory to create. Required; it must not exist.
+	// Out is the store directory to create. Required; it must not exist,
+	// unless Force.
 	Out string `json:"out"`
+	// Force lets the new store replace a store at Out.
+	Force bool `json:"force,omitempty"`
 	// Targets names the target columns, in order. Empty: a store without
 	// targets.
 	Targets []string `json:"targets"`
@@ -120,6 +124,19 @@ type batch struct {
 	sums    []colSum // per chosen column with a check: the batch's summary
 }
 
+// checkOut refuses an existing cfg.Out unless cfg.Force.
+func checkOut(cfg Config) error {
+	if cfg.Force {
+		return nil
+	}
+	if _, err := os.Lstat(cfg.Out); err == nil {
+		return fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
 	start := time.Now()
 	if cfg.Out == "" {
@@ -138,9 +155,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
 	}
-	if _, err := os.Stat(cfg.Out); err == nil {
-		return nil, fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if err := checkOut(cfg); err != nil {
 		return nil, err
 	}
 	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
@@ -194,8 +209,19 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	// temporary name beside cfg.Out; columns found constant or
 	// identifier-like during the pass are then left out by a copy (see
 	// install), else the store is renamed into place.
+	//
+	// The lock on cfg.Out, held until the store is installed, makes a
+	// second ingest to the same --out fail at once.
 	out := filepath.Clean(cfg.Out)
-	tmpDir, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	unlock, err := chunkstore.Lock(out)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := checkOut(cfg); err != nil { // again, under the lock
+		return nil, err
+	}
+	tmpDir, err := fileutil.MkdirTemp(filepath.Dir(out), filepath.Base(out))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", cfg.Out, err)
 	}

@@ -47,7 +47,7 @@ type errorCase struct {
 // checkpoint fingerprints by … and CRC-32C values by H.
 func normaliseStderr(s string) string {
 	s = strings.ReplaceAll(s, strings.TrimSuffix(os.TempDir(), "/")+"/", "$TMPDIR/")
-	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+`).ReplaceAllString(s, "${1}N")
+	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
 	s = regexp.MustCompile(`(fingerprint|this fit) [0-9a-f]{12}…`).ReplaceAllString(s, "$1 …")
 	s = regexp.MustCompile(`\(stored [0-9a-f]{8}, computed [0-9a-f]{8}\)`).ReplaceAllString(s, "(stored H, computed H)")
 	return s
@@ -257,7 +257,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"ingest", "--out", "readonly/out.store", "--target", "y", "part-1.csv"},
 			code:   1,
-			stderr: "falkon-ooc ingest: create readonly/out.store: mkdir readonly/.out.store.tmp-N: permission denied",
+			stderr: "falkon-ooc ingest: chunkstore: create readonly/out.store: open readonly/.out.store.falkon-lock: permission denied",
 			fix:    "Write to a directory you may write to, or ask for write permission on it.",
 			run:    runUnprivileged,
 		},

@@ -44,7 +44,7 @@ and counts them. The store appears at --out only when complete.`,
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
 	chunkRows, workers                                    int
-	noHeader, jsonOut, quiet                              bool
+	noHeader, jsonOut, quiet, force                       bool
 }
 
 func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -61,6 +61,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless text files, comma-separated (implies --no-header)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&o.force, "force", false, "replace a store that exists at --out")
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
@@ -134,6 +135,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		Workers:   o.workers,
 		NoHeader:  o.noHeader || o.columns != "",
 		Columns:   splitList(o.columns),
+		Force:     o.force,
 	}
 	if cfg.ChunkRows == 0 {
 		cfg.ChunkRows = chunkstore.DefaultChunkRows

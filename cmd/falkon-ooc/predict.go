@@ -17,7 +17,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
@@ -158,7 +158,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 			err = ferr
 		}
 	default:
-		err = atomicfile.Write(o.out, 0o644, func(w io.Writer) error {
+		err = fileutil.WriteFile(o.out, 0o644, func(w io.Writer) error {
 			var sink predSink
 			if format == "csv" {
 				sink = newCSVSink(w, m)

@@ -10,8 +10,12 @@
 // Within a chunk, Chunk makes two passes (mean, then squared deviations
 // with the Chan–Golub–LeVeque correction) over the values shifted by a
 // constant (the "shifted data" method, so a column like 1e9 + U(0, 1)
-// keeps its digits). Merge folds the next chunk in with Chan et al.'s
-// pairwise update, so the result does not depend on how many goroutines
+// keeps its digits), scaled by a power of two, 2^-exp, chosen per chunk
+// from the largest magnitude (exact, since only the exponent changes), so
+// that neither their squares nor their sums overflow or underflow: a
+// column of values near 1e300 or 1e-300 keeps its spread. Merge folds the
+// next chunk in with Chan et al.'s pairwise update, at the larger of the
+// two exponents, so the result does not depend on how many goroutines
 // computed the chunks.
 //
 // # Concurrency
@@ -38,7 +42,8 @@ const MaxDistinct = 256
 type Stats struct {
 	n        int64
 	shift    float64
-	mean, m2 float64 // of the shifted values
+	mean, m2 float64 // of the shifted values times 2^-exp
+	exp      int     // scale exponent, in [-maxScaleExp, maxScaleExp]
 	min, max float64
 	integral bool
 	overflow bool                // more than MaxDistinct distinct values
@@ -74,27 +79,32 @@ func (s *Stats) Chunk(v []float64, shift float64, skipDistinct bool) {
 	if len(v) == 0 {
 		return
 	}
-	var sum float64
 	mn, mx := v[0], v[0]
 	integral := true
 	for _, x := range v {
-		sum += x - shift
 		mn = min(mn, x)
 		mx = max(mx, x)
 		if integral && x != math.Trunc(x) {
 			integral = false
 		}
 	}
+	exp := scaleExp(max(math.Abs(mn), math.Abs(mx), math.Abs(shift)))
+	inv := math.Ldexp(1, -exp) // a normal power of two: x*inv is exact
+	sh := shift * inv
+	var sum float64
+	for _, x := range v {
+		sum += x*inv - sh
+	}
 	mean := sum / float64(len(v))
 	var m2, comp float64
 	for _, x := range v {
-		d := (x - shift) - mean
+		d := (x*inv - sh) - mean
 		m2 += d * d
 		comp += d
 	}
 	// Corrected two-pass algorithm (Chan, Golub & LeVeque 1983).
 	m2 -= comp * comp / float64(len(v))
-	s.n, s.mean, s.m2 = int64(len(v)), mean, max(m2, 0)
+	s.n, s.mean, s.m2, s.exp = int64(len(v)), mean, max(m2, 0), exp
 	s.min, s.max, s.integral = mn, mx, integral
 	if skipDistinct {
 		s.overflow = true
@@ -128,12 +138,25 @@ func (s *Stats) Merge(o *Stats) {
 		s.distinct = make(map[uint64]struct{})
 	}
 	if s.n == 0 {
-		s.n, s.shift, s.mean, s.m2 = o.n, o.shift, o.mean, o.m2
+		s.n, s.shift, s.mean, s.m2, s.exp = o.n, o.shift, o.mean, o.m2, o.exp
 	} else {
+		om, om2 := o.mean, o.m2
+		switch {
+		case o.exp > s.exp:
+			f := math.Ldexp(1, s.exp-o.exp)
+			s.mean, s.m2, s.exp = s.mean*f, s.m2*f*f, o.exp
+		case o.exp < s.exp:
+			f := math.Ldexp(1, o.exp-s.exp)
+			om, om2 = om*f, om2*f*f
+		}
+		if o.shift != s.shift {
+			// Rebase o's mean to s's shift (m2 does not depend on it).
+			om += o.shift*math.Ldexp(1, -s.exp) - s.shift*math.Ldexp(1, -s.exp)
+		}
 		n := s.n + o.n
-		d := o.mean + (o.shift - s.shift) - s.mean
+		d := om - s.mean
 		s.mean += d * float64(o.n) / float64(n)
-		s.m2 += o.m2 + d*d*float64(s.n)*float64(o.n)/float64(n)
+		s.m2 += om2 + d*d*float64(s.n)*float64(o.n)/float64(n)
 		s.n = n
 	}
 	s.min = min(s.min, o.min)
@@ -166,19 +189,19 @@ type Summary struct {
 	Distinct []float64 // sorted distinct values, nil after an overflow
 }
 
-// Summary returns the statistics so far. Values near the float64 limit
-// (|x| beyond ~1e154) overflow the sums of squares, or the sums
-// themselves; the result stays finite: the midrange for the mean and the
-// largest float64 for the deviation.
+// Summary returns the statistics so far.
 func (s *Stats) Summary() Summary {
 	out := Summary{Count: s.n, Integral: s.integral}
 	if s.n == 0 {
 		out.Integral = true
 		return out
 	}
-	out.Mean = s.shift + s.mean
-	out.Std = math.Sqrt(s.m2 / float64(s.n))
+	out.Mean = math.Ldexp(s.shift*math.Ldexp(1, -s.exp)+s.mean, s.exp)
+	out.Std = math.Ldexp(math.Sqrt(s.m2/float64(s.n)), s.exp)
 	out.Min, out.Max = s.min, s.max
+	out.Mean = min(max(out.Mean, out.Min), out.Max) // rounding near the limits
+	// The scaling keeps both finite; guard anyway (a manifest must stay
+	// finite JSON).
 	if math.IsNaN(out.Mean) || math.IsInf(out.Mean, 0) {
 		out.Mean = out.Min/2 + out.Max/2
 	}
@@ -194,4 +217,19 @@ func (s *Stats) Summary() Summary {
 		out.Distinct = d
 	}
 	return out
+}
+
+// maxScaleExp bounds the scale exponent so that 2^-exp is a normal
+// float64 (exact to multiply by): values beyond 2^1000 or below 2^-1000
+// are then scaled to at most 2^24, or at least 2^-74, which neither
+// overflows nor underflows when squared and summed.
+const maxScaleExp = 1000
+
+// scaleExp returns e such that a < 2^e, clamped to ±maxScaleExp.
+func scaleExp(a float64) int {
+	if a == 0 || math.IsNaN(a) || math.IsInf(a, 0) {
+		return 0
+	}
+	_, e := math.Frexp(a)
+	return min(max(e, -maxScaleExp), maxScaleExp)
 }
