@@ -220,7 +220,9 @@ func makeStore(ctx context.Context, e *env, dir, name string, t *table, tk *task
 	if t.n() > 500_000 {
 		chunk = 0 // the store's default
 	}
-	if _, err := ingest.Run(ctx, []string{pq}, ingest.Config{Out: out, Targets: []string{tk.targetName}, ChunkRows: chunk, Workers: e.workers}); err != nil {
+	// The features by name: ingest drops columns it finds constant unless
+	// named, and a small test part can be constant where training is not.
+	if _, err := ingest.Run(ctx, []string{pq}, ingest.Config{Out: out, Features: t.features, Targets: []string{tk.targetName}, ChunkRows: chunk, Workers: e.workers}); err != nil {
 		return nil, fmt.Errorf("ingest %s: %w", name, err)
 	}
 	os.Remove(pq)

@@ -24,7 +24,9 @@ type tuneEnv struct {
 	m, iters int
 	sigmas   []float64
 	lambdas  []float64
-	ard      bool
+	mode     string // grid, timing or ard
+	halving  int
+	reps     int
 }
 
 type tuneRow struct {
@@ -79,6 +81,12 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 	base := ooc.Config{Centers: te.m, Iterations: te.iters, Seed: te.seed, Task: tk.kind}
 	run := ooc.RunOptions{Workers: te.workers}
 	row := &tuneRow{data: ds.name, d: train.d(), nTest: test.n()}
+	switch te.mode {
+	case "timing":
+		return row, tuneTiming(ctx, te, ds.name, trs, base, valFrac)
+	case "ard":
+		return row, tuneARD(ctx, te, ds.name, trs, tes, base, valFrac)
+	}
 
 	// Tune.
 	t0 := time.Now()
@@ -140,6 +148,68 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 	return row, nil
 }
 
+// tuneTiming times, interleaved, te.reps times each: one Fit (at the grid's
+// middle point) on the training rows, Tune over the grid, and Tune with
+// successive halving; it logs the minimum of each and the ratios.
+func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source, base ooc.Config, valFrac float64) error {
+	rest, _ := stream.Holdout(trs, valFrac, te.seed)
+	fitMin, tuneMin, halvMin := math.Inf(1), math.Inf(1), math.Inf(1)
+	var passes, passesH int
+	for rep := range te.reps {
+		cfg := base
+		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
+		cfg.Lambda = te.lambdas[len(te.lambdas)/2]
+		t0 := time.Now()
+		if _, err := ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers}); err != nil {
+			return err
+		}
+		fitMin = min(fitMin, time.Since(t0).Seconds())
+		for _, h := range []int{0, te.halving} {
+			t1 := time.Now()
+			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
+				ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
+			if err != nil {
+				return err
+			}
+			s := time.Since(t1).Seconds()
+			best := res.Candidates[res.Best]
+			logf("%s: timing rep %d: halving %d: %.1f s, %d passes, pick σ=%g λ=%.0e validation %.4f",
+				name, rep, h, s, res.Passes, best.Sigma, best.Lambda, best.BestMetric)
+			if h == 0 {
+				tuneMin, passes = min(tuneMin, s), res.Passes
+			} else {
+				halvMin, passesH = min(halvMin, s), res.Passes
+			}
+		}
+		logf("%s: timing rep %d: fit %.1f s", name, rep, fitMin)
+	}
+	fmt.Printf("| %s | %.1f | %.1f | %.2f | %d | %.1f | %.2f | %d |\n", name, fitMin, tuneMin, tuneMin/fitMin, passes,
+		halvMin, halvMin/fitMin, passesH)
+	return nil
+}
+
+// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE.
+func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
+	t0 := time.Now()
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{Workers: te.workers})
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+	if err != nil {
+		return err
+	}
+	best := res.Candidates[res.Best]
+	sig := make([]string, len(res.ARD.Sigmas))
+	for j, s := range res.ARD.Sigmas {
+		sig[j] = fmt.Sprintf("%.2f", s)
+	}
+	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
+		best.BestIteration, strings.Join(sig, " "), res.ARD.Start, res.ARD.Loss, secs)
+	return nil
+}
+
 // tuneMain runs the -tune mode on the regression data sets chosen.
 func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 	if len(want) == 0 {
@@ -161,7 +231,13 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			fmt.Fprintf(os.Stderr, "accuracy -tune: skip %s: not a regression data set\n", ds.name)
 			continue
 		}
-		logf("=== %s (tune)", ds.name)
+		logf("=== %s (tune, %s)", ds.name, te.mode)
+		switch te.mode {
+		case "timing":
+			fmt.Printf("| %s timing | one fit s | tune s | tune / fit | passes | tune --halving %d s | / fit | passes |\n", ds.name, te.halving)
+		case "ard":
+			fmt.Println("| data | M | test RMSE | pick | learned σⱼ | subsample hold-out MSE | s |")
+		}
 		r, err := runTuneBench(ctx, te, ds)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "accuracy -tune: %s: %v\n", ds.name, err)
@@ -183,9 +259,11 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 	}
 	fmt.Printf("Grid σ ∈ {%s} × λ ∈ {%s}, M = %d, %d iterations, validation = 10 %% of the training part (hash holdout, seed %d)\n\n",
 		g(te.sigmas), g(te.lambdas), te.m, te.iters, te.seed)
-	fmt.Println(tuneHeader)
-	for _, r := range rows {
-		fmt.Println(r)
+	if te.mode == "grid" {
+		fmt.Println(tuneHeader)
+		for _, r := range rows {
+			fmt.Println(r)
+		}
 	}
 	return !failed
 }
