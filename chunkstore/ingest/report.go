@@ -177,6 +177,8 @@ func skipNote(reason string) string {
 		return "this type cannot be stored"
 	case chunkstore.SkipExcluded:
 		return "named in --exclude"
+	case chunkstore.SkipPartition:
+		return "a partition key whose values are not all numbers"
 	case chunkstore.SkipNotNamed:
 		return "--features does not name it"
 	}
