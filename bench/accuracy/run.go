@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
 type env struct {
@@ -167,10 +168,8 @@ func writeParquet(path string, t *table, targetName string, fn func(float64) flo
 		return err
 	}
 	cols := append(append([]string(nil), t.features...), targetName)
-	// A bufio.Writer, not the file: ParquetWriter.Close closes a writer
-	// that is an io.Closer (contrary to its doc comment).
 	bw := bufio.NewWriterSize(f, 1<<20)
-	pw, err := ingest.NewParquetWriter(bw, cols)
+	pw, err := tabular.NewWriter(bw, tabular.Parquet, nil, cols)
 	if err != nil {
 		f.Close()
 		return err
@@ -193,7 +192,7 @@ func writeParquet(path string, t *table, targetName string, fn func(float64) flo
 			}
 			buf[d] = append(buf[d], y)
 		}
-		if err := pw.Write(buf); err != nil {
+		if err := pw.Write(nil, buf); err != nil {
 			f.Close()
 			return err
 		}

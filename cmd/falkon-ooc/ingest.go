@@ -128,11 +128,6 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			return usagef("flag %s after the inputs; flags go before them", a)
-		}
-	}
 	cfg := ingest.Config{
 		Out:       o.out,
 		Targets:   splitList(o.target),
