@@ -45,7 +45,7 @@ func TestTuneCLI(t *testing.T) {
 	if b, err := os.ReadFile(plotPath); err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
 		t.Errorf("--plot did not write a PNG: %v", err)
 	}
-	if m, err := ooc.Load(model); err != nil || m.M != 150 {
+	if m, err := ooc.Load(model); err != nil || m.M() != 150 {
 		t.Fatalf("--out: %v", err)
 	}
 	test := makeStore(t, t.TempDir(), 500, 2, "y")
@@ -95,8 +95,8 @@ func TestTuneCLI(t *testing.T) {
 			t.Errorf("best is %d but σ %g λ %g has a lower metric", res.Best, c.Sigma, c.Lambda)
 		}
 	}
-	if m2, err := ooc.Load(model); err != nil || m2.Config.Lambda != res.Candidates[res.Best].Lambda {
-		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config.Lambda, res.Candidates[res.Best].Lambda, err)
+	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != res.Candidates[res.Best].Lambda {
+		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config().Lambda, res.Candidates[res.Best].Lambda, err)
 	}
 }
 
@@ -118,7 +118,7 @@ func TestTuneErrors(t *testing.T) {
 		{"sigma linear", []string{"tune", "--out", model, "--kernel", "linear", "--sigma", "1", train}, 2, "--sigma: the linear kernel has no length scale"},
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
-		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size such as 12GiB or 800MB`},
+		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
 		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", train}, 1,
 			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},
 		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 1,
