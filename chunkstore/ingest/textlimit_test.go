@@ -171,3 +171,20 @@ func TestUnclosedQuoteLongField(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileFixtures (issue 15 item 6): the two inputs that once ended in
+// a recovered panic ("internal error") give a clear error. The Parquet
+// file is a 20-row file whose footer says its first column chunk has size
+// -5 (built by patching the total_compressed_size varint).
+func TestHostileFixtures(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"chunk-size-minus-5.parquet", `: damaged Parquet metadata: row group 0, column "x": negative compressed size -5`},
+		{"unclosed-quote-2MiB.csv.gz", `: parse error on line 2, column 2097159: extraneous or missing " in quoted-field`},
+	} {
+		in := filepath.Join("testdata", "hostile", c.file)
+		_, err := Run(context.Background(), []string{in}, Config{Out: filepath.Join(t.TempDir(), "o"), Targets: []string{"y"}})
+		if err == nil || err.Error() != in+c.want {
+			t.Errorf("%s: err = %.300v\nwant %s", c.file, err, in+c.want)
+		}
+	}
+}
