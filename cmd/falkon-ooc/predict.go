@@ -95,6 +95,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 	default:
 		return usagef("--out %s: the name must end in .parquet or .csv (or be -)", o.out)
 	}
+	if err := prepareOut(e, "--out", o.out, false, append([]string{o.model}, args...)...); err != nil {
+		return err
+	}
 	start := time.Now()
 	m, err := ooc.Load(o.model)
 	if err != nil {
