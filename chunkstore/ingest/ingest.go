@@ -114,6 +114,7 @@ type session struct {
 	report    []chunkstore.InputColumn
 	reportAt  []int        // per chosen column: its index in report
 	checks    []*autoCheck // per chosen column: nil, or the constant and identifier checks of a default feature
+	labels    []*labelSet  // per chosen column: nil, or the labels of a string target
 	batchRows int          // rows per batch
 	workers   int          // goroutines per stage
 	pool      chan *batch
@@ -142,6 +143,15 @@ func checkOut(cfg Config) error {
 }
 
 func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
+	var spooled map[string]string
+	res, err := run1(ctx, inputs, cfg, mem, &spooled)
+	if err != nil && len(spooled) > 0 {
+		err = renameSpooled(err, spooled)
+	}
+	return res, err
+}
+
+func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator, spooledOut *map[string]string) (*Result, error) {
 	start := time.Now()
 	if cfg.Out == "" {
 		return nil, errors.New("no output store given")
@@ -167,6 +177,16 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		s.workers = runtime.GOMAXPROCS(0)
 	}
 
+	inputs, spooled, err := spoolPipes(inputs, cfg.Out)
+	*spooledOut = spooled
+	defer func() {
+		for p := range spooled {
+			os.Remove(p)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
 	paths, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
@@ -179,7 +199,13 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		if err != nil {
 			return nil, err
 		}
+		if name, ok := spooled[p]; ok {
+			fi.name = name
+		}
 		s.files = append(s.files, fi)
+	}
+	if err := s.unifyPartitions(); err != nil {
+		return nil, err
 	}
 	if err := s.choose(); err != nil {
 		return nil, err
@@ -202,8 +228,8 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	sources := make([]chunkstore.SourceFile, len(s.files))
 	for i, f := range s.files {
 		abs, err := filepath.Abs(f.path)
-		if err != nil {
-			abs = f.path
+		if err != nil || f.name != f.path {
+			abs = f.name // a spooled pipe: its name, not the temporary file's
 		}
 		// A text file's row count is not known before it is read: -1.
 		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
@@ -249,10 +275,24 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	}
 	rows := w.Rows()
 	w.SetInputColumns(s.report)
+	remap := make([][]float64, len(s.names))
+	for j, l := range s.labels {
+		if l == nil {
+			continue
+		}
+		var labels []string
+		labels, remap[j] = l.finish()
+		if err := w.SetLabels(s.names[j], labels); err != nil {
+			return nil, errors.Join(err, w.Abort())
+		}
+		r := &s.report[s.reportAt[j]]
+		r.Note = fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", len(labels), max(len(labels)-1, 0))
+	}
+	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	if err := s.install(ctx, tmp, keep, opt); err != nil {
+	if err := s.install(ctx, tmp, keep, remap, opt); err != nil {
 		return nil, err
 	}
 
@@ -284,7 +324,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		return nil, err
 	}
 	for _, f := range s.files {
-		res.Files = append(res.Files, f.path)
+		res.Files = append(res.Files, f.name)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -363,7 +403,7 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 				s.putBatch(b)
 				if s.cfg.Progress != nil {
 					s.cfg.Progress(Progress{Rows: rows, Dropped: dropped, BytesIn: bytesIn, BytesTotal: total,
-						File: f.path, FileIndex: i, Files: len(s.files), Elapsed: time.Since(start)})
+						File: f.name, FileIndex: i, Files: len(s.files), Elapsed: time.Since(start)})
 				}
 			}
 			if !f.ok {
@@ -460,10 +500,76 @@ func (s *session) readFileSafe(ctx context.Context, f *fileInfo, out chan<- *bat
 }
 
 func (s *session) readFile(ctx context.Context, f *fileInfo, out chan<- *batch) error {
+	var real, virt []int // chosen columns read from the file, and from its path
+	for j, n := range s.names {
+		if f.index[n] >= f.nreal {
+			virt = append(virt, j)
+		} else {
+			real = append(real, j)
+		}
+	}
+	if len(virt) > 0 {
+		return s.readWithPartitions(ctx, f, out, real, virt)
+	}
 	if f.format == formatParquet {
 		return s.readParquet(ctx, f, out)
 	}
 	return s.readText(ctx, f, out)
+}
+
+// readWithPartitions reads the chosen columns real of f through a session
+// that knows only those, and adds the partition columns virt (constant in
+// the file) to each batch.
+func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<- *batch, real, virt []int) error {
+	if len(real) == 0 {
+		return fmt.Errorf("%s: every chosen column is a partition key from the path; choose at least one column of the file", f.name)
+	}
+	sub := &session{cfg: s.cfg, mem: s.mem, batchRows: s.batchRows, workers: s.workers, pool: make(chan *batch, 4)}
+	for _, j := range real {
+		sub.names = append(sub.names, s.names[j])
+		sub.checks = append(sub.checks, s.checks[j])
+		sub.labels = append(sub.labels, s.labels[j])
+	}
+	subOut := make(chan *batch, 1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(subOut)
+		if f.format == formatParquet {
+			return sub.readParquet(gctx, f, subOut)
+		}
+		return sub.readText(gctx, f, subOut)
+	})
+	g.Go(func() error {
+		for b := range subOut {
+			full := s.getBatch()
+			full.n, full.dropped, full.bytesIn = b.n, b.dropped, b.bytesIn
+			for k, j := range real {
+				full.cols[j], b.cols[k] = b.cols[k][:cap(b.cols[k])], full.cols[j]
+				full.sums[j] = b.sums[k]
+			}
+			sub.putBatch(b)
+			for _, j := range virt {
+				v := f.part[f.index[s.names[j]]-f.nreal]
+				col := full.cols[j][:full.n]
+				for i := range col {
+					col[i] = v
+				}
+				if s.checks[j] != nil {
+					full.sums[j] = colSum{}
+					if full.n > 0 {
+						full.sums[j] = summarise(col)
+					}
+				}
+			}
+			if err := send(gctx, out, full); err != nil {
+				for range subOut {
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // finish applies the Nulls policy to a batch whose first row is row first

@@ -20,8 +20,10 @@ func init() {
 		Usage: "--out STORE [flags] INPUT…",
 		Long: `
 Ingest reads Parquet and delimited text files (CSV, TSV, optionally
-gzip-compressed), directories of such files (their data files, sorted by
-name) and glob patterns, and writes the chosen columns, in input order, to
+gzip-compressed), directories of such files (their data files and those of
+their subdirectories, sorted by path), glob patterns ('**' matches any
+number of directories) and standard input ('-', CSV or Parquet), and
+writes the chosen columns, in input order, to
 a new chunk store: compressed, checksummed float64 chunks with per-column
 statistics, which fit and predict read out of core.
 
@@ -33,6 +35,15 @@ nested columns cannot be stored. Text files need a header row unless
 --no-header (columns c0, c1, …) or --columns names them; the delimiter is
 a tab for .tsv and sniffed otherwise; column types come from the first
 1000 rows.
+
+Path elements key=value (Hive partitions, as in year=2024/part-0.parquet)
+become columns, numeric when every value is a number, else skipped. Among
+the default features, a constant column is dropped and one that looks
+like a row identifier (integer, all values distinct, and increasing,
+decreasing or named like id or *_id) is left out with a warning; name it
+in --features to keep it. The output lists what happened to every column.
+A string --target holds class labels: stored as codes 0, 1, … in sorted
+order of at most 100 labels, whose names the store keeps.
 
 A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
 column and row (1-based within the file); --nulls drop skips such rows
@@ -119,11 +130,6 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	}
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			return usagef("flag %s after the inputs; flags go before them", a)
-		}
 	}
 	cfg := ingest.Config{
 		Out:       o.out,
