@@ -15,7 +15,16 @@ var (
 	ErrVersion = errors.New("chunkstore: unsupported format version")
 	// ErrClosed reports use of a Reader or Writer after Close.
 	ErrClosed = errors.New("chunkstore: use after close")
+	// ErrBusy is matched by the error of Create when another writer,
+	// in this or another process, is writing a store at the same path.
+	ErrBusy = errors.New("chunkstore: another writer is writing the store")
 )
+
+// busyError is the error of a Create that found the lock held.
+type busyError struct{ msg string }
+
+func (e *busyError) Error() string        { return e.msg }
+func (e *busyError) Is(target error) bool { return target == ErrBusy }
 
 // CorruptError locates corruption in a store. It matches ErrCorrupt.
 type CorruptError struct {

@@ -5,8 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 // newWriter starts a 1-feature store at dir with some rows appended.
@@ -117,7 +120,7 @@ func TestReplaceStore(t *testing.T) {
 func TestReplaceFallback(t *testing.T) {
 	// replaceDir's two-rename path, used where renameat2 is unsupported.
 	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
-	defer func() { exchangeDirs = exchange }()
+	defer func() { exchangeDirs = fileutil.Exchange }()
 	parent := t.TempDir()
 	a := filepath.Join(parent, "a")
 	b := filepath.Join(parent, "b")
@@ -196,7 +199,7 @@ func TestWriteError(t *testing.T) {
 func TestReplaceFallbackRestores(t *testing.T) {
 	// If the new directory cannot be renamed in, the old one is put back.
 	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
-	defer func() { exchangeDirs = exchange }()
+	defer func() { exchangeDirs = fileutil.Exchange }()
 	parent := t.TempDir()
 	dst := filepath.Join(parent, "store")
 	os.MkdirAll(dst, 0o755)
@@ -211,7 +214,7 @@ func TestReplaceFallbackRestores(t *testing.T) {
 
 func TestReplaceStoreFallback(t *testing.T) {
 	exchangeDirs = func(a, b string) error { return errors.ErrUnsupported }
-	defer func() { exchangeDirs = exchange }()
+	defer func() { exchangeDirs = fileutil.Exchange }()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "store")
 	for _, rows := range []int{10, 20} {
@@ -224,4 +227,84 @@ func TestReplaceStoreFallback(t *testing.T) {
 		}
 	}
 	assertNoTemp(t, parent)
+}
+
+// TestCreateLocked: a second writer of the same directory fails at once
+// (issue 15 item 4), and succeeds once the first one is done.
+func TestCreateLocked(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	w := newWriter(t, dir, 5)
+	_, err := Create(dir, specs("x", 1), nil, Options{})
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Create = %v, want ErrBusy", err)
+	}
+	want := "chunkstore: create " + dir + ": process " + strconv.Itoa(os.Getpid()) + " is writing a store there already (lock file " + filepath.Join(parent, ".store.falkon-lock") + ")"
+	if err.Error() != want {
+		t.Fatalf("error\n %s\nwant\n %s", err, want)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w = newWriter(t, dir, 7)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := storeRows(t, dir); n != 7 {
+		t.Fatalf("%d rows, want 7", n)
+	}
+	assertNoTemp(t, parent)
+}
+
+// TestCloseRefusesStoreThatAppeared: a store installed at dir after Create
+// by a writer that does not lock is not replaced, unless Options.Replace.
+func TestCloseRefusesStoreThatAppeared(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "store")
+		other := filepath.Join(t.TempDir(), "other")
+		ow := newWriter(t, other, 3)
+		if err := ow.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := Create(dir, specs("x", 1), nil, Options{ChunkRows: 8, Replace: replace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append([][]float64{{1, 2, 3, 4, 5}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(other, dir); err != nil {
+			t.Fatal(err)
+		}
+		err = w.Close()
+		if replace {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := storeRows(t, dir); n != 5 {
+				t.Fatalf("Replace: %d rows, want 5", n)
+			}
+		} else {
+			want := "chunkstore: create " + dir + ": a store appeared at " + dir + " while this one was being written; not replacing it"
+			if err == nil || err.Error() != want {
+				t.Fatalf("Close = %v, want %s", err, want)
+			}
+			if n := storeRows(t, dir); n != 3 {
+				t.Fatalf("the store that appeared has %d rows, want its 3", n)
+			}
+		}
+		assertNoTemp(t, parent)
+	}
+}
+
+// TestTempNameCarriesOwner: the temporary directory is named with this
+// process's id, so that fileutil.Clean can tell it from a dead one's.
+func TestTempNameCarriesOwner(t *testing.T) {
+	w := newWriter(t, filepath.Join(t.TempDir(), "store"), 3)
+	defer w.Abort()
+	o, ok := fileutil.ParseTemp(filepath.Base(w.tmp))
+	if !ok || o != fileutil.Self() {
+		t.Fatalf("temporary %s: owner %v, %v; want %v", w.tmp, o, ok, fileutil.Self())
+	}
 }

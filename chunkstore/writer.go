@@ -4,18 +4,17 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 // DefaultChunkRows is the chunk size used when Options.ChunkRows is 0. See
@@ -57,6 +56,10 @@ type Options struct {
 	// Created is recorded in the manifest; zero means the time of Close.
 	// Tests set it to reproduce a store byte for byte.
 	Created time.Time `json:"-"`
+	// Replace lets Close replace a store that appeared at the directory
+	// after Create (written by another writer meanwhile). Without it, Close
+	// replaces only a store that was there at Create, and fails otherwise.
+	Replace bool `json:"-"`
 }
 
 // writer states
@@ -103,6 +106,9 @@ type Writer struct {
 
 	final *Manifest // the manifest written by a successful Close
 
+	lock *fileutil.Locker // held from Create to the end of Close or Abort
+	kind dirKind          // what was at dir at Create
+
 	// failHook, if set, is called at named stages of Close; tests use it
 	// to simulate failures.
 	failHook func(stage string) error
@@ -131,10 +137,16 @@ type segWriter struct {
 
 // Create starts a store that will appear at dir when Close succeeds. It
 // builds it in a temporary directory beside dir (same parent, name starting
-// with ".") and on Close fsyncs the files and the directory, then renames it
-// into place. An existing store at dir is replaced only by a successful Close;
-// an existing directory that is neither empty nor a store (no meta.json), or
-// any other file, makes Create fail.
+// with "." and carrying this process's id and start time, see
+// internal/fileutil) and on Close fsyncs the files and the directory, then
+// renames it into place. An existing store at dir is replaced only by a
+// successful Close; an existing directory that is neither empty nor a store
+// (no meta.json), or any other file, makes Create fail. A store that another
+// writer installs at dir after Create is not replaced unless opt.Replace.
+//
+// The writer holds an exclusive lock on dir (a hidden lock file beside it)
+// until Close or Abort: a second Create of the same dir, in this or another
+// process, fails at once with an error matching ErrBusy.
 func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, error) {
 	fail := func(err error) (*Writer, error) {
 		return nil, fmt.Errorf("chunkstore: create %s: %w", dir, err)
@@ -182,17 +194,30 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	if _, err := classify(dir); err != nil {
 		return nil, err
 	}
+	lock, err := lockStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Classify again under the lock: a writer that finished meanwhile may
+	// have installed a store.
+	kind, err := classify(dir)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
 	parent, base := filepath.Split(dir)
 	if parent == "" {
 		parent = "."
 	}
-	tmp, err := mkdirTemp(parent, "."+base+".tmp-")
+	tmp, err := fileutil.MkdirTemp(parent, base)
 	if err != nil {
+		lock.Release()
 		return fail(err)
 	}
 	enc, err := newEncoder(spec, opt.Workers)
 	if err != nil {
 		os.RemoveAll(tmp)
+		lock.Release()
 		return fail(err)
 	}
 	ncol := len(features) + len(targets)
@@ -205,6 +230,7 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		overflow: make([]atomic.Bool, ncol),
 		shift:    make([]float64, ncol),
 		stats:    make([]colStats, ncol),
+		lock:     lock, kind: kind,
 	}
 	w.opt.Sources = append([]SourceFile(nil), opt.Sources...)
 	for j := range w.stats {
@@ -221,21 +247,84 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	return w, nil
 }
 
-// mkdirTemp is os.MkdirTemp with the permissions of os.Mkdir(name, 0o777)
-// (so the umask applies, as it does to the segment files), since the
-// directory becomes the store.
-func mkdirTemp(parent, prefix string) (string, error) {
-	for range 100 {
-		name := filepath.Join(parent, prefix+strconv.FormatUint(rand.Uint64()%1e10, 10))
-		err := os.Mkdir(name, 0o777)
-		if err == nil {
-			return name, nil
+// lockStore takes the lock of the store directory dir.
+func lockStore(dir string) (*fileutil.Locker, error) {
+	lock, err := fileutil.Lock(fileutil.LockPath(dir))
+	if err != nil {
+		var le *fileutil.LockedError
+		if errors.As(err, &le) {
+			who := "another writer"
+			if le.PID > 0 {
+				who = fmt.Sprintf("process %d", le.PID)
+			}
+			return nil, &busyError{fmt.Sprintf("chunkstore: create %s: %s is writing a store there already (lock file %s)", dir, who, le.Path)}
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
+		return nil, fmt.Errorf("chunkstore: create %s: %w", dir, err)
+	}
+	return lock, nil
+}
+
+// Lock takes the lock that Create holds on a store directory, for a caller
+// that builds a store elsewhere and moves it to dir with Install. It fails
+// at once, with an error matching ErrBusy, if another writer holds it.
+// unlock releases it. Create of the same dir fails while it is held.
+func Lock(dir string) (unlock func() error, err error) {
+	l, err := lockStore(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
+// Install moves the complete, closed store at src to dst, durably (the
+// parent directory is fsynced). If dst is absent or an empty directory the
+// store is renamed there, never over something that appears meanwhile. If
+// dst is a store it is replaced atomically when replace is set (the old one
+// is removed), else Install fails with an error matching fs.ErrExist.
+// Anything else at dst is refused. The caller should hold Lock(dst).
+func Install(src, dst string) error { return install(src, dst, false) }
+
+// Replace is Install that replaces a store at dst.
+func Replace(src, dst string) error { return install(src, dst, true) }
+
+func install(src, dst string, replace bool) error {
+	dst = filepath.Clean(dst)
+	kind, err := classify(dst)
+	if err != nil {
+		return err
+	}
+	parent := filepath.Dir(dst)
+	switch kind {
+	case dirAbsent:
+		if err := fileutil.RenameNoReplace(src, dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+	case dirEmpty:
+		if err := os.Remove(dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+		if err := fileutil.RenameNoReplace(src, dst); err != nil {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, err)
+		}
+	case dirStore:
+		if !replace {
+			return fmt.Errorf("chunkstore: install %s: %w", dst, fs.ErrExist)
+		}
+		old, err := replaceDir(src, dst)
+		if err != nil {
+			return err
+		}
+		if err := fileutil.SyncDir(parent); err != nil {
+			return fmt.Errorf("chunkstore: %w", err)
+		}
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("chunkstore: store installed at %s but removing the old one at %s failed: %w", dst, old, err)
 		}
 	}
-	return "", fmt.Errorf("cannot create a temporary directory in %s", parent)
+	if err := fileutil.SyncDir(parent); err != nil {
+		return fmt.Errorf("chunkstore: %w", err)
+	}
+	return nil
 }
 
 type dirKind int
@@ -554,6 +643,9 @@ func (w *Writer) Close() error {
 			err = errors.Join(err, fmt.Errorf("chunkstore: remove temporary %s: %w", w.tmp, rerr))
 		}
 	}
+	if lerr := w.lock.Release(); lerr != nil {
+		err = errors.Join(err, fmt.Errorf("chunkstore: %w", lerr))
+	}
 	return err
 }
 
@@ -578,11 +670,12 @@ func (w *Writer) finish() error {
 	if err := w.hook("manifest"); err != nil {
 		return err
 	}
-	if err := writeFileSync(filepath.Join(w.tmp, ManifestName), b); err != nil {
+	// WriteFile fsyncs the temporary directory after the rename.
+	if err := fileutil.WriteFile(filepath.Join(w.tmp, ManifestName), 0o644, func(wr io.Writer) error {
+		_, err := wr.Write(b)
 		return err
-	}
-	if err := syncDir(w.tmp); err != nil {
-		return err
+	}); err != nil {
+		return fmt.Errorf("chunkstore: %w", err)
 	}
 	if err := w.hook("install"); err != nil {
 		return err
@@ -640,51 +733,6 @@ func (w *Writer) manifest() *Manifest {
 	return m
 }
 
-// writeFileSync writes name via a temporary file in the same directory,
-// fsyncs it and renames it into place.
-func writeFileSync(name string, b []byte) error {
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("chunkstore: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		return fmt.Errorf("chunkstore: write %s: %w", name, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory, so that renames and new files in it are
-// durable. File systems that cannot sync directories (EINVAL, ENOTSUP) are
-// accepted as they are.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("chunkstore: sync %s: %w", dir, err)
-	}
-	err = f.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
-		err = nil
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("chunkstore: sync %s: %w", dir, err)
-	}
-	return nil
-}
-
 // install moves the finished temporary directory to w.dir.
 func (w *Writer) install() error {
 	kind, err := classify(w.dir)
@@ -692,9 +740,15 @@ func (w *Writer) install() error {
 		return err
 	}
 	parent := filepath.Dir(w.dir)
+	appeared := func() error {
+		return fmt.Errorf("chunkstore: create %s: a store appeared at %s while this one was being written; not replacing it", w.dir, w.dir)
+	}
 	switch kind {
 	case dirAbsent:
-		if err := os.Rename(w.tmp, w.dir); err != nil {
+		if err := fileutil.RenameNoReplace(w.tmp, w.dir); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return appeared()
+			}
 			return fmt.Errorf("chunkstore: %w", err)
 		}
 	case dirEmpty:
@@ -708,22 +762,29 @@ func (w *Writer) install() error {
 			}
 		}
 	case dirStore:
+		if w.kind != dirStore && !w.opt.Replace {
+			return appeared()
+		}
 		old, err := replaceDir(w.tmp, w.dir)
 		if err != nil {
 			return err
 		}
-		if err := syncDir(parent); err != nil {
-			return err
+		if err := fileutil.SyncDir(parent); err != nil {
+			return fmt.Errorf("chunkstore: %w", err)
 		}
 		if err := os.RemoveAll(old); err != nil {
 			return fmt.Errorf("chunkstore: store installed at %s but removing the old one at %s failed: %w", w.dir, old, err)
 		}
 	}
-	return syncDir(parent)
+	if err := fileutil.SyncDir(parent); err != nil {
+		return fmt.Errorf("chunkstore: %w", err)
+	}
+	return nil
 }
 
-// exchangeDirs is exchange; tests replace it to exercise the fallback.
-var exchangeDirs = exchange
+// exchangeDirs is fileutil.Exchange; tests replace it to exercise the
+// fallback.
+var exchangeDirs = fileutil.Exchange
 
 // replaceDir puts directory src at dst, where dst is an existing directory,
 // and returns where the old dst now is (to be removed by the caller). dst is
@@ -733,7 +794,8 @@ func replaceDir(src, dst string) (string, error) {
 	if err := exchangeDirs(src, dst); err == nil {
 		return src, nil
 	}
-	old := strings.TrimSuffix(src, string(filepath.Separator)) + ".old"
+	parent, base := filepath.Split(filepath.Clean(dst))
+	old := filepath.Join(parent, fileutil.TempName(base+".old"))
 	if err := os.Rename(dst, old); err != nil {
 		return "", fmt.Errorf("chunkstore: move old store aside: %w", err)
 	}
@@ -761,6 +823,9 @@ func (w *Writer) Abort() error {
 		w.seg = nil
 	}
 	if err := os.RemoveAll(w.tmp); err != nil {
+		errs = append(errs, fmt.Errorf("chunkstore: abort: %w", err))
+	}
+	if err := w.lock.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("chunkstore: abort: %w", err))
 	}
 	return errors.Join(errs...)

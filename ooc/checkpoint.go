@@ -11,7 +11,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 const (
@@ -70,7 +70,7 @@ func (c *Checkpoint) matches(fp string, m, k int) error {
 
 // WriteFile saves the checkpoint atomically.
 func (c *Checkpoint) WriteFile(path string) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
 	})
 }

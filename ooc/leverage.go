@@ -49,6 +49,7 @@ const (
 	levEvalMul  = 4    // rows scored along the path: levEvalMul × dictionary
 	levEvalMin  = 1000 // at least this many rows scored along the path
 	levMinRatio = 1e-12
+	levJitter   = 1e-12 // × |J| K(x_j, x_j) on the dictionary's diagonal
 	// levStopFrac: the path stops once d_eff ≥ M / levStopFrac and
 	// extrapolates from there (the steps beyond cost the most).
 	levStopFrac = 4
@@ -98,6 +99,12 @@ func leverageCandidates(n int64, m, configured int) int {
 // scores sum to m and say how much of an m-dimensional approximation
 // each row needs (Rudi, Calandriello, Carratino, Rosasco, "On fast
 // leverage score sampling and optimal learning", NeurIPS 2018, BLESS).
+//
+// λ_lev is never below the fit's λ: if d_eff(λ) < m there (a kernel
+// whose effective dimension saturates, as on low-dimensional data), the
+// scores at the fit's λ are the ones the theory asks for (M ≳ d_eff(λ)
+// log centres suffice; Rudi, Camoriano, Rosasco 2015), and smaller λ
+// only adds rounding.
 //
 // λ_lev is found along a decreasing path λ_0 = mean K(x, x) (where
 // d_eff ≤ 1), λ_{h+1} = λ_h / 2, as BLESS does: at step h a dictionary J_h
@@ -155,6 +162,7 @@ func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (cen
 		uScores[i] = 1
 	}
 	lam := kappa
+	lamFit := f.cfg.Lambda
 	var lams, deffs []float64 // the path
 	var dict []int
 	var dictPi []float64
@@ -187,12 +195,12 @@ func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (cen
 		}
 		deff /= float64(u)
 		lams, deffs = append(lams, lam), append(deffs, deff)
-		if deff >= float64(m)/levStopFrac || lam < levMinRatio*kappa {
+		if deff >= float64(m)/levStopFrac || lam <= lamFit || lam < levMinRatio*kappa {
 			break
 		}
 		lam /= levShrink
 	}
-	lamLev = lamOfDeff(lams, deffs, float64(m))
+	lamLev = max(lamOfDeff(lams, deffs, float64(m)), lamFit)
 	// Final dictionary from the last scores, then every candidate at λ_lev.
 	r := min(u, maxDictionary, max(levDictMin, levDictMul*m))
 	pi := inclusion(uScores, r)
@@ -240,7 +248,9 @@ func (f *fitter) nystromScores(ctx context.Context, cand, diag []float64, dict [
 		return err
 	}
 	for j := range nj {
-		kjj[j*nj+j] += lam * u * pi[j]
+		// The jitter keeps the factorisation defined where λ u π_j falls
+		// below rounding (a kernel whose d_eff saturates, tiny λ).
+		kjj[j*nj+j] += lam*u*pi[j] + levJitter*float64(nj)*kjj[j*nj+j]
 	}
 	workers := workersOf(f.opts)
 	if ok, col := dense.Cholesky(kjj, nj, nj, workers); !ok {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 )
 
@@ -124,7 +124,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // Save writes the model to path atomically: path holds the old file or
 // the complete new one, never a partial model.
 func (m *Model) Save(path string) error {
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	err := fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		_, err := m.WriteTo(w)
 		return err
 	})

@@ -56,6 +56,11 @@ type TuneConfig struct {
 	// Halving, 2·Halving, 4·Halving, … the worse half of the live
 	// candidates (by best validation metric so far) stops. 0 means off.
 	Halving int
+	// ARD, when set, first learns per-feature length scales on a row
+	// subsample of the training rows (LearnARD's method) and searches the
+	// Lambdas with that kernel; Sigmas must then be nil and the kernel
+	// Gaussian.
+	ARD *ARDConfig
 	// MaxMemory, when > 0, is a bound in bytes on the estimated peak
 	// memory of the whole search (EstimateTuneMemory); Tune fails with
 	// ErrMemory before reading any data if the estimate exceeds it.
@@ -142,6 +147,8 @@ type TuneResult struct {
 	Passes  int     `json:"passes"`
 	Seconds float64 `json:"seconds"`
 	Memory  Memory  `json:"memory_estimate"`
+	// ARD is what the ARD step learned (nil without TuneConfig.ARD).
+	ARD *ARDResult `json:"ard,omitempty"`
 }
 
 // Model returns the best candidate's model.
@@ -227,6 +234,16 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig) (*TuneResult, e
 		return nil, err
 	}
 	t.k = t.f.k
+	if tc.ARD != nil {
+		if t.ard, err = t.learnARD(ctx); err != nil {
+			return nil, err
+		}
+		g := t.groups[0]
+		g.kern.Sigma, g.kern.Sigmas = 0, t.ard.Sigmas
+		for _, c := range g.cands {
+			c.Kernel, c.Sigma = g.kern, 0
+		}
+	}
 	if err := t.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -256,6 +273,7 @@ type tuner struct {
 	buf    []float64 // M × k scratch
 	passes int
 	mem    Memory
+	ard    *ARDResult
 }
 
 // sigmaGroup is one σ: its kernel, centres, T and its candidates.
@@ -312,6 +330,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, er
 		if !(l > 0) || math.IsInf(l, 0) {
 			return nil, configErr("lambda must be > 0 and finite, got %g", l)
 		}
+	}
+	if tc.ARD != nil && (tc.Sigmas != nil || (base.Kernel.Kind != "" && base.Kernel.Kind != kernel.Gaussian)) {
+		return nil, configErr("ARD learns the length scales of the Gaussian kernel: give no sigmas and no other kernel")
 	}
 	if len(tc.Sigmas) > 0 && base.Kernel.Kind != "" && !base.Kernel.Kind.IsDistance() {
 		return nil, configErr("the %s kernel has no length scale to search: give no sigmas", base.Kernel.Kind)
@@ -388,6 +409,13 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, er
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
 	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.cfg.Workers, maxRows)
+	if tc.ARD != nil {
+		// The subsample's dense matrices: a few rows × centres and centres².
+		ac := tc.ARD.resolved(f.n)
+		extra := int64(8 * (6*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 4*ac.Rows*f.d))
+		t.mem.Vectors += extra
+		t.mem.Total += extra
+	}
 	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
 		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s, more than the limit of %s: "+
 			"use fewer centres, sigmas or lambdas", ErrMemory, len(kernels), len(lambdas), f.cfg.Centers,
@@ -1038,7 +1066,7 @@ func isHalvingStep(iter, h int) bool {
 func (t *tuner) result() *TuneResult {
 	f := t.f
 	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.model.M, Passes: t.passes,
-		Seconds: time.Since(t.start).Seconds(), Memory: t.mem}
+		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
 	best := -1
 	for i, c := range t.cands {
 		if c.Stop != StopFailed && c.BestIteration > 0 {

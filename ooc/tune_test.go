@@ -232,3 +232,38 @@ func TestTuneErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTuneARD checks the ARD step: it learns one length scale per feature
+// on the training rows, every candidate uses them, and the best model is
+// Fit's with that kernel.
+func TestTuneARD(t *testing.T) {
+	const n, d = 3000, 3
+	x, y := synth(n, d, 41)
+	src := stream.NewMemSource(x, d, y, 1, 250)
+	base := ooc.Config{Centers: 100, Iterations: 8, Seed: 2}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Lambdas: []float64{1e-6, 1e-4},
+		ARD: &ooc.ARDConfig{Rows: 1000, Centers: 100, Steps: 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ARD == nil || len(res.ARD.Sigmas) != d || !(res.ARD.Loss < res.ARD.Start) {
+		t.Fatalf("ARD result %+v", res.ARD)
+	}
+	best := res.Candidates[res.Best]
+	if !slices.Equal(best.Kernel.Sigmas, res.ARD.Sigmas) {
+		t.Fatalf("best kernel %v, learned σ %v", best.Kernel, res.ARD.Sigmas)
+	}
+	train, _ := stream.Holdout(src, ooc.DefaultValFraction, base.Seed)
+	want := fitCandidate(t, train, base, &best, best.BestIteration)
+	tx, _ := synth(100, d, 42)
+	pg, pw := make([]float64, 100), make([]float64, 100)
+	res.Model().PredictTo(pg, tx, 100)
+	want.PredictTo(pw, tx, 100)
+	if e := maxRelDiff(pg, pw); e > 1e-9 {
+		t.Errorf("ARD model differs from Fit's with the learned σ by %.3g", e)
+	}
+	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}})
+	if want := "invalid configuration: ARD learns the length scales of the Gaussian kernel: give no sigmas and no other kernel"; err == nil || err.Error() != want {
+		t.Errorf("ARD with sigmas: %v, want %q", err, want)
+	}
+}

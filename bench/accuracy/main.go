@@ -38,6 +38,12 @@ func main() {
 	quick := flag.Bool("quick", false, "small grid, small M and subsampled big data: a smoke test, not the reported numbers")
 	workers := flag.Int("workers", 0, "worker goroutines (0: GOMAXPROCS)")
 	seed := flag.Uint64("seed", 1, "seed of the splits and of the centres")
+	tune := flag.Bool("tune", false, "instead: ooc.Tune over a σ × λ grid against the same grid fitted point by point (bench/TUNE.md)")
+	tuneM := flag.Int("tune-centers", 1000, "with -tune: centres M")
+	tuneIters := flag.Int("tune-iters", 20, "with -tune: CG iterations")
+	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard over λ)")
+	tuneHalving := flag.Int("tune-halving", 4, "with -tune-mode timing: the halving step of the second tune")
+	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -54,6 +60,15 @@ func main() {
 		}
 	}
 	env := &env{dataDir: *dataDir, fashionDir: *fmnist, quick: *quick, workers: *workers, seed: *seed}
+	if *tune {
+		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps,
+			sigmas:  []float64{0.5, 1, 2, 4, 8},
+			lambdas: []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3}}
+		if !tuneMain(ctx, te, want) {
+			os.Exit(1)
+		}
+		return
+	}
 	start := time.Now()
 	var rows []result
 	failed := false

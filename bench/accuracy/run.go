@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
 type env struct {
@@ -167,10 +168,8 @@ func writeParquet(path string, t *table, targetName string, fn func(float64) flo
 		return err
 	}
 	cols := append(append([]string(nil), t.features...), targetName)
-	// A bufio.Writer, not the file: ParquetWriter.Close closes a writer
-	// that is an io.Closer (contrary to its doc comment).
 	bw := bufio.NewWriterSize(f, 1<<20)
-	pw, err := ingest.NewParquetWriter(bw, cols)
+	pw, err := tabular.NewWriter(bw, tabular.Parquet, nil, cols)
 	if err != nil {
 		f.Close()
 		return err
@@ -193,7 +192,7 @@ func writeParquet(path string, t *table, targetName string, fn func(float64) flo
 			}
 			buf[d] = append(buf[d], y)
 		}
-		if err := pw.Write(buf); err != nil {
+		if err := pw.Write(nil, buf); err != nil {
 			f.Close()
 			return err
 		}
@@ -220,7 +219,9 @@ func makeStore(ctx context.Context, e *env, dir, name string, t *table, tk *task
 	if t.n() > 500_000 {
 		chunk = 0 // the store's default
 	}
-	if _, err := ingest.Run(ctx, []string{pq}, ingest.Config{Out: out, Targets: []string{tk.targetName}, ChunkRows: chunk, Workers: e.workers}); err != nil {
+	// The features by name: ingest drops columns it finds constant unless
+	// named, and a small test part can be constant where training is not.
+	if _, err := ingest.Run(ctx, []string{pq}, ingest.Config{Out: out, Features: t.features, Targets: []string{tk.targetName}, ChunkRows: chunk, Workers: e.workers}); err != nil {
 		return nil, fmt.Errorf("ingest %s: %w", name, err)
 	}
 	os.Remove(pq)

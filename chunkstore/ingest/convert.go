@@ -35,6 +35,7 @@ type colType struct {
 	class class
 	spec  string // chunkstore.ColumnSpec.Type for storable columns
 	desc  string // the type as users see it in messages, e.g. "int64", "utf8 (string)"
+	part  bool   // a Hive partition column, from the file's path
 }
 
 // classify maps an Arrow type to its class.
@@ -42,37 +43,37 @@ func classify(dt arrow.DataType) colType {
 	switch dt.ID() {
 	case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return colType{classNumeric, dt.Name(), dt.String()}
+		return colType{classNumeric, dt.Name(), dt.String(), false}
 	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
-		return colType{classNumeric, "float64", dt.String()}
+		return colType{classNumeric, "float64", dt.String(), false}
 	case arrow.BOOL:
-		return colType{classBool, "bool", "bool"}
+		return colType{classBool, "bool", "bool", false}
 	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		return colType{classTemporal, "float64", dt.String()}
+		return colType{classTemporal, "float64", dt.String(), false}
 	case arrow.DICTIONARY:
 		d := dt.(*arrow.DictionaryType)
 		v := classify(d.ValueType)
 		v.desc = dt.String()
 		return v
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return colType{classString, "", dt.String() + " (string)"}
+		return colType{classString, "", dt.String() + " (string)", false}
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-		return colType{classString, "", dt.String() + " (binary)"}
+		return colType{classString, "", dt.String() + " (binary)", false}
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW,
 		arrow.STRUCT, arrow.MAP, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return colType{classNested, "", dt.String() + " (nested)"}
+		return colType{classNested, "", dt.String() + " (nested)", false}
 	default:
-		return colType{classOther, "", dt.String()}
+		return colType{classOther, "", dt.String(), false}
 	}
 }
 
 // Text column types, inferred from the first block of a text file. The
 // values arrive as strings and are parsed by parseText.
 var (
-	textNumeric = colType{classNumeric, "float64", "number"}
-	textBool    = colType{classBool, "bool", "bool"}
-	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)"}
-	textString  = colType{classString, "", "string"}
+	textNumeric = colType{classNumeric, "float64", "number", false}
+	textBool    = colType{classBool, "bool", "bool", false}
+	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false}
+	textString  = colType{classString, "", "string", false}
 )
 
 // bad records the first value in a column batch that cannot be stored, and

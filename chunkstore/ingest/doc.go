@@ -3,7 +3,12 @@
 // # Overview
 //
 // Run reads any mix of Parquet files and delimited text files (CSV, TSV,
-// optionally gzip-compressed), directories of such files and glob patterns,
+// optionally gzip-compressed), directories of such files (walked
+// recursively, skipping hidden and "_" directories), glob patterns (a path
+// element "**" matches zero or more directories) and pipes ("-" for
+// standard input, /dev/stdin, named pipes: each is first copied to a
+// hidden temporary file beside Config.Out, removed afterwards, since
+// Parquet needs random access and an input is opened twice),
 // checks that every input has the chosen columns with compatible types, and
 // streams the rows, in input order, into a new chunkstore directory. It is
 // the only package of the module that imports Apache Arrow; no Arrow type
@@ -25,6 +30,13 @@
 // numbers is numeric (stored as float64), one whose values are all true or
 // false is bool, one whose values are all YYYY-MM-DD dates is a date, and
 // anything else is a string.
+//
+// Hive partitions: every key=value element of a file's directory path
+// becomes a column, constant within the file, after the file's own
+// columns. A key is numeric (a default feature) when its value parses as a
+// number in every file, else it is skipped (reason "partition"). Every
+// file must have the same keys, and a key must not also be a column of the
+// file.
 //
 // Column types: float64, float32, every integer width, bool, decimals and
 // dictionary-encoded columns of those types are stored as float64 values

@@ -15,12 +15,16 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 // Config says what to ingest and how. A zero field means its default.
 type Config struct {
-	// Out is the store directory to create. Required; it must not exist.
+	// Out is the store directory to create. Required; it must not exist,
+	// unless Force.
 	Out string `json:"out"`
+	// Force lets the new store replace a store at Out.
+	Force bool `json:"force,omitempty"`
 	// Targets names the target columns, in order. Empty: a store without
 	// targets.
 	Targets []string `json:"targets"`
@@ -120,7 +124,29 @@ type batch struct {
 	sums    []colSum // per chosen column with a check: the batch's summary
 }
 
+// checkOut refuses an existing cfg.Out unless cfg.Force.
+func checkOut(cfg Config) error {
+	if cfg.Force {
+		return nil
+	}
+	if _, err := os.Lstat(cfg.Out); err == nil {
+		return fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator) (*Result, error) {
+	var spooled map[string]string
+	res, err := run1(ctx, inputs, cfg, mem, &spooled)
+	if err != nil && len(spooled) > 0 {
+		err = renameSpooled(err, spooled)
+	}
+	return res, err
+}
+
+func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator, spooledOut *map[string]string) (*Result, error) {
 	start := time.Now()
 	if cfg.Out == "" {
 		return nil, errors.New("no output store given")
@@ -138,9 +164,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
 	}
-	if _, err := os.Stat(cfg.Out); err == nil {
-		return nil, fmt.Errorf("%s already exists; remove it or choose another --out", cfg.Out)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if err := checkOut(cfg); err != nil {
 		return nil, err
 	}
 	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
@@ -148,6 +172,16 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		s.workers = runtime.GOMAXPROCS(0)
 	}
 
+	inputs, spooled, err := spoolPipes(inputs, cfg.Out)
+	*spooledOut = spooled
+	defer func() {
+		for p := range spooled {
+			os.Remove(p)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
 	paths, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
@@ -160,7 +194,13 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		if err != nil {
 			return nil, err
 		}
+		if name, ok := spooled[p]; ok {
+			fi.name = name
+		}
 		s.files = append(s.files, fi)
+	}
+	if err := s.unifyPartitions(); err != nil {
+		return nil, err
 	}
 	if err := s.choose(); err != nil {
 		return nil, err
@@ -183,8 +223,8 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	sources := make([]chunkstore.SourceFile, len(s.files))
 	for i, f := range s.files {
 		abs, err := filepath.Abs(f.path)
-		if err != nil {
-			abs = f.path
+		if err != nil || f.name != f.path {
+			abs = f.name // a spooled pipe: its name, not the temporary file's
 		}
 		// A text file's row count is not known before it is read: -1.
 		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
@@ -194,8 +234,19 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	// temporary name beside cfg.Out; columns found constant or
 	// identifier-like during the pass are then left out by a copy (see
 	// install), else the store is renamed into place.
+	//
+	// The lock on cfg.Out, held until the store is installed, makes a
+	// second ingest to the same --out fail at once.
 	out := filepath.Clean(cfg.Out)
-	tmpDir, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	unlock, err := chunkstore.Lock(out)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := checkOut(cfg); err != nil { // again, under the lock
+		return nil, err
+	}
+	tmpDir, err := fileutil.MkdirTemp(filepath.Dir(out), filepath.Base(out))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", cfg.Out, err)
 	}
@@ -254,7 +305,7 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 		return nil, err
 	}
 	for _, f := range s.files {
-		res.Files = append(res.Files, f.path)
+		res.Files = append(res.Files, f.name)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
@@ -333,7 +384,7 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 				s.putBatch(b)
 				if s.cfg.Progress != nil {
 					s.cfg.Progress(Progress{Rows: rows, Dropped: dropped, BytesIn: bytesIn, BytesTotal: total,
-						File: f.path, FileIndex: i, Files: len(s.files), Elapsed: time.Since(start)})
+						File: f.name, FileIndex: i, Files: len(s.files), Elapsed: time.Since(start)})
 				}
 			}
 			if !f.ok {
@@ -430,10 +481,75 @@ func (s *session) readFileSafe(ctx context.Context, f *fileInfo, out chan<- *bat
 }
 
 func (s *session) readFile(ctx context.Context, f *fileInfo, out chan<- *batch) error {
+	var real, virt []int // chosen columns read from the file, and from its path
+	for j, n := range s.names {
+		if f.index[n] >= f.nreal {
+			virt = append(virt, j)
+		} else {
+			real = append(real, j)
+		}
+	}
+	if len(virt) > 0 {
+		return s.readWithPartitions(ctx, f, out, real, virt)
+	}
 	if f.format == formatParquet {
 		return s.readParquet(ctx, f, out)
 	}
 	return s.readText(ctx, f, out)
+}
+
+// readWithPartitions reads the chosen columns real of f through a session
+// that knows only those, and adds the partition columns virt (constant in
+// the file) to each batch.
+func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<- *batch, real, virt []int) error {
+	if len(real) == 0 {
+		return fmt.Errorf("%s: every chosen column is a partition key from the path; choose at least one column of the file", f.name)
+	}
+	sub := &session{cfg: s.cfg, mem: s.mem, batchRows: s.batchRows, workers: s.workers, pool: make(chan *batch, 4)}
+	for _, j := range real {
+		sub.names = append(sub.names, s.names[j])
+		sub.checks = append(sub.checks, s.checks[j])
+	}
+	subOut := make(chan *batch, 1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(subOut)
+		if f.format == formatParquet {
+			return sub.readParquet(gctx, f, subOut)
+		}
+		return sub.readText(gctx, f, subOut)
+	})
+	g.Go(func() error {
+		for b := range subOut {
+			full := s.getBatch()
+			full.n, full.dropped, full.bytesIn = b.n, b.dropped, b.bytesIn
+			for k, j := range real {
+				full.cols[j], b.cols[k] = b.cols[k][:cap(b.cols[k])], full.cols[j]
+				full.sums[j] = b.sums[k]
+			}
+			sub.putBatch(b)
+			for _, j := range virt {
+				v := f.part[f.index[s.names[j]]-f.nreal]
+				col := full.cols[j][:full.n]
+				for i := range col {
+					col[i] = v
+				}
+				if s.checks[j] != nil {
+					full.sums[j] = colSum{}
+					if full.n > 0 {
+						full.sums[j] = summarise(col)
+					}
+				}
+			}
+			if err := send(gctx, out, full); err != nil {
+				for range subOut {
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // finish applies the Nulls policy to a batch whose first row is row first

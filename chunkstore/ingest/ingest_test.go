@@ -339,7 +339,7 @@ func TestErrors(t *testing.T) {
 		{"no features", []string{a}, Config{Targets: []string{"x"}, Exclude: []string{"y"}},
 			a + `: no feature columns: no numeric or bool column besides the targets and excluded columns; its columns are: "x" number, "y" number, "s" string`},
 		{"empty dir", []string{filepath.Join(dir, "empty")}, Config{},
-			`directory ` + filepath.Join(dir, "empty") + ` holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz)`},
+			`directory ` + filepath.Join(dir, "empty") + ` holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, in it or its subdirectories)`},
 		{"no glob match", []string{filepath.Join(dir, "*.nope")}, Config{},
 			`no files match "` + filepath.Join(dir, "*.nope") + `"`},
 		{"missing file", []string{filepath.Join(dir, "nope.parquet")}, Config{},

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -57,7 +60,7 @@ func expandInputs(inputs []string) ([]string, error) {
 		case err == nil:
 			files = append(files, in)
 		case os.IsNotExist(err) && strings.ContainsAny(in, "*?["):
-			matches, gerr := filepath.Glob(in)
+			matches, gerr := glob(in)
 			if gerr != nil {
 				return nil, fmt.Errorf("bad pattern %q: %w", in, gerr)
 			}
@@ -90,24 +93,144 @@ func expandInputs(inputs []string) ([]string, error) {
 	return files, nil
 }
 
-// dirFiles lists the data files directly inside dir, sorted by name.
+// dirFiles lists the data files inside dir and its subdirectories (Hive
+// partitions such as part=3/), sorted by path. Hidden directories and
+// those starting with "_" (_temporary, _delta_log) are not entered.
 func dirFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && hiddenName(d.Name()) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if isDataName(d.Name()) {
+			files = append(files, p)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, e := range ents {
-		if e.IsDir() || !isDataName(e.Name()) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("directory %s holds no data files (%s, optionally .gz, in it or its subdirectories)", dir, strings.Join(dataExts, ", "))
+	}
+	sort.Strings(files) // WalkDir's lexical order; keep the order explicit
+	return files, nil
+}
+
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
+// glob is filepath.Glob where a path element "**" matches zero or more
+// directories (hidden ones excepted), as in shells with globstar.
+func glob(pattern string) ([]string, error) {
+	if !strings.Contains(pattern, "**") {
+		return filepath.Glob(pattern)
+	}
+	sep := string(filepath.Separator)
+	elems := strings.Split(filepath.ToSlash(pattern), "/")
+	for _, e := range elems {
+		if strings.Contains(e, "**") && e != "**" {
+			return nil, fmt.Errorf(`"**" must be a whole path element, as in dir/**/*.parquet`)
+		}
+		if _, err := filepath.Match(e, ""); err != nil {
+			return nil, err
+		}
+	}
+	// The root is the longest leading run of elements without magic.
+	k := 0
+	for k < len(elems) && !strings.ContainsAny(elems[k], "*?[") {
+		k++
+	}
+	root := strings.Join(elems[:k], sep)
+	if root == "" && strings.HasPrefix(pattern, sep) {
+		root = sep
+	}
+	rest := elems[k:]
+	walkRoot := root
+	if walkRoot == "" {
+		walkRoot = "."
+	}
+	var out []string
+	err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == walkRoot && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if p == walkRoot {
+			return nil
+		}
+		rel, _ := filepath.Rel(walkRoot, p)
+		if d.IsDir() && hiddenName(d.Name()) {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && matchElems(rest, strings.Split(filepath.ToSlash(rel), "/")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// matchElems matches path elements against pattern elements, "**"
+// standing for zero or more elements.
+func matchElems(pat, path []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(path); i++ {
+				if matchElems(pat[1:], path[i:]) {
+					return true
+				}
+				if i < len(path) && strings.HasPrefix(path[i], ".") {
+					return false // ** does not match a hidden element
+				}
+			}
+			return false
+		}
+		if len(path) == 0 {
+			return false
+		}
+		if ok, _ := filepath.Match(pat[0], path[0]); !ok {
+			return false
+		}
+		if strings.HasPrefix(path[0], ".") && !strings.HasPrefix(pat[0], ".") {
+			return false // as in the shell, * does not match a leading dot
+		}
+		pat, path = pat[1:], path[1:]
+	}
+	return len(path) == 0
+}
+
+// hivePart is one key=value element of a file's directory path.
+type hivePart struct{ key, value string }
+
+// hiveParts returns the key=value elements of the directory part of path,
+// outermost first: the partition columns of a Hive-partitioned data set
+// (sales/year=2024/month=3/part-0.parquet: year and month).
+func hiveParts(path string) []hivePart {
+	var parts []hivePart
+	for _, e := range strings.Split(filepath.ToSlash(filepath.Dir(path)), "/") {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok || k == "" || strings.Contains(v, "=") {
 			continue
 		}
-		files = append(files, filepath.Join(dir, e.Name()))
+		if u, err := url.PathUnescape(v); err == nil {
+			v = u // Hive escapes special characters as %XX
+		}
+		parts = append(parts, hivePart{k, v})
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("directory %s holds no data files (%s, optionally .gz)", dir, strings.Join(dataExts, ", "))
-	}
-	sort.Strings(files) // ReadDir sorts already; keep the order explicit
-	return files, nil
+	return parts
 }
 
 // sniffFormat tells a Parquet file (magic "PAR1" at the start) from

@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,7 +21,14 @@ type fileInfo struct {
 	format  format
 	size    int64
 	modTime time.Time
-	rows    int64 // Parquet: from the footer; text: counted while reading
+	rows    int64  // Parquet: from the footer; text: counted while reading
+	name    string // what messages, Result and the manifest call the file: path, or "stdin" for a spooled input
+
+	// names[nreal:] are Hive partition columns from the file's path, of
+	// value part[i-nreal] (numeric ones) or partText[i-nreal].
+	nreal    int
+	part     []float64
+	partText []string
 
 	names []string // top-level columns, in file order
 	types []colType
@@ -55,6 +64,22 @@ func (s *session) inspect(path string) (*fileInfo, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	fi.name = path
+	fi.nreal = len(fi.names)
+	for _, p := range hiveParts(path) {
+		if slices.Contains(fi.names, p.key) {
+			return nil, fmt.Errorf("%s: %q is both a column of the file and a partition key (%s=%s) in its path", path, p.key, p.key, p.value)
+		}
+		fi.names = append(fi.names, p.key)
+		v, err := strconv.ParseFloat(strings.TrimSpace(p.value), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			fi.types = append(fi.types, partText)
+		} else {
+			fi.types = append(fi.types, partNumber)
+		}
+		fi.part = append(fi.part, v)
+		fi.partText = append(fi.partText, p.value)
 	}
 	fi.index = make(map[string]int, len(fi.names))
 	for i, n := range fi.names {
@@ -237,6 +262,8 @@ func (s *session) buildReport(excluded map[string]bool) {
 			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipExcluded
 		case t.class == classNumeric || t.class == classBool:
 			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipNotNamed
+		case t.part:
+			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipPartition
 		default:
 			r.Role, r.Reason = chunkstore.RoleSkipped, skipReason(t.class)
 		}
@@ -246,4 +273,41 @@ func (s *session) buildReport(excluded map[string]bool) {
 		}
 		s.report = append(s.report, r)
 	}
+}
+
+// Types of Hive partition columns.
+var (
+	partNumber = colType{classNumeric, "float64", "partition key (number)", true}
+	partText   = colType{classString, "", "partition key (text)", true}
+)
+
+// unifyPartitions checks that every file has the same partition keys, in
+// the same order, and makes a key numeric only when its value parses as a
+// number in every file.
+func (s *session) unifyPartitions() error {
+	first := s.files[0]
+	keys := first.names[first.nreal:]
+	for _, f := range s.files[1:] {
+		if got := f.names[f.nreal:]; !slices.Equal(got, keys) {
+			return fmt.Errorf("%s: partition keys %s in its path, but %s has %s; every file needs the same keys", f.name, listKeys(got), first.name, listKeys(keys))
+		}
+	}
+	for k := range keys {
+		for _, f := range s.files {
+			if f.types[f.nreal+k].class != classNumeric {
+				for _, g := range s.files {
+					g.types[g.nreal+k] = partText
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func listKeys(keys []string) string {
+	if len(keys) == 0 {
+		return "(none)"
+	}
+	return "[" + strings.Join(keys, ", ") + "]"
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
@@ -179,6 +177,8 @@ func skipNote(reason string) string {
 		return "this type cannot be stored"
 	case chunkstore.SkipExcluded:
 		return "named in --exclude"
+	case chunkstore.SkipPartition:
+		return "a partition key whose values are not all numbers"
 	case chunkstore.SkipNotNamed:
 		return "--features does not name it"
 	}
@@ -221,13 +221,7 @@ func (s *session) decide() ([]int, error) {
 // writer).
 func (s *session) install(ctx context.Context, tmp string, keep []int, opt chunkstore.Options) error {
 	if len(keep) == len(s.names) {
-		if _, err := os.Stat(s.cfg.Out); err == nil {
-			return fmt.Errorf("%s already exists; remove it or choose another --out", s.cfg.Out)
-		}
-		if err := os.Rename(tmp, s.cfg.Out); err != nil {
-			return err
-		}
-		return syncParent(s.cfg.Out)
+		return s.place(tmp)
 	}
 	r, err := chunkstore.Open(tmp)
 	if err != nil {
@@ -245,7 +239,11 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, opt chunk
 		}
 	}
 	opt.InputColumns = s.report
-	w, err := chunkstore.Create(s.cfg.Out, feats, targs, opt)
+	// The copy is built beside the first pass's store, in the same
+	// temporary directory, then placed like it: the caller holds the lock
+	// on s.cfg.Out.
+	kept := tmp + ".kept"
+	w, err := chunkstore.Create(kept, feats, targs, opt)
 	if err != nil {
 		return err
 	}
@@ -270,19 +268,22 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, opt chunk
 			return errors.Join(err, w.Abort())
 		}
 	}
-	return w.Close()
-}
-
-// syncParent fsyncs the directory holding path, so that a rename into it
-// is durable.
-func syncParent(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
+	if err := w.Close(); err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
-		return err // EINVAL: a file system that cannot sync a directory
+	return s.place(kept)
+}
+
+// place moves the finished store at built to s.cfg.Out: never over
+// anything that exists there, unless Force and it is a store.
+func (s *session) place(built string) error {
+	install := chunkstore.Install
+	if s.cfg.Force {
+		install = chunkstore.Replace
 	}
-	return nil
+	err := install(built, s.cfg.Out)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists; remove it or choose another --out", s.cfg.Out)
+	}
+	return err
 }

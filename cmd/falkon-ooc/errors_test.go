@@ -47,7 +47,7 @@ type errorCase struct {
 // checkpoint fingerprints by … and CRC-32C values by H.
 func normaliseStderr(s string) string {
 	s = strings.ReplaceAll(s, strings.TrimSuffix(os.TempDir(), "/")+"/", "$TMPDIR/")
-	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+`).ReplaceAllString(s, "${1}N")
+	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
 	s = regexp.MustCompile(`(fingerprint|this fit) [0-9a-f]{12}…`).ReplaceAllString(s, "$1 …")
 	s = regexp.MustCompile(`\(stored [0-9a-f]{8}, computed [0-9a-f]{8}\)`).ReplaceAllString(s, "(stored H, computed H)")
 	return s
@@ -175,8 +175,30 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"ingest", "--out", "out.store", "exports"},
 			code:   1,
-			stderr: "falkon-ooc ingest: directory exports holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz)",
+			stderr: "falkon-ooc ingest: directory exports holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, in it or its subdirectories)",
 			fix:    "Point ingest at the directory that holds the data, or rename the files to one of the listed extensions.",
+		},
+		{
+			mistake: "no feature left: the only numeric columns are an identifier and a constant",
+			setup:   writeText(t, "ids.csv", "id,c,y\n1,5,3\n2,5,4\n3,5,5\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "ids.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: no feature columns left: "id" (identifier), "c" (constant); name columns in --features to keep them`,
+			fix:     "Name the columns to use in --features (an identifier is rarely a good feature), or add real features to the input.",
+		},
+		{
+			mistake: "Hive folders whose files have different partition keys",
+			setup: func(t *testing.T) {
+				if err := os.MkdirAll("hive/a=1", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeText(t, "hive/a=1/x.csv", "x,y\n1,2\n2,1\n")(t)
+				writeText(t, "hive/b.csv", "x,y\n1,2\n2,1\n")(t)
+			},
+			args:   []string{"ingest", "--out", "out.store", "--target", "y", "hive"},
+			code:   1,
+			stderr: "falkon-ooc ingest: hive/b.csv: partition keys (none) in its path, but hive/a=1/x.csv has [a]; every file needs the same keys",
+			fix:    "Give ingest only the files of one layout (a glob such as 'hive/*=*/*.csv'), or move the stray files out of the folder.",
 		},
 		{
 			mistake: "a glob that matches nothing",
@@ -257,7 +279,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"ingest", "--out", "readonly/out.store", "--target", "y", "part-1.csv"},
 			code:   1,
-			stderr: "falkon-ooc ingest: create readonly/out.store: mkdir readonly/.out.store.tmp-N: permission denied",
+			stderr: "falkon-ooc ingest: chunkstore: create readonly/out.store: open readonly/.out.store.falkon-lock: permission denied",
 			fix:    "Write to a directory you may write to, or ask for write permission on it.",
 			run:    runUnprivileged,
 		},

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
@@ -433,7 +433,7 @@ func writeJSON(w io.Writer, v any) error {
 // writeFileAtomic replaces path with data: the old file or the new one,
 // never a partial file.
 func writeFileAtomic(path string, data []byte) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

@@ -20,8 +20,10 @@ func init() {
 		Usage: "--out STORE [flags] INPUT…",
 		Long: `
 Ingest reads Parquet and delimited text files (CSV, TSV, optionally
-gzip-compressed), directories of such files (their data files, sorted by
-name) and glob patterns, and writes the chosen columns, in input order, to
+gzip-compressed), directories of such files (their data files and those of
+their subdirectories, sorted by path), glob patterns ('**' matches any
+number of directories) and standard input ('-', CSV or Parquet), and
+writes the chosen columns, in input order, to
 a new chunk store: compressed, checksummed float64 chunks with per-column
 statistics, which fit and predict read out of core.
 
@@ -34,6 +36,13 @@ nested columns cannot be stored. Text files need a header row unless
 a tab for .tsv and sniffed otherwise; column types come from the first
 1000 rows.
 
+Path elements key=value (Hive partitions, as in year=2024/part-0.parquet)
+become columns, numeric when every value is a number, else skipped. Among
+the default features, a constant column is dropped and one that looks
+like a row identifier (integer, all values distinct, and increasing,
+decreasing or named like id or *_id) is left out with a warning; name it
+in --features to keep it. The output lists what happened to every column.
+
 A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
 column and row (1-based within the file); --nulls drop skips such rows
 and counts them. The store appears at --out only when complete.`,
@@ -44,7 +53,7 @@ and counts them. The store appears at --out only when complete.`,
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
 	chunkRows, workers                                    int
-	noHeader, jsonOut, quiet                              bool
+	noHeader, jsonOut, quiet, force                       bool
 }
 
 func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -61,6 +70,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless text files, comma-separated (implies --no-header)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&o.force, "force", false, "replace a store that exists at --out")
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
@@ -118,11 +128,6 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			return usagef("flag %s after the inputs; flags go before them", a)
-		}
-	}
 	cfg := ingest.Config{
 		Out:       o.out,
 		Targets:   splitList(o.target),
@@ -134,6 +139,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		Workers:   o.workers,
 		NoHeader:  o.noHeader || o.columns != "",
 		Columns:   splitList(o.columns),
+		Force:     o.force,
 	}
 	if cfg.ChunkRows == 0 {
 		cfg.ChunkRows = chunkstore.DefaultChunkRows

@@ -142,6 +142,39 @@ falkon-ooc ingest: warning: column "t" is not a feature: it looks like a row ide
 	golden(t, "ingest_report_inspect.golden", mask(t, out, tmp))
 }
 
+// TestIngestHive ingests a Hive-partitioned folder written by DuckDB
+// (testdata/interop/hive): the id column is left out with a warning, the
+// string column and the text partition key are skipped with their reasons,
+// the numeric partition key is a feature.
+func TestIngestHive(t *testing.T) {
+	tmp := t.TempDir()
+	code, out, errOut := runCLI("ingest", "--quiet", "--out", filepath.Join(tmp, "s"), "--target", "y", fixtures+"hive/data")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "ingest_hive_text.golden", mask(t, out, tmp))
+	const warn = `falkon-ooc ingest: warning: column "id" is not a feature: it looks like a row identifier: named like one, integer, all 1200 values distinct; name it in --features to keep it` + "\n"
+	if errOut != warn {
+		t.Errorf("stderr %q, want %q", errOut, warn)
+	}
+}
+
+// TestIngestStdin reads Parquet from standard input, named "-".
+func TestIngestStdin(t *testing.T) {
+	f, err := os.Open(fixtures + "polars_zstd.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	code, out, errOut := runCLI("ingest", "--quiet", "--out", filepath.Join(t.TempDir(), "s"), "--target", "f64", "--features", "i64,f32", "-")
+	if code != 0 || !strings.HasPrefix(out, "ingested 4200 rows from 1 file into ") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+}
+
 // TestIngestExit checks exit codes and the messages on stderr.
 func TestIngestExit(t *testing.T) {
 	tmp := t.TempDir()
@@ -155,15 +188,14 @@ func TestIngestExit(t *testing.T) {
 		{[]string{"ingest", "--out", out}, 2, "falkon-ooc ingest: no input files"},
 		{[]string{"ingest", "--out", out, "--nulls", "skip", "x.csv"}, 2, `falkon-ooc ingest: --nulls must be error or drop, not "skip"`},
 		{[]string{"ingest", "--out", out, "--codec", "lzma", "x.csv"}, 2, `falkon-ooc ingest: unknown --codec "lzma"`},
-		{[]string{"ingest", "--out", out, "x.csv", "--quiet"}, 2, "falkon-ooc ingest: flag --quiet after the inputs; flags go before them"},
-		{[]string{"ingest", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"ingest", "--bogus"}, 2, "falkon-ooc ingest: unknown flag --bogus"},
 		{[]string{"ingest", "--out", out, filepath.Join(tmp, "missing.csv")}, 1,
 			"falkon-ooc ingest: stat " + filepath.Join(tmp, "missing.csv") + ": no such file or directory"},
 		{[]string{"ingest", "--quiet", "--out", out, "--target", "nullable", fixtures + "duckdb_v1_gzip.parquet"}, 1,
 			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips rows with NULL, NaN or ±Inf)`},
 		{[]string{"ingest", "--quiet", "--out", out, "--features", "label", fixtures + "duckdb.csv"}, 1,
 			`falkon-ooc ingest: ` + fixtures + `duckdb.csv: column "label" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`},
-		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE, got 0 arguments"},
+		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE or MODEL, got 0 arguments"},
 		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: chunkstore: open " + tmp + ": not a chunk store"},
 	} {
 		code, stdout, stderr := runCLI(tc.args...)

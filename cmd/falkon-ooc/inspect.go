@@ -19,15 +19,26 @@ import (
 func init() {
 	register(&command{
 		Name:  "inspect",
-		Short: "describe a chunk store: schema, sizes, column statistics",
-		Usage: "[--json] [--verify] STORE",
+		Short: "describe a model, or a chunk store: schema, sizes, column statistics",
+		Usage: "[--json] [--verify] STORE|MODEL",
 		Long: `
-Inspect prints a store's manifest for people: its columns and their source
-types, row and chunk counts, codec, size on disk and compression ratio, the
-input files it was made from, and per-column statistics (mean, standard
-deviation, min, max, whether every value is an integer, the number of
-distinct values up to 256). --verify also reads every block and checks its
-checksum. --json prints the manifest and the sizes as one JSON object.`,
+Inspect describes a model file made by 'falkon-ooc fit' or a chunk store
+made by 'falkon-ooc ingest'.
+
+For a MODEL it prints the task, the features and targets (and classes),
+the kernel and its length scale, λ, the number of centres M and how they
+were drawn, the training rows n and features d, the solver's iterations
+and residual, the validation history, and the fit's time and the memory
+of its preconditioner. --json prints the model's metadata (all but the
+centres and coefficients) as one JSON object.
+
+For a STORE it prints the manifest for people: its columns and their
+source types, row and chunk counts, codec, size on disk and compression
+ratio, the input files it was made from, and per-column statistics (mean,
+standard deviation, min, max, whether every value is an integer, the
+number of distinct values up to 256). --verify also reads every block and
+checks its checksum. --json prints the manifest and the sizes as one JSON
+object.`,
 		Flags: inspectFlags,
 	})
 }
@@ -61,9 +72,15 @@ type inspectConfig struct {
 
 func runInspect(ctx context.Context, e *env, o *inspectOpts, args []string) error {
 	if len(args) != 1 {
-		return usagef("want one STORE, got %d arguments", len(args))
+		return usagef("want one STORE or MODEL, got %d arguments", len(args))
 	}
 	dir := args[0]
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		if o.verify {
+			return usagef("--verify checks a store's blocks; %s is a file (a model's checksums are checked whenever it is loaded)", dir)
+		}
+		return inspectModel(e, o, dir, st.Size())
+	}
 	r, err := chunkstore.Open(dir)
 	if err != nil {
 		return err

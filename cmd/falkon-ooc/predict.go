@@ -3,22 +3,25 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
 func init() {
@@ -28,36 +31,49 @@ func init() {
 		Usage: "--model MODEL [--out FILE.parquet|FILE.csv|-] [flags] INPUT…",
 		Long: `
 Predict applies a model made by 'falkon-ooc fit' to INPUT: one chunk store,
-or Parquet and CSV/TSV files (files, directories or globs; they are read
-once into a temporary store). Feature columns are matched by name, not
-position. When the input has the model's target column(s), the metrics are
-reported: MSE, RMSE and relative error for regression, classification error
-and AUC for binary classification, error for multiclass.
+or Parquet and CSV/TSV files (files, directories or globs), or '-' for
+standard input (CSV, or Parquet recognised by its magic bytes and spooled
+to a temporary file). Files are read once, batch by batch, and the
+predictions written as they go: memory is bounded by a batch. Feature
+columns are matched by name, not position. When the input has the model's
+target column(s), the metrics are reported: MSE, RMSE and relative error
+for regression, classification error and AUC for binary classification,
+error for multiclass (rows whose target is NULL are predicted but not
+scored).
 
---out writes one row per input row, in input order: the prediction (named
-after the target with a _pred suffix) and, for classification, the scores.
-'--out -' writes CSV to stdout (JSON Lines with --json) and the summary to
-stderr. Without --out only the summary is printed.`,
+--out writes one row per input row, in input order: the --keep columns
+(ids, keys: any type, copied unchanged), the prediction (named after the
+target with a _pred suffix) and, for classification, the scores. '--out -'
+writes CSV to stdout (JSON Lines with --json) and the summary to stderr.
+Without --out only the summary is printed.
+
+A NULL, NaN or ±Inf in a feature stops the prediction with the file,
+column and row; --nulls drop leaves such rows out of the output (and
+counts them), --nulls zero reads the value as 0.`,
 		Flags: predictFlags,
 	})
 }
 
 type predictOpts struct {
-	model, out, tmpDir string
-	workers            int
-	jsonOut, quiet     bool
-	noHeader           bool
+	model, out, tmpDir   string
+	keep, nulls, columns string
+	workers              int
+	jsonOut, quiet       bool
+	noHeader             bool
 }
 
 func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &predictOpts{}
 	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
 	fs.StringVar(&o.out, "out", "", "write predictions to this .parquet or .csv `file` ('-': stdout)")
+	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
+	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row) or zero (read as 0)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object (JSON Lines predictions with --out -)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
-	fs.StringVar(&o.tmpDir, "tmp-dir", "", "`directory` for the temporary store of Parquet/CSV inputs (default: the system's)")
+	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless CSV inputs, comma-separated (implies --no-header)")
+	fs.StringVar(&o.tmpDir, "tmp-dir", "", "`directory` for spooling Parquet read from standard input (default: the system's)")
 	return func(ctx context.Context, e *env, args []string) error {
 		return runPredict(ctx, e, o, args)
 	}
@@ -69,13 +85,35 @@ type predictResult struct {
 	Model   string   `json:"model"`
 	Inputs  []string `json:"inputs"`
 	Out     string   `json:"out,omitempty"`
+	Keep    []string `json:"keep,omitempty"`
+	Nulls   string   `json:"nulls"`
 	Task    ooc.Task `json:"task"`
 	Rows    int64    `json:"rows"`
+	// Dropped counts input rows left out for a NULL, NaN or ±Inf feature
+	// (--nulls drop).
+	Dropped int64 `json:"dropped"`
+	// Unscored counts predicted rows whose target is NULL, NaN or ±Inf.
+	Unscored int64 `json:"unscored,omitempty"`
 	*ooc.Metrics
 	Seconds float64 `json:"seconds"`
 }
 
-func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) error {
+// predictRun is the state of one prediction.
+type predictRun struct {
+	m        *ooc.Model
+	ev       *ooc.Evaluator
+	withTgt  bool
+	res      predictResult
+	pr       *progress
+	workers  int
+	cols     [][]float64 // output columns of a batch
+	scores   []float64
+	x        []float64
+	tgt      []float64
+	okScores []float64
+}
+
+func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rerr error) {
 	if o.model == "" {
 		return usagef("--model MODEL is required")
 	}
@@ -85,176 +123,403 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) erro
 	if o.workers < 0 {
 		return usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
-	var format string
-	switch {
-	case o.out == "" || o.out == "-":
-	case strings.HasSuffix(strings.ToLower(o.out), ".parquet"):
-		format = "parquet"
-	case strings.HasSuffix(strings.ToLower(o.out), ".csv"):
-		format = "csv"
+	switch o.nulls {
+	case "error", "drop", "zero":
 	default:
-		return usagef("--out %s: the name must end in .parquet or .csv (or be -)", o.out)
+		return usagef("--nulls must be error, drop or zero, not %q", o.nulls)
+	}
+	format := tabular.CSV
+	switch {
+	case o.out == "":
+	case o.out == "-":
+		if o.jsonOut {
+			format = tabular.JSONLines
+		}
+	default:
+		f, ok := tabular.FormatOf(o.out)
+		if !ok {
+			return usagef("--out %s: the name must end in .parquet or .csv (or be -)", o.out)
+		}
+		format = f
+	}
+	for _, a := range args {
+		if a == "-" && len(args) > 1 {
+			return usagef("standard input (-) must be the only INPUT")
+		}
 	}
 	start := time.Now()
 	m, err := ooc.Load(o.model)
 	if err != nil {
 		return err
 	}
-	pr := newProgress(e.stderr, o.quiet)
+	p := &predictRun{m: m, ev: m.NewEvaluator(), pr: newProgress(e.stderr, o.quiet), workers: o.workers}
+	if p.workers == 0 {
+		p.workers = runtime.GOMAXPROCS(0)
+	}
+	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task, Keep: splitList(o.keep), Nulls: o.nulls}
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
 	}
 
-	storePath, cleanup, err := openInput(ctx, inputOpts{tmpDir: o.tmpDir, noHeader: o.noHeader, workers: o.workers}, m.Features, m.Targets, args, pr)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	r, err := chunkstore.Open(storePath)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	src, withTargets, err := selectColumns(r, strings.Join(args, " "), m.Features, m.Targets)
-	if err != nil {
-		return err
-	}
-	ev := m.NewEvaluator()
-	var rows int64
-	popts := ooc.PredictOptions{Workers: o.workers, Progress: func(done, total int) {
-		pr.update("predict", fmt.Sprintf("%s %d/%d chunks", bar(float64(done)/float64(total)), done, total), done == total)
-	}}
-	predictAll := func(sink predSink) error {
-		return m.Predict(ctx, src, popts, withTargets, func(b ooc.Batch) error {
-			rows += int64(b.Rows)
-			if withTargets {
-				if err := ev.Add(b.Scores, b.Targets, b.Rows); err != nil {
-					return err
-				}
+	// write runs the prediction into w (nil: no output).
+	var write func(w io.Writer) error
+	if len(args) == 1 && isStore(args[0]) {
+		if o.keep != "" {
+			return usagef("--keep copies columns of Parquet or CSV input; %s is a chunk store, whose rows are in input order (join by position)", args[0])
+		}
+		write = func(w io.Writer) error { return p.fromStore(ctx, args[0], w, format) }
+	} else {
+		files := args
+		if args[0] != "-" {
+			if files, err = ingest.Files(args); err != nil {
+				return err
 			}
-			if sink != nil {
-				return sink.write(m, b)
-			}
-			return nil
-		})
-	}
-	switch {
-	case o.out == "":
-		err = predictAll(nil)
-	case o.out == "-":
-		var sink predSink
-		bw := bufio.NewWriter(e.stdout)
-		if o.jsonOut {
-			sink = &jsonlSink{w: bw}
 		} else {
-			sink = newCSVSink(bw, m)
+			stdin, cleanup, err := spoolStdin(e.stdin, o.tmpDir)
+			if err != nil {
+				return fmt.Errorf("standard input: %w", err)
+			}
+			defer cleanup()
+			if stdin.path != "" {
+				files = []string{stdin.path}
+				defer func() { rerr = renamePath(rerr, stdin.path, "standard input (Parquet)") }()
+			} else {
+				e.stdin = stdin.r
+			}
 		}
-		err = predictAll(sink)
-		if err == nil {
-			err = sink.close()
+		topt := tabular.Options{
+			Numeric: m.Features, Optional: m.Targets, Keep: p.res.Keep, Nulls: o.nulls,
+			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
 		}
+		r, err := tabular.Open(files, topt)
+		if err != nil {
+			return explainMissing(err, m.Features, p.res.Keep)
+		}
+		defer r.Close()
+		write = func(w io.Writer) error { return p.fromFiles(ctx, r, w, format) }
+	}
+
+	switch o.out {
+	case "":
+		err = write(nil)
+	case "-":
+		bw := bufio.NewWriter(e.stdout)
+		err = write(bw)
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
 		}
 	default:
-		err = atomicfile.Write(o.out, 0o644, func(w io.Writer) error {
-			var sink predSink
-			if format == "csv" {
-				sink = newCSVSink(w, m)
-			} else {
-				pw, err := ingest.NewParquetWriter(w, outputColumns(m))
-				if err != nil {
-					return err
-				}
-				sink = &parquetSink{pw: pw}
-			}
-			if err := predictAll(sink); err != nil {
-				return err
-			}
-			return sink.close()
-		})
+		err = fileutil.WriteFile(o.out, 0o644, write)
 	}
 	if err != nil {
+		var ve *tabular.ValueError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("%w (--nulls drop skips such rows, --nulls zero reads them as 0)", err)
+		}
 		return err
 	}
-	res := predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task, Rows: rows, Seconds: time.Since(start).Seconds()}
+	res := &p.res
+	res.Seconds = time.Since(start).Seconds()
 	if o.out != "-" {
 		res.Out = o.out
 	}
-	if withTargets {
-		res.Metrics = ev.Metrics()
+	if p.withTgt {
+		res.Metrics = p.ev.Metrics()
 	}
 	if o.jsonOut && o.out != "-" {
 		return writeJSON(summary, res)
 	}
-	fmt.Fprintf(summary, "rows       %d\n", rows)
+	if o.jsonOut { // --out - --json: the summary on stderr, as JSON too
+		return writeJSON(summary, res)
+	}
+	fmt.Fprintf(summary, "rows       %d\n", res.Rows)
+	if res.Dropped > 0 {
+		fmt.Fprintf(summary, "dropped    %d rows with a NULL, NaN or ±Inf feature\n", res.Dropped)
+	}
 	if res.Out != "" {
 		fmt.Fprintf(summary, "output     %s\n", res.Out)
 	}
-	if withTargets {
+	switch {
+	case p.withTgt:
 		fmt.Fprintf(summary, "metrics    %s\n", metricsLine(res.Metrics))
-	} else {
+		if res.Unscored > 0 {
+			fmt.Fprintf(summary, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
+		}
+	default:
 		fmt.Fprintf(summary, "metrics    none: the input has no target column %q\n", m.Targets)
 	}
 	return nil
 }
 
-// inputOpts are the options of reading Parquet/CSV input for predict or
-// validation.
-type inputOpts struct {
-	tmpDir   string
-	noHeader bool
-	workers  int
+// renamePath replaces a temporary file's name in err's text by what the
+// user knows it as.
+func renamePath(err error, path, as string) error {
+	if err == nil || !strings.Contains(err.Error(), path) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), path, as))
 }
 
-// openInput returns a chunk store holding INPUT: the input itself when it
-// is one store, else a temporary store ingested from the files, with the
-// given features (checked first, naming any that are missing) and the
-// targets when the files have them all. cleanup removes the temporary
-// store.
-func openInput(ctx context.Context, o inputOpts, features, targets []string, args []string, pr *progress) (path string, cleanup func(), err error) {
-	if len(args) == 1 {
-		if _, err := os.Stat(filepath.Join(args[0], chunkstore.ManifestName)); err == nil {
-			return args[0], func() {}, nil
+// isStore reports whether path is a chunk store directory.
+func isStore(path string) bool {
+	_, err := os.Stat(filepath.Join(path, chunkstore.ManifestName))
+	return err == nil
+}
+
+// explainMissing words a missing-column error for predict.
+func explainMissing(err error, features, keep []string) error {
+	var me *tabular.MissingError
+	if !errors.As(err, &me) {
+		return err
+	}
+	var feat, kept []string
+	for _, c := range me.Missing {
+		switch {
+		case containsStr(features, c):
+			feat = append(feat, c)
+		case containsStr(keep, c):
+			kept = append(kept, c)
 		}
 	}
-	icfg := ingest.Config{NoHeader: o.noHeader, Workers: o.workers}
-	names, err := ingest.ColumnNames(args, icfg)
-	if err != nil {
-		return "", nil, err
+	have := fmt.Sprintf("%q", me.Have)
+	if len(feat) > 0 {
+		return fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %s", me.File, feat, have)
 	}
-	var missing []string
-	for _, f := range features {
-		if !slices.Contains(names, f) {
-			missing = append(missing, f)
+	if len(kept) > 0 {
+		return fmt.Errorf("--keep: %s: no column(s) %q; its columns are %s", me.File, kept, have)
+	}
+	return err
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
 		}
 	}
-	if len(missing) > 0 {
-		return "", nil, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", args[0], missing, names)
+	return false
+}
+
+// stdinInput is standard input made readable: a spooled Parquet file, or
+// a text stream.
+type stdinInput struct {
+	path string
+	r    io.Reader
+}
+
+// spoolStdin looks at the first bytes of in: Parquet ("PAR1") is copied to
+// a temporary file (its footer is at the end), anything else is read as
+// delimited text as it arrives.
+func spoolStdin(in io.Reader, tmpDir string) (stdinInput, func(), error) {
+	if in == nil {
+		return stdinInput{}, nil, errors.New("no standard input")
 	}
-	icfg.Features = features
-	hasTargets := true
-	for _, t := range targets {
-		hasTargets = hasTargets && slices.Contains(names, t)
+	br := bufio.NewReaderSize(in, 1<<16)
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return stdinInput{}, nil, err
 	}
-	if hasTargets {
-		icfg.Targets = targets
+	if string(head) != "PAR1" {
+		return stdinInput{r: br}, func() {}, nil
 	}
-	dir, err := os.MkdirTemp(o.tmpDir, "falkon-ooc-input-")
+	f, err := os.CreateTemp(tmpDir, "falkon-ooc-stdin-*.parquet")
 	if err != nil {
-		return "", nil, err
+		return stdinInput{}, nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
-	icfg.Out = filepath.Join(dir, "store")
-	icfg.Progress = func(p ingest.Progress) {
-		pr.update("read input", fmt.Sprintf("%d rows", p.Rows), false)
+	cleanup := func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, br)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if _, err := ingest.Run(ctx, args, icfg); err != nil {
+	if err != nil {
 		cleanup()
-		return "", nil, err
+		return stdinInput{}, nil, err
 	}
-	return icfg.Out, cleanup, nil
+	return stdinInput{path: f.Name()}, cleanup, nil
+}
+
+// fromFiles predicts the rows of r, writing them to w in format (w nil:
+// metrics only). Reading runs one batch ahead of prediction.
+func (p *predictRun) fromFiles(ctx context.Context, r *tabular.Reader, w io.Writer, format tabular.Format) error {
+	var tw *tabular.Writer
+	if w != nil {
+		var err error
+		if tw, err = tabular.NewWriter(w, format, r, outputColumns(p.m)); err != nil {
+			return err
+		}
+	}
+	p.withTgt = r.HasOptional()
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan *tabular.Batch, 1)
+	g.Go(func() error {
+		defer close(batches)
+		for r.Next(gctx) {
+			select {
+			case batches <- r.Batch():
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return r.Err()
+	})
+	g.Go(func() error {
+		for b := range batches {
+			if err := p.batch(gctx, b, tw); err != nil {
+				return err
+			}
+			b.Release()
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(p.res.Rows)), true)
+	if tw != nil {
+		return tw.Close()
+	}
+	return nil
+}
+
+// batch predicts one batch: its rows split among the workers.
+func (p *predictRun) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Writer) error {
+	m := p.m
+	n, d, k := b.Rows, m.D, m.K
+	p.res.Dropped += int64(b.Dropped)
+	p.x = grow(p.x, n*d)
+	for j := range d {
+		col := b.Cols[j]
+		for i, v := range col {
+			p.x[i*d+j] = v
+		}
+	}
+	p.scores = grow(p.scores, n*k)
+	per := max((n+p.workers-1)/p.workers, 64)
+	var g errgroup.Group
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		g.Go(func() error {
+			m.PredictTo(p.scores[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
+			return nil
+		})
+	}
+	g.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.withTgt {
+		if err := p.score(b, n); err != nil {
+			return fmt.Errorf("%s: %w", b.File, err)
+		}
+	}
+	p.res.Rows += int64(n)
+	p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(p.res.Rows)), false)
+	if tw == nil {
+		return nil
+	}
+	p.outputCols(n)
+	return tw.Write(b, p.cols)
+}
+
+// score adds the batch's rows with finite targets to the metrics.
+func (p *predictRun) score(b *tabular.Batch, n int) error {
+	m := p.m
+	d, k, nt := m.D, m.K, len(m.Targets)
+	p.tgt = p.tgt[:0]
+	p.okScores = p.okScores[:0]
+	ok := 0
+	for i := range n {
+		finite := true
+		for t := range nt {
+			v := b.Cols[d+t][i]
+			finite = finite && !math.IsNaN(v) && !math.IsInf(v, 0)
+		}
+		if !finite {
+			p.res.Unscored++
+			continue
+		}
+		for t := range nt {
+			p.tgt = append(p.tgt, b.Cols[d+t][i])
+		}
+		p.okScores = append(p.okScores, p.scores[i*k:(i+1)*k]...)
+		ok++
+	}
+	if ok == 0 {
+		return nil
+	}
+	return p.ev.Add(p.okScores, p.tgt, ok)
+}
+
+// outputCols fills p.cols with the output columns of n rows of p.scores.
+func (p *predictRun) outputCols(n int) {
+	m := p.m
+	ncol := len(outputColumns(m))
+	if len(p.cols) != ncol {
+		p.cols = make([][]float64, ncol)
+	}
+	for j := range p.cols {
+		p.cols[j] = grow(p.cols[j], n)
+	}
+	var row []float64
+	for i := range n {
+		row = outputRow(m, p.scores[i*m.K:(i+1)*m.K], row)
+		for j, v := range row {
+			p.cols[j][i] = v
+		}
+	}
+}
+
+// fromStore predicts a chunk store, chunk by chunk.
+func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, format tabular.Format) error {
+	m := p.m
+	r, err := chunkstore.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	src, withTargets, err := selectColumns(r, path, m.Features, m.Targets)
+	if err != nil {
+		return err
+	}
+	p.withTgt = withTargets
+	var tw *tabular.Writer
+	if w != nil {
+		if tw, err = tabular.NewWriter(w, format, nil, outputColumns(m)); err != nil {
+			return err
+		}
+	}
+	popts := ooc.PredictOptions{Workers: p.workers, Progress: func(done, total int) {
+		p.pr.update("predict", fmt.Sprintf("%s %d/%d chunks", bar(float64(done)/float64(total)), done, total), done == total)
+	}}
+	err = m.Predict(ctx, src, popts, withTargets, func(b ooc.Batch) error {
+		p.res.Rows += int64(b.Rows)
+		if withTargets {
+			if err := p.ev.Add(b.Scores, b.Targets, b.Rows); err != nil {
+				return err
+			}
+		}
+		if tw == nil {
+			return nil
+		}
+		p.scores = append(p.scores[:0], b.Scores...)
+		p.outputCols(b.Rows)
+		return tw.Write(nil, p.cols)
+	})
+	if err != nil {
+		return err
+	}
+	if tw != nil {
+		return tw.Close()
+	}
+	return nil
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float64, n)
 }
 
 // outputColumns names the prediction columns.
@@ -285,99 +550,4 @@ func outputRow(m *ooc.Model, scores []float64, dst []float64) []float64 {
 	default:
 		return append(append(dst, m.Label(scores)), scores...)
 	}
-}
-
-type predSink interface {
-	write(m *ooc.Model, b ooc.Batch) error
-	close() error
-}
-
-type csvSink struct {
-	w   *csv.Writer
-	row []float64
-	rec []string
-}
-
-func newCSVSink(w io.Writer, m *ooc.Model) *csvSink {
-	s := &csvSink{w: csv.NewWriter(w)}
-	s.w.Write(outputColumns(m))
-	return s
-}
-
-func (s *csvSink) write(m *ooc.Model, b ooc.Batch) error {
-	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
-		s.rec = s.rec[:0]
-		for _, v := range s.row {
-			s.rec = append(s.rec, strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		if err := s.w.Write(s.rec); err != nil {
-			return err
-		}
-	}
-	return s.w.Error()
-}
-
-func (s *csvSink) close() error {
-	s.w.Flush()
-	return s.w.Error()
-}
-
-type jsonlSink struct {
-	w    io.Writer
-	cols []string
-	row  []float64
-}
-
-func (s *jsonlSink) write(m *ooc.Model, b ooc.Batch) error {
-	if s.cols == nil {
-		s.cols = outputColumns(m)
-	}
-	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
-		obj := make(map[string]float64, len(s.cols))
-		for j, c := range s.cols {
-			obj[c] = s.row[j]
-		}
-		line, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		if _, err := s.w.Write(append(line, '\n')); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *jsonlSink) close() error { return nil }
-
-type parquetSink struct {
-	pw   *ingest.ParquetWriter
-	cols [][]float64
-	row  []float64
-}
-
-func (s *parquetSink) write(m *ooc.Model, b ooc.Batch) error {
-	if b.Rows == 0 {
-		return nil
-	}
-	for r := range b.Rows {
-		s.row = outputRow(m, b.Scores[r*m.K:(r+1)*m.K], s.row)
-		if s.cols == nil {
-			s.cols = make([][]float64, len(s.row))
-		}
-		for j, v := range s.row {
-			s.cols[j] = append(s.cols[j], v)
-		}
-	}
-	err := s.pw.Write(s.cols)
-	for j := range s.cols {
-		s.cols[j] = s.cols[j][:0]
-	}
-	return err
-}
-
-func (s *parquetSink) close() error {
-	return s.pw.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 )
@@ -37,9 +38,14 @@ type command struct {
 
 // env carries the standard streams into a command.
 type env struct {
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
+
+// stdin is what commands read for the input "-": os.Stdin, replaced by
+// tests.
+var stdin io.Reader = os.Stdin
 
 var commands = map[string]*command{}
 
@@ -92,17 +98,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c, stderr)
 	runner := c.Flags(fs)
 	usage := fs.Usage
-	fs.Usage = func() {} // flag would print it to stderr on --help too
-	if err := fs.Parse(args[1:]); err != nil {
+	fs.Usage = func() {}     // flag would print it to stderr on --help too
+	fs.SetOutput(io.Discard) // its messages are reported below, as usage errors
+	args, err := permute(fs, args[1:])
+	if err == nil {
+		err = fs.Parse(args)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
 			usage()
 			return exitOK
 		}
-		usage() // after flag's message, on stderr
+		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, flagMessage(err))
+		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
 		return exitUsage
 	}
-	err := runner(ctx, &env{stdout: stdout, stderr: stderr}, fs.Args())
+	err = runner(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, fs.Args())
 	if err == nil {
 		return exitOK
 	}
@@ -130,10 +142,34 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 		if c.Long != "" {
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(c.Long))
 		}
-		fmt.Fprintf(w, "flags:\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(w, "flags (before or after the arguments; -- ends them):\n")
+		printDefaults(fs)
 	}
 	return fs
+}
+
+// printDefaults is flag.PrintDefaults with the flags written as the
+// documentation writes them, --name.
+func printDefaults(fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		switch f.DefValue {
+		case "", "0", "false":
+		default:
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
 }
 
 func printCommands(w io.Writer) {
@@ -149,4 +185,62 @@ func printCommands(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version")
 	fmt.Fprintf(w, "\nrun 'falkon-ooc COMMAND --help' for a command's flags\n")
+}
+
+// permute moves the flags of args (and the values of flags that take one)
+// before the other arguments, so that flags may follow the inputs in every
+// command: "predict in.parquet --model m" parses as "predict --model m
+// in.parquet". Everything after "--" is an argument, and so is "-"
+// (stdin). An unknown flag is moved too, so that fs.Parse reports it.
+// Like the flag package, a flag that takes a value takes the next argument
+// unless written --name=value; it is an error when there is none.
+func permute(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 == len(args) {
+			return nil, fmt.Errorf("flag needs an argument: -%s", name) // as flag.Parse says it
+		}
+		i++
+		flags = append(flags, args[i])
+	}
+	if len(rest) == 0 {
+		return flags, nil
+	}
+	return append(append(flags, "--"), rest...), nil
+}
+
+// flagMessage rewords the flag package's parse errors as the
+// documentation writes flags: "unknown flag --bogus" rather than "flag
+// provided but not defined: -bogus".
+func flagMessage(err error) string {
+	s := err.Error()
+	if name, ok := strings.CutPrefix(s, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if name, ok := strings.CutPrefix(s, "flag needs an argument: -"); ok {
+		return "flag --" + name + " needs a value"
+	}
+	s = strings.Replace(s, "for flag -", "for -", 1)
+	return strings.Replace(s, "for -", "for flag --", 1)
 }

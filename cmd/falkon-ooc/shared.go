@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
@@ -84,7 +84,7 @@ func saveModel(m *ooc.Model, out string) error {
 // writePlotFile writes the PNG that draw makes to path (--plot), never
 // half a file.
 func writePlotFile(path string, draw func(io.Writer) error) error {
-	if err := atomicfile.Write(path, 0o644, draw); err != nil {
+	if err := fileutil.WriteFile(path, 0o644, draw); err != nil {
 		return fmt.Errorf("--plot: %w", err)
 	}
 	return nil

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -121,4 +124,61 @@ func (s *selected) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 		}
 	}
 	return nil
+}
+
+// inputOpts are the options of reading Parquet/CSV input for validation
+// (fit --val).
+type inputOpts struct {
+	tmpDir   string
+	noHeader bool
+	workers  int
+}
+
+// openInput returns a chunk store holding INPUT: the input itself when it
+// is one store, else a temporary store ingested from the files, with the
+// given features (checked first, naming any that are missing) and the
+// targets when the files have them all. cleanup removes the temporary
+// store.
+func openInput(ctx context.Context, o inputOpts, features, targets []string, args []string, pr *progress) (path string, cleanup func(), err error) {
+	if len(args) == 1 {
+		if _, err := os.Stat(filepath.Join(args[0], chunkstore.ManifestName)); err == nil {
+			return args[0], func() {}, nil
+		}
+	}
+	icfg := ingest.Config{NoHeader: o.noHeader, Workers: o.workers}
+	names, err := ingest.ColumnNames(args, icfg)
+	if err != nil {
+		return "", nil, err
+	}
+	var missing []string
+	for _, f := range features {
+		if !slices.Contains(names, f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return "", nil, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", args[0], missing, names)
+	}
+	icfg.Features = features
+	hasTargets := true
+	for _, t := range targets {
+		hasTargets = hasTargets && slices.Contains(names, t)
+	}
+	if hasTargets {
+		icfg.Targets = targets
+	}
+	dir, err := os.MkdirTemp(o.tmpDir, "falkon-ooc-input-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	icfg.Out = filepath.Join(dir, "store")
+	icfg.Progress = func(p ingest.Progress) {
+		pr.update("read input", fmt.Sprintf("%d rows", p.Rows), false)
+	}
+	if _, err := ingest.Run(ctx, args, icfg); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return icfg.Out, cleanup, nil
 }

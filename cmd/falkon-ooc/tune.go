@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -55,6 +56,8 @@ type tuneOpts struct {
 	maxMemory             string
 	valFraction           float64
 	patience, halving     int
+	ard                   bool
+	ardRows, ardSteps     int
 }
 
 func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -71,6 +74,9 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the search needs more `bytes` than this (e.g. 12GiB, 800MB)")
+	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
+	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 6000))")
+	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
@@ -171,6 +177,18 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
 		return err
 	}
+	if o.ard {
+		if o.sigmas != "" {
+			return usagef("--ard learns the length scales: it excludes --sigma")
+		}
+		if base.Kernel.Kind != kernel.Gaussian {
+			return usagef("--ard needs the gaussian kernel, not %s", base.Kernel.Kind)
+		}
+		if o.ardRows < 0 || o.ardSteps < 0 {
+			return usagef("--ard-rows and --ard-steps must be ≥ 0")
+		}
+		tc.ARD = &ooc.ARDConfig{Rows: o.ardRows, Steps: o.ardSteps}
+	}
 	if o.sigmas != "" {
 		if !base.Kernel.Kind.IsDistance() {
 			return usagef("--sigma: the %s kernel has no length scale", base.Kernel.Kind)
@@ -193,7 +211,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 		return usagef("--plot %s: the name must end in .png", o.plot)
 	}
-	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() {
+	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && tc.ARD == nil {
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 	}
@@ -234,6 +252,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			}
 		case ooc.StageKernel:
 			pr.printf("tune: computing K_MM and T for the next σ")
+		case ooc.StageARD:
+			pr.printf("tune: learning one length scale per feature on a subsample (--ard)")
 		}
 	}
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
@@ -243,6 +263,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		return err
 	}
 	pr.printf("tune: %d passes over the data, %.2f s; memory estimate %s", res.Passes, res.Seconds, res.Memory)
+	if a := res.ARD; a != nil {
+		pr.printf("tune: --ard: hold-out MSE on the subsample %.4g → %.4g; σ = %v, λ = %.3g there", a.Start, a.Loss, a.Sigmas, a.Lambda)
+	}
 	m := res.Model()
 	if err := saveModel(m, fo.out); err != nil {
 		return err

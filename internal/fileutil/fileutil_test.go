@@ -1,4 +1,4 @@
-package atomicfile_test
+package fileutil_test
 
 import (
 	"errors"
@@ -7,20 +7,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/falkon-ooc/falkon-ooc/internal/atomicfile"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 func TestWriteReplacesOnlyOnSuccess(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "model.bin")
-	if err := atomicfile.Write(p, 0o644, func(w io.Writer) error {
+	if err := fileutil.WriteFile(p, 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, "old")
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	err := atomicfile.Write(p, 0o644, func(w io.Writer) error {
+	err := fileutil.WriteFile(p, 0o644, func(w io.Writer) error {
 		io.WriteString(w, "half")
 		return boom
 	})
@@ -35,7 +35,7 @@ func TestWriteReplacesOnlyOnSuccess(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("directory holds %d entries after a failed write, want 1 (temporary file left)", len(ents))
 	}
-	if err := atomicfile.Write(p, 0o644, func(w io.Writer) error {
+	if err := fileutil.WriteFile(p, 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, "new")
 		return err
 	}); err != nil {
@@ -47,7 +47,7 @@ func TestWriteReplacesOnlyOnSuccess(t *testing.T) {
 }
 
 func TestWriteMissingDirectory(t *testing.T) {
-	err := atomicfile.Write(filepath.Join(t.TempDir(), "no", "such", "f"), 0o644, func(io.Writer) error { return nil })
+	err := fileutil.WriteFile(filepath.Join(t.TempDir(), "no", "such", "f"), 0o644, func(io.Writer) error { return nil })
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v, want not exist", err)
 	}

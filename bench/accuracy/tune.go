@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// The -tune mode (bench/TUNE.md): on each regression data set, ooc.Tune
+// over a σ × λ grid against the same grid fitted one point at a time with
+// ooc.Fit, on the same training rows, judged on the same validation rows
+// (stream.Holdout of the training part, as Tune holds them out), and both
+// evaluated on the test part.
+
+type tuneEnv struct {
+	*env
+	m, iters int
+	sigmas   []float64
+	lambdas  []float64
+	mode     string // grid, timing or ard
+	halving  int
+	reps     int
+}
+
+type tuneRow struct {
+	data                 string
+	n, nVal, nTest, d, m int
+	// tune
+	tuneSecs, tuneTest float64
+	tuneSigma, tuneLam float64
+	tuneIter, passes   int
+	// separate fits
+	fitSecs, fitMin       float64 // mean and fastest
+	bestTest              float64 // lowest test RMSE of the separate fits
+	bestSigma, bestLam    float64
+	valPickTest           float64 // test RMSE of the separate fit best on validation
+	valPickSig, valPickLm float64
+}
+
+func (r tuneRow) String() string {
+	return fmt.Sprintf("| %s | %d / %d / %d | %d | %d | %.4f (σ %g, λ %.0e, it %d) | %.4f (σ %g, λ %.0e) | %.4f (σ %g, λ %.0e) | %+.2f %% | %.1f | %.1f (%.1f–) | %.2f | %d |",
+		r.data, r.n, r.nVal, r.nTest, r.d, r.m, r.tuneTest, r.tuneSigma, r.tuneLam, r.tuneIter,
+		r.bestTest, r.bestSigma, r.bestLam, r.valPickTest, r.valPickSig, r.valPickLm,
+		100*(r.tuneTest/r.bestTest-1), r.tuneSecs, r.fitSecs, r.fitMin, r.tuneSecs/r.fitSecs, r.passes)
+}
+
+const tuneHeader = "| data | n train / val / test | d | M | tune: test RMSE (pick) | best of the separate fits on test | separate fit best on validation: test | tune vs best | tune s | one fit s (mean, fastest) | tune / one fit | tune passes |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+
+func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, error) {
+	train, test, err := ds.load(te.env)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "falkon-tune-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tk := ds.tasks(te.env)[0]
+	if tk.fixed != nil && len(ds.tasks(te.env)) > 1 {
+		tk = ds.tasks(te.env)[1]
+	}
+	trs, err := makeStore(ctx, te.env, dir, "train", train, &tk)
+	if err != nil {
+		return nil, err
+	}
+	defer trs.Close()
+	tes, err := makeStore(ctx, te.env, dir, "test", test, &tk)
+	if err != nil {
+		return nil, err
+	}
+	defer tes.Close()
+	const valFrac = 0.1
+	base := ooc.Config{Centers: te.m, Iterations: te.iters, Workers: te.workers, Seed: te.seed, Task: tk.kind,
+		Columns: columnsOf(trs)}
+	row := &tuneRow{data: ds.name, d: train.d(), nTest: test.n()}
+	switch te.mode {
+	case "timing":
+		return row, tuneTiming(ctx, te, ds.name, trs, base, valFrac)
+	case "ard":
+		return row, tuneARD(ctx, te, ds.name, trs, tes, base, valFrac)
+	}
+
+	// Tune.
+	t0 := time.Now()
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac})
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	row.tuneSecs = time.Since(t0).Seconds()
+	best := res.Candidates[res.Best]
+	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+	if err != nil {
+		return nil, err
+	}
+	row.n, row.nVal, row.m, row.passes = int(res.N), int(res.ValRows), res.M, res.Passes
+	row.tuneTest, row.tuneSigma, row.tuneLam, row.tuneIter = *met.RMSE, best.Sigma, best.Lambda, best.BestIteration
+	logf("%s: tune %.1f s, %d passes, pick σ=%g λ=%.0e (validation %.4f, iteration %d), test RMSE %.4f",
+		ds.name, row.tuneSecs, res.Passes, best.Sigma, best.Lambda, best.BestMetric, best.BestIteration, row.tuneTest)
+	for _, c := range res.Candidates {
+		logf("%s:   tune σ=%g λ=%.0e: validation %.4f at iteration %d of %d (%s)", ds.name, c.Sigma, c.Lambda,
+			c.BestMetric, c.BestIteration, c.Iterations, c.Stop)
+	}
+
+	// The same grid, one fit per point, on the same training rows.
+	rest, held := stream.Holdout(trs, valFrac, te.seed)
+	row.bestTest, row.fitMin = math.Inf(1), math.Inf(1)
+	bestVal := math.Inf(1)
+	var total float64
+	for _, s := range te.sigmas {
+		for _, l := range te.lambdas {
+			cfg := base
+			cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: s}
+			cfg.Lambda = l
+			t1 := time.Now()
+			mdl, err := ooc.Fit(ctx, rest, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("fit σ=%g λ=%g: %w", s, l, err)
+			}
+			secs := time.Since(t1).Seconds()
+			total += secs
+			row.fitMin = min(row.fitMin, secs)
+			vm, err := mdl.Evaluate(ctx, held, ooc.PredictOptions{Workers: te.workers})
+			if err != nil {
+				return nil, err
+			}
+			tm, err := mdl.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+			if err != nil {
+				return nil, err
+			}
+			logf("%s: fit σ=%g λ=%.0e: %.1f s, validation %.4f, test %.4f", ds.name, s, l, secs, *vm.RMSE, *tm.RMSE)
+			if *tm.RMSE < row.bestTest {
+				row.bestTest, row.bestSigma, row.bestLam = *tm.RMSE, s, l
+			}
+			if *vm.RMSE < bestVal {
+				bestVal, row.valPickTest, row.valPickSig, row.valPickLm = *vm.RMSE, *tm.RMSE, s, l
+			}
+		}
+	}
+	row.fitSecs = total / float64(len(te.sigmas)*len(te.lambdas))
+	return row, nil
+}
+
+// tuneTiming times, interleaved, te.reps times each: one Fit (at the grid's
+// middle point) on the training rows, Tune over the grid, and Tune with
+// successive halving; it logs the minimum of each and the ratios.
+func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source, base ooc.Config, valFrac float64) error {
+	rest, _ := stream.Holdout(trs, valFrac, te.seed)
+	fitMin, tuneMin, halvMin := math.Inf(1), math.Inf(1), math.Inf(1)
+	var passes, passesH int
+	for rep := range te.reps {
+		cfg := base
+		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
+		cfg.Lambda = te.lambdas[len(te.lambdas)/2]
+		t0 := time.Now()
+		if _, err := ooc.Fit(ctx, rest, cfg); err != nil {
+			return err
+		}
+		fitMin = min(fitMin, time.Since(t0).Seconds())
+		for _, h := range []int{0, te.halving} {
+			t1 := time.Now()
+			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
+				ValFraction: valFrac, Halving: h})
+			if err != nil {
+				return err
+			}
+			s := time.Since(t1).Seconds()
+			best := res.Candidates[res.Best]
+			logf("%s: timing rep %d: halving %d: %.1f s, %d passes, pick σ=%g λ=%.0e validation %.4f",
+				name, rep, h, s, res.Passes, best.Sigma, best.Lambda, best.BestMetric)
+			if h == 0 {
+				tuneMin, passes = min(tuneMin, s), res.Passes
+			} else {
+				halvMin, passesH = min(halvMin, s), res.Passes
+			}
+		}
+		logf("%s: timing rep %d: fit %.1f s", name, rep, fitMin)
+	}
+	fmt.Printf("| %s | %.1f | %.1f | %.2f | %d | %.1f | %.2f | %d |\n", name, fitMin, tuneMin, tuneMin/fitMin, passes,
+		halvMin, halvMin/fitMin, passesH)
+	return nil
+}
+
+// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE.
+func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
+	t0 := time.Now()
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}})
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+	if err != nil {
+		return err
+	}
+	best := res.Candidates[res.Best]
+	sig := make([]string, len(res.ARD.Sigmas))
+	for j, s := range res.ARD.Sigmas {
+		sig[j] = fmt.Sprintf("%.2f", s)
+	}
+	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
+		best.BestIteration, strings.Join(sig, " "), res.ARD.Start, res.ARD.Loss, secs)
+	return nil
+}
+
+// tuneMain runs the -tune mode on the regression data sets chosen.
+func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
+	if len(want) == 0 {
+		for _, n := range []string{"protein", "kin40k", "elevators", "bike", "california"} {
+			want[n] = true
+		}
+	}
+	var rows []*tuneRow
+	failed := false
+	for _, ds := range datasets {
+		if !want[ds.name] {
+			continue
+		}
+		if miss := ds.missing(te.env); miss != "" {
+			fmt.Fprintf(os.Stderr, "accuracy -tune: skip %s: %s not found\n", ds.name, miss)
+			continue
+		}
+		if ts := ds.tasks(te.env); ts[len(ts)-1].kind != ooc.TaskRegression {
+			fmt.Fprintf(os.Stderr, "accuracy -tune: skip %s: not a regression data set\n", ds.name)
+			continue
+		}
+		logf("=== %s (tune, %s)", ds.name, te.mode)
+		switch te.mode {
+		case "timing":
+			fmt.Printf("| %s timing | one fit s | tune s | tune / fit | passes | tune --halving %d s | / fit | passes |\n", ds.name, te.halving)
+		case "ard":
+			fmt.Println("| data | M | test RMSE | pick | learned σⱼ | subsample hold-out MSE | s |")
+		}
+		r, err := runTuneBench(ctx, te, ds)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "accuracy -tune: %s: %v\n", ds.name, err)
+			failed = true
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		logf("%s", r)
+		rows = append(rows, r)
+	}
+	g := func(v []float64) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = fmt.Sprint(x)
+		}
+		return strings.Join(s, ", ")
+	}
+	fmt.Printf("Grid σ ∈ {%s} × λ ∈ {%s}, M = %d, %d iterations, validation = 10 %% of the training part (hash holdout, seed %d)\n\n",
+		g(te.sigmas), g(te.lambdas), te.m, te.iters, te.seed)
+	if te.mode == "grid" {
+		fmt.Println(tuneHeader)
+		for _, r := range rows {
+			fmt.Println(r)
+		}
+	}
+	return !failed
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+// inspectModelJSON is the --json document of inspect MODEL: the model's
+// own summary (ooc.Model.SummaryJSON) beside the file's name and size.
+type inspectModelJSON struct {
+	Version string          `json:"version"`
+	Path    string          `json:"path"`
+	Bytes   int64           `json:"bytes"` // the model file's size
+	Model   json.RawMessage `json:"model"`
+}
+
+// inspectModel describes the model file at path (size bytes).
+func inspectModel(e *env, o *inspectOpts, path string, size int64) error {
+	m, err := ooc.Load(path)
+	if err != nil {
+		return err
+	}
+	if o.jsonOut {
+		summary, err := m.SummaryJSON()
+		if err != nil {
+			return err
+		}
+		return writeJSON(e.stdout, inspectModelJSON{Version: version, Path: path, Bytes: size, Model: summary})
+	}
+	printModel(e.stdout, path, size, m)
+	return nil
+}
+
+func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	tr := m.Training
+	cfg := m.Config
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "model\t%s (%s)\n", path, mb(size))
+	task := string(m.Task)
+	switch m.Task {
+	case ooc.TaskRegression:
+		task += fmt.Sprintf(", %d output(s)", m.K)
+	default:
+		cs := make([]string, len(m.Classes))
+		for i, c := range m.Classes {
+			cs[i] = g(c)
+		}
+		task += fmt.Sprintf(", %d classes: %s", len(m.Classes), strings.Join(cs, ", "))
+	}
+	fmt.Fprintf(tw, "task\t%s\n", task)
+	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets, ", "))
+	fmt.Fprintf(tw, "features\t%d: %s\n", m.D, strings.Join(m.Features, ", "))
+	std := "z-scored with the training statistics"
+	if m.FeatureStd == nil {
+		std = "not standardised"
+	}
+	fmt.Fprintf(tw, "data\tn = %s rows, d = %d, features %s\n", group(tr.N), m.D, std)
+	fmt.Fprintf(tw, "kernel\t%s, %s\n", m.Kernel, m.Precision)
+	fmt.Fprintf(tw, "lambda\t%s\n", g(cfg.Lambda))
+	sampling := string(cfg.Sampling)
+	if sampling == "" {
+		sampling = string(ooc.SamplingUniform)
+	}
+	centres := fmt.Sprintf("M = %d, %s sampling, seed %d", m.M, sampling, cfg.Seed)
+	if tr.DuplicateCenters > 0 {
+		centres += fmt.Sprintf(", %d duplicates", tr.DuplicateCenters)
+	}
+	fmt.Fprintf(tw, "centres\t%s\n", centres)
+	pre := string(cfg.Preconditioner)
+	if pre == "" {
+		pre = "cholesky"
+	}
+	fmt.Fprintf(tw, "precond\t%s, rank %d, jitter %s\n", pre, tr.Rank, g(tr.Jitter))
+	residual := "none"
+	if n := len(tr.Residuals); n > 0 {
+		residual = g(tr.Residuals[n-1])
+	}
+	fmt.Fprintf(tw, "solver\t%d of %d iterations (%s), residual %s\n", tr.Iterations, cfg.Iterations, tr.Status, residual)
+	fmt.Fprintf(tw, "time\t%.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	fmt.Fprintf(tw, "memory\t%s for the preconditioner (T and A)\n", mb(tr.PrecondBytes))
+	tw.Flush()
+	if len(tr.Validation) == 0 {
+		fmt.Fprintf(w, "\nvalidation: none\n")
+		return
+	}
+	fmt.Fprintf(w, "\nvalidation:\n")
+	// One column per metric the task has.
+	metrics := []struct {
+		name string
+		get  func(*ooc.Metrics) *float64
+	}{
+		{"rmse", func(m *ooc.Metrics) *float64 { return m.RMSE }},
+		{"mse", func(m *ooc.Metrics) *float64 { return m.MSE }},
+		{"rel_error", func(m *ooc.Metrics) *float64 { return m.RelErr }},
+		{"error_rate", func(m *ooc.Metrics) *float64 { return m.ErrorRate }},
+		{"auc", func(m *ooc.Metrics) *float64 { return m.AUC }},
+	}
+	head := []string{"iteration", "rows"}
+	var shown []int
+	for i, mt := range metrics {
+		for _, v := range tr.Validation {
+			if mt.get(&v.Metrics) != nil {
+				head = append(head, mt.name)
+				shown = append(shown, i)
+				break
+			}
+		}
+	}
+	rows := [][]string{head}
+	for _, v := range tr.Validation {
+		r := []string{strconv.Itoa(v.Iteration), strconv.FormatInt(v.Rows, 10)}
+		for _, i := range shown {
+			s := "-"
+			if p := metrics[i].get(&v.Metrics); p != nil {
+				s = g(*p)
+			}
+			r = append(r, s)
+		}
+		rows = append(rows, r)
+	}
+	printTable(w, rows, 0)
+}

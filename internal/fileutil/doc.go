@@ -1,0 +1,29 @@
+// Package fileutil holds falkon-ooc's durable-file code in one place, like
+// Prometheus's tsdb/fileutil: files and directories are built under a
+// temporary name in the same directory, fsynced, renamed to their final
+// name and the directory fsynced, so that a final name holds either the
+// previous content or the complete new content, never a partial file.
+//
+// # Overview
+//
+// [WriteFile] writes a file that way. [MkdirTemp] and [CreateTemp] make the
+// temporary names, which carry their owner: the process id and the
+// process's start time, so that [Leftovers] and [Clean] can tell the
+// leftovers of a killed run from the files of a live one. [Exchange] and
+// [RenameNoReplace] are the atomic renames a directory install needs;
+// [SyncDir] makes a rename durable. [Lock] takes an exclusive, non-blocking
+// advisory lock (flock) so that two writers of one output do not race.
+//
+// # Concurrency
+//
+// Every function is safe for concurrent use. A [Locker] is owned by one
+// goroutine.
+//
+// # Invariants
+//
+// A temporary name has the form PREFIX.tmp-PID-START-RAND (PREFIX usually
+// "." and the final base name), where START is the owner's start time in
+// clock ticks since boot (Linux) or 0 where it is unknown. A name whose owner
+// cannot be shown dead is never removed: on systems without /proc, only
+// names whose process id is unused count as dead.
+package fileutil

@@ -1,0 +1,127 @@
+package fileutil
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// tmpMark separates the prefix of a temporary name from its owner tag.
+const tmpMark = ".tmp-"
+
+// TempName returns a fresh temporary name for base in the form
+// "." + base + ".tmp-PID-START-RAND" (no directory), owned by this process.
+func TempName(base string) string {
+	return "." + base + tmpMark + selfTag() + "-" + strconv.FormatUint(rand.Uint64()%1e10, 10)
+}
+
+// CreateTemp creates a new temporary file in dir for the final name base,
+// with a name from TempName, opened for writing with mode 0o600.
+func CreateTemp(dir, base string) (*os.File, error) {
+	for range 100 {
+		f, err := os.OpenFile(filepath.Join(dir, TempName(base)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
+}
+
+// MkdirTemp creates a new temporary directory in parent for the final name
+// base, with a name from TempName and the permissions of os.Mkdir(name,
+// 0o777) (so the umask applies, as it does to the files written in it),
+// since the directory becomes the final one.
+func MkdirTemp(parent, base string) (string, error) {
+	for range 100 {
+		name := filepath.Join(parent, TempName(base))
+		err := os.Mkdir(name, 0o777)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("cannot create a temporary directory in %s", parent)
+}
+
+// WriteFile creates or replaces path with what fn writes, through a
+// temporary file in the same directory that is fsynced and renamed over
+// path; the directory is then fsynced. On any error, including one returned
+// by fn, the temporary file is removed and path is left as it was. perm
+// applies to a newly created file.
+func WriteFile(path string, perm os.FileMode, fn func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := CreateTemp(dir, base)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ignoreNotExist(os.Remove(tmp)))
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := fn(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory, so that renames and new files in it are
+// durable. File systems that cannot sync directories (EINVAL, ENOTSUP) are
+// accepted as they are.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		err = nil
+	}
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func ignoreNotExist(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}

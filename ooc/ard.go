@@ -1,0 +1,343 @@
+package ooc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// StageARD is the stage of Tune that learns per-feature length scales.
+const StageARD Stage = "ard"
+
+// ARDConfig configures the learning of per-feature length scales (ARD,
+// automatic relevance determination) on an in-memory row subsample, by
+// gradient steps on the hold-out error of the Nyström kernel ridge
+// regression there — the hold-out objective of Meanti, Carratino, De
+// Vito, Rosasco, "Efficient hyperparameter tuning for large scale kernel
+// ridge regression" (AISTATS 2022). The zero value means the defaults.
+type ARDConfig struct {
+	// Rows is the subsample size (training and hold-out rows together).
+	// 0 means min(n, 6000).
+	Rows int `json:"rows"`
+	// Centers is the number of Nyström centres of the subsample's model.
+	// 0 means min(600, Rows/8).
+	Centers int `json:"centers"`
+	// Steps is the number of gradient (Adam) steps. 0 means 80.
+	Steps int `json:"steps"`
+	// Rate is the step size on log σⱼ and log λ. 0 means 0.05.
+	Rate float64 `json:"rate"`
+}
+
+// ARDResult is what LearnARD found.
+type ARDResult struct {
+	// Sigmas are the learned length scales, one per feature (in
+	// standardised units when the features are standardised).
+	Sigmas []float64 `json:"sigmas"`
+	// Lambda is the λ learned with them on the subsample.
+	Lambda float64 `json:"lambda"`
+	// Start and Loss are the hold-out MSE at the start and at the best
+	// step.
+	Start, Loss float64 `json:"-"`
+	Steps       int     `json:"steps"`
+}
+
+func (a ARDConfig) resolved(n int64) ARDConfig {
+	if a.Rows <= 0 {
+		a.Rows = int(min(n, 6000))
+	}
+	a.Rows = int(min(int64(a.Rows), n))
+	if a.Centers <= 0 {
+		a.Centers = min(600, max(a.Rows/8, 1))
+	}
+	if a.Steps <= 0 {
+		a.Steps = 80
+	}
+	if a.Rate <= 0 {
+		a.Rate = 0.05
+	}
+	return a
+}
+
+// ardProblem is the hold-out objective on an in-memory subsample: Nyström
+// KRR with a Gaussian ARD kernel fitted on (x, y) with centres c, scored
+// on (xv, yv). Rows are standardised; y is centred on the training mean.
+type ardProblem struct {
+	x, y, xv, yv, c []float64
+	n, nv, m, d     int
+}
+
+// lossGrad returns the hold-out MSE at log length scales theta (d) and
+// log λ phi, and its gradient (d + 1, the last for phi) into grad.
+//
+// With K = K_nM, H = KᵀK + λnK_MM + δI, α = H⁻¹Kᵀy, r = K_vMα − y_v,
+// L = ‖r‖²/n_v and g = H⁻¹K_vMᵀr, for each parameter:
+//
+//	dL = (2/n_v)·[rᵀ dK_vM α + eᵀ dK g − (Kg)ᵀ dK α − λn gᵀ dK_MM α − λn gᵀK_MMα·dφ]
+//
+// with e = y − Kα, and dK_im/dθⱼ = K_im (x_ij − c_mj)²/σⱼ² for the
+// Gaussian kernel exp(−½ Σⱼ (xⱼ − cⱼ)²/σⱼ²).
+func (p *ardProblem) lossGrad(theta []float64, phi float64, grad []float64) float64 {
+	d, m := p.d, p.m
+	inv := make([]float64, d)
+	for j, t := range theta {
+		inv[j] = math.Exp(-t)
+	}
+	scale := func(x []float64) *mat.Dense {
+		rows := len(x) / d
+		s := mat.NewDense(rows, d, nil)
+		for i := range rows {
+			for j := range d {
+				s.Set(i, j, x[i*d+j]*inv[j])
+			}
+		}
+		return s
+	}
+	xs, xvs, cs := scale(p.x), scale(p.xv), scale(p.c)
+	knm, kvm, kmm := gaussGram(xs, cs), gaussGram(xvs, cs), gaussGram(cs, cs)
+	lambda := math.Exp(phi)
+	ln := lambda * float64(p.n)
+	var h mat.SymDense
+	h.SymOuterK(1, knm.T())
+	for i := range m {
+		for j := i; j < m; j++ {
+			v := h.At(i, j) + ln*kmm.At(i, j)
+			if i == j {
+				v += 1e-10 * float64(p.n)
+			}
+			h.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(&h) {
+		return math.Inf(1)
+	}
+	y, yv := mat.NewVecDense(p.n, p.y), mat.NewVecDense(p.nv, p.yv)
+	var kty, alpha, fv, r mat.VecDense
+	kty.MulVec(knm.T(), y)
+	if err := ch.SolveVecTo(&alpha, &kty); err != nil {
+		return math.Inf(1)
+	}
+	fv.MulVec(kvm, &alpha)
+	r.SubVec(&fv, yv)
+	loss := mat.Dot(&r, &r) / float64(p.nv)
+	if grad == nil {
+		return loss
+	}
+	var ktr, g, e, kg, ka mat.VecDense
+	ktr.MulVec(kvm.T(), &r)
+	if err := ch.SolveVecTo(&g, &ktr); err != nil {
+		return math.Inf(1)
+	}
+	ka.MulVec(knm, &alpha)
+	e.SubVec(y, &ka)
+	kg.MulVec(knm, &g)
+	kg.ScaleVec(-1, &kg)
+	clear(grad)
+	c := 2 / float64(p.nv)
+	add := func(a, b *mat.VecDense, k *mat.Dense, ps, qs *mat.Dense, w float64) {
+		pairSums(grad[:d], a, b, k, ps, qs, c*w)
+	}
+	add(&r, &alpha, kvm, xvs, cs, 1)
+	add(&e, &g, knm, xs, cs, 1)
+	add(&kg, &alpha, knm, xs, cs, 1)
+	add(&g, &alpha, kmm, cs, cs, -ln)
+	var kmma mat.VecDense
+	kmma.MulVec(kmm, &alpha)
+	grad[d] = -c * ln * mat.Dot(&g, &kmma)
+	return loss
+}
+
+// gaussGram returns exp(−½‖pᵢ − qₘ‖²) for the rows of p and q.
+func gaussGram(p, q *mat.Dense) *mat.Dense {
+	np, _ := p.Dims()
+	nq, _ := q.Dims()
+	var k mat.Dense
+	k.Mul(p, q.T())
+	pn, qn := rowNorms(p), rowNorms(q)
+	raw := k.RawMatrix()
+	for i := range np {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+nq]
+		for m := range row {
+			row[m] = math.Exp(-0.5 * max(pn[i]+qn[m]-2*row[m], 0))
+		}
+	}
+	return &k
+}
+
+func rowNorms(p *mat.Dense) []float64 {
+	n, d := p.Dims()
+	out := make([]float64, n)
+	for i := range n {
+		for j := range d {
+			v := p.At(i, j)
+			out[i] += v * v
+		}
+	}
+	return out
+}
+
+// pairSums adds, for each feature j, w·Σᵢₘ aᵢ bₘ K_im (ps_ij − qs_mj)² to
+// dst[j], expanding the square: Σᵢ aᵢ ps_ij² (Kb)ᵢ − 2 Σᵢ aᵢ ps_ij
+// (K(b∘qs_j))ᵢ + Σₘ bₘ qs_mj² (Kᵀa)ₘ, so the cost is a few products with
+// K, not a pass per feature.
+func pairSums(dst []float64, a, b *mat.VecDense, k, ps, qs *mat.Dense, w float64) {
+	np, d := ps.Dims()
+	nq, _ := qs.Dims()
+	var kb, kta mat.VecDense
+	kb.MulVec(k, b)
+	kta.MulVec(k.T(), a)
+	bq := mat.NewDense(nq, d, nil)
+	for m := range nq {
+		for j := range d {
+			bq.Set(m, j, b.AtVec(m)*qs.At(m, j))
+		}
+	}
+	var kbq mat.Dense
+	kbq.Mul(k, bq)
+	for j := range d {
+		s := 0.0
+		for i := range np {
+			pv := ps.At(i, j)
+			s += a.AtVec(i) * (pv*pv*kb.AtVec(i) - 2*pv*kbq.At(i, j))
+		}
+		for m := range nq {
+			qv := qs.At(m, j)
+			s += b.AtVec(m) * qv * qv * kta.AtVec(m)
+		}
+		dst[j] += w * s
+	}
+}
+
+// learn runs Adam on (log σ, log λ) from the given start and returns the
+// best point seen.
+func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDConfig) (*ARDResult, error) {
+	d := p.d
+	x := make([]float64, d+1)
+	for j := range d {
+		x[j] = math.Log(sigma0)
+	}
+	x[d] = math.Log(lambda0)
+	grad := make([]float64, d+1)
+	m1, m2 := make([]float64, d+1), make([]float64, d+1)
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	res := &ARDResult{Loss: math.Inf(1)}
+	best := slices.Clone(x)
+	for step := range ac.Steps + 1 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		loss := p.lossGrad(x[:d], x[d], grad)
+		if step == 0 {
+			res.Start = loss
+		}
+		if loss < res.Loss {
+			res.Loss, res.Steps = loss, step
+			copy(best, x)
+		}
+		if step == ac.Steps || math.IsInf(loss, 0) || math.IsNaN(loss) {
+			break
+		}
+		t := float64(step + 1)
+		for i, gi := range grad {
+			m1[i] = b1*m1[i] + (1-b1)*gi
+			m2[i] = b2*m2[i] + (1-b2)*gi*gi
+			mh, vh := m1[i]/(1-math.Pow(b1, t)), m2[i]/(1-math.Pow(b2, t))
+			x[i] -= ac.Rate * mh / (math.Sqrt(vh) + eps)
+		}
+		// Keep λ where the solve stays meaningful.
+		x[d] = min(max(x[d], math.Log(1e-12)), math.Log(1))
+	}
+	res.Sigmas = make([]float64, d)
+	for j := range d {
+		res.Sigmas[j] = math.Exp(best[j])
+	}
+	res.Lambda = math.Exp(best[d])
+	return res, nil
+}
+
+// ardSubsample reads rows of src (row numbers idx, sorted) with their
+// first target, standardised with mean and invStd (nil: as they are).
+func ardSubsample(ctx context.Context, src stream.Source, idx []int64, mean, invStd []float64) (x, y []float64, err error) {
+	d, kt := src.Dim(), src.NumTargets()
+	var bx, by []float64
+	var lo int64
+	p := 0
+	for c := 0; c < src.NumChunks() && p < len(idx); c++ {
+		rows := src.ChunkRows(c)
+		hi := lo + int64(rows)
+		if idx[p] < hi {
+			bx = slices.Grow(bx[:0], rows*d)[:rows*d]
+			by = slices.Grow(by[:0], rows*kt)[:rows*kt]
+			if err := src.ReadChunk(ctx, c, bx, by); err != nil {
+				return nil, nil, fmt.Errorf("ARD subsample: read chunk %d: %w", c, err)
+			}
+			for ; p < len(idx) && idx[p] < hi; p++ {
+				r := int(idx[p] - lo)
+				x = append(x, bx[r*d:(r+1)*d]...)
+				y = append(y, by[r*kt])
+			}
+		}
+		lo = hi
+	}
+	if invStd != nil {
+		standardize(x, mean, invStd)
+	}
+	return x, y, nil
+}
+
+// learnARD learns length scales for the tuner's training rows.
+func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
+	f := t.f
+	if f.task != TaskRegression || f.kt != 1 {
+		return nil, configErr("ARD learns length scales for regression on one target, not %s on %d", f.task, f.kt)
+	}
+	if f.cfg.Kernel.Kind != kernel.Gaussian {
+		return nil, configErr("ARD needs the Gaussian kernel, not %s", f.cfg.Kernel.Kind)
+	}
+	ac := t.tc.ARD.resolved(f.n)
+	t.progress(TuneProgress{Progress: Progress{Stage: StageARD}})
+	idx := sampleIndices(f.n, ac.Rows, f.cfg.Seed^0x617264) // "ard"
+	x, y, err := ardSubsample(ctx, f.src, idx, f.mean, f.invStd)
+	if err != nil {
+		return nil, err
+	}
+	return learnOn(ctx, x, y, f.d, ac, f.cfg.Kernel.Sigma, f.cfg.Seed)
+}
+
+// learnOn splits the subsample 80/20 (shuffled by seed), takes the
+// centres from the training part and learns σⱼ and λ.
+func learnOn(ctx context.Context, x, y []float64, d int, ac ARDConfig, sigma0 float64, seed uint64) (*ARDResult, error) {
+	n := len(y)
+	perm := newRand(seed, 0x617264).Perm(n)
+	nv := max(n/5, 1)
+	if n-nv < ac.Centers || nv < 1 {
+		return nil, configErr("ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
+	}
+	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d}
+	for k, i := range perm {
+		if k < nv {
+			p.xv, p.yv = append(p.xv, x[i*d:(i+1)*d]...), append(p.yv, y[i])
+		} else {
+			p.x, p.y = append(p.x, x[i*d:(i+1)*d]...), append(p.y, y[i])
+		}
+	}
+	p.c = slices.Clone(p.x[:ac.Centers*d])
+	mu := 0.0
+	for _, v := range p.y {
+		mu += v
+	}
+	mu /= float64(len(p.y))
+	for i := range p.y {
+		p.y[i] -= mu
+	}
+	for i := range p.yv {
+		p.yv[i] -= mu
+	}
+	return p.learn(ctx, sigma0, 1e-4, ac)
+}

@@ -1,0 +1,156 @@
+package tabular
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// parquetFile reads the chosen columns of a Parquet file, each through its
+// own pqarrow column reader, batch by batch.
+type parquetFile struct {
+	path  string
+	rdr   *file.Reader
+	num   []*pqarrow.ColumnReader // numeric columns, in batch order
+	keep  []*pqarrow.ColumnReader
+	total int64
+	done  int64
+}
+
+func (r *Reader) openParquet(path string) (fr fileReader, names []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", path, p)
+		}
+	}()
+	props := parquet.NewReaderProperties(r.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 256 << 10
+	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	pf := &parquetFile{path: path, rdr: rdr, total: rdr.NumRows()}
+	ok := false
+	defer func() {
+		if !ok {
+			pf.Close()
+		}
+	}()
+	pq, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(r.opt.BatchRows)}, r.mem)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc, err := pq.Schema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	index := map[string]int{}
+	for i, f := range sc.Fields() {
+		names = append(names, f.Name)
+		index[f.Name] = i
+	}
+	if err := r.choose(path, names); err != nil {
+		return nil, nil, err
+	}
+	get := func(name string) (*pqarrow.ColumnReader, error) {
+		cr, err := pq.GetColumn(context.Background(), index[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: column %q: %w", path, name, err)
+		}
+		return cr, nil
+	}
+	for _, c := range r.columns() {
+		cr, err := get(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		pf.num = append(pf.num, cr)
+		if !numericType(cr.Field().Type) {
+			return nil, nil, fmt.Errorf("%s: column %q has type %s, which is not numeric", path, c, cr.Field().Type)
+		}
+	}
+	for _, c := range r.opt.Keep {
+		cr, err := get(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		pf.keep = append(pf.keep, cr)
+		if len(r.keepType) < len(r.opt.Keep) {
+			r.keepType = append(r.keepType, cr.Field().Type)
+		}
+	}
+	ok = true
+	return pf, names, nil
+}
+
+func (p *parquetFile) header() bool    { return false }
+func (p *parquetFile) rowsRead() int64 { return p.done }
+
+func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []bad) (keep []arrow.Array, rows int, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			releaseAll(keep)
+			keep, rows, err = nil, 0, fmt.Errorf("%s: internal error while reading (malformed file?): %v", p.path, e)
+		}
+	}()
+	want := int(min(int64(n), p.total-p.done))
+	if want <= 0 {
+		return nil, 0, nil
+	}
+	at := func(err error) error {
+		return fmt.Errorf("%s: %w (at rows %d–%d of the file)", p.path, err, p.done+1, p.done+int64(want))
+	}
+	for j, cr := range p.num {
+		chunked, err := cr.NextBatch(int64(want))
+		if err != nil {
+			return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
+		}
+		if got := chunked.Len(); got != want {
+			chunked.Release()
+			return nil, 0, at(fmt.Errorf("column %q: read %d values where the file metadata promises %d (an unsupported encoding or a corrupt file)", cr.Field().Name, got, want))
+		}
+		off := 0
+		for _, a := range chunked.Chunks() {
+			if err := toFloat(a, cols[j][off:off+a.Len()], &bads[j], off); err != nil {
+				chunked.Release()
+				return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
+			}
+			off += a.Len()
+		}
+		chunked.Release()
+	}
+	for _, cr := range p.keep {
+		chunked, err := cr.NextBatch(int64(want))
+		if err != nil {
+			releaseAll(keep)
+			return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
+		}
+		if got := chunked.Len(); got != want {
+			chunked.Release()
+			releaseAll(keep)
+			return nil, 0, at(fmt.Errorf("column %q: read %d values where the file metadata promises %d (an unsupported encoding or a corrupt file)", cr.Field().Name, got, want))
+		}
+		a, err := concat(chunked.Chunks())
+		chunked.Release()
+		if err != nil {
+			releaseAll(keep)
+			return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
+		}
+		keep = append(keep, a)
+	}
+	p.done += int64(want)
+	return keep, want, nil
+}
+
+func (p *parquetFile) Close() error {
+	for _, cr := range append(p.num, p.keep...) {
+		cr.Release()
+	}
+	p.num, p.keep = nil, nil
+	return p.rdr.Close()
+}
