@@ -36,6 +36,8 @@ type colType struct {
 	spec  string // chunkstore.ColumnSpec.Type for storable columns
 	desc  string // the type as users see it in messages, e.g. "int64", "utf8 (string)"
 	part  bool   // a Hive partition column, from the file's path
+	// labels, for a string target, encodes its values as class codes.
+	labels *labelSet
 }
 
 // classify maps an Arrow type to its class.
@@ -43,37 +45,37 @@ func classify(dt arrow.DataType) colType {
 	switch dt.ID() {
 	case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return colType{classNumeric, dt.Name(), dt.String(), false}
+		return colType{classNumeric, dt.Name(), dt.String(), false, nil}
 	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
-		return colType{classNumeric, "float64", dt.String(), false}
+		return colType{classNumeric, "float64", dt.String(), false, nil}
 	case arrow.BOOL:
-		return colType{classBool, "bool", "bool", false}
+		return colType{classBool, "bool", "bool", false, nil}
 	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		return colType{classTemporal, "float64", dt.String(), false}
+		return colType{classTemporal, "float64", dt.String(), false, nil}
 	case arrow.DICTIONARY:
 		d := dt.(*arrow.DictionaryType)
 		v := classify(d.ValueType)
 		v.desc = dt.String()
 		return v
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return colType{classString, "", dt.String() + " (string)", false}
+		return colType{classString, "", dt.String() + " (string)", false, nil}
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-		return colType{classString, "", dt.String() + " (binary)", false}
+		return colType{classString, "", dt.String() + " (binary)", false, nil}
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW,
 		arrow.STRUCT, arrow.MAP, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return colType{classNested, "", dt.String() + " (nested)", false}
+		return colType{classNested, "", dt.String() + " (nested)", false, nil}
 	default:
-		return colType{classOther, "", dt.String(), false}
+		return colType{classOther, "", dt.String(), false, nil}
 	}
 }
 
 // Text column types, inferred from the first block of a text file. The
 // values arrive as strings and are parsed by parseText.
 var (
-	textNumeric = colType{classNumeric, "float64", "number", false}
-	textBool    = colType{classBool, "bool", "bool", false}
-	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false}
-	textString  = colType{classString, "", "string", false}
+	textNumeric = colType{classNumeric, "float64", "number", false, nil}
+	textBool    = colType{classBool, "bool", "bool", false, nil}
+	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false, nil}
+	textString  = colType{classString, "", "string", false, nil}
 )
 
 // bad records the first value in a column batch that cannot be stored, and
@@ -297,6 +299,9 @@ func parseText(arr arrow.Array, typ colType, dst []float64, b *bad) (*parseError
 	if !ok {
 		return nil, fmt.Errorf("internal error: text column arrived as %s", arr.DataType())
 	}
+	if typ.class == classString && typ.labels != nil {
+		return nil, typ.labels.encode(a, dst, b)
+	}
 	for i := range a.Len() {
 		if a.IsNull(i) {
 			dst[i] = 0
@@ -324,6 +329,11 @@ func parseText(arr arrow.Array, typ colType, dst []float64, b *bad) (*parseError
 			if v {
 				dst[i] = 1
 			}
+		case classString:
+			if typ.labels == nil {
+				return nil, fmt.Errorf("internal error: a string column that is not a target")
+			}
+			// Encoded below, for the whole batch under one lock.
 		case classTemporal:
 			t, err := time.Parse(time.DateOnly, s)
 			if err != nil {

@@ -62,6 +62,14 @@
 // is dropped, that store is copied chunk by chunk without it (one extra
 // read and write of the store, only then), else renamed into place.
 //
+// A string column named in Config.Targets holds class labels: it is
+// stored as integer codes 0 … k-1, k ≤ chunkstore.MaxLabels (100), in the
+// sorted order of the labels, whose names the manifest keeps
+// (chunkstore.Reader.TargetLabels). Codes are given as values are met
+// (files are read in parallel); when that order is not the sorted one,
+// the store is copied once with the codes remapped, so it is the same for
+// any worker count.
+//
 // A NULL, NaN or ±Inf in a chosen column is an error (a *ValueError naming
 // the file, the column and the 1-based row within that file), or with
 // Config.Nulls == "drop" the row is skipped and counted in Result.Dropped.

@@ -110,6 +110,7 @@ type session struct {
 	report    []chunkstore.InputColumn
 	reportAt  []int        // per chosen column: its index in report
 	checks    []*autoCheck // per chosen column: nil, or the constant and identifier checks of a default feature
+	labels    []*labelSet  // per chosen column: nil, or the labels of a string target
 	batchRows int          // rows per batch
 	workers   int          // goroutines per stage
 	pool      chan *batch
@@ -270,10 +271,24 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	}
 	rows := w.Rows()
 	w.SetInputColumns(s.report)
+	remap := make([][]float64, len(s.names))
+	for j, l := range s.labels {
+		if l == nil {
+			continue
+		}
+		var labels []string
+		labels, remap[j] = l.finish()
+		if err := w.SetLabels(s.names[j], labels); err != nil {
+			return nil, errors.Join(err, w.Abort())
+		}
+		r := &s.report[s.reportAt[j]]
+		r.Note = fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", len(labels), max(len(labels)-1, 0))
+	}
+	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	if err := s.install(ctx, tmp, keep, opt); err != nil {
+	if err := s.install(ctx, tmp, keep, remap, opt); err != nil {
 		return nil, err
 	}
 
@@ -509,6 +524,7 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 	for _, j := range real {
 		sub.names = append(sub.names, s.names[j])
 		sub.checks = append(sub.checks, s.checks[j])
+		sub.labels = append(sub.labels, s.labels[j])
 	}
 	subOut := make(chan *batch, 1)
 	g, gctx := errgroup.WithContext(ctx)

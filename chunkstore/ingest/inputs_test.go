@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 )
 
 // tree writes small CSV files at the given paths under root.
@@ -206,5 +208,53 @@ func TestHiveDuckDB(t *testing.T) {
 				t.Fatalf("row %d column %s: got %v, DuckDB says %s", i+1, name, got, v)
 			}
 		}
+	}
+}
+
+// TestStringLabels ingests a string target as class codes: from Parquet
+// (DuckDB's Hive folder, color) and CSV; labels sorted in the manifest
+// whatever order the values come in; more than MaxLabels is an error.
+func TestStringLabels(t *testing.T) {
+	res, st := mustIngest(t, []string{interop + "hive/data"}, Config{Targets: []string{"color"}, Workers: 4})
+	if !slices.Equal(res.Targets, []string{"color"}) || st.m.Targets[0].Type != "string" {
+		t.Fatalf("targets %v, manifest %+v", res.Targets, st.m.Targets)
+	}
+	out := filepath.Join(t.TempDir(), "s")
+	_, st = mustIngest(t, []string{interop + "hive/data"}, Config{Out: out, Targets: []string{"color"}, Workers: 1})
+	r, err := chunkstore.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := r.TargetLabels()
+	r.Close()
+	if len(labels) != 1 || !slices.Equal(labels[0], []string{"blue", "green", "red"}) {
+		t.Fatalf("labels %q", labels)
+	}
+	b, err := os.ReadFile(interop + "hive/expected.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := st.col(t, "color")
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		if want := strings.Split(line, ",")[3]; labels[0][int(codes[i])] != want {
+			t.Fatalf("row %d: code %v (%s), DuckDB says %s", i+1, codes[i], labels[0][int(codes[i])], want)
+		}
+	}
+	if res.Columns[3].Note != "class labels: 3 distinct, stored as codes 0–2 in sorted order" {
+		t.Fatalf("note %q", res.Columns[3].Note)
+	}
+
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.csv")
+	writeText(t, in, "x,kind", 300, func(i int) string { return fmt.Sprintf("%d,k%02d", (i*7)%11, 99-i%3) })
+	_, st = mustIngest(t, []string{in}, Config{Targets: []string{"kind"}})
+	if got := st.m.Targets[0].Labels; !slices.Equal(got, []string{"k97", "k98", "k99"}) || st.col(t, "kind")[0] != 2 || st.col(t, "kind")[2] != 0 {
+		t.Fatalf("labels %v codes %v", got, st.col(t, "kind")[:3])
+	}
+	writeText(t, in, "x,kind", 300, func(i int) string { return fmt.Sprintf("%d,k%03d", i%5, i) })
+	_, err = checked(t, []string{in}, Config{Out: filepath.Join(dir, "s"), Targets: []string{"kind"}})
+	const want = `column "kind" (a string target, read as class labels) has more than 100 distinct values ("k000", "k001", "k002", "k003", "k004", … and "k100"); a class target has at most 100: use a numeric column for regression`
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("got %v\nwant …%s", err, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,8 +164,9 @@ func TestFlights(t *testing.T) {
 	}
 	// Default features: "distance" (and "delay"); "date" is a timestamp
 	// and "origin", "destination" are strings, none chosen by default.
+	// A string target is read as class labels: "origin" has too many.
 	if _, err := checked(t, []string{path}, Config{Out: filepath.Join(t.TempDir(), "d"), Targets: []string{"origin"}}); err == nil ||
-		err.Error() != path+`: column "origin" (named in targets) has type large_utf8 (string), which cannot be stored; numeric, bool, date and timestamp columns can` {
+		!strings.HasPrefix(err.Error(), path+`: column "origin" (a string target, read as class labels) has more than 100 distinct values ("LAS", "ATL", "MCI", "ANC", "RIC", … and `) {
 		t.Fatalf("string target: %v", err)
 	}
 

@@ -127,7 +127,7 @@ func (s *session) choose() error {
 		if !ok {
 			return fmt.Errorf("%s: no column %q (named in %s); its columns are: %s", first.path, name, what, listNames(first.names))
 		}
-		if t := first.types[i]; !t.class.storable() {
+		if t := first.types[i]; !t.class.storable() && !(what == "targets" && t.class == classString && !t.part) {
 			return fmt.Errorf("%s: column %q (named in %s) has type %s, which cannot be stored; numeric, bool, date and timestamp columns can", first.path, name, what, t.desc)
 		}
 		return nil
@@ -189,9 +189,19 @@ func (s *session) choose() error {
 
 	// Every file must have every chosen column, of the same class.
 	s.specs = make([]string, len(s.names))
+	s.labels = make([]*labelSet, len(s.names))
 	for j, n := range s.names {
 		t0 := first.types[first.index[n]]
 		s.specs[j] = t0.spec
+		if t0.class == classString { // a target: class labels
+			s.specs[j] = chunkstore.LabelType
+			s.labels[j] = newLabelSet(n)
+			for _, f := range s.files {
+				if i, ok := f.index[n]; ok && f.types[i].class == classString {
+					f.types[i].labels = s.labels[j]
+				}
+			}
+		}
 		for _, f := range s.files[1:] {
 			i, ok := f.index[n]
 			if !ok {
@@ -201,7 +211,7 @@ func (s *session) choose() error {
 			if t.class != t0.class {
 				return fmt.Errorf("%s: column %q has type %s, but in %s it has type %s", f.path, n, t.desc, first.path, t0.desc)
 			}
-			if t.spec != s.specs[j] {
+			if t.spec != s.specs[j] && s.labels[j] == nil {
 				s.specs[j] = "float64" // numbers of different widths: the common type
 			}
 		}
@@ -277,8 +287,8 @@ func (s *session) buildReport(excluded map[string]bool) {
 
 // Types of Hive partition columns.
 var (
-	partNumber = colType{classNumeric, "float64", "partition key (number)", true}
-	partText   = colType{classString, "", "partition key (text)", true}
+	partNumber = colType{classNumeric, "float64", "partition key (number)", true, nil}
+	partText   = colType{classString, "", "partition key (text)", true, nil}
 )
 
 // unifyPartitions checks that every file has the same partition keys, in

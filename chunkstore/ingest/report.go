@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -219,8 +220,8 @@ func (s *session) decide() ([]int, error) {
 // a rename when it keeps them all, else a copy, chunk by chunk, into a new
 // store (stored bytes are re-encoded; statistics recomputed by the
 // writer).
-func (s *session) install(ctx context.Context, tmp string, keep []int, opt chunkstore.Options) error {
-	if len(keep) == len(s.names) {
+func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][]float64, opt chunkstore.Options) error {
+	if len(keep) == len(s.names) && !slices.ContainsFunc(remap, func(r []float64) bool { return r != nil }) {
 		return s.place(tmp)
 	}
 	r, err := chunkstore.Open(tmp)
@@ -263,6 +264,13 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, opt chunk
 		}
 		if err := r.ReadColumns(ctx, i, keep, cols); err != nil {
 			return errors.Join(err, w.Abort())
+		}
+		for k, j := range keep {
+			if m := remap[j]; m != nil {
+				for i, c := range cols[k] {
+					cols[k][i] = m[int(c)]
+				}
+			}
 		}
 		if err := w.Append(cols); err != nil {
 			return errors.Join(err, w.Abort())

@@ -24,12 +24,17 @@ import (
 func init() {
 	register(&command{
 		Name:  "fit",
-		Short: "train a FALKON model on a chunk store",
-		Usage: "--out MODEL [flags] STORE",
+		Short: "train a FALKON model on a chunk store, Parquet or CSV files",
+		Usage: "--out MODEL [flags] STORE | --out MODEL --target COL [flags] INPUT…",
 		Long: `
 Fit trains kernel ridge regression with FALKON (Rudi, Carratino, Rosasco,
-NIPS 2017) on a chunk store made by 'falkon-ooc ingest --target COL'. The
-data is streamed from disk: one pass for the right-hand side and one per
+NIPS 2017) on a chunk store made by 'falkon-ooc ingest --target COL', or
+on Parquet and CSV/TSV inputs (files, directories, Hive-partitioned
+folders, globs) with --target: they are ingested first into a store kept
+beside the model (MODEL.store) or in --cache DIR, and a later fit or tune
+on the same files (same paths, sizes and modification times, same
+--target, --features, --exclude, --nulls) reuses it without reading them
+again. The data is streamed from disk: one pass for the right-hand side and one per
 conjugate-gradient iteration, with memory of O(M²) plus a few chunk
 buffers, printed before the fit starts.
 
@@ -55,6 +60,7 @@ type fitOpts struct {
 	candidates                           int
 	valFraction                          float64
 	valEvery                             int
+	input                                inputOptions
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -99,6 +105,11 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
+	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
+	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
+	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error or drop (the row)")
+	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
 }
 
 // fitConfig turns the flags into an ooc.Config, rejecting bad values with
@@ -258,7 +269,7 @@ type fitResult struct {
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
-	cfg, r, storePath, err := o.openTraining(set, args)
+	cfg, r, storePath, err := o.openTraining(ctx, set, args, newProgress(e.stderr, o.quiet))
 	if err != nil {
 		return err
 	}

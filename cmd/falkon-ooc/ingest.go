@@ -42,6 +42,8 @@ the default features, a constant column is dropped and one that looks
 like a row identifier (integer, all values distinct, and increasing,
 decreasing or named like id or *_id) is left out with a warning; name it
 in --features to keep it. The output lists what happened to every column.
+A string --target holds class labels: stored as codes 0, 1, … in sorted
+order of at most 100 labels, whose names the store keeps.
 
 A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
 column and row (1-based within the file); --nulls drop skips such rows

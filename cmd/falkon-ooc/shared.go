@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,20 +21,31 @@ import (
 // Helpers shared by fit and tune.
 
 // openTraining checks the arguments of fit and tune (--out MODEL and one
-// STORE), turns the flags into a config and opens the store, which must
-// have targets. The caller closes the reader.
-func (o *fitOpts) openTraining(set map[string]bool, args []string) (ooc.Config, *chunkstore.Reader, string, error) {
+// STORE, or Parquet/CSV inputs, ingested into a kept store by
+// trainingStore), turns the flags into a config and opens the store, which
+// must have targets. The caller closes the reader.
+func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []string, pr *progress) (ooc.Config, *chunkstore.Reader, string, error) {
 	if o.out == "" {
 		return ooc.Config{}, nil, "", usagef("--out MODEL is required")
 	}
-	if len(args) != 1 {
-		return ooc.Config{}, nil, "", usagef("want exactly one STORE, got %d arguments", len(args))
+	if len(args) == 0 {
+		return ooc.Config{}, nil, "", usagef("no STORE or INPUT given")
 	}
 	cfg, err := o.config(set)
 	if err != nil {
 		return cfg, nil, "", err
 	}
-	storePath := args[0]
+	var storePath string
+	if len(args) == 1 && isStore(args[0]) {
+		storePath = args[0]
+		for _, f := range []string{"target", "features", "exclude", "cache"} {
+			if set[f] {
+				return cfg, nil, "", usagef("--%s applies to Parquet/CSV inputs; %s is a store", f, args[0])
+			}
+		}
+	} else if storePath, err = trainingStore(ctx, &o.input, o.out, args, o.workers, pr); err != nil {
+		return cfg, nil, "", err
+	}
 	r, err := chunkstore.Open(storePath)
 	if err != nil {
 		return cfg, nil, "", err

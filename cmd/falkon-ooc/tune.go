@@ -48,7 +48,8 @@ candidate's validation curve); progress to stderr.`,
 
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
-	"task", "precond", "jitter", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet"}
+	"task", "precond", "jitter", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
+	"target", "features", "exclude", "nulls", "cache"}
 
 type tuneOpts struct {
 	fit                   fitOpts
@@ -160,7 +161,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	base, r, storePath, err := fo.openTraining(fitSet, args)
+	base, r, storePath, err := fo.openTraining(ctx, fitSet, args, newProgress(e.stderr, fo.quiet))
 	if err != nil {
 		return err
 	}
