@@ -89,7 +89,7 @@ func main() {
 	sklearnMaxBytes := flag.Int64("sklearn-max-bytes", 6<<30, "speed mode: skip sklearn when its n×M float64 feature matrix would exceed this")
 	reps := flag.Int("reps", 2, "pinned mode: repetitions (the minimum of each setup is kept)")
 	cpuSets := flag.String("cpus", "0;0,1", "pinned mode: taskset CPU lists, separated by ';'")
-	block := flag.Int("block", 512, "pinned mode: the numpy FALKON's rows per block")
+	block := flag.Int("block", 256, "pinned mode: the numpy FALKON's rows per block")
 	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
 	precision := flag.String("precision", "float64", "io mode: fit --precision")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")

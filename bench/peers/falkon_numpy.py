@@ -10,7 +10,7 @@ listing of its appendix) with numpy/scipy:
     W(b) = A^-T (T^-T K_nM^T K_nM T^-1 A^-1 b / n + lam A^-1 b)
     r    = A^-T T^-T K_nM^T y / n,  beta = CG(W, r, t),  alpha = T^-1 A^-1 beta
 K_nM is never formed: each product streams X in row blocks of --block rows
-(512 by default, so that the block x M kernel stays in cache: one BLAS GEMM
+(256 by default, so that the block x M kernel stays in cache: one BLAS GEMM
 for the distances, two broadcast adds and np.exp in place, then both GEMVs
 while the block is hot), on --threads Python threads over contiguous row
 ranges (default: one per CPU in the affinity mask, so `taskset -c 0` runs
@@ -78,7 +78,7 @@ class KnM:
     X and C are scaled by 1/sigma once, and -|x|^2/2 (per row) and
     -|c|^2/2 (per centre) are precomputed, so a block costs one GEMM
     (X_b C^T), two broadcast adds and one exp, all in place in a buffer of
-    block x M (block = 512 rows: 4 MiB in float64, 2 MiB in float32; the
+    block x M (block = 256 rows: 2 MiB in float64, 1 MiB in float32 at M = 2000; the
     sweep in bench/RESULTS.md picks it), then two GEMVs while the block is
     hot. With threads > 1 the rows are split into that many contiguous
     ranges, each run by a Python thread with its own buffer and partial
@@ -86,7 +86,7 @@ class KnM:
     threaded; the partials are summed in a fixed order.
     """
 
-    def __init__(self, x, c, sigma, dtype, block=512, threads=1):
+    def __init__(self, x, c, sigma, dtype, block=256, threads=1):
         self.dtype = np.dtype(dtype)
         inv = 1.0 / sigma
         self.x = np.ascontiguousarray(x, dtype=self.dtype) * self.dtype.type(inv)
@@ -172,6 +172,7 @@ def falkon(x, y, c, sigma, lam, iters, dtype, block, threads, jitter=1e-13):
     p = r.copy()
     rr = r @ r
     t_cg0 = time.perf_counter()
+    c_cg0 = time.process_time()
     for _ in range(iters):
         Ap = W(p)
         a = rr / (p @ Ap)
@@ -181,8 +182,9 @@ def falkon(x, y, c, sigma, lam, iters, dtype, block, threads, jitter=1e-13):
         p = r + (rr_new / rr) * p
         rr = rr_new
     t_cg = time.perf_counter() - t_cg0
+    c_cg = time.process_time() - c_cg0
     alpha = b_apply(beta)
-    return alpha, time.perf_counter() - t0, t_cg / iters, t_pre, t_rhs
+    return alpha, time.perf_counter() - t0, t_cg / iters, t_pre, t_rhs, c_cg / iters
 
 
 def predict(x, c, alpha, sigma, block=8192):
@@ -207,7 +209,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--centers", help=".npy of M standardised centres to use (default: draw M training rows)")
-    ap.add_argument("--block", type=int, default=512, help="rows per kernel block (numpy FALKON)")
+    ap.add_argument("--block", type=int, default=256, help="rows per kernel block (numpy FALKON)")
     ap.add_argument("--threads", type=int, default=0, help="Python threads over row ranges, OpenBLAS single-threaded (0: one per CPU in the affinity mask)")
     a = ap.parse_args()
 
@@ -235,11 +237,12 @@ def main():
         else:
             c = x[np.sort(rng.choice(n, size=a.m, replace=False))].astype(np.float64)
         threads = a.threads or default_threads()
-        alpha, secs, per, t_pre, t_rhs = falkon(x, y - ymean, c, a.sigma, a.lam, a.iters, np.dtype(a.dtype), a.block, threads)
+        alpha, secs, per, t_pre, t_rhs, cpu_per = falkon(x, y - ymean, c, a.sigma, a.lam, a.iters, np.dtype(a.dtype), a.block, threads)
         secs = time.perf_counter() - t_start
         pred = predict(xt, c, alpha, a.sigma) + ymean
         res.update(system="numpy FALKON " + a.dtype, train_seconds=secs, seconds_per_iteration=per,
-                   precond_seconds=t_pre, rhs_seconds=t_rhs, block=a.block, threads=threads)
+                   precond_seconds=t_pre, rhs_seconds=t_rhs, block=a.block, threads=threads,
+                   cpu_seconds_per_iteration=cpu_per)
     else:
         import sklearn
         from sklearn.kernel_approximation import Nystroem

@@ -325,6 +325,37 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			stderr:  "falkon-ooc fit: --resume: checkpoint does not match this fit: it was written for other data, centres or settings (fingerprint …, this fit …); resume with the same store and flags, or start afresh without --resume",
 			fix:     "Resume with exactly the flags and store of the interrupted fit, or drop --resume to start afresh (the checkpoint is then overwritten).",
 		},
+		{
+			mistake: "a NULL in a feature of the input of predict",
+			setup:   writeText(t, "holes.csv", "id,a,b,c\n1,0.5,1,2\n2,0.1,,3\n"),
+			args:    []string{"predict", "--model", "model.falkon", "holes.csv"},
+			code:    1,
+			stderr:  `falkon-ooc predict: holes.csv: row 2 (1-based, counted within this file, header line not counted): column "b" is NULL (--nulls drop skips such rows, --nulls zero reads them as 0)`,
+			fix:     "Fill the value, or predict with --nulls drop (the row is left out of the output and counted: keep an id with --keep id to join the rest back) or --nulls zero.",
+		},
+		{
+			mistake: "predict --keep names a column the input lacks",
+			setup:   writeText(t, "nokey.csv", "a,b,c\n1,2,3\n"),
+			args:    []string{"predict", "--model", "model.falkon", "--keep", "id", "nokey.csv"},
+			code:    1,
+			stderr:  `falkon-ooc predict: --keep: nokey.csv: no column(s) ["id"]; its columns are ["a" "b" "c"]`,
+			fix:     "Name columns of the input (any type) in --keep; they are copied beside the predictions.",
+		},
+		{
+			mistake: "fit on Parquet/CSV files without --target",
+			setup:   writeText(t, "train.csv", "a,b,c,y\n1,2,3,4\n"),
+			args:    []string{"fit", "--out", "m3.falkon", "train.csv"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --target COL is required with Parquet or CSV inputs (a STORE names its targets)",
+			fix:     "Name the column to predict with --target; the files are ingested once into MODEL.store (or --cache DIR) and reused while unchanged.",
+		},
+		{
+			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
+			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
+			code:    2,
+			stderr:  "falkon-ooc predict: unknown flag --modle",
+			fix:     "Check the spelling with 'falkon-ooc COMMAND --help'. Flags may come before or after the inputs; -- ends them.",
+		},
 	}
 }
 

@@ -84,6 +84,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	}
 	fmt.Fprintf(tw, "solver\t%d of %d iterations (%s), residual %s\n", tr.Iterations, cfg.Iterations, tr.Status, residual)
 	fmt.Fprintf(tw, "time\t%.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	if tr.PrecondSeconds > 0 {
+		fmt.Fprintf(tw, "\t%.2f s for K_MM and the preconditioner\n", tr.PrecondSeconds)
+	}
 	fmt.Fprintf(tw, "memory\t%s for the preconditioner (T and A)\n", mb(tr.PrecondBytes))
 	tw.Flush()
 	if len(tr.Validation) == 0 {
