@@ -43,8 +43,9 @@ type adder interface {
 }
 
 // jobKind decodes a pass's serialised description on a worker: the length
-// of its result and a constructor of per-goroutine adders.
-type jobKind func(job []byte) (outLen int, newAdder func() (adder, error), err error)
+// of its result, whether it reads the targets, and a constructor of
+// per-goroutine adders.
+type jobKind func(job []byte) (outLen int, targets bool, newAdder func() (adder, error), err error)
 
 // jobKinds are the pass descriptions a worker understands, by name.
 var jobKinds = map[string]jobKind{}
@@ -74,17 +75,20 @@ func (s rangeSource) ReadChunk(ctx context.Context, i int, x, y []float64) error
 }
 
 // stores caches open stores per worker process: every DoFn instance of a
-// process shares one Reader per location (a Reader is safe for concurrent
-// use), and it stays open for the life of the process.
+// process shares one Reader per location and store ID (a Reader is safe
+// for concurrent use), and it stays open for the life of the process.
 var stores struct {
 	sync.Mutex
-	m map[string]*chunkstore.Reader
+	m map[[2]string]*chunkstore.Reader
 }
 
-func cachedStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
+// cachedStore returns the store at loc, opened once per process. When id
+// is not "" and the cached store has another ID (the store at loc was
+// replaced), it opens loc again.
+func cachedStore(ctx context.Context, loc, id string) (*chunkstore.Reader, error) {
 	stores.Lock()
 	defer stores.Unlock()
-	if r, ok := stores.m[loc]; ok {
+	if r, ok := stores.m[[2]string{loc, id}]; ok {
 		return r, nil
 	}
 	r, err := openStore(ctx, loc)
@@ -92,9 +96,9 @@ func cachedStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
 		return nil, err
 	}
 	if stores.m == nil {
-		stores.m = map[string]*chunkstore.Reader{}
+		stores.m = map[[2]string]*chunkstore.Reader{}
 	}
-	stores.m[loc] = r
+	stores.m[[2]string{loc, r.StoreID()}] = r
 	return r, nil
 }
 
@@ -106,12 +110,14 @@ type rangeFn struct {
 	Store   string // path or URL of the store
 	StoreID string // the store's fingerprint, checked on the worker
 	Kind    string // key in jobKinds
-	Job     []byte // the pass description (JSON)
+	Job     []byte // the pass description (JSON), or nil to read JobFile
+	JobFile string // path or URL of the pass description when Job is nil
 	Parts   int    // number of ranges
 	Workers int    // goroutines per range; 0: GOMAXPROCS
 
 	r        *chunkstore.Reader
 	outLen   int
+	targets  bool
 	newAdder func() (adder, error)
 }
 
@@ -120,11 +126,18 @@ func (f *rangeFn) Setup(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("falkon-ooc beam worker: unknown pass kind %q", f.Kind)
 	}
+	job := f.Job
+	if job == nil {
+		var err error
+		if job, err = readFile(ctx, f.JobFile, maxJobBytes); err != nil {
+			return fmt.Errorf("falkon-ooc beam worker: the pass description: %w", err)
+		}
+	}
 	var err error
-	if f.outLen, f.newAdder, err = kind(f.Job); err != nil {
+	if f.outLen, f.targets, f.newAdder, err = kind(job); err != nil {
 		return fmt.Errorf("falkon-ooc beam worker: %s pass: %w", f.Kind, err)
 	}
-	if f.r, err = cachedStore(ctx, f.Store); err != nil {
+	if f.r, err = cachedStore(ctx, f.Store, f.StoreID); err != nil {
 		return fmt.Errorf("falkon-ooc beam worker: %w", err)
 	}
 	if f.StoreID != "" && f.r.StoreID() != f.StoreID {
@@ -144,7 +157,7 @@ func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []
 	sum := make([]float64, f.outLen)
 	var rows int64
 	err := stream.Run(ctx, rangeSource{f.r, lo, hi}, stream.Options{Workers: f.Workers}, stream.Job[[]float64]{
-		Targets:    f.r.NumTargets() > 0,
+		Targets:    f.targets,
 		NewPartial: func() []float64 { return make([]float64, f.outLen) },
 		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
 			a, err := f.newAdder()
@@ -242,44 +255,74 @@ func writeResult(ctx context.Context, out string, rows int64, v []float64) error
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	fs, err := filesystem.New(ctx, out)
-	if err != nil {
+	if err := writeFile(ctx, out, b); err != nil {
 		return fmt.Errorf("falkon-ooc beam reduce: %w", err)
-	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, out)
-	if err != nil {
-		return fmt.Errorf("falkon-ooc beam reduce: %w", err)
-	}
-	if _, err := w.Write(b); err != nil {
-		w.Close()
-		return fmt.Errorf("falkon-ooc beam reduce: write %s: %w", out, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("falkon-ooc beam reduce: write %s: %w", out, err)
 	}
 	return nil
 }
 
-// readResult reads and removes a result file written by reduceFn.
-func readResult(ctx context.Context, out string, outLen int) (rows int64, v []float64, err error) {
-	fs, err := filesystem.New(ctx, out)
+// writeFile writes b to name (path or URL) through Beam's filesystem.
+func writeFile(ctx context.Context, name string, b []byte) error {
+	fs, err := filesystem.New(ctx, name)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	defer fs.Close()
-	rc, err := fs.OpenRead(ctx, out)
+	w, err := fs.OpenWrite(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// readFile reads name (path or URL) through Beam's filesystem, refusing
+// more than limit bytes.
+func readFile(ctx context.Context, name string, limit int64) ([]byte, error) {
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	rc, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("read %s: more than %d bytes", name, limit)
+	}
+	return b, nil
+}
+
+// removeFile removes name if its filesystem can; errors are ignored (the
+// file is in a temporary directory).
+func removeFile(ctx context.Context, name string) {
+	if fs, err := filesystem.New(ctx, name); err == nil {
+		if rm, ok := fs.(filesystem.Remover); ok {
+			_ = rm.Remove(ctx, name)
+		}
+		fs.Close()
+	}
+}
+
+// readResult reads and removes a result file written by reduceFn.
+func readResult(ctx context.Context, out string, outLen int) (rows int64, v []float64, err error) {
+	b, err := readFile(ctx, out, int64(28+8*outLen))
 	if err != nil {
 		return 0, nil, fmt.Errorf("the pass's result: %w", err)
 	}
-	b, err := io.ReadAll(io.LimitReader(rc, int64(28+8*outLen+1)))
-	rc.Close()
-	if err != nil {
-		return 0, nil, fmt.Errorf("the pass's result %s: %w", out, err)
-	}
-	if rm, ok := fs.(filesystem.Remover); ok {
-		_ = rm.Remove(ctx, out) // best effort: the file is read
-	}
+	removeFile(ctx, out)
 	if len(b) != 28+8*outLen || string(b[:4]) != resultMagic || binary.LittleEndian.Uint32(b[4:]) != 1 ||
 		binary.LittleEndian.Uint64(b[16:]) != uint64(outLen) ||
 		crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
@@ -300,11 +343,23 @@ type passSpec struct {
 	StoreID string
 	Kind    string
 	Job     []byte
+	JobFile string // where Job is, when it is too large to inline
 	OutLen  int
 	Parts   int
 	Workers int
 	Out     string // result file of this attempt
 }
+
+// maxInlineJob is the largest pass description carried in the pipeline
+// itself (as a DoFn field, which Beam encodes as base64 in JSON in the
+// pipeline proto, 1.8× its size, sent to the job service and to every
+// worker). A larger one — the centres and the vector of a CG pass at
+// M·d ≳ 10³ — is written to a file under Options.Temp that each worker
+// process reads once per pass.
+var maxInlineJob = 16 << 10
+
+// maxJobBytes bounds a pass description read from a file.
+const maxJobBytes = 1 << 31
 
 // buildPass returns the pipeline of one pass: the range indices,
 // reshuffled so that a runner may spread them over workers, rangeFn on
@@ -316,8 +371,12 @@ func buildPass(ps passSpec) *sdk.Pipeline {
 		idx[i] = i
 	}
 	ranges := sdk.Reshuffle(s, sdk.CreateList(s, idx))
-	parts := sdk.ParDo(s, &rangeFn{Store: ps.Store, StoreID: ps.StoreID, Kind: ps.Kind, Job: ps.Job,
-		Parts: ps.Parts, Workers: ps.Workers}, ranges)
+	fn := &rangeFn{Store: ps.Store, StoreID: ps.StoreID, Kind: ps.Kind, Job: ps.Job,
+		Parts: ps.Parts, Workers: ps.Workers}
+	if ps.JobFile != "" {
+		fn.Job, fn.JobFile = nil, ps.JobFile
+	}
+	parts := sdk.ParDo(s, fn, ranges)
 	sdk.ParDo0(s, &reduceFn{Out: ps.Out, Parts: ps.Parts, OutLen: ps.OutLen}, sdk.GroupByKey(s, parts))
 	return p
 }

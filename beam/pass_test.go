@@ -35,12 +35,12 @@ func (c colSum) Add(dst, x, y []float64, rows int) error {
 }
 
 func init() {
-	jobKinds["colsum"] = func(job []byte) (int, func() (adder, error), error) {
+	jobKinds["colsum"] = func(job []byte) (int, bool, func() (adder, error), error) {
 		var c colSum
 		if err := json.Unmarshal(job, &c); err != nil {
-			return 0, nil, err
+			return 0, false, nil, err
 		}
-		return c.D + c.K + 1, func() (adder, error) { return c, nil }, nil
+		return c.D + c.K + 1, true, func() (adder, error) { return c, nil }, nil
 	}
 }
 
@@ -183,4 +183,39 @@ func TestPassFailure(t *testing.T) {
 		t.Fatal("no error")
 	}
 	t.Logf("error: %v (range 1 ran %d times)", err, calls.Load())
+}
+
+// TestResultFile: the driver reads back what the reduction wrote, and
+// refuses a result that is truncated or altered.
+func TestResultFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	name := filepath.Join(dir, "r.bin")
+	want := []float64{1.5, -2, math.Pi}
+	if err := writeResult(ctx, name, 42, want); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(name)
+	rows, got, err := readResult(ctx, name, 3)
+	if err != nil || rows != 42 || len(got) != 3 || got[2] != math.Pi {
+		t.Fatalf("read back %d rows %v, %v", rows, got, err)
+	}
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Errorf("the result file is still there: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"truncated", b[:len(b)-5], fmt.Sprintf("the pass's result %s is corrupt or incomplete (%d bytes)", name, len(b)-5)},
+		{"altered", append(append([]byte{}, b[:30]...), append([]byte{b[30] ^ 1}, b[31:]...)...), fmt.Sprintf("the pass's result %s is corrupt or incomplete (%d bytes)", name, len(b))},
+		{"too long", append(append([]byte{}, b...), 0), fmt.Sprintf("the pass's result: read %s: more than %d bytes", name, len(b))},
+	} {
+		os.WriteFile(name, c.b, 0o644)
+		_, _, err := readResult(ctx, name, 3)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
 }
