@@ -48,13 +48,12 @@ candidate's validation curve); progress to stderr.`,
 
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
-	"task", "precond", "jitter", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
+	"task", "precond", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
 	"target", "features", "exclude", "nulls", "cache"}
 
 type tuneOpts struct {
 	fit                   fitOpts
 	sigmas, lambdas, plot string
-	maxMemory             string
 	valFraction           float64
 	patience, halving     int
 	ard                   bool
@@ -74,7 +73,6 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
-	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the search needs more `bytes` than this (e.g. 12GiB, 800MB)")
 	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
 	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 6000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
@@ -119,29 +117,6 @@ func parseGrid(flagName, s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// parseSize parses a byte count with an optional unit: B, KB, MB, GB, TB
-// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) || v*mult >= 1<<62 {
-		return 0, fmt.Errorf("%q is not a size such as 12GiB or 800MB", s)
-	}
-	return int64(v * mult), nil
 }
 
 // tuneJSON is the --json document of tune.
@@ -198,10 +173,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			return err
 		}
 	}
-	if o.maxMemory != "" {
-		if tc.MaxMemory, err = parseSize(o.maxMemory); err != nil {
-			return usagef("--max-memory: %v", err)
-		}
+	if tc.MaxMemory, err = memoryLimit(fo.maxMemory); err != nil {
+		return err
 	}
 	if o.valFraction < 0 || o.valFraction >= 1 {
 		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)

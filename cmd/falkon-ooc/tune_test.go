@@ -118,7 +118,7 @@ func TestTuneErrors(t *testing.T) {
 		{"sigma linear", []string{"tune", "--out", model, "--kernel", "linear", "--sigma", "1", train}, 2, "--sigma: the linear kernel has no length scale"},
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
-		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size such as 12GiB or 800MB`},
+		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
 		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", train}, 1,
 			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},
 		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 1,
