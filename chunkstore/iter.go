@@ -81,7 +81,7 @@ func (it *Iter) Close() error {
 
 // ScratchBytes reports the most memory each goroutine reading concurrently
 // holds in scratch buffers (grown on first use, kept until Close), for
-// predicting peak memory.
+// predicting peak memory. It implements stream.ScratchSizer.
 func (r *Reader) ScratchBytes() int64 {
 	n := int64(tileCols+1) * int64(r.maxRaw)
 	if r.maxRead > 0 {

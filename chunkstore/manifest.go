@@ -67,9 +67,6 @@ type Column struct {
 	Labels []string `json:"labels,omitempty"`
 }
 
-// MaxDistinct is the most distinct values a Column records.
-const MaxDistinct = 256
-
 // SegmentInfo describes one segment file.
 type SegmentInfo struct {
 	Name       string `json:"name"` // segment-NNNNNN.dat

@@ -32,10 +32,13 @@ type Reader struct {
 	colNames []string
 	features []string
 	targets  []string
-	maxRaw   int
-	maxRead  int
-	freeMu   sync.Mutex
-	free     []*scratch // scratch buffers not in use; kept until Close
+	// Column metadata from the manifest (select.go).
+	mean, std []float64
+	distinct  [][]float64
+	maxRaw    int
+	maxRead   int
+	freeMu    sync.Mutex
+	free      []*scratch // scratch buffers not in use; kept until Close
 
 	mu     sync.RWMutex // held for reading by reads, for writing by Close
 	closed bool
@@ -192,13 +195,7 @@ func newReader(path string, m *Manifest, segs []*segment) (*Reader, error) {
 		dim: len(m.Features), nt: len(m.Targets),
 		maxRaw: 8 * min(m.ChunkRows, int(max(m.Rows, 1))),
 	}
-	for _, c := range m.Features {
-		r.features = append(r.features, c.Name)
-	}
-	for _, c := range m.Targets {
-		r.targets = append(r.targets, c.Name)
-	}
-	r.colNames = append(append([]string(nil), r.features...), r.targets...)
+	r.initColumns()
 	ncol := len(r.colNames)
 	var indexes [][]byte
 	for k, s := range segs {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
@@ -101,7 +102,7 @@ type Writer struct {
 	seg      *segWriter
 	segInfos []SegmentInfo
 	indexes  [][]byte
-	stats    []colStats
+	stats    []colstats.Stats
 	nchunks  int
 
 	final *Manifest // the manifest written by a successful Close
@@ -121,7 +122,7 @@ type chunkJob struct {
 	scratch []byte
 	blocks  [][]byte
 	crcs    []uint32
-	stats   []colStats
+	stats   []colstats.Stats
 	done    chan struct{}
 }
 
@@ -229,12 +230,12 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		nbuf:     opt.Workers + 2,
 		overflow: make([]atomic.Bool, ncol),
 		shift:    make([]float64, ncol),
-		stats:    make([]colStats, ncol),
+		stats:    make([]colstats.Stats, ncol),
 		lock:     lock, kind: kind,
 	}
 	w.opt.Sources = append([]SourceFile(nil), opt.Sources...)
 	for j := range w.stats {
-		w.stats[j] = newColStats()
+		w.stats[j] = colstats.New()
 	}
 	w.free = make(chan *chunkJob, w.nbuf)
 	w.jobs = make(chan *chunkJob, w.nbuf)
@@ -452,7 +453,7 @@ func (w *Writer) getJob() *chunkJob {
 			raw:    make([]byte, 8*cr),
 			blocks: make([][]byte, w.ncol),
 			crcs:   make([]uint32, w.ncol),
-			stats:  make([]colStats, w.ncol),
+			stats:  make([]colstats.Stats, w.ncol),
 			done:   make(chan struct{}, 1),
 		}
 		if w.spec.shuffle || w.spec.auto {
@@ -460,7 +461,7 @@ func (w *Writer) getJob() *chunkJob {
 		}
 		for c := range j.cols {
 			j.cols[c] = make([]float64, cr)
-			j.stats[c] = newColStats()
+			j.stats[c] = colstats.New()
 		}
 		return j
 	}
@@ -485,7 +486,7 @@ func (w *Writer) work() {
 			v := j.cols[c][:j.rows]
 			floatsToBytes(raw, v)
 			j.blocks[c], j.crcs[c] = w.enc.encode(j.blocks[c], raw, j.scratch, w.enc.shuffleFor(v))
-			j.stats[c].chunk(v, w.shift[c], w.overflow[c].Load())
+			j.stats[c].Chunk(v, w.shift[c], w.overflow[c].Load())
 		}
 		j.done <- struct{}{}
 	}
@@ -542,8 +543,8 @@ func (w *Writer) writeChunk(j *chunkJob) error {
 	s.chunks++
 	w.nchunks++
 	for c := range j.stats {
-		w.stats[c].merge(&j.stats[c])
-		if w.stats[c].overflow {
+		w.stats[c].Merge(&j.stats[c])
+		if w.stats[c].Overflow() {
 			w.overflow[c].Store(true)
 		}
 	}
@@ -725,7 +726,7 @@ func (w *Writer) manifest() *Manifest {
 			c, spec = &m.Targets[j-len(w.features)], w.targets[j-len(w.features)]
 		}
 		c.Name, c.Type = spec.Name, spec.Type
-		w.stats[j].column(c, w.shift[j])
+		setColumn(c, &w.stats[j])
 		if j >= len(w.features) {
 			c.Labels = w.opt.Labels[spec.Name]
 		}

@@ -62,11 +62,10 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 	}
 	cs := &Centers{k: k, prec: prec, m: m, d: d, dist: k.Kind.IsDistance()}
 	nr := tile.NR64
-	esize := 8
 	if prec == Float32 {
-		nr, esize = tile.NR32, 4
+		nr = tile.NR32
 	}
-	cs.mpad = (m + nr - 1) / nr * nr
+	cs.mpad, cs.tileRows, cs.colBlock = tileShape(m, prec)
 
 	// Scaled copy of the centres, row-major m × d.
 	sc := make([]float64, m*d)
@@ -136,14 +135,58 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 		tile.Norms32(cs.n32, sc32, m, d)
 	}
 
-	// Tile shape: as many rows (≤ 64) as keep the b × M tile within
-	// tileBudget, but at least minTileRows so that each pass over the
-	// packed centres is amortised over enough rows.
-	rows := tileBudget / (esize * cs.mpad) / tile.MR * tile.MR
-	cs.tileRows = min(max(rows, minTileRows), maxTileRows)
-	nc := blockBudget / (esize * cs.tileRows) / nr * nr
-	cs.colBlock = min(max(nc, nr), cs.mpad)
 	return cs
+}
+
+// tileShape returns the padded centre count and the tile shape for m
+// centres: as many rows (≤ 64) as keep the b × M tile within tileBudget,
+// but at least minTileRows so that each pass over the packed centres is
+// amortised over enough rows; column blocks within blockBudget.
+func tileShape(m int, prec Precision) (mpad, tileRows, colBlock int) {
+	nr, esize := tile.NR64, 8
+	if prec == Float32 {
+		nr, esize = tile.NR32, 4
+	}
+	mpad = (m + nr - 1) / nr * nr
+	rows := tileBudget / (esize * mpad) / tile.MR * tile.MR
+	tileRows = min(max(rows, minTileRows), maxTileRows)
+	nc := blockBudget / (esize * tileRows) / nr * nr
+	colBlock = min(max(nc, nr), mpad)
+	return mpad, tileRows, colBlock
+}
+
+// WorkspaceBytes returns the memory of one Workspace of centres of m
+// centres and d features in the given precision once it has served
+// calls with k outputs (Centers.WorkspaceBytes without building the
+// centres), for planning memory.
+func WorkspaceBytes(m, d, k int, prec Precision) int64 {
+	mpad, b, _ := tileShape(m, prec)
+	return workspaceBytes(mpad, b, d, k, prec)
+}
+
+func workspaceBytes(mpad, b, d, k int, prec Precision) int64 {
+	e := int64(8)
+	if prec == Float32 {
+		e = 4
+	}
+	B, D, K, P := int64(b), int64(d), int64(k), int64(mpad)
+	return e*(B*D+B+B*P) + 8*(2*K*P+B*K)
+}
+
+// CentersBytes returns the memory NewCenters holds for m centres and d
+// features in the given precision (Centers.Bytes without building them).
+func CentersBytes(m, d int, k Kernel, prec Precision) int64 {
+	mpad, _, _ := tileShape(m, prec)
+	b := int64(mpad) * int64(d+1)
+	if prec == Float32 {
+		b *= 4
+	} else {
+		b *= 8
+	}
+	if k.Kind.IsDistance() {
+		b += 8 * int64(d)
+	}
+	return b
 }
 
 func scaleRow(dst, src, inv []float64) {
@@ -179,12 +222,7 @@ func (c *Centers) Bytes() int {
 // unless M is so large that TileRows = 16 rows exceed it), the scaled rows
 // and 2·k M-vectors.
 func (c *Centers) WorkspaceBytes(k int) int {
-	e := 8
-	if c.prec == Float32 {
-		e = 4
-	}
-	b := c.tileRows
-	return e*(b*c.d+b+b*c.mpad) + 8*(2*k*c.mpad+b*k)
+	return int(workspaceBytes(c.mpad, c.tileRows, c.d, k, c.prec))
 }
 
 // Workspace is the per-goroutine scratch of block products on one

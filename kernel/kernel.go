@@ -207,6 +207,36 @@ const (
 	Float32
 )
 
+// ParsePrecision returns the Precision named "float64" or "float32".
+func ParsePrecision(s string) (Precision, error) {
+	switch s {
+	case "float64":
+		return Float64, nil
+	case "float32":
+		return Float32, nil
+	}
+	return 0, fmt.Errorf("kernel: unknown precision %q (want float64 or float32)", s)
+}
+
+// MarshalText encodes p as its name, so that JSON holds "float64" or
+// "float32".
+func (p Precision) MarshalText() ([]byte, error) {
+	if p != Float64 && p != Float32 {
+		return nil, fmt.Errorf("kernel: unknown precision %d", int(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText decodes a name written by MarshalText.
+func (p *Precision) UnmarshalText(b []byte) error {
+	v, err := ParsePrecision(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
 func (p Precision) String() string {
 	switch p {
 	case Float64:

@@ -22,8 +22,8 @@ func TestIterationAllocationsIndependentOfChunks(t *testing.T) {
 		fit := func(iters int) float64 {
 			return testing.AllocsPerRun(3, func() {
 				_, err := ooc.Fit(context.Background(), src, ooc.Config{
-					Centers: 50, Iterations: iters, Workers: 2, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2},
-				})
+					Centers: 50, Iterations: iters, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2},
+				}, ooc.RunOptions{Workers: 2})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -103,22 +103,29 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// fingerprint hashes what a resumed fit must share with the original: the
-// source's shape and chunking, the column description, the resolved
-// configuration and the centres (which depend on the data and the seed).
+// fingerprint hashes what a resumed fit must share with the original,
+// that is what changes the result: the source's shape and chunking (the
+// order of the sums), its column names, the resolved Config except
+// Iterations and Tolerance (which only say when to stop, so a finished
+// fit can be extended), the standardisation, the task and classes, and
+// the centres and their weights (which depend on the data and the
+// seed). Workers, progress, validation and the executor are not in it.
 func (f *fitter) fingerprint() string {
 	h := sha256.New()
 	w := func(v any) {
 		b, _ := json.Marshal(v)
 		h.Write(b)
 	}
-	w([]any{f.n, f.d, f.kt, f.src.NumChunks(), f.cfg, f.cfg.Precision, f.cols, f.task, f.model.Classes})
+	cfg := f.cfg
+	cfg.Iterations, cfg.Tolerance = 0, 0
+	w([]any{f.n, f.d, f.kt, f.src.NumChunks(), cfg, f.cfg.Precision, f.plan.Features, f.plan.Targets,
+		f.mean, f.std, f.task, f.classes})
 	var buf [8]byte
 	for i := range f.src.NumChunks() {
 		binary.LittleEndian.PutUint64(buf[:], uint64(f.src.ChunkRows(i)))
 		h.Write(buf[:])
 	}
-	for _, a := range [][]float64{f.model.Centers, f.weights} {
+	for _, a := range [][]float64{f.centres, f.weights} {
 		for _, v := range a {
 			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
 			h.Write(buf[:])

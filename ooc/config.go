@@ -56,9 +56,11 @@ func DefaultCenters(n int64) int {
 // rows is 2d, so σ = √d puts typical kernel values near e⁻¹.
 func DefaultSigma(d int) float64 { return math.Sqrt(float64(d)) }
 
-// Config configures Fit. In every field the zero value means the default
-// stated in its comment; Config is serialised into model files and --json
-// output.
+// Config is what determines the estimator: with the same data, two fits
+// with equal Configs give the same model, bit for bit, whatever their
+// RunOptions. In every field the zero value means the default stated in
+// its comment. The model persists its resolved Config (Model.Config), and
+// it appears in --json output.
 type Config struct {
 	// Centers is M, the number of Nyström centres. 0 means
 	// DefaultCenters(n).
@@ -75,7 +77,8 @@ type Config struct {
 	// below it. 0 means run all Iterations.
 	Tolerance float64 `json:"tolerance,omitempty"`
 	// Precision of the kernel blocks: float64 (default) or float32. The
-	// preconditioner and the M-vectors are float64 either way.
+	// preconditioner and the M-vectors are float64 either way. (The model
+	// file records it beside the Config, as "precision".)
 	Precision kernel.Precision `json:"-"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
 	Jitter float64 `json:"jitter,omitempty"`
@@ -89,9 +92,7 @@ type Config struct {
 	// with a default jitter of precond.DefaultJitter32). CG's vectors stay
 	// float64 either way.
 	PrecondPrecision precond.Precision `json:"precond_precision,omitempty"`
-	// Workers is the number of goroutines. 0 means GOMAXPROCS.
-	Workers int `json:"workers,omitempty"`
-	// Seed makes centre sampling (and validation splits) reproducible.
+	// Seed makes centre sampling reproducible.
 	Seed uint64 `json:"seed"`
 	// Sampling is how centres are drawn: SamplingUniform (the zero value
 	// "" means uniform) or SamplingLeverage.
@@ -104,41 +105,38 @@ type Config struct {
 	Task Task `json:"task,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
 	NoStandardize bool `json:"no_standardize,omitempty"`
-
-	// Columns describes the source's columns and statistics. nil means
-	// features named x0, x1, … and targets y0, …, with statistics computed
-	// in the sampling pass (which then reads every chunk).
-	Columns *Columns `json:"-"`
-	// Validation, when set, is a source with the same columns whose
-	// metric is computed every ValEvery iterations (one pass over the
-	// validation data, none over the training data).
-	Validation stream.Source `json:"-"`
-	// ValEvery is how often to evaluate Validation. 0 means every
-	// iteration.
-	ValEvery int `json:"val_every,omitempty"`
-	// Progress, when set, receives progress reports on the goroutine
-	// that called Fit. It must return quickly.
-	Progress func(Progress) `json:"-"`
-	// Checkpoint, when set, is called after every CG iteration with the
-	// solver state, for Resume. An error stops the fit.
-	Checkpoint func(*Checkpoint) error `json:"-"`
-	// Resume, when set, continues from this checkpoint instead of
-	// starting CG afresh. It must come from the same source and config.
-	Resume *Checkpoint `json:"-"`
 }
 
-// Columns describes the columns of a source, as a chunk store's manifest
-// does. Statistics that are nil are computed by Fit in one pass.
-type Columns struct {
-	Features []string // feature names, in source order
-	Targets  []string // target names, in source order
-	// FeatureMean and FeatureStd standardise the features (std 0 is
-	// treated as 1). nil: computed.
-	FeatureMean, FeatureStd []float64
-	// TargetDistinct lists the sorted distinct values of each target
-	// column when there are at most 256 of them, else nil. Needed for
-	// classification; nil for all: computed.
-	TargetDistinct [][]float64
+// RunOptions is how one fit executes: none of it changes the model, and
+// none of it is persisted. The zero value runs locally on GOMAXPROCS
+// goroutines, silently, without checkpoints or validation.
+type RunOptions struct {
+	// Workers is the number of goroutines of the local passes, K_MM and
+	// the preconditioner. 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, receives progress reports on the goroutine
+	// that called Fit. It must return quickly.
+	Progress func(Progress)
+	// Checkpoint, when set, is called after every CG iteration with the
+	// solver state, for Resume. An error stops the fit.
+	Checkpoint func(*Checkpoint) error
+	// Resume, when set, continues from this checkpoint instead of
+	// starting CG afresh. It must come from the same source and a Config
+	// that differs at most in Iterations (which may be larger than the
+	// checkpoint's iteration, to extend a finished fit) and Tolerance.
+	// nil starts from the beginning.
+	Resume *Checkpoint
+	// Validation, when set, is a source with the same columns whose
+	// metric is computed every ValEvery iterations (one local pass over
+	// the validation data, none over the training data).
+	Validation stream.Source
+	// ValEvery is how often to evaluate Validation. 0 means every
+	// iteration.
+	ValEvery int
+	// Executor runs the right-hand-side pass and the CG passes. nil
+	// means the local pipeline (stream.Run on Workers goroutines). The
+	// sampling pass and validation always run locally.
+	Executor Executor
 }
 
 // Stage names a phase of Fit in progress reports.
@@ -186,7 +184,7 @@ func configErr(format string, a ...any) error {
 // resolved returns the config with defaults filled in for a source of n
 // rows and d features, or an error naming the offending value.
 func (c Config) resolved(n int64, d int) (Config, error) {
-	if c.Lambda < 0 || math.IsNaN(c.Lambda) {
+	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
 		return c, configErr("lambda must be > 0, got %g", c.Lambda)
 	}
 	if c.Lambda == 0 {
@@ -238,8 +236,13 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 	if c.Candidates < 0 {
 		return c, configErr("candidates must be ≥ 0, got %d", c.Candidates)
 	}
-	if c.ValEvery <= 0 {
-		c.ValEvery = 1
+	switch c.Task {
+	case TaskAuto, TaskRegression, TaskBinary, TaskMulticlass:
+	default:
+		return c, configErr("unknown task %q (want auto, regression, binary or multiclass)", c.Task)
+	}
+	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
+		return c, configErr("unknown precision %v (want float64 or float32)", c.Precision)
 	}
 	return c, nil
 }

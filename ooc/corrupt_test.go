@@ -17,7 +17,7 @@ import (
 // loaded, with an error that names the file; none panics or loads.
 func TestModelByteFlipsDetected(t *testing.T) {
 	x, y := synth(200, 3, 21)
-	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 3, y, 1, 64), ooc.Config{Centers: 20, Iterations: 3})
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 3, y, 1, 64), ooc.Config{Centers: 20, Iterations: 3}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestModelByteFlipsDetected(t *testing.T) {
 // allocation sized by an untrusted length.
 func FuzzParseModel(f *testing.F) {
 	x, y := synth(100, 2, 22)
-	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 2, y, 1, 50), ooc.Config{Centers: 10, Iterations: 2})
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 2, y, 1, 50), ooc.Config{Centers: 10, Iterations: 2}, ooc.RunOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -74,8 +74,8 @@ func FuzzParseModel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ooc.ParseModel(data)
 		if err == nil {
-			out := make([]float64, m.K)
-			m.PredictTo(out, make([]float64, m.D), 1)
+			out := make([]float64, m.K())
+			m.PredictTo(out, make([]float64, m.D()), 1)
 		}
 	})
 }

@@ -8,36 +8,66 @@
 //
 // # Overview
 //
-// Fit takes any stream.Source — a chunk store, stream.MemSource, or a type
-// of the caller's — and a Config whose zero fields mean documented
-// defaults. It draws M centres uniformly without replacement (seeded),
-// builds K_MM and the preconditioner (package precond), makes one pass for
-// the right-hand side and one pass per CG iteration, each computing the
+// Fit(ctx, src, cfg, opts) takes any stream.Source — a chunk store,
+// stream.MemSource, or a type of the caller's — a Config and RunOptions:
+//
+//   - Config is what determines the estimator (kernel, λ, M, iterations,
+//     precision, sampling, seed, task, …); zero fields mean documented
+//     defaults, and the model persists the resolved Config.
+//   - RunOptions is how this run executes (workers, progress, checkpoint,
+//     resume, validation source, Executor); it never changes the model
+//     and is not persisted.
+//
+// Plan(src, cfg, opts) resolves a fit without reading data — the Config
+// with defaults filled in, n, d, the task and outputs, the column names
+// and the memory estimate (FitPlan) — or returns the validation error;
+// Fit calls it first.
+//
+// Fit draws M centres — uniformly without replacement (seeded), or by
+// approximate ridge leverage scores (Config.Sampling) — builds K_MM and
+// the preconditioner (package precond), makes one pass for the
+// right-hand side and one pass per CG iteration, each computing the
 // kernel blocks K(X_b, C) on the fly (package kernel): K_nM is never
-// stored. It returns a Model, which predicts rows (PredictTo), whole
-// sources in chunk order (Predict), evaluates metrics (Evaluate), and is
-// saved and loaded in a versioned, checksummed binary format (Save, Load).
+// stored. Those passes go through an Executor: nil means the local
+// pipeline (LocalExecutor); a distributed one receives each pass as a
+// self-contained, JSON-serialisable PassJob and runs PassWorker.Add on
+// every chunk. The sampling pass and validation always run locally.
 //
-// Regression targets are centred and features standardised (with the
-// source's statistics when Config.Columns gives them, else computed in the
-// sampling pass). Binary targets (two distinct values) are encoded ±1;
-// multiclass targets one-vs-all.
+// Fit returns a complete, immutable Model, which predicts rows
+// (PredictTo), whole sources in chunk order (Predict), evaluates metrics
+// (Evaluate), and is saved and loaded in a versioned, checksummed binary
+// format (Save, Load; docs/MODEL_FORMAT.md).
 //
-// A long fit can be checkpointed after every iteration (Config.Checkpoint)
-// and resumed (Config.Resume): the resumed fit ends with the same model,
-// bit for bit, as an uninterrupted one.
+// Column metadata comes from the source, through stream's optional
+// interfaces: names (stream.Columner), feature statistics
+// (stream.Statser) and target values (stream.TargetValuer), all of which
+// *chunkstore.Reader implements from its manifest. Features are
+// standardised with the source's statistics, or with statistics computed
+// in the sampling pass (which then reads every chunk) by the module's one
+// statistics routine. Regression targets are centred; binary targets (two
+// distinct values) are encoded ±1; multiclass targets one-vs-all.
+//
+// A NaN or infinite value in the data is an error, a *stream.ValueError
+// naming the chunk, the row and the column, found in the pass that
+// standardises the chunk (no extra pass over memory).
+//
+// A long fit can be checkpointed after every iteration
+// (RunOptions.Checkpoint) and resumed (RunOptions.Resume) with any worker
+// count, or extended with more Iterations: the resumed fit ends with the
+// same model, bit for bit, as an uninterrupted one.
 //
 // # Concurrency
 //
-// Fit runs Config.Workers goroutines and waits for them; progress is
-// reported through Config.Progress on the calling goroutine, and the
-// package never prints. A Model returned by Fit or Load is safe for
-// concurrent use.
+// Fit runs RunOptions.Workers goroutines and waits for them; progress is
+// reported through RunOptions.Progress on the calling goroutine, and the
+// package never prints. A Model returned by Fit or Load is immutable and
+// safe for concurrent use. A PassWorker is not: each goroutine has its
+// own.
 //
 // # Invariants
 //
 // Partial results are reduced in chunk order, so a fit gives bit-identical
 // models for any number of workers. Memory is O(M²) plus a bounded number
-// of chunk buffers (EstimateMemory), independent of the number of rows.
+// of chunk buffers (FitPlan.Memory), independent of the number of rows.
 // Reaching the iteration limit is a Status, not an error.
 package ooc

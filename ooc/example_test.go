@@ -42,7 +42,7 @@ func Example() {
 		Kernel:  kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.5},
 		Lambda:  1e-8,
 		Seed:    1,
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,27 +3,30 @@ package ooc
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // Fit trains FALKON (Rudi, Carratino, Rosasco 2017) on src and returns the
-// model. The data is read 1 + t times in full (once for the right-hand
-// side, once per CG iteration), plus once in part to draw the centres —
-// in full instead when Config.Columns does not supply the statistics.
-// Memory is O(M²) plus a bounded number of chunk buffers: see
-// EstimateMemory.
-func Fit(ctx context.Context, src stream.Source, cfg Config) (*Model, error) {
-	start := time.Now()
-	f, err := newFitter(src, cfg, start)
+// complete model. It calls Plan first, so a bad configuration fails before
+// any pass. The data is read 1 + t times in full (once for the
+// right-hand side, once per CG iteration, through opts.Executor), plus
+// once locally, in part, to draw the centres — in full instead when the
+// source does not report its statistics (stream.Statser) or, for
+// classification, its target values (stream.TargetValuer). A NaN or
+// infinite value in the data is an error (a *stream.ValueError naming the
+// chunk, row and column). Memory is O(M²) plus a bounded number of chunk
+// buffers: see FitPlan.Memory.
+func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*Model, error) {
+	f, err := newFitter(src, cfg, opts, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -39,80 +42,56 @@ func Fit(ctx context.Context, src stream.Source, cfg Config) (*Model, error) {
 	return f.solve(ctx)
 }
 
+// newFitter plans the fit of src (Plan) and returns its state.
+func newFitter(src stream.Source, cfg Config, opts RunOptions, start time.Time) (*fitter, error) {
+	plan, err := Plan(src, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &fitter{plan: plan, src: plan.src, cfg: plan.Config, run: opts, start: start,
+		n: plan.N, d: plan.D, kt: plan.TargetColumns, opts: stream.Options{Workers: opts.Workers}}
+	if f.run.ValEvery == 0 {
+		f.run.ValEvery = 1
+	}
+	return f, nil
+}
+
 // fitter holds the state of one Fit.
 type fitter struct {
+	plan  *FitPlan
 	src   stream.Source
 	cfg   Config
-	cols  Columns
+	run   RunOptions
 	n     int64
 	d, kt int // features, target columns
 	start time.Time
 	opts  stream.Options
 
-	// Statistics (computed when cols does not give them).
+	// Statistics: the source's, or computed in the sampling pass.
 	mean, std []float64
 	distinct  [][]float64
 
-	model  *Model
-	task   Task
-	k      int // outputs after encoding
-	pre    *precond.Preconditioner
-	cfit   *kernel.Centers // centres in the fit's precision
-	invStd []float64
-	iter   int // CG iterations done
+	centres  []float64 // M × d, standardised
+	dropped  int       // duplicate centres
+	invStd   []float64
+	task     Task
+	classes  []float64
+	k        int // outputs after encoding
+	pre      *precond.Preconditioner
+	cfit     *kernel.Centers // centres in the fit's precision
+	rhsJob   *PassJob
+	passJob  *PassJob
+	iter     int      // CG iterations done
+	training Training // filled as the fit goes
 	// weights is D for leverage-sampled centres (nil for uniform).
 	weights []float64
 }
 
-func newFitter(src stream.Source, cfg Config, start time.Time) (*fitter, error) {
-	src = spread(src)
-	f := &fitter{src: src, start: start, d: src.Dim(), kt: src.NumTargets()}
-	for i := range src.NumChunks() {
-		f.n += int64(src.ChunkRows(i))
-	}
-	if f.n == 0 {
-		return nil, configErr("the training data has no rows")
-	}
-	if f.kt == 0 {
-		return nil, fmt.Errorf("%w: fit needs targets (ingest with --target COLUMN)", ErrNoTargets)
-	}
-	var err error
-	if f.cfg, err = cfg.resolved(f.n, f.d); err != nil {
-		return nil, err
-	}
-	f.opts = stream.Options{Workers: f.cfg.Workers}
-	if cfg.Columns != nil {
-		f.cols = *cfg.Columns
-	}
-	if f.cols.Features == nil {
-		for j := range f.d {
-			f.cols.Features = append(f.cols.Features, fmt.Sprintf("x%d", j))
-		}
-	}
-	if f.cols.Targets == nil {
-		for j := range f.kt {
-			f.cols.Targets = append(f.cols.Targets, fmt.Sprintf("y%d", j))
-		}
-	}
-	if len(f.cols.Features) != f.d || len(f.cols.Targets) != f.kt {
-		return nil, configErr("Columns names %d features and %d targets, the source has %d and %d",
-			len(f.cols.Features), len(f.cols.Targets), f.d, f.kt)
-	}
-	f.mean, f.std, f.distinct = f.cols.FeatureMean, f.cols.FeatureStd, f.cols.TargetDistinct
-	return f, nil
-}
-
 func (f *fitter) progress(p Progress) {
-	if f.cfg.Progress != nil {
+	if f.run.Progress != nil {
 		p.Elapsed = time.Since(f.start)
-		f.cfg.Progress(p)
+		f.run.Progress(p)
 	}
-}
-
-// needStats reports whether the sampling pass must read every chunk.
-func (f *fitter) needStats() bool {
-	needClasses := f.cfg.Task != TaskRegression && f.distinct == nil
-	return (!f.cfg.NoStandardize && (f.mean == nil || f.std == nil)) || needClasses
 }
 
 // sampleIndices draws m distinct row numbers out of n, sorted, by Floyd's
@@ -135,8 +114,8 @@ func sampleIndices(n int64, m int, seed uint64) []int64 {
 
 type samplePart struct {
 	rows []float64 // selected rows of the chunk, raw
-	st   colStats
-	tv   []valueSet
+	st   []colstats.Stats
+	col  []float64 // one column of the chunk
 }
 
 // sample draws the centres uniformly without replacement and, when needed,
@@ -165,15 +144,16 @@ func (f *fitter) sample(ctx context.Context) error {
 		}
 		lo = hi
 	}
-	full := f.needStats()
+	full := f.plan.needFullSample()
 	if full {
 		chunks = nil // every chunk
 	}
 	d, kt := f.d, f.kt
 	centres := make([]float64, 0, draw*d)
-	var total colStats
-	total.init(d)
-	tv := make([]valueSet, kt)
+	total := make([]colstats.Stats, d+kt)
+	for j := range total {
+		total[j] = colstats.New()
+	}
 	done, nchunks := 0, len(chunks)
 	if full {
 		nchunks = f.src.NumChunks()
@@ -182,25 +162,48 @@ func (f *fitter) sample(ctx context.Context) error {
 		Chunks:  chunks,
 		Targets: full,
 		NewPartial: func() *samplePart {
-			p := &samplePart{tv: make([]valueSet, kt)}
-			p.st.init(d)
+			p := &samplePart{st: make([]colstats.Stats, d+kt)}
+			for j := range p.st {
+				p.st[j] = colstats.New()
+			}
 			return p
 		},
 		NewWorker: func() func(context.Context, stream.Chunk, *samplePart) error {
 			return func(_ context.Context, c stream.Chunk, p *samplePart) error {
 				p.rows = p.rows[:0]
 				for _, r := range want[c.Index] {
-					p.rows = append(p.rows, c.X[r*d:(r+1)*d]...)
-				}
-				if full {
-					p.st.reset()
-					p.st.addRows(c.X, c.Rows)
-					for j := range kt {
-						p.tv[j].reset()
-						for r := range c.Rows {
-							p.tv[j].add(c.Y[r*kt+j])
-						}
+					row := c.X[r*d : (r+1)*d]
+					if err := stream.CheckFinite(row, f.plan.Features); err != nil {
+						return err.(*stream.ValueError).At(r)
 					}
+					p.rows = append(p.rows, row...)
+				}
+				if !full {
+					return nil
+				}
+				if err := stream.CheckFinite(c.X, f.plan.Features); err != nil {
+					return err
+				}
+				if err := stream.CheckFinite(c.Y, f.plan.Targets); err != nil {
+					return err
+				}
+				// One statistics routine for the module (package
+				// colstats, as the chunk store's writer): per column,
+				// shifted by the chunk's first value.
+				p.col = slices.Grow(p.col[:0], c.Rows)[:c.Rows]
+				for j := range d + kt {
+					src, w, o := c.X, d, j
+					if j >= d {
+						src, w, o = c.Y, kt, j-d
+					}
+					for r := range c.Rows {
+						p.col[r] = src[r*w+o]
+					}
+					shift := 0.0
+					if c.Rows > 0 {
+						shift = p.col[0]
+					}
+					p.st[j].Chunk(p.col, shift, j < d) // features need no distinct values
 				}
 				return nil
 			}
@@ -208,9 +211,8 @@ func (f *fitter) sample(ctx context.Context) error {
 		Reduce: func(chunk int, p *samplePart) error {
 			centres = append(centres, p.rows...)
 			if full {
-				total.merge(&p.st)
-				for j := range kt {
-					tv[j].merge(&p.tv[j])
+				for j := range total {
+					total[j].Merge(&p.st[j])
 				}
 			}
 			done++
@@ -221,29 +223,27 @@ func (f *fitter) sample(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sample centres: %w", err)
 	}
+	f.mean, f.std, f.distinct = f.plan.mean, f.plan.std, f.plan.distinct
 	if full {
-		if f.mean == nil || f.std == nil {
-			f.mean, f.std = total.meanStd()
+		if f.mean == nil {
+			f.mean, f.std = make([]float64, d), make([]float64, d)
+			for j := range d {
+				sum := total[j].Summary()
+				f.mean[j], f.std[j] = sum.Mean, sum.Std
+			}
 		}
 		if f.distinct == nil {
 			f.distinct = make([][]float64, kt)
 			for j := range kt {
-				f.distinct[j] = tv[j].sorted()
+				f.distinct[j] = total[d+j].Summary().Distinct
 			}
 		}
 	}
-	f.model = &Model{D: d, Features: f.cols.Features, Targets: f.cols.Targets}
 	if !f.cfg.NoStandardize {
-		f.model.FeatureMean = slices.Clone(f.mean)
-		f.model.FeatureStd = slices.Clone(f.std)
-		f.invStd = make([]float64, d)
-		for j, s := range f.std {
-			f.invStd[j] = 1
-			if s > 0 && !math.IsInf(s, 0) {
-				f.invStd[j] = 1 / s
-			}
-		}
+		f.invStd = invStdOf(f.std)
 		standardize(centres, f.mean, f.invStd)
+	} else {
+		f.mean, f.std = nil, nil
 	}
 	centres, dropped := dedupRows(centres, d)
 	if dropped > 0 && len(centres) == 0 {
@@ -252,83 +252,44 @@ func (f *fitter) sample(ctx context.Context) error {
 	if leverage {
 		var err error
 		f.progress(Progress{Stage: StageLeverage})
-		centres, f.weights, f.model.Training.LambdaLeverage, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
+		centres, f.weights, f.training.LambdaLeverage, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
 		if err != nil {
 			return err
 		}
 		dropped = f.cfg.Centers - len(f.weights)
 	}
-	f.model.M = len(centres) / d
-	f.model.Centers = centres
-	f.model.Training.DuplicateCenters = dropped
+	f.centres, f.dropped = centres, dropped
 	return nil
 }
 
 // setTask decides the task and the encoding of the targets.
 func (f *fitter) setTask() error {
-	task := f.cfg.Task
-	distinct := func() []float64 {
-		if f.distinct == nil || f.distinct[0] == nil {
-			return nil
-		}
-		return f.distinct[0]
+	p := *f.plan
+	if err := p.resolveTask(f.distinct); err != nil {
+		return err
 	}
-	if task == TaskAuto {
-		task = TaskRegression
-		if f.kt == 1 && len(distinct()) == 2 {
-			task = TaskBinary
-		}
-	}
-	switch task {
-	case TaskRegression:
-		f.k = f.kt
-	case TaskBinary, TaskMulticlass:
-		if f.kt != 1 {
-			return configErr("%s classification needs exactly one target column, the data has %d", task, f.kt)
-		}
-		cls := distinct()
-		if cls == nil {
-			return configErr("target %q has more than 256 distinct values: it cannot be a class label", f.cols.Targets[0])
-		}
-		if task == TaskBinary && len(cls) != 2 {
-			return configErr("binary classification needs exactly two classes in target %q, found %d: %v",
-				f.cols.Targets[0], len(cls), cls)
-		}
-		if task == TaskMulticlass && len(cls) < 2 {
-			return configErr("multiclass classification needs at least two classes in target %q, found %d",
-				f.cols.Targets[0], len(cls))
-		}
-		f.model.Classes = slices.Clone(cls)
-		f.k = 1
-		if task == TaskMulticlass {
-			f.k = len(cls)
-		}
-	}
-	f.task = task
-	f.model.Task = task
-	f.model.K = f.k
+	f.task, f.classes, f.k = p.Task, p.Classes, p.K
 	return nil
 }
 
-// prepare computes K_MM and the preconditioner.
+// prepare computes K_MM, the preconditioner and the pass jobs.
 func (f *fitter) prepare(ctx context.Context) error {
-	m, d := f.model.M, f.d
-	f.model.Kernel = f.cfg.Kernel
-	f.model.Precision = f.cfg.Precision
+	d := f.d
+	m := len(f.centres) / d
 	f.progress(Progress{Stage: StageKernel})
 	t0 := time.Now()
-	c64 := kernel.NewCenters(f.cfg.Kernel, f.model.Centers, m, d, kernel.Float64)
+	c64 := kernel.NewCenters(f.cfg.Kernel, f.centres, m, d, kernel.Float64)
 	// K_MM goes block by block straight into the preconditioner's one
 	// M × M buffer (precond.Bytes), whatever its precision.
 	wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
 	rows := func(dst []float64, lo, hi int) {
 		ws := wss.Get().(*kernel.Workspace)
-		c64.BlockTo(ws, dst, f.model.Centers[lo*d:hi*d], hi-lo)
+		c64.BlockTo(ws, dst, f.centres[lo*d:hi*d], hi-lo)
 		wss.Put(ws)
 	}
 	started := false
 	pre, err := precond.Build(ctx, m, rows, f.cfg.Lambda, precond.Options{
-		Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+		Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
 		Precision: f.cfg.PrecondPrecision,
 		Progress: func(done float64) {
 			started = true
@@ -341,12 +302,34 @@ func (f *fitter) prepare(ctx context.Context) error {
 	if !started { // the eigen method reports no progress
 		f.progress(Progress{Stage: StagePrecond, Fraction: 1})
 	}
-	f.model.Training.PrecondSeconds = time.Since(t0).Seconds()
+	f.training.PrecondSeconds = time.Since(t0).Seconds()
 	f.pre = pre
 	f.cfit = c64
 	if f.cfg.Precision != kernel.Float64 {
-		f.cfit = kernel.NewCenters(f.cfg.Kernel, f.model.Centers, m, d, f.cfg.Precision)
+		f.cfit = kernel.NewCenters(f.cfg.Kernel, f.centres, m, d, f.cfg.Precision)
 	}
+	targets := f.plan.Targets
+	if f.task != TaskRegression {
+		targets = targets[:1]
+	}
+	job := func(kind PassKind) *PassJob {
+		j := &PassJob{
+			Kind: kind, Kernel: f.cfg.Kernel, Precision: f.cfg.Precision, M: m, D: d, K: f.k,
+			Centers: f.centres, Task: f.task, Classes: f.classes, Features: f.plan.Features,
+			centers: f.cfit,
+		}
+		if f.invStd != nil {
+			j.Mean, j.InvStd = f.mean, f.invStd
+		}
+		return j
+	}
+	f.rhsJob = job(PassRHS)
+	f.rhsJob.Targets = f.plan.Targets
+	if f.task != TaskRegression {
+		f.rhsJob.Targets = f.plan.Targets[:1]
+	}
+	f.passJob = job(PassKernel)
+	f.passJob.U = make([]float64, m*f.k)
 	return nil
 }
 
@@ -371,17 +354,36 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 	return g.Wait()
 }
 
-// solve runs the right-hand-side pass and CG, and finishes the model.
+// pass runs one pass of job over the training source: through the
+// configured Executor, or locally with a progress report per chunk.
+func (f *fitter) pass(ctx context.Context, job *PassJob, report func(done int, rows int64)) ([]float64, error) {
+	if f.run.Executor != nil {
+		out, err := f.run.Executor.Pass(ctx, f.src, job)
+		if err == nil && len(out) != job.OutLen() {
+			err = fmt.Errorf("ooc: the executor returned %d values, want %d", len(out), job.OutLen())
+		}
+		return out, err
+	}
+	done := 0
+	var rows int64
+	return localPass(ctx, f.src, job, f.run.Workers, func(chunk int) {
+		done++
+		rows += int64(f.src.ChunkRows(chunk))
+		report(done, rows)
+	})
+}
+
+// solve runs the right-hand-side pass and CG, and returns the model.
 func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	r, k := f.pre.Rank(), f.k
 	var st *cgState
 	var ymean []float64
-	if f.cfg.Resume != nil {
-		if err := f.cfg.Resume.matches(f.fingerprint(), r, k); err != nil {
+	if res := f.run.Resume; res != nil {
+		if err := res.matches(f.fingerprint(), r, k); err != nil {
 			return nil, err
 		}
-		st = f.cfg.Resume.state()
-		ymean = slices.Clone(f.cfg.Resume.TargetMean)
+		st = res.state()
+		ymean = slices.Clone(res.TargetMean)
 	} else {
 		b, mu, err := f.rhs(ctx)
 		if err != nil {
@@ -389,26 +391,25 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 		}
 		st, ymean = newCGState(b, k), mu
 	}
-	f.model.TargetMean = ymean
 	op := &fitOperator{f: f}
 	iterStart := time.Now()
 	startIter := st.Iter
-	tr := &f.model.Training
+	tr := &f.training
 	f.iter = st.Iter
 	after := func(st *cgState) error {
 		f.iter = st.Iter
 		tr.Residuals = append(tr.Residuals, st.relResidual())
 		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()}
-		if f.cfg.Validation != nil && (st.Iter%f.cfg.ValEvery == 0 || st.Iter == f.cfg.Iterations) {
-			vp, err := f.validate(ctx, st)
+		if f.run.Validation != nil && (st.Iter%f.run.ValEvery == 0 || st.Iter == f.cfg.Iterations) {
+			vp, err := f.validate(ctx, st, ymean)
 			if err != nil {
 				return err
 			}
 			tr.Validation = append(tr.Validation, *vp)
 			p.Val = vp
 		}
-		if f.cfg.Checkpoint != nil {
-			if err := f.cfg.Checkpoint(newCheckpoint(f.fingerprint(), st, ymean)); err != nil {
+		if f.run.Checkpoint != nil {
+			if err := f.run.Checkpoint(newCheckpoint(f.fingerprint(), st, ymean)); err != nil {
 				return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
 			}
 		}
@@ -419,10 +420,6 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.model.Alpha = make([]float64, f.model.M*k)
-	f.pre.ApplyBTo(f.model.Alpha, st.Beta, k)
-	cfg := f.cfg
-	f.model.Config = cfg
 	tr.N = f.n
 	tr.Iterations = st.Iter
 	tr.Status = status
@@ -433,63 +430,76 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	tr.PrecondBytes = f.pre.Bytes()
 	tr.Rank = r
 	tr.Jitter = f.pre.Jitter()
+	tr.DuplicateCenters = f.dropped
+	m, err := f.model(st, ymean, *tr)
+	if err != nil {
+		return nil, err
+	}
 	f.progress(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()})
-	return f.model, nil
+	return m, nil
 }
 
-// rhsPart is one chunk's contribution to the right-hand side: K_bᵀ[Y_b 1]
-// and the column sums of the encoded targets.
-type rhsPart struct {
-	w   []float64 // M × (k+1)
-	sum []float64 // k
+// model builds the model of the CG state st.
+func (f *fitter) model(st *cgState, ymean []float64, tr Training) (*Model, error) {
+	alpha := make([]float64, f.numCenters()*f.k)
+	f.pre.ApplyBTo(alpha, st.Beta, f.k)
+	return newModel(f.modelMeta(f.cfg, ymean, tr), slices.Clone(f.centres), alpha, f.cfit)
+}
+
+// modelMeta returns the metadata of the fit's model.
+func (f *fitter) modelMeta(cfg Config, ymean []float64, tr Training) *modelMeta {
+	meta := &modelMeta{
+		Kernel: cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes),
+		Features: slices.Clone(f.plan.Features), Targets: slices.Clone(f.plan.Targets),
+		TargetMean: slices.Clone(ymean), M: f.numCenters(), D: f.d, K: f.k, Config: cfg, Training: tr, prec: cfg.Precision,
+	}
+	if f.invStd != nil {
+		meta.FeatureMean, meta.FeatureStd = slices.Clone(f.mean), slices.Clone(f.std)
+	}
+	return meta
+}
+
+// numCenters is M, once the centres are drawn.
+func (f *fitter) numCenters() int { return len(f.centres) / f.d }
+
+// evaluator returns an Evaluator for the fit's task and classes.
+func (f *fitter) evaluator() *Evaluator {
+	return &Evaluator{m: &Model{task: f.task, classes: f.classes, targets: f.plan.Targets, k: f.k}}
+}
+
+// standardizeChunk standardises x in place (when the fit does) and
+// refuses non-finite values.
+func (f *fitter) standardizeChunk(x []float64) error {
+	if f.invStd == nil {
+		return standardizeChecked(x, nil, nil, f.plan.Features)
+	}
+	return standardizeChecked(x, f.mean, f.invStd, f.plan.Features)
+}
+
+// encode writes the encoded targets of rows into v (encodeTargets),
+// refusing non-finite values.
+func (f *fitter) encode(y []float64, rows, kt int, v []float64, stride int) error {
+	if err := stream.CheckFinite(y[:rows*kt], f.plan.Targets[:kt]); err != nil {
+		return err
+	}
+	return encodeTargets(f.task, f.classes, f.plan.Targets, y, rows, kt, f.k, v, stride)
 }
 
 // rhs makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n. The all-ones column
 // gives K_nMᵀ1, so the targets are centred without a pass of their own:
 // K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ.
 func (f *fitter) rhs(ctx context.Context) (b, mu []float64, err error) {
-	m, k, kt := f.model.M, f.k, f.kt
+	m, k := f.rhsJob.M, f.k
 	k1 := k + 1
-	w := make([]float64, m*k1)
-	sum := make([]float64, k)
-	f.progress(Progress{Stage: StageRHS, Chunks: f.src.NumChunks()})
-	done := 0
-	var rows int64
-	err = stream.Run(ctx, f.src, f.opts, stream.Job[*rhsPart]{
-		Targets:    true,
-		NewPartial: func() *rhsPart { return &rhsPart{w: make([]float64, m*k1), sum: make([]float64, k)} },
-		NewWorker: func() func(context.Context, stream.Chunk, *rhsPart) error {
-			ws := f.cfit.NewWorkspace()
-			var v []float64
-			return func(_ context.Context, c stream.Chunk, p *rhsPart) error {
-				f.standardizeChunk(c.X)
-				v = slices.Grow(v[:0], c.Rows*k1)[:c.Rows*k1]
-				if err := f.encode(c.Y, c.Rows, kt, v, k1); err != nil {
-					return err
-				}
-				clear(p.sum)
-				for r := range c.Rows {
-					for j := range k {
-						p.sum[j] += v[r*k1+j]
-					}
-				}
-				clear(p.w)
-				f.cfit.KtKvAdd(ws, p.w, c.X, c.Rows, nil, v, k1)
-				return nil
-			}
-		},
-		Reduce: func(chunk int, p *rhsPart) error {
-			addTo(w, p.w)
-			addTo(sum, p.sum)
-			rows += int64(f.src.ChunkRows(chunk))
-			done++
-			f.progress(Progress{Stage: StageRHS, Chunk: done, Chunks: f.src.NumChunks(), Rows: rows})
-			return nil
-		},
+	chunks := f.src.NumChunks()
+	f.progress(Progress{Stage: StageRHS, Chunks: chunks})
+	out, err := f.pass(ctx, f.rhsJob, func(done int, rows int64) {
+		f.progress(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
+	w, sum := out[:m*k1], out[m*k1:]
 	mu = make([]float64, k)
 	for j := range k {
 		mu[j] = sum[j] / float64(f.n)
@@ -504,43 +514,6 @@ func (f *fitter) rhs(ctx context.Context) (b, mu []float64, err error) {
 	b = make([]float64, f.pre.Rank()*k)
 	f.pre.ApplyBTTo(b, bm, k)
 	return b, mu, nil
-}
-
-// encode writes the encoded targets of rows into v (rows × stride; the
-// column after the k outputs, when stride > k, is set to 1).
-func (f *fitter) encode(y []float64, rows, kt int, v []float64, stride int) error {
-	k := f.k
-	for r := range rows {
-		out := v[r*stride : r*stride+stride]
-		switch f.task {
-		case TaskRegression:
-			copy(out, y[r*kt:r*kt+kt])
-		default:
-			ci, ok := slices.BinarySearch(f.model.Classes, y[r])
-			if !ok {
-				return fmt.Errorf("target %q: value %v in row %d of the chunk is not one of the classes %v",
-					f.cols.Targets[0], y[r], r, f.model.Classes)
-			}
-			if f.task == TaskBinary {
-				out[0] = float64(2*ci - 1) // −1 for the first class, +1 for the second
-			} else {
-				for j := range k {
-					out[j] = 0
-				}
-				out[ci] = 1
-			}
-		}
-		if stride > k {
-			out[k] = 1
-		}
-	}
-	return nil
-}
-
-func (f *fitter) standardizeChunk(x []float64) {
-	if f.invStd != nil {
-		standardize(x, f.mean, f.invStd)
-	}
 }
 
 // standardize sets x ← (x − mean) · invStd row by row, in place.
@@ -565,29 +538,29 @@ func addTo(dst, src []float64) {
 // and W(p) are r × k (r = M unless the eigen preconditioner dropped
 // directions); the pass works on M × k.
 type fitOperator struct {
-	f          *fitter
-	v, z, u, w []float64
+	f    *fitter
+	v, z []float64
 }
 
 func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	f := op.f
-	m, r, k := f.model.M, f.pre.Rank(), f.k
+	r, k := f.pre.Rank(), f.k
 	if op.v == nil {
 		op.v, op.z = make([]float64, r*k), make([]float64, r*k)
-		op.u, op.w = make([]float64, m*k), make([]float64, m*k)
 	}
+	u := f.passJob.U
 	copy(op.v, src)
-	f.pre.SolveA(op.v, k)         // v = A⁻¹p
-	f.pre.SolveTTo(op.u, op.v, k) // u = D T⁻¹ A⁻¹ p
-	clear(op.w)
-	if err := f.kernelPass(ctx, op.u, op.w); err != nil {
+	f.pre.SolveA(op.v, k)      // v = A⁻¹p
+	f.pre.SolveTTo(u, op.v, k) // u = D T⁻¹ A⁻¹ p
+	w, err := f.kernelPass(ctx)
+	if err != nil {
 		return err
 	}
 	n := float64(f.n)
-	for i := range op.w {
-		op.w[i] /= n
+	for i := range w {
+		w[i] /= n
 	}
-	f.pre.SolveTTTo(op.z, op.w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
+	f.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
 	for i := range op.z {
 		op.z[i] += f.cfg.Lambda * op.v[i]
 	}
@@ -596,48 +569,27 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	return nil
 }
 
-// kernelPass accumulates w += K_nMᵀ K_nM u over the whole source: the
-// pass of CG iteration f.iter+1.
-func (f *fitter) kernelPass(ctx context.Context, u, w []float64) error {
-	m, k := f.model.M, f.k
+// kernelPass returns K_nMᵀ K_nM u over the whole source for u =
+// f.passJob.U: the pass of CG iteration f.iter+1.
+func (f *fitter) kernelPass(ctx context.Context) ([]float64, error) {
 	chunks := f.src.NumChunks()
-	done := 0
-	var rows int64
-	err := stream.Run(ctx, f.src, f.opts, stream.Job[[]float64]{
-		NewPartial: func() []float64 { return make([]float64, m*k) },
-		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
-			ws := f.cfit.NewWorkspace()
-			return func(_ context.Context, c stream.Chunk, p []float64) error {
-				f.standardizeChunk(c.X)
-				clear(p)
-				f.cfit.KtKvAdd(ws, p, c.X, c.Rows, u, nil, k)
-				return nil
-			}
-		},
-		Reduce: func(chunk int, p []float64) error {
-			addTo(w, p)
-			rows += int64(f.src.ChunkRows(chunk))
-			done++
-			f.progress(Progress{Stage: StageIterate, Iteration: f.iter + 1, Iterations: f.cfg.Iterations,
-				Chunk: done, Chunks: chunks, Rows: rows})
-			return nil
-		},
+	w, err := f.pass(ctx, f.passJob, func(done int, rows int64) {
+		f.progress(Progress{Stage: StageIterate, Iteration: f.iter + 1, Iterations: f.cfg.Iterations,
+			Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {
-		return fmt.Errorf("CG pass: %w", err)
+		return nil, fmt.Errorf("CG pass: %w", err)
 	}
-	return nil
+	return w, nil
 }
 
 // validate evaluates the current iterate on the validation source.
-func (f *fitter) validate(ctx context.Context, st *cgState) (*ValPoint, error) {
-	alpha := make([]float64, f.model.M*f.k)
-	f.pre.ApplyBTo(alpha, st.Beta, f.k)
-	mdl := *f.model
-	mdl.Alpha = alpha
-	mdl.Kernel, mdl.Precision = f.cfg.Kernel, f.cfg.Precision
-	mdl.centers = f.cfit
-	ev, err := mdl.Evaluate(ctx, f.cfg.Validation, PredictOptions{Workers: f.cfg.Workers})
+func (f *fitter) validate(ctx context.Context, st *cgState, ymean []float64) (*ValPoint, error) {
+	mdl, err := f.model(st, ymean, Training{})
+	if err != nil {
+		return nil, err
+	}
+	ev, err := mdl.Evaluate(ctx, f.run.Validation, PredictOptions{Workers: f.run.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
 	}

@@ -42,18 +42,18 @@ func synth(n, d int, seed uint64) (x, y []float64) {
 // and centres, with the reference kernel Eval.
 func direct(t *testing.T, m *ooc.Model, x, y []float64, lambda, eps float64) []float64 {
 	t.Helper()
-	n, d, M := len(y), m.D, m.M
+	n, d, M := len(y), m.D(), m.M()
 	z := standardized(m, x)
 	knm := mat.NewDense(n, M, nil)
 	for i := range n {
 		for j := range M {
-			knm.Set(i, j, m.Kernel.Eval(z[i*d:(i+1)*d], m.Centers[j*d:(j+1)*d]))
+			knm.Set(i, j, m.Kernel().Eval(z[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d]))
 		}
 	}
 	kmm := mat.NewDense(M, M, nil)
 	for i := range M {
 		for j := range M {
-			kmm.Set(i, j, m.Kernel.Eval(m.Centers[i*d:(i+1)*d], m.Centers[j*d:(j+1)*d]))
+			kmm.Set(i, j, m.Kernel().Eval(m.Centers()[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d]))
 		}
 	}
 	var h mat.Dense
@@ -82,18 +82,18 @@ func direct(t *testing.T, m *ooc.Model, x, y []float64, lambda, eps float64) []f
 }
 
 func standardized(m *ooc.Model, x []float64) []float64 {
-	d := m.D
+	d := m.D()
 	z := append([]float64(nil), x...)
-	if m.FeatureMean == nil {
+	if m.FeatureMean() == nil {
 		return z
 	}
 	for i := range z {
 		j := i % d
-		s := m.FeatureStd[j]
+		s := m.FeatureStd()[j]
 		if s == 0 {
 			s = 1
 		}
-		z[i] = (z[i] - m.FeatureMean[j]) / s
+		z[i] = (z[i] - m.FeatureMean()[j]) / s
 	}
 	return z
 }
@@ -122,15 +122,15 @@ func TestFitMatchesDirectNystrom(t *testing.T) {
 			src := stream.NewMemSource(x, d, y, 1, 300)
 			m, err := ooc.Fit(context.Background(), src, ooc.Config{
 				Centers: M, Kernel: kern, Lambda: lambda, Jitter: eps, Iterations: 200, Tolerance: 1e-13, Seed: 3,
-			})
+			}, ooc.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := direct(t, m, x, y, lambda, eps)
 			// Tolerance: the issue's 1e-6 relative; CG is run to a
 			// residual of 1e-13 on a system of condition ~1e2–1e4.
-			if r := relDiff(m.Alpha, want); r > 1e-6 {
-				t.Errorf("α differs from the direct solution by %.3g relative (status %s after %d iterations)", r, m.Training.Status, m.Training.Iterations)
+			if r := relDiff(m.Alpha(), want); r > 1e-6 {
+				t.Errorf("α differs from the direct solution by %.3g relative (status %s after %d iterations)", r, m.Training().Status, m.Training().Iterations)
 			}
 			// Predictions on fresh points.
 			xt, _ := synth(300, d, 99)
@@ -139,9 +139,9 @@ func TestFitMatchesDirectNystrom(t *testing.T) {
 			ref := make([]float64, 300)
 			zt := standardized(m, xt)
 			for i := range 300 {
-				s := m.TargetMean[0]
+				s := m.TargetMean()[0]
 				for j := range M {
-					s += want[j] * m.Kernel.Eval(zt[i*d:(i+1)*d], m.Centers[j*d:(j+1)*d])
+					s += want[j] * m.Kernel().Eval(zt[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d])
 				}
 				ref[i] = s
 			}
@@ -161,7 +161,7 @@ func TestFitAllCentersIsExactKRR(t *testing.T) {
 	kern := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}
 	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 64), ooc.Config{
 		Centers: n, Kernel: kern, Lambda: lambda, Jitter: 1e-14, Iterations: 300, Tolerance: 1e-14,
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,9 +213,7 @@ func TestFitWorkersAndChunks(t *testing.T) {
 	x, y := synth(n, d, 3)
 	cfg := ooc.Config{Centers: 150, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2}, Lambda: 1e-5, Iterations: 15, Seed: 9}
 	fit := func(workers, chunk int) *ooc.Model {
-		c := cfg
-		c.Workers = workers
-		m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, chunk), c)
+		m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, chunk), cfg, ooc.RunOptions{Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,9 +222,9 @@ func TestFitWorkersAndChunks(t *testing.T) {
 	ref := fit(1, 256)
 	for _, w := range []int{2, 8} {
 		m := fit(w, 256)
-		for i := range ref.Alpha {
-			if math.Float64bits(m.Alpha[i]) != math.Float64bits(ref.Alpha[i]) {
-				t.Fatalf("%d workers: α[%d] = %v, 1 worker %v", w, i, m.Alpha[i], ref.Alpha[i])
+		for i := range ref.Alpha() {
+			if math.Float64bits(m.Alpha()[i]) != math.Float64bits(ref.Alpha()[i]) {
+				t.Fatalf("%d workers: α[%d] = %v, 1 worker %v", w, i, m.Alpha()[i], ref.Alpha()[i])
 			}
 		}
 	}
@@ -276,15 +274,15 @@ func TestFitClassification(t *testing.T) {
 	}
 	train := func(y []float64, task ooc.Task) *ooc.Model {
 		m, err := ooc.Fit(context.Background(), stream.NewMemSource(x[:1500*d], d, y[:1500], 1, 200),
-			ooc.Config{Centers: 200, Lambda: 1e-6, Iterations: 20, Task: task})
+			ooc.Config{Centers: 200, Lambda: 1e-6, Iterations: 20, Task: task}, ooc.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
 	mb := train(yb, ooc.TaskAuto)
-	if mb.Task != ooc.TaskBinary || mb.Classes[0] != 1 || mb.Classes[1] != 2 {
-		t.Fatalf("auto task = %s %v, want binary [1 2]", mb.Task, mb.Classes)
+	if mb.Task() != ooc.TaskBinary || mb.Classes()[0] != 1 || mb.Classes()[1] != 2 {
+		t.Fatalf("auto task = %s %v, want binary [1 2]", mb.Task(), mb.Classes())
 	}
 	ev, err := mb.Evaluate(context.Background(), stream.NewMemSource(x[1500*d:], d, yb[1500:], 1, 100), ooc.PredictOptions{})
 	if err != nil {
@@ -294,8 +292,8 @@ func TestFitClassification(t *testing.T) {
 		t.Errorf("binary: error %.3f, AUC %.3f on %d rows", *ev.ErrorRate, *ev.AUC, ev.Rows)
 	}
 	mc := train(yc, ooc.TaskMulticlass)
-	if mc.K != 3 {
-		t.Fatalf("multiclass outputs = %d, want 3", mc.K)
+	if mc.K() != 3 {
+		t.Fatalf("multiclass outputs = %d, want 3", mc.K())
 	}
 	ev, err = mc.Evaluate(context.Background(), stream.NewMemSource(x[1500*d:], d, yc[1500:], 1, 100), ooc.PredictOptions{})
 	if err != nil {
@@ -313,7 +311,7 @@ func TestFitClassification(t *testing.T) {
 
 func TestModelSaveLoad(t *testing.T) {
 	x, y := synth(500, 3, 5)
-	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 3, y, 1, 100), ooc.Config{Centers: 50, Iterations: 5})
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 3, y, 1, 100), ooc.Config{Centers: 50, Iterations: 5}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +407,7 @@ func TestFitErrors(t *testing.T) {
 		}(), 1, 50), ooc.Config{Task: ooc.TaskBinary}, `binary classification needs exactly two classes in target "y0", found 3: [0 1 2]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ooc.Fit(context.Background(), c.src, c.cfg)
+			_, err := ooc.Fit(context.Background(), c.src, c.cfg, ooc.RunOptions{})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
@@ -417,7 +415,7 @@ func TestFitErrors(t *testing.T) {
 	}
 	// K_MM not positive definite even with the jitter: a linear kernel in
 	// 2-D has rank 2, so 50 centres cannot be factorised without jitter.
-	_, err := ooc.Fit(context.Background(), src, ooc.Config{Centers: 50, Kernel: kernel.Kernel{Kind: kernel.Linear}, Jitter: 1e-300})
+	_, err := ooc.Fit(context.Background(), src, ooc.Config{Centers: 50, Kernel: kernel.Kernel{Kind: kernel.Linear}, Jitter: 1e-300}, ooc.RunOptions{})
 	if !errors.Is(err, precond.ErrNotPD) {
 		t.Fatalf("rank-deficient K_MM: err = %v, want precond.ErrNotPD", err)
 	}
@@ -429,15 +427,14 @@ func TestFitCancel(t *testing.T) {
 	iters := 0
 	_, err := ooc.Fit(ctx, stream.NewMemSource(x, 3, y, 1, 100), ooc.Config{
 		Centers: 100, Iterations: 50,
-		Progress: func(p ooc.Progress) {
-			if p.Stage == ooc.StageIterate && p.Chunks == 0 {
-				iters = p.Iteration
-				if iters == 2 {
-					cancel()
-				}
+	}, ooc.RunOptions{Progress: func(p ooc.Progress) {
+		if p.Stage == ooc.StageIterate && p.Chunks == 0 {
+			iters = p.Iteration
+			if iters == 2 {
+				cancel()
 			}
-		},
-	})
+		}
+	}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -43,14 +43,14 @@ func TestLeverageMatchesDirectNystrom(t *testing.T) {
 	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 256), ooc.Config{
 		Centers: M, Sampling: ooc.SamplingLeverage, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2},
 		Lambda: lambda, Jitter: eps, Iterations: 300, Tolerance: 1e-13, Seed: 2,
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.M != M || m.Training.DuplicateCenters != 0 {
-		t.Errorf("drew %d distinct centres (duplicates %d), want exactly %d", m.M, m.Training.DuplicateCenters, M)
+	if m.M() != M || m.Training().DuplicateCenters != 0 {
+		t.Errorf("drew %d distinct centres (duplicates %d), want exactly %d", m.M(), m.Training().DuplicateCenters, M)
 	}
-	if lev := m.Training.LambdaLeverage; !(lev > 0 && lev < 1) {
+	if lev := m.Training().LambdaLeverage; !(lev > 0 && lev < 1) {
 		t.Errorf("λ_lev = %g, want in (0, 1)", lev)
 	}
 	want := direct(t, m, x, y, lambda, eps)
@@ -58,10 +58,10 @@ func TestLeverageMatchesDirectNystrom(t *testing.T) {
 	// (TestFitMatchesDirectNystrom). The direct system has the jitter
 	// εM I in K_MM; the weighted solver has εM D⁻², which differs by
 	// ≤ εM max D⁻² ≈ 1e-9 relative here, far below it.
-	r := relDiff(m.Alpha, want)
-	t.Logf("α within %.2g of the direct solution (%s after %d iterations, λ_lev = %.3g)", r, m.Training.Status, m.Training.Iterations, m.Training.LambdaLeverage)
+	r := relDiff(m.Alpha(), want)
+	t.Logf("α within %.2g of the direct solution (%s after %d iterations, λ_lev = %.3g)", r, m.Training().Status, m.Training().Iterations, m.Training().LambdaLeverage)
 	if r > 1e-6 {
-		t.Errorf("α differs from the direct solution by %.3g relative (%s after %d iterations)", r, m.Training.Status, m.Training.Iterations)
+		t.Errorf("α differs from the direct solution by %.3g relative (%s after %d iterations)", r, m.Training().Status, m.Training().Iterations)
 	}
 }
 
@@ -74,25 +74,25 @@ func TestLeverageSpreadsCentres(t *testing.T) {
 		Iterations: 3, Seed: 5, NoStandardize: true}
 	outside := func(m *ooc.Model) float64 {
 		out := 0
-		for j := range m.M {
-			if math.Hypot(m.Centers[2*j], m.Centers[2*j+1]) > 0.3 {
+		for j := range m.M() {
+			if math.Hypot(m.Centers()[2*j], m.Centers()[2*j+1]) > 0.3 {
 				out++
 			}
 		}
-		return float64(out) / float64(m.M)
+		return float64(out) / float64(m.M())
 	}
 	src := stream.NewMemSource(x, 2, y, 1, 1000)
-	uni, err := ooc.Fit(context.Background(), src, cfg)
+	uni, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Sampling = ooc.SamplingLeverage
-	lev, err := ooc.Fit(context.Background(), src, cfg)
+	lev, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fu, fl := outside(uni), outside(lev)
-	t.Logf("centres outside the blob: uniform %.2f, leverage %.2f (%d distinct)", fu, fl, lev.M)
+	t.Logf("centres outside the blob: uniform %.2f, leverage %.2f (%d distinct)", fu, fl, lev.M())
 	if fu > 0.2 || fl < 0.6 {
 		t.Errorf("centres outside the blob: uniform %.2f (want ≈ 0.1), leverage %.2f (want > 0.6)", fu, fl)
 	}
@@ -150,20 +150,20 @@ func TestLeverageTiesUniformOnOrdinaryData(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		cfg := ooc.Config{Centers: m, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: math.Sqrt(d)}, Lambda: 1e-6,
 			Iterations: 20, Seed: seed}
-		uni, err := ooc.Fit(context.Background(), src, cfg)
+		uni, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Sampling = ooc.SamplingLeverage
-		lev, err := ooc.Fit(context.Background(), src, cfg)
+		lev, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lev.M != m {
-			t.Errorf("seed %d: leverage drew %d distinct centres, want %d", seed, lev.M, m)
+		if lev.M() != m {
+			t.Errorf("seed %d: leverage drew %d distinct centres, want %d", seed, lev.M(), m)
 		}
 		u, l := rmse(uni), rmse(lev)
-		t.Logf("seed %d: test RMSE uniform %.4f, leverage %.4f (λ_lev = %.3g)", seed, u, l, lev.Training.LambdaLeverage)
+		t.Logf("seed %d: test RMSE uniform %.4f, leverage %.4f (λ_lev = %.3g)", seed, u, l, lev.Training().LambdaLeverage)
 		ru += u / 3
 		rl += l / 3
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 )
 
@@ -12,7 +13,7 @@ import (
 type Memory struct {
 	Precond    int64 `json:"precond"`    // T and A in one M × M buffer: precond.Bytes
 	Centers    int64 `json:"centers"`    // centres and their prepared copies
-	Chunks     int64 `json:"chunks"`     // decoded chunk buffers, one per worker
+	Chunks     int64 `json:"chunks"`     // decoded chunk buffers and the source's read scratch, per worker
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
 	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
 	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
@@ -27,39 +28,58 @@ type Memory struct {
 // 10–20 MiB more than the counted buffers during the first passes).
 const runtimeBytes = 40 << 20
 
-// EstimateMemory predicts the peak memory of a fit with M centres, d
-// features, k outputs, the given worker count (0 = GOMAXPROCS) and
-// largest chunk, with a float64 preconditioner. The data itself is not
-// held: it is streamed. bench/fit measures it against the peak RSS of
-// real fits.
-func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
-	return EstimateMemoryFor(m, d, k, workers, chunkRows, precond.Float64)
-}
-
-// EstimateMemoryFor is EstimateMemory for a preconditioner stored in
-// precision p (Config.PrecondPrecision): T and A share one M × M buffer,
-// precond.Bytes(M, p). K_MM is computed into that buffer in row blocks no
-// larger than the kernel tiles counted in Workspaces, which are not yet
-// allocated then.
-func EstimateMemoryFor(m, d, k, workers, chunkRows int, p precond.Precision) Memory {
+// estimateMemory predicts the peak memory of a fit with the resolved
+// cfg, d features, kt target columns, k outputs, the worker count,
+// chunks of at most chunkRows rows and scratch bytes of the source's own
+// per reading goroutine. The buffer sizes come from their owners: precond
+// for its one M × M buffer (precond.Bytes; K_MM is computed into it in
+// row blocks no larger than the kernel tiles counted in Workspaces, which
+// are not yet allocated then), kernel for the tiles and prepared centres,
+// the source for its read scratch (stream.ScratchSizer). The data itself
+// is not held: it is streamed. bench/fit measures the estimate against
+// the peak RSS of real fits.
+func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64) Memory {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	M, D, K, W, R := int64(m), int64(d), int64(k), int64(workers), int64(chunkRows)
-	const tileRows = 64
+	m := cfg.Centers
+	M, D, KT, K, W, R := int64(m), int64(d), int64(kt), int64(k), int64(workers), int64(chunkRows)
+	centres := 8*M*D + kernel.CentersBytes(m, d, cfg.Kernel, kernel.Float64)
+	if cfg.Precision != kernel.Float64 {
+		centres += kernel.CentersBytes(m, d, cfg.Kernel, cfg.Precision)
+	}
+	prec := cfg.PrecondPrecision
+	if prec == "" {
+		prec = precond.Float64
+	}
 	mem := Memory{
-		Precond: precond.Bytes(m, p),
-		Centers: 3 * 8 * M * D, // raw, float64 prepared, float32 prepared
-		// Decoded rows and targets, the encoded targets, and the chunk
-		// store reader's decode scratch (up to 9 columns at a time).
-		Chunks:     W * 8 * R * (D + K + K + 1 + 9),
-		Workspaces: W * 8 * (tileRows*M + tileRows*(D+K+1)),
-		Partials:   2 * W * 8 * M * (K + 1),
+		Precond: precond.Bytes(m, prec),
+		Centers: centres,
+		// Decoded rows and targets, the encoded targets with the ones
+		// column, and the source's read scratch.
+		Chunks:     W * (8*R*(D+KT+K+1) + scratch),
+		Workspaces: W * kernel.WorkspaceBytes(m, d, k+1, cfg.Precision),
+		Partials:   2 * W * 8 * (M*(K+1) + K),
 		Vectors:    10 * 8 * M * K,
 		Runtime:    runtimeBytes,
 	}
 	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
 	return mem
+}
+
+// EstimateMemory is EstimateMemoryFor with a float64 preconditioner.
+func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
+	return EstimateMemoryFor(m, d, k, workers, chunkRows, precond.Float64)
+}
+
+// EstimateMemoryFor predicts the peak memory of a fit with M centres, d
+// features, k outputs (one target column each), the given worker count
+// (0 = GOMAXPROCS), chunks of at most chunkRows rows and a preconditioner
+// stored in precision p, for a source that holds no read scratch of its
+// own. Plan gives the estimate for an actual source and Config, which
+// counts the source's scratch: prefer it.
+func EstimateMemoryFor(m, d, k, workers, chunkRows int, p precond.Precision) Memory {
+	return estimateMemory(Config{Centers: m, PrecondPrecision: p}, d, k, k, workers, chunkRows, 0)
 }
 
 // MaxCenters is the largest M whose EstimateMemoryFor(M, …, p).Total is

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -24,31 +25,130 @@ const (
 //
 // where z standardises x with the training statistics, c_j are the M
 // centres (stored standardised) and μ the training mean of each output.
-// A Model is safe for concurrent use once returned by Fit or Load.
+// A Model is immutable: Fit and Load return it complete (its kernel
+// centres prepared), its state is read through accessors that return
+// copies, and it is safe for concurrent use.
 type Model struct {
-	Kernel    kernel.Kernel    `json:"kernel"`
-	Precision kernel.Precision `json:"-"`
-	Task      Task             `json:"task"`
-	// Classes holds the class values of a classification target, sorted:
-	// binary scores > 0 mean Classes[1]; multiclass output j is Classes[j].
-	Classes  []float64 `json:"classes,omitempty"`
-	Features []string  `json:"features"`
-	Targets  []string  `json:"targets"`
-	// FeatureMean and FeatureStd standardise inputs; nil when the model was
-	// fitted without standardisation.
-	FeatureMean []float64 `json:"feature_mean,omitempty"`
-	FeatureStd  []float64 `json:"feature_std,omitempty"`
-	TargetMean  []float64 `json:"target_mean"`
-	M           int       `json:"centers"`
-	D           int       `json:"features_count"`
-	K           int       `json:"outputs"`
-	Centers     []float64 `json:"-"` // M × D, standardised
-	Alpha       []float64 `json:"-"` // M × K
-	Config      Config    `json:"config"`
-	Training    Training  `json:"training"`
+	cfg                     Config
+	kern                    kernel.Kernel
+	prec                    kernel.Precision
+	task                    Task
+	classes                 []float64
+	features, targets       []string
+	featureMean, featureStd []float64
+	targetMean              []float64
+	m, d, k                 int
+	centres, alpha          []float64 // M × D standardised; M × K
+	training                Training
 
+	// Derived from the above in newModel, never changed after.
 	centers *kernel.Centers
 	invStd  []float64
+}
+
+// Kernel returns the kernel.
+func (m *Model) Kernel() kernel.Kernel {
+	k := m.kern
+	k.Sigmas = slices.Clone(k.Sigmas)
+	return k
+}
+
+// Precision returns the precision of the kernel blocks.
+func (m *Model) Precision() kernel.Precision { return m.prec }
+
+// Task returns what the targets mean (never TaskAuto).
+func (m *Model) Task() Task { return m.task }
+
+// Classes returns the class values of a classification target, sorted:
+// binary scores > 0 mean Classes()[1]; multiclass output j is
+// Classes()[j]. nil for regression.
+func (m *Model) Classes() []float64 { return slices.Clone(m.classes) }
+
+// Features returns the feature names, in the order PredictTo reads them.
+func (m *Model) Features() []string { return slices.Clone(m.features) }
+
+// Targets returns the target names of the training data.
+func (m *Model) Targets() []string { return slices.Clone(m.targets) }
+
+// FeatureMean returns the training means that standardise inputs; nil
+// when the model was fitted without standardisation.
+func (m *Model) FeatureMean() []float64 { return slices.Clone(m.featureMean) }
+
+// FeatureStd returns the training standard deviations that standardise
+// inputs; nil when the model was fitted without standardisation.
+func (m *Model) FeatureStd() []float64 { return slices.Clone(m.featureStd) }
+
+// TargetMean returns μ, the training mean of each output.
+func (m *Model) TargetMean() []float64 { return slices.Clone(m.targetMean) }
+
+// M returns the number of centres.
+func (m *Model) M() int { return m.m }
+
+// D returns the number of features.
+func (m *Model) D() int { return m.d }
+
+// K returns the number of outputs (scores per row).
+func (m *Model) K() int { return m.k }
+
+// Centers returns a copy of the M × D centres, row-major, standardised.
+func (m *Model) Centers() []float64 { return slices.Clone(m.centres) }
+
+// Alpha returns a copy of the M × K coefficients α, row-major.
+func (m *Model) Alpha() []float64 { return slices.Clone(m.alpha) }
+
+// Config returns the resolved configuration the model was fitted with.
+func (m *Model) Config() Config {
+	c := m.cfg
+	c.Kernel.Sigmas = slices.Clone(c.Kernel.Sigmas)
+	return c
+}
+
+// Training returns how the model was fitted.
+func (m *Model) Training() Training {
+	t := m.training
+	t.Residuals = slices.Clone(t.Residuals)
+	t.Validation = slices.Clone(t.Validation)
+	return t
+}
+
+// newModel validates the model's parts and returns the complete model,
+// with its kernel centres prepared (in the model's precision, unless
+// prepared is given).
+func newModel(meta *modelMeta, centres, alpha []float64, prepared *kernel.Centers) (*Model, error) {
+	m := &Model{
+		cfg: meta.Config, kern: meta.Kernel, prec: meta.prec, task: meta.Task, classes: meta.Classes,
+		features: meta.Features, targets: meta.Targets, featureMean: meta.FeatureMean, featureStd: meta.FeatureStd,
+		targetMean: meta.TargetMean, m: meta.M, d: meta.D, k: meta.K, training: meta.Training,
+		centres: centres, alpha: alpha,
+	}
+	m.cfg.Precision = m.prec
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	if len(centres) != m.m*m.d || len(alpha) != m.m*m.k {
+		return nil, fmt.Errorf("%d centre values and %d coefficients for M=%d d=%d k=%d", len(centres), len(alpha), m.m, m.d, m.k)
+	}
+	m.centers = prepared
+	if m.centers == nil {
+		m.centers = kernel.NewCenters(m.kern, m.centres, m.m, m.d, m.prec)
+	}
+	if m.featureStd != nil {
+		m.invStd = invStdOf(m.featureStd)
+	}
+	return m, nil
+}
+
+// invStdOf returns 1/σ per feature, 1 for a zero or infinite σ: the one
+// place where the standardisation's scale is computed.
+func invStdOf(std []float64) []float64 {
+	inv := make([]float64, len(std))
+	for j, s := range std {
+		inv[j] = 1
+		if s > 0 && !math.IsInf(s, 0) {
+			inv[j] = 1 / s
+		}
+	}
+	return inv
 }
 
 // Training records how a model was fitted.
@@ -77,27 +177,33 @@ type Training struct {
 	LambdaLeverage float64 `json:"lambda_leverage,omitempty"`
 }
 
-// modelMeta is the JSON metadata of a model file.
+// modelMeta is the JSON metadata of a model file (docs/MODEL_FORMAT.md);
+// its keys and their order are those of format version 1.
 type modelMeta struct {
-	Format    string `json:"format"`
-	Precision string `json:"precision"`
-	*Model
+	Format      string        `json:"format"`
+	Precision   string        `json:"precision"`
+	Kernel      kernel.Kernel `json:"kernel"`
+	Task        Task          `json:"task"`
+	Classes     []float64     `json:"classes,omitempty"`
+	Features    []string      `json:"features"`
+	Targets     []string      `json:"targets"`
+	FeatureMean []float64     `json:"feature_mean,omitempty"`
+	FeatureStd  []float64     `json:"feature_std,omitempty"`
+	TargetMean  []float64     `json:"target_mean"`
+	M           int           `json:"centers"`
+	D           int           `json:"features_count"`
+	K           int           `json:"outputs"`
+	Config      Config        `json:"config"`
+	Training    Training      `json:"training"`
+
+	prec kernel.Precision
 }
 
-// prepare builds the kernel centres and inverse standard deviations used
-// by prediction.
-func (m *Model) prepare() {
-	if m.centers == nil {
-		m.centers = kernel.NewCenters(m.Kernel, m.Centers, m.M, m.D, m.Precision)
-	}
-	if m.FeatureStd != nil && m.invStd == nil {
-		m.invStd = make([]float64, m.D)
-		for j, s := range m.FeatureStd {
-			m.invStd[j] = 1
-			if s > 0 && !math.IsInf(s, 0) {
-				m.invStd[j] = 1 / s
-			}
-		}
+func (m *Model) meta() *modelMeta {
+	return &modelMeta{
+		Format: "falkon-ooc model", Precision: m.prec.String(), Kernel: m.kern, Task: m.task, Classes: m.classes,
+		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
+		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.cfg, Training: m.training,
 	}
 }
 
@@ -105,8 +211,7 @@ func (m *Model) prepare() {
 // docs/MODEL_FORMAT.md).
 func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	err := writeContainer(cw, modelMagic, ModelVersion,
-		modelMeta{Format: "falkon-ooc model", Precision: m.Precision.String(), Model: m}, m.Centers, m.Alpha)
+	err := writeContainer(cw, modelMagic, ModelVersion, m.meta(), m.centres, m.alpha)
 	return cw.n, err
 }
 
@@ -137,7 +242,7 @@ func (m *Model) Save(path string) error {
 // SummaryJSON returns the model's metadata (everything but the arrays) as
 // indented JSON, for humans and tools.
 func (m *Model) SummaryJSON() ([]byte, error) {
-	return json.MarshalIndent(modelMeta{Format: "falkon-ooc model", Precision: m.Precision.String(), Model: m}, "", "  ")
+	return json.MarshalIndent(m.meta(), "", "  ")
 }
 
 // Load reads a model file written by Save. Errors name the file and match
@@ -160,31 +265,29 @@ func ParseModel(data []byte) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{}
-	mm := modelMeta{Model: m}
+	var mm modelMeta
 	if err := json.Unmarshal(meta, &mm); err != nil {
 		return nil, fmt.Errorf("%w: metadata: %v", ErrFormat, err)
 	}
 	if mm.Format != "falkon-ooc model" {
 		return nil, fmt.Errorf("%w: metadata format %q", ErrFormat, mm.Format)
 	}
-	switch mm.Precision {
-	case kernel.Float64.String():
-		m.Precision = kernel.Float64
-	case kernel.Float32.String():
-		m.Precision = kernel.Float32
-	default:
+	if mm.prec, err = kernel.ParsePrecision(mm.Precision); err != nil {
 		return nil, fmt.Errorf("%w: unknown precision %q", ErrFormat, mm.Precision)
 	}
-	if err := m.validate(); err != nil {
+	// Check the shapes before decoding the arrays they size.
+	if err := (&Model{m: mm.M, d: mm.D, k: mm.K, task: mm.Task, classes: mm.Classes, features: mm.Features,
+		targetMean: mm.TargetMean, featureMean: mm.FeatureMean, featureStd: mm.FeatureStd, kern: mm.Kernel}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	arrs, err := decodeArrays(payload, m.M*m.D, m.M*m.K)
+	arrs, err := decodeArrays(payload, mm.M*mm.D, mm.M*mm.K)
 	if err != nil {
 		return nil, err
 	}
-	m.Centers, m.Alpha = arrs[0], arrs[1]
-	m.prepare()
+	m, err := newModel(&mm, arrs[0], arrs[1], nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	return m, nil
 }
 
@@ -193,29 +296,29 @@ func ParseModel(data []byte) (*Model, error) {
 func (m *Model) validate() error {
 	const maxDim = 1 << 24
 	switch {
-	case m.M < 1 || m.D < 1 || m.K < 1 || m.M > maxDim || m.D > maxDim || m.K > maxDim:
-		return fmt.Errorf("implausible shape M=%d d=%d k=%d", m.M, m.D, m.K)
-	case len(m.Features) != m.D:
-		return fmt.Errorf("%d feature names for d = %d", len(m.Features), m.D)
-	case len(m.TargetMean) != m.K:
-		return fmt.Errorf("%d target means for k = %d", len(m.TargetMean), m.K)
-	case m.FeatureMean != nil && (len(m.FeatureMean) != m.D || len(m.FeatureStd) != m.D):
-		return fmt.Errorf("standardisation has %d means and %d deviations for d = %d", len(m.FeatureMean), len(m.FeatureStd), m.D)
+	case m.m < 1 || m.d < 1 || m.k < 1 || m.m > maxDim || m.d > maxDim || m.k > maxDim:
+		return fmt.Errorf("implausible shape M=%d d=%d k=%d", m.m, m.d, m.k)
+	case len(m.features) != m.d:
+		return fmt.Errorf("%d feature names for d = %d", len(m.features), m.d)
+	case len(m.targetMean) != m.k:
+		return fmt.Errorf("%d target means for k = %d", len(m.targetMean), m.k)
+	case (m.featureMean != nil || m.featureStd != nil) && (len(m.featureMean) != m.d || len(m.featureStd) != m.d):
+		return fmt.Errorf("standardisation has %d means and %d deviations for d = %d", len(m.featureMean), len(m.featureStd), m.d)
 	}
-	switch m.Task {
+	switch m.task {
 	case TaskRegression:
 	case TaskBinary:
-		if len(m.Classes) != 2 || m.K != 1 {
-			return fmt.Errorf("binary model with %d classes and %d outputs", len(m.Classes), m.K)
+		if len(m.classes) != 2 || m.k != 1 {
+			return fmt.Errorf("binary model with %d classes and %d outputs", len(m.classes), m.k)
 		}
 	case TaskMulticlass:
-		if len(m.Classes) != m.K {
-			return fmt.Errorf("multiclass model with %d classes and %d outputs", len(m.Classes), m.K)
+		if len(m.classes) != m.k {
+			return fmt.Errorf("multiclass model with %d classes and %d outputs", len(m.classes), m.k)
 		}
 	default:
-		return fmt.Errorf("unknown task %q", m.Task)
+		return fmt.Errorf("unknown task %q", m.task)
 	}
-	if err := m.Kernel.Validate(m.D); err != nil {
+	if err := m.kern.Validate(m.d); err != nil {
 		return err
 	}
 	return nil

@@ -23,22 +23,21 @@ func TestFitFloat32PreconditionerMatchesDirect(t *testing.T) {
 	m, err := ooc.Fit(context.Background(), src, ooc.Config{
 		Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2}, Lambda: lambda,
 		Iterations: 200, Tolerance: 1e-12, Seed: 3, PrecondPrecision: precond.Float32,
-		Progress: func(p ooc.Progress) {
-			if p.Stage == ooc.StagePrecond {
-				fractions = append(fractions, p.Fraction)
-			}
-		},
-	})
+	}, ooc.RunOptions{Progress: func(p ooc.Progress) {
+		if p.Stage == ooc.StagePrecond {
+			fractions = append(fractions, p.Fraction)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Training.Status != ooc.StatusConverged {
-		t.Errorf("status %s after %d iterations", m.Training.Status, m.Training.Iterations)
+	if m.Training().Status != ooc.StatusConverged {
+		t.Errorf("status %s after %d iterations", m.Training().Status, m.Training().Iterations)
 	}
 	if len(fractions) < 3 || fractions[len(fractions)-1] != 1 {
 		t.Errorf("precond progress %v", fractions)
 	}
-	if got, want := m.Training.PrecondBytes, int64(M*M*4+2*M*8); got != want {
+	if got, want := m.Training().PrecondBytes, int64(M*M*4+2*M*8); got != want {
 		t.Errorf("PrecondBytes = %d, want %d", got, want)
 	}
 	want := direct(t, m, x, y, lambda, precond.DefaultJitter32)
@@ -48,9 +47,9 @@ func TestFitFloat32PreconditionerMatchesDirect(t *testing.T) {
 	ref := make([]float64, 300)
 	zt := standardized(m, xt)
 	for i := range 300 {
-		s := m.TargetMean[0]
+		s := m.TargetMean()[0]
 		for j := range M {
-			s += want[j] * m.Kernel.Eval(zt[i*d:(i+1)*d], m.Centers[j*d:(j+1)*d])
+			s += want[j] * m.Kernel().Eval(zt[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d])
 		}
 		ref[i] = s
 	}

@@ -25,23 +25,22 @@ type PredictOptions struct {
 // x (rows × D, row-major) into out (rows × K): regression values, binary
 // scores (> 0 means Classes[1]) or one score per class. x is not changed.
 func (m *Model) PredictTo(out, x []float64, rows int) {
-	if len(x) != rows*m.D || len(out) != rows*m.K {
-		panic(fmt.Sprintf("ooc: PredictTo: len(x) = %d, len(out) = %d for %d rows, d = %d, k = %d", len(x), len(out), rows, m.D, m.K))
+	if len(x) != rows*m.d || len(out) != rows*m.k {
+		panic(fmt.Sprintf("ooc: PredictTo: len(x) = %d, len(out) = %d for %d rows, d = %d, k = %d", len(x), len(out), rows, m.d, m.k))
 	}
-	m.prepare()
 	z := slices.Clone(x)
+	if m.invStd != nil {
+		standardize(z, m.featureMean, m.invStd)
+	}
 	m.scoreChunk(m.centers.NewWorkspace(), out, z, rows)
 }
 
-// scoreChunk standardises z in place and writes its scores to out.
+// scoreChunk writes the scores of the standardised rows z to out.
 func (m *Model) scoreChunk(ws *kernel.Workspace, out, z []float64, rows int) {
-	if m.invStd != nil {
-		standardize(z, m.FeatureMean, m.invStd)
-	}
-	m.centers.KvTo(ws, out, z, rows, m.Alpha, m.K)
-	for i := 0; i < len(out); i += m.K {
-		for j := range m.K {
-			out[i+j] += m.TargetMean[j]
+	m.centers.KvTo(ws, out, z, rows, m.alpha, m.k)
+	for i := 0; i < len(out); i += m.k {
+		for j := range m.k {
+			out[i+j] += m.targetMean[j]
 		}
 	}
 }
@@ -49,14 +48,14 @@ func (m *Model) scoreChunk(ws *kernel.Workspace, out, z []float64, rows int) {
 // Label turns one row of scores (length K) into a prediction in the
 // target's own values: the regression value, or the class value.
 func (m *Model) Label(scores []float64) float64 {
-	switch m.Task {
+	switch m.task {
 	case TaskBinary:
 		if scores[0] > 0 {
-			return m.Classes[1]
+			return m.classes[1]
 		}
-		return m.Classes[0]
+		return m.classes[0]
 	case TaskMulticlass:
-		return m.Classes[argmax(scores)]
+		return m.classes[argmax(scores)]
 	}
 	return scores[0]
 }
@@ -87,14 +86,15 @@ type predPart struct {
 }
 
 // Predict streams src (features in the model's order, raw) through the
-// model and calls fn with each chunk's scores, in chunk order. With
+// model and calls fn with each chunk's scores, in chunk order. A NaN or
+// infinite feature is an error (a *stream.ValueError naming the chunk,
+// row and column). With
 // withTargets the source's targets are passed along. The slices in a
 // Batch are valid only during the call.
 func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptions, withTargets bool, fn func(Batch) error) error {
-	if src.Dim() != m.D {
-		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.D)
+	if src.Dim() != m.d {
+		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.d)
 	}
-	m.prepare()
 	src = spread(src)
 	chunks := src.NumChunks()
 	done := 0
@@ -105,7 +105,10 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 			ws := m.centers.NewWorkspace()
 			return func(_ context.Context, c stream.Chunk, p *predPart) error {
 				p.rows = c.Rows
-				p.scores = slices.Grow(p.scores[:0], c.Rows*m.K)[:c.Rows*m.K]
+				p.scores = slices.Grow(p.scores[:0], c.Rows*m.k)[:c.Rows*m.k]
+				if err := standardizeChecked(c.X, m.featureMean, m.invStd, m.features); err != nil {
+					return err
+				}
 				m.scoreChunk(ws, p.scores, c.X, c.Rows)
 				p.y = append(p.y[:0], c.Y...)
 				return nil
@@ -158,31 +161,31 @@ func (m *Model) NewEvaluator() *Evaluator { return &Evaluator{m: m} }
 // targets, one column, for classification; rows × K for regression).
 func (e *Evaluator) Add(scores, targets []float64, rows int) error {
 	m := e.m
-	switch m.Task {
+	switch m.task {
 	case TaskRegression:
 		e.reg.Add(scores, targets)
 	case TaskBinary:
 		e.pos = e.pos[:0]
 		for _, y := range targets[:rows] {
 			switch y {
-			case m.Classes[1]:
+			case m.classes[1]:
 				e.pos = append(e.pos, true)
-			case m.Classes[0]:
+			case m.classes[0]:
 				e.pos = append(e.pos, false)
 			default:
-				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.Targets[0], y, m.Classes)
+				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], y, m.classes)
 			}
 		}
 		e.bin.Add(scores, e.pos)
 	case TaskMulticlass:
 		e.pred, e.tru = e.pred[:0], e.tru[:0]
 		for r := range rows {
-			ci, ok := slices.BinarySearch(m.Classes, targets[r])
+			ci, ok := slices.BinarySearch(m.classes, targets[r])
 			if !ok {
-				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.Targets[0], targets[r], m.Classes)
+				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], targets[r], m.classes)
 			}
 			e.tru = append(e.tru, ci)
-			e.pred = append(e.pred, argmax(scores[r*m.K:(r+1)*m.K]))
+			e.pred = append(e.pred, argmax(scores[r*m.k:(r+1)*m.k]))
 		}
 		e.mc.Add(e.pred, e.tru)
 	}
@@ -198,9 +201,9 @@ func (e *Evaluator) Metrics() *Metrics {
 		return &v
 	}
 	out := &Metrics{}
-	switch e.m.Task {
+	switch e.m.task {
 	case TaskRegression:
-		out.Rows = e.reg.Count() / int64(e.m.K)
+		out.Rows = e.reg.Count() / int64(e.m.k)
 		out.MSE, out.RMSE, out.RelErr = f(e.reg.MSE()), f(e.reg.RMSE()), f(e.reg.RelErr())
 	case TaskBinary:
 		out.Rows = e.bin.Count()
@@ -215,7 +218,7 @@ func (e *Evaluator) Metrics() *Metrics {
 // Evaluate predicts src, whose targets must be the model's targets in
 // order, and returns the metrics.
 func (m *Model) Evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Metrics, error) {
-	if want := len(m.Targets); src.NumTargets() != want {
+	if want := len(m.targets); src.NumTargets() != want {
 		return nil, fmt.Errorf("the data has %d target columns, the model has %d", src.NumTargets(), want)
 	}
 	ev := m.NewEvaluator()

@@ -38,12 +38,12 @@ func testRankDeficient(t *testing.T, method precond.Method) {
 	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 128), ooc.Config{
 		Centers: 50, Kernel: kernel.Kernel{Kind: kernel.Linear}, Lambda: lambda,
 		Preconditioner: method, Iterations: 50, Tolerance: 1e-12,
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Training.Rank != 3 {
-		t.Fatalf("rank %d, want 3", m.Training.Rank)
+	if m.Training().Rank != 3 {
+		t.Fatalf("rank %d, want 3", m.Training().Rank)
 	}
 	z := standardized(m, x)
 	zm := mat.NewDense(n, d, z)
@@ -99,18 +99,18 @@ func TestDuplicateRows(t *testing.T) {
 		for _, centers := range []int{35, 60} {
 			m, err := ooc.Fit(context.Background(), src, ooc.Config{
 				Centers: centers, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.5}, Lambda: 1e-6, Preconditioner: method,
-			})
+			}, ooc.RunOptions{})
 			if err != nil {
 				t.Fatalf("%s, M = %d: %v", method, centers, err)
 			}
-			if m.M > distinct {
-				t.Errorf("%s, M = %d: %d centres kept, more than the %d distinct rows", method, centers, m.M, distinct)
+			if m.M() > distinct {
+				t.Errorf("%s, M = %d: %d centres kept, more than the %d distinct rows", method, centers, m.M(), distinct)
 			}
 			ev, err := m.Evaluate(context.Background(), src, ooc.PredictOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s, M = %d: %d distinct centres, rank %d, training RMSE %.4f", method, centers, m.M, m.Training.Rank, *ev.RMSE)
+			t.Logf("%s, M = %d: %d distinct centres, rank %d, training RMSE %.4f", method, centers, m.M(), m.Training().Rank, *ev.RMSE)
 			rmse = append(rmse, *ev.RMSE)
 		}
 	}
@@ -151,12 +151,12 @@ func TestPivotedMatchesEigen(t *testing.T) {
 				m, err := ooc.Fit(context.Background(), src, ooc.Config{
 					Centers: 60, Kernel: c.kern, Lambda: 1e-4, Preconditioner: method,
 					Iterations: 100, Tolerance: 1e-14, Seed: 2,
-				})
+				}, ooc.RunOptions{})
 				if err != nil {
 					t.Fatalf("%s: %v", method, err)
 				}
-				if m.Training.Rank != c.rank {
-					t.Fatalf("%s: rank %d, want %d", method, m.Training.Rank, c.rank)
+				if m.Training().Rank != c.rank {
+					t.Fatalf("%s: rank %d, want %d", method, m.Training().Rank, c.rank)
 				}
 				xt, _ := synth(200, c.d, 6)
 				p := make([]float64, 200)

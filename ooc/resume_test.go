@@ -18,14 +18,15 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 	x, y := synth(2500, 4, 11)
 	src := stream.NewMemSource(x, 4, y, 1, 300)
 	cfg := ooc.Config{Centers: 120, Iterations: 9, Seed: 5}
-	full, err := ooc.Fit(context.Background(), src, cfg)
+	full, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "fit.ckpt")
 	killed := errors.New("killed")
 	c := cfg
-	c.Checkpoint = func(cp *ooc.Checkpoint) error {
+	var run ooc.RunOptions
+	run.Checkpoint = func(cp *ooc.Checkpoint) error {
 		if err := cp.WriteFile(path); err != nil {
 			return err
 		}
@@ -34,7 +35,7 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := ooc.Fit(context.Background(), src, c); !errors.Is(err, killed) {
+	if _, err := ooc.Fit(context.Background(), src, c, run); !errors.Is(err, killed) {
 		t.Fatalf("interrupted fit: err = %v", err)
 	}
 	cp, err := ooc.ReadCheckpoint(path)
@@ -44,18 +45,16 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 	if cp.Iteration != 3 {
 		t.Fatalf("checkpoint at iteration %d, want 3", cp.Iteration)
 	}
-	c = cfg
-	c.Resume = cp
-	resumed, err := ooc.Fit(context.Background(), src, c)
+	resumed, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Resume: cp, Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resumed.Training.Iterations != 9 {
-		t.Fatalf("resumed fit ran to %d iterations", resumed.Training.Iterations)
+	if resumed.Training().Iterations != 9 {
+		t.Fatalf("resumed fit ran to %d iterations", resumed.Training().Iterations)
 	}
-	for i := range full.Alpha {
-		if math.Float64bits(full.Alpha[i]) != math.Float64bits(resumed.Alpha[i]) {
-			t.Fatalf("α[%d]: resumed %v, uninterrupted %v", i, resumed.Alpha[i], full.Alpha[i])
+	for i := range full.Alpha() {
+		if math.Float64bits(full.Alpha()[i]) != math.Float64bits(resumed.Alpha()[i]) {
+			t.Fatalf("α[%d]: resumed %v, uninterrupted %v", i, resumed.Alpha()[i], full.Alpha()[i])
 		}
 	}
 
@@ -70,8 +69,7 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 	} {
 		c := cfg
 		s := alt(&c)
-		c.Resume = cp
-		_, err := ooc.Fit(context.Background(), s, c)
+		_, err := ooc.Fit(context.Background(), s, c, ooc.RunOptions{Resume: cp})
 		if !errors.Is(err, ooc.ErrCheckpointMismatch) || !strings.Contains(err.Error(), "resume with the same store and flags, or start afresh without --resume") {
 			t.Errorf("%s: err = %v, want a checkpoint mismatch", name, err)
 		}

@@ -28,10 +28,10 @@ const (
 type TuneConfig struct {
 	// Base is the configuration every candidate shares: centres, kernel
 	// kind, Iterations (the most any candidate runs), precision, jitter,
-	// preconditioner, seed, sampling, task, columns, workers and the
-	// Validation source. Each candidate replaces Base.Kernel.Sigma and
-	// Base.Lambda with its own. Base.Checkpoint and Base.Resume must be
-	// nil: a search is not resumable.
+	// preconditioner, seed, sampling and task. Each candidate replaces
+	// Base.Kernel.Sigma and Base.Lambda with its own. How the search runs
+	// (workers, a validation source) is Tune's RunOptions, whose
+	// Checkpoint and Resume must be nil: a search is not resumable.
 	Base Config
 	// Sigmas are the length scales σ tried (distance kernels). nil means
 	// Base.Kernel alone (its Sigma, its per-feature Sigmas, or the default
@@ -41,7 +41,7 @@ type TuneConfig struct {
 	// DefaultLambda when that is 0.
 	Lambdas []float64
 	// ValFraction is the fraction of src's rows held out for validation
-	// (stream.Holdout with Base.Seed) when Base.Validation is nil; those
+	// (stream.Holdout with Base.Seed) when RunOptions.Validation is nil; those
 	// rows are scored in the same passes that fit the others. 0 means
 	// DefaultValFraction.
 	ValFraction float64
@@ -220,8 +220,8 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int) Memory {
 //
 // Every candidate's model is, up to rounding, the model Fit returns on the
 // training rows with that σ, λ and Iterations = its best iteration.
-func Tune(ctx context.Context, src stream.Source, tc TuneConfig) (*TuneResult, error) {
-	t, err := newTuner(ctx, src, tc)
+func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
+	t, err := newTuner(ctx, src, tc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -302,16 +302,16 @@ type tuneCand struct {
 	sc    []float64 // validation scores of one chunk
 }
 
-func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, error) {
+func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*tuner, error) {
 	start := time.Now()
 	base := tc.Base
-	if base.Checkpoint != nil || base.Resume != nil {
-		return nil, configErr("tune does not checkpoint or resume: Base.Checkpoint and Base.Resume must be nil")
+	if opts.Checkpoint != nil || opts.Resume != nil {
+		return nil, configErr("tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
 	}
 	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
 		return nil, configErr("validation fraction must be in [0, 1), got %g", tc.ValFraction)
 	}
-	if tc.ValFraction > 0 && base.Validation != nil {
+	if tc.ValFraction > 0 && opts.Validation != nil {
 		return nil, configErr("a validation fraction and a validation source exclude each other")
 	}
 	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
@@ -342,7 +342,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, er
 			return nil, configErr("sigma must be > 0 and finite, got %g", s)
 		}
 	}
-	t := &tuner{tc: tc, start: start, pass: spread(src), val: base.Validation}
+	t := &tuner{tc: tc, start: start, pass: spread(src), val: opts.Validation}
 	train := src
 	if t.val == nil {
 		frac := tc.ValFraction
@@ -366,12 +366,11 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, er
 		}
 		t.nval = rowsOf(t.val)
 	}
-	base.Validation, base.Progress = nil, nil
-	f, err := newFitter(train, base, start)
+	run := RunOptions{Workers: opts.Workers, Progress: func(p Progress) { t.progress(TuneProgress{Progress: p}) }}
+	f, err := newFitter(train, base, run, start)
 	if err != nil {
 		return nil, err
 	}
-	f.cfg.Progress = func(p Progress) { t.progress(TuneProgress{Progress: p}) }
 	t.f = f
 	lambdas := tc.Lambdas
 	if lambdas == nil {
@@ -400,15 +399,12 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig) (*tuner, er
 		t.groups = append(t.groups, g)
 	}
 	// The memory check comes before any pass.
-	k := f.kt
-	if f.cfg.Task == TaskMulticlass && f.distinct != nil && len(f.distinct[0]) > 0 {
-		k = len(f.distinct[0])
-	}
+	k := max(f.plan.K, 1)
 	maxRows := 0
 	for i := range t.pass.NumChunks() {
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
-	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.cfg.Workers, maxRows)
+	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.run.Workers, maxRows)
 	if tc.ARD != nil {
 		// The subsample's dense matrices: a few rows × centres and centres².
 		ac := tc.ARD.resolved(f.n)
@@ -444,18 +440,18 @@ func (t *tuner) progress(p TuneProgress) {
 // only when every candidate has.
 func (t *tuner) prepare(ctx context.Context) error {
 	f := t.f
-	m, d, k := f.model.M, f.d, t.k
+	m, d, k := f.numCenters(), f.d, t.k
 	var firstErr error
 	for _, g := range t.groups {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		c64 := kernel.NewCenters(g.kern, f.model.Centers, m, d, kernel.Float64)
+		c64 := kernel.NewCenters(g.kern, f.centres, m, d, kernel.Float64)
 		kmm := make([]float64, m*m)
-		if err := blockParallel(ctx, c64, kmm, f.model.Centers, m, d, f.opts); err != nil {
+		if err := blockParallel(ctx, c64, kmm, f.centres, m, d, f.opts); err != nil {
 			return err
 		}
 		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 		pre, err := precond.New(mat.NewSymDense(m, kmm), g.cands[0].Lambda, precond.Options{
-			Jitter: f.cfg.Jitter, Workers: f.cfg.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+			Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
 		})
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
@@ -467,7 +463,7 @@ func (t *tuner) prepare(ctx context.Context) error {
 		g.pre = pre
 		g.cfit = c64
 		if f.cfg.Precision != kernel.Float64 {
-			g.cfit = kernel.NewCenters(g.kern, f.model.Centers, m, d, f.cfg.Precision)
+			g.cfit = kernel.NewCenters(g.kern, f.centres, m, d, f.cfg.Precision)
 		}
 		for i, c := range g.cands {
 			if i == 0 {
@@ -531,7 +527,7 @@ type tunePart struct {
 func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, held [][]int32, allVal bool,
 	iter int, reduce func(p *tunePart, nrows int)) error {
 	f := t.f
-	m, k, kt := f.model.M, t.k, f.kt
+	m, k, kt := f.numCenters(), t.k, f.kt
 	doTrain := mode != modeValidate
 	doVal := (held != nil || allVal) && mode != modeRHS
 	if mode == modeIterate && iter == 0 {
@@ -577,7 +573,9 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			}
 			var xv, v, out []float64
 			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
-				f.standardizeChunk(c.X)
+				if err := f.standardizeChunk(c.X); err != nil {
+					return err
+				}
 				// Split the chunk: training rows compacted to the front of
 				// c.X and c.Y, validation rows into xv and p.y.
 				ntr, nv := c.Rows, 0
@@ -685,7 +683,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 // every candidate: b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's rhs.
 func (t *tuner) rhs(ctx context.Context) error {
 	f := t.f
-	m, k := f.model.M, t.k
+	m, k := f.numCenters(), t.k
 	k1 := k + 1
 	t.gatherLive(false)
 	ws := make([][]float64, len(t.groups))
@@ -713,7 +711,6 @@ func (t *tuner) rhs(ctx context.Context) error {
 	for j := range k {
 		t.ymean[j] = sum[j] / float64(n)
 	}
-	f.model.TargetMean = t.ymean
 	nc := len(t.cands) * k
 	b := make([]float64, m*nc)
 	bm := make([]float64, m*k)
@@ -822,7 +819,7 @@ type tuneOperator struct {
 func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	t := op.t
 	f := t.f
-	m, k := f.model.M, t.k
+	m, k := f.numCenters(), t.k
 	nc := len(t.cands) * k
 	if op.buf == nil {
 		op.buf = make([]float64, m*k)
@@ -939,7 +936,7 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 // their α = Bβ from the CG state and packs them (M × live·k) for the
 // validation rows of the next pass.
 func (t *tuner) gatherLive(alpha bool) {
-	m, k := t.f.model.M, t.k
+	m, k := t.f.numCenters(), t.k
 	nc := len(t.cands) * k
 	for _, g := range t.groups {
 		g.live = g.live[:0]
@@ -968,7 +965,7 @@ func (t *tuner) startEval(iter int) {
 	}
 	for _, c := range t.cands {
 		if c.live {
-			c.ev = t.f.model.NewEvaluator()
+			c.ev = t.f.evaluator()
 		}
 	}
 }
@@ -1065,7 +1062,7 @@ func isHalvingStep(iter, h int) bool {
 // result builds the models and picks the best candidate.
 func (t *tuner) result() *TuneResult {
 	f := t.f
-	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.model.M, Passes: t.passes,
+	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.numCenters(), Passes: t.passes,
 		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
 	best := -1
 	for i, c := range t.cands {
@@ -1087,28 +1084,25 @@ func (t *tuner) result() *TuneResult {
 // model builds candidate c's model at its best iteration.
 func (t *tuner) model(c *tuneCand) *Model {
 	f := t.f
-	mdl := *f.model
-	mdl.centers, mdl.invStd = nil, nil
-	mdl.Kernel = c.Kernel
-	mdl.Precision = f.cfg.Precision
-	mdl.TargetMean = slices.Clone(t.ymean)
-	mdl.Alpha = slices.Clone(c.best)
 	cfg := f.cfg
 	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
-	cfg.Progress, cfg.Validation, cfg.Columns = nil, nil, nil
-	mdl.Config = cfg
 	tr := Training{
 		N: f.n, Iterations: c.BestIteration, Status: StatusIterationLimit,
 		Residuals:  slices.Clone(c.Residuals[:min(c.BestIteration, len(c.Residuals))]),
 		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
 		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
-		DuplicateCenters: f.model.Training.DuplicateCenters,
+		DuplicateCenters: f.dropped,
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)
 	}
-	mdl.Training = tr
-	return &mdl
+	meta := f.modelMeta(cfg, t.ymean, tr)
+	meta.Kernel = c.Kernel
+	mdl, err := newModel(meta, slices.Clone(f.centres), slices.Clone(c.best), nil)
+	if err != nil {
+		panic(err) // the search's own parts are consistent
+	}
+	return mdl
 }
 
 // bestPoint is the index in Validation of the best iteration.

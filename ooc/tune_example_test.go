@@ -15,7 +15,7 @@ func ExampleTune() {
 		Base:    ooc.Config{Centers: 100, Iterations: 10, Seed: 1},
 		Sigmas:  []float64{0.05, 0.5, 5},
 		Lambdas: []float64{1e-2, 1e-8},
-	})
+	}, ooc.RunOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -33,7 +33,8 @@ func TestTuneMatchesFit(t *testing.T) {
 	const n, d, m = 3000, 3, 120
 	x, y := synth(n, d, 11)
 	src := stream.NewMemSource(x, d, y, 1, 250)
-	base := ooc.Config{Centers: m, Iterations: 10, Seed: 5, Workers: 2}
+	base := ooc.Config{Centers: m, Iterations: 10, Seed: 5}
+	run := ooc.RunOptions{Workers: 2}
 	for _, tc := range []struct {
 		name    string
 		val     bool // separate validation source instead of a held-out fraction
@@ -47,15 +48,16 @@ func TestTuneMatchesFit(t *testing.T) {
 			cfg := ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2.5}, Lambdas: []float64{1e-3, 1e-5, 1e-8},
 				ValFraction: 0.2, Patience: tc.patient}
 			var train stream.Source
+			run := run
 			if tc.val {
 				vx, vy := synth(500, d, 12)
-				cfg.Base.Validation = stream.NewMemSource(vx, d, vy, 1, 100)
+				run.Validation = stream.NewMemSource(vx, d, vy, 1, 100)
 				cfg.ValFraction = 0
 				train = src
 			} else {
 				train, _ = stream.Holdout(src, 0.2, base.Seed)
 			}
-			res, err := ooc.Tune(context.Background(), src, cfg)
+			res, err := ooc.Tune(context.Background(), src, cfg, run)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,11 +71,11 @@ func TestTuneMatchesFit(t *testing.T) {
 				}
 				want := fitCandidate(t, train, base, &c, c.BestIteration)
 				got := res.Candidates[i].Model()
-				if !slices.Equal(got.Centers, want.Centers) {
+				if !slices.Equal(got.Centers(), want.Centers()) {
 					t.Fatalf("candidate %d (σ %g, λ %g): centres differ from Fit's", i, c.Sigma, c.Lambda)
 				}
-				if got.Training.Iterations != want.Training.Iterations {
-					t.Fatalf("candidate %d: %d iterations, Fit %d", i, got.Training.Iterations, want.Training.Iterations)
+				if got.Training().Iterations != want.Training().Iterations {
+					t.Fatalf("candidate %d: %d iterations, Fit %d", i, got.Training().Iterations, want.Training().Iterations)
 				}
 				pg, pw := make([]float64, 200), make([]float64, 200)
 				got.PredictTo(pg, tx, 200)
@@ -99,7 +101,7 @@ func TestTuneValidationCurve(t *testing.T) {
 	src := stream.NewMemSource(x, d, y, 1, 300)
 	base := ooc.Config{Centers: 80, Iterations: 6, Seed: 9}
 	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1.5},
-		Lambdas: []float64{1e-4, 1e-6}, ValFraction: 0.25, Patience: -1})
+		Lambdas: []float64{1e-4, 1e-6}, ValFraction: 0.25, Patience: -1}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestTuneValidationCurve(t *testing.T) {
 func fitCandidate(t *testing.T, train stream.Source, base ooc.Config, c *ooc.TuneCandidate, iters int) *ooc.Model {
 	t.Helper()
 	base.Kernel, base.Lambda, base.Iterations = c.Kernel, c.Lambda, iters
-	m, err := ooc.Fit(context.Background(), train, base)
+	m, err := ooc.Fit(context.Background(), train, base, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 				Base:   ooc.Config{Centers: 100, Iterations: 12, Seed: 1},
 				Sigmas: []float64{0.3, 1, 3, 10}, Lambdas: []float64{1e-1, 1e-4, 1e-7, 1e-10},
 				Patience: tc.patience, Halving: tc.halving, MinImprovement: 1e-3,
-			})
+			}, ooc.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +227,7 @@ func TestTuneErrors(t *testing.T) {
 			"invalid configuration: centers (M = 10000) must not exceed the number of training rows", ooc.ErrConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ooc.Tune(ctx, src, tc.cfg)
+			_, err := ooc.Tune(ctx, src, tc.cfg, ooc.RunOptions{})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, tc.is) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -242,7 +244,7 @@ func TestTuneARD(t *testing.T) {
 	src := stream.NewMemSource(x, d, y, 1, 250)
 	base := ooc.Config{Centers: 100, Iterations: 8, Seed: 2}
 	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Lambdas: []float64{1e-6, 1e-4},
-		ARD: &ooc.ARDConfig{Rows: 1000, Centers: 100, Steps: 30}})
+		ARD: &ooc.ARDConfig{Rows: 1000, Centers: 100, Steps: 30}}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestTuneARD(t *testing.T) {
 	if e := maxRelDiff(pg, pw); e > 1e-9 {
 		t.Errorf("ARD model differs from Fit's with the learned σ by %.3g", e)
 	}
-	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}})
+	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
 	if want := "invalid configuration: ARD learns the length scales of the Gaussian kernel: give no sigmas and no other kernel"; err == nil || err.Error() != want {
 		t.Errorf("ARD with sigmas: %v, want %q", err, want)
 	}

@@ -6,15 +6,16 @@ import "context"
 // (with probability fraction) or to rest, decided by a hash of seed and
 // the row's position, so the split is reproducible and independent of the
 // chunking. Chunk boundaries are kept (a chunk with no rows on one side
-// is left out of that side). Reading a chunk of either side decodes the
+// is left out of that side). Both sides report src's column names,
+// statistics and target values (those of all its rows). Reading a chunk of either side decodes the
 // whole parent chunk. It panics unless 0 < fraction < 1.
 func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 	if !(fraction > 0 && fraction < 1) {
 		panic("stream: Holdout fraction must be in (0, 1)")
 	}
 	threshold := uint64(fraction * (1 << 53))
-	r := &filtered{src: src}
-	h := &filtered{src: src}
+	r := &filtered{forward: forward{src}, src: src}
+	h := &filtered{forward: forward{src}, src: src}
 	var row uint64
 	for c := range src.NumChunks() {
 		n := src.ChunkRows(c)
@@ -50,6 +51,7 @@ type filteredChunk struct {
 }
 
 type filtered struct {
+	forward
 	src    Source
 	chunks []filteredChunk
 	parent parentReader
@@ -59,6 +61,14 @@ func (f *filtered) NumChunks() int      { return len(f.chunks) }
 func (f *filtered) Dim() int            { return f.src.Dim() }
 func (f *filtered) NumTargets() int     { return f.src.NumTargets() }
 func (f *filtered) ChunkRows(i int) int { return len(f.chunks[i].rows) }
+
+func (f *filtered) origin(i, row int) (int, int) {
+	c := f.chunks[i]
+	return c.parent, int(c.rows[row])
+}
+
+// ScratchBytes implements ScratchSizer: a parent chunk, and the parent's own.
+func (f *filtered) ScratchBytes() int64 { return parentScratch(f.src) }
 
 func (f *filtered) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	c := f.chunks[i]

@@ -12,6 +12,8 @@ type MemSource struct {
 	x, y      []float64
 	n, d, k   int
 	chunkRows int
+
+	features, targets []string // nil unless set by WithColumns
 }
 
 // NewMemSource returns a Source over n = len(x)/d rows: x holds the
@@ -69,3 +71,18 @@ func (m *MemSource) ReadChunk(ctx context.Context, i int, x, y []float64) error 
 	}
 	return nil
 }
+
+// WithColumns returns a copy of m (sharing its data) that reports the
+// given feature and target names through Columner. It panics unless
+// there is one name per column.
+func (m *MemSource) WithColumns(features, targets []string) *MemSource {
+	if len(features) != m.d || len(targets) != m.k {
+		panic(fmt.Sprintf("stream: WithColumns: %d feature and %d target names for %d and %d columns", len(features), len(targets), m.d, m.k))
+	}
+	c := *m
+	c.features, c.targets = append([]string(nil), features...), append([]string(nil), targets...)
+	return &c
+}
+
+// Columns implements Columner: the names given to WithColumns, or nil.
+func (m *MemSource) Columns() (features, targets []string) { return m.features, m.targets }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -232,6 +233,14 @@ func work[P any](ctx context.Context, src Source, job Job[P], chunks []int, maxR
 		if err := fn(ctx, c, p); err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if ve := (*ValueError)(nil); errors.As(err, &ve) {
+				// The error names the chunk itself, in the numbering of
+				// the underlying source. (A wrapper's text was formatted
+				// before the location was known: return the bare error.)
+				loc := *ve
+				loc.Chunk, loc.Row = locate(src, ci, ve.Row)
+				return &loc
 			}
 			return fmt.Errorf("chunk %d: %w", ci, err)
 		}

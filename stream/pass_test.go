@@ -3,6 +3,8 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync/atomic"
@@ -220,5 +222,45 @@ func TestHoldout(t *testing.T) {
 	streamtest.SourceTest(t, rest2, rx, ry)
 	if n := len(hy); n < 150 || n > 250 || n+len(ry) != 1000 {
 		t.Errorf("held %d rows, rest %d, want about 200 + 800", n, len(ry))
+	}
+}
+
+// A ValueError from a worker names the chunk and row of the underlying
+// source, through Subdivide and Holdout.
+func TestRunValueErrorLocation(t *testing.T) {
+	x, y := randData(1000, 2, 1, 9)
+	base := stream.NewMemSource(x, 2, y, 1, 250).WithColumns([]string{"a", "b"}, []string{"t"})
+	rest, _ := stream.Holdout(base, 0.3, 1)
+	for name, src := range map[string]stream.Source{
+		"plain": base, "subdivided": stream.Subdivide(base, 4), "holdout": stream.Subdivide(rest, 3),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if f, _ := stream.ColumnsOf(src); f[1] != "b" {
+				t.Fatalf("names not forwarded: %v", f)
+			}
+			// The worker flags row 111 of base's chunk 2, found by value.
+			const wantChunk, wantRow = 2, 111
+			err := stream.Run(context.Background(), src, stream.Options{Workers: 3}, stream.Job[*int]{
+				NewPartial: func() *int { return new(int) },
+				NewWorker: func() func(context.Context, stream.Chunk, *int) error {
+					return func(ctx context.Context, c stream.Chunk, _ *int) error {
+						for r := range c.Rows {
+							if c.X[r*2] == x[(2*250+wantRow)*2] {
+								return fmt.Errorf("wrapped: %w", &stream.ValueError{Row: r, Column: "a", Value: math.NaN()})
+							}
+						}
+						return nil
+					}
+				},
+				Reduce: func(int, *int) error { return nil },
+			})
+			var ve *stream.ValueError
+			if !errors.As(err, &ve) {
+				t.Fatalf("err = %v", err)
+			}
+			if ve.Chunk != wantChunk || ve.Row != wantRow || err.Error() != `chunk 2, row 111, column "a": value NaN is not a finite number` {
+				t.Fatalf("%v: want chunk %d, row %d", err, wantChunk, wantRow)
+			}
+		})
 	}
 }

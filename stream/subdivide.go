@@ -15,7 +15,7 @@ func Subdivide(src Source, parts int) Source {
 	if parts <= 1 {
 		return src
 	}
-	s := &subdivided{src: src}
+	s := &subdivided{forward: forward{src}, src: src}
 	for c := range src.NumChunks() {
 		rows := src.ChunkRows(c)
 		p := min(parts, rows)
@@ -32,6 +32,7 @@ func Subdivide(src Source, parts int) Source {
 type subRange struct{ parent, lo, hi int }
 
 type subdivided struct {
+	forward
 	src    Source
 	ranges []subRange
 	parent parentReader
@@ -41,6 +42,14 @@ func (s *subdivided) NumChunks() int      { return len(s.ranges) }
 func (s *subdivided) Dim() int            { return s.src.Dim() }
 func (s *subdivided) NumTargets() int     { return s.src.NumTargets() }
 func (s *subdivided) ChunkRows(i int) int { r := s.ranges[i]; return r.hi - r.lo }
+
+func (s *subdivided) origin(i, row int) (int, int) {
+	r := s.ranges[i]
+	return r.parent, r.lo + row
+}
+
+// ScratchBytes implements ScratchSizer: a parent chunk, and the parent's own.
+func (s *subdivided) ScratchBytes() int64 { return parentScratch(s.src) }
 
 func (s *subdivided) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	r := s.ranges[i]

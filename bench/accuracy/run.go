@@ -228,23 +228,6 @@ func makeStore(ctx context.Context, e *env, dir, name string, t *table, tk *task
 	return chunkstore.Open(out)
 }
 
-// columnsOf describes a store's columns for ooc.Fit from its manifest, as
-// the command-line tool does, so the fit needs no statistics pass.
-func columnsOf(r *chunkstore.Reader) *ooc.Columns {
-	m := r.Manifest()
-	c := &ooc.Columns{}
-	for _, f := range m.Features {
-		c.Features = append(c.Features, f.Name)
-		c.FeatureMean = append(c.FeatureMean, f.Mean)
-		c.FeatureStd = append(c.FeatureStd, f.Std)
-	}
-	for _, t := range m.Targets {
-		c.Targets = append(c.Targets, t.Name)
-		c.TargetDistinct = append(c.TargetDistinct, t.Distinct)
-	}
-	return c
-}
-
 func fitEval(ctx context.Context, e *env, tk *task, train, eval *chunkstore.Reader, m, iters int, h hp) (*ooc.Model, *ooc.Metrics, error) {
 	if rows := int(train.Rows()); m > rows {
 		m = rows
@@ -255,13 +238,13 @@ func fitEval(ctx context.Context, e *env, tk *task, train, eval *chunkstore.Read
 		Lambda:        h.lambda,
 		Iterations:    iters,
 		Precision:     tk.precision,
-		Workers:       e.workers,
 		Seed:          e.seed,
 		Task:          tk.kind,
 		NoStandardize: tk.noStandardize,
-		Columns:       columnsOf(train),
 	}
-	model, err := ooc.Fit(ctx, train, cfg)
+	// The reader reports its columns and statistics (stream.Columner,
+	// stream.Statser), so the fit needs no statistics pass.
+	model, err := ooc.Fit(ctx, train, cfg, ooc.RunOptions{Workers: e.workers})
 	if err != nil {
 		return nil, nil, fmt.Errorf("fit σ=%g λ=%g M=%d: %w", h.sigma, h.lambda, m, err)
 	}
@@ -367,7 +350,7 @@ func run(ctx context.Context, e *env, ds *dataset) ([]result, error) {
 		if err != nil {
 			return out, err
 		}
-		res.hp, res.m, res.iters, res.fitSecs = best, model.M, model.Training.Iterations, model.Training.Seconds
+		res.hp, res.m, res.iters, res.fitSecs = best, model.M(), model.Training().Iterations, model.Training().Seconds
 		switch {
 		case tk.multiclass:
 			res.metric = fmt.Sprintf("accuracy %.4f", 1-*met.ErrorRate)
@@ -376,8 +359,8 @@ func run(ctx context.Context, e *env, ds *dataset) ([]result, error) {
 		default:
 			res.metric = fmt.Sprintf("RMSE %.4f", *met.RMSE)
 		}
-		if n := len(model.Training.Residuals); n > 0 {
-			logf("%s %s: final residual %.3g after %d iterations", ds.name, tk.label, model.Training.Residuals[n-1], model.Training.Iterations)
+		if n := len(model.Training().Residuals); n > 0 {
+			logf("%s %s: final residual %.3g after %d iterations", ds.name, tk.label, model.Training().Residuals[n-1], model.Training().Iterations)
 		}
 		out = append(out, res)
 		os.RemoveAll(tdir)

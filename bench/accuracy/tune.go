@@ -78,8 +78,8 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 	}
 	defer tes.Close()
 	const valFrac = 0.1
-	base := ooc.Config{Centers: te.m, Iterations: te.iters, Workers: te.workers, Seed: te.seed, Task: tk.kind,
-		Columns: columnsOf(trs)}
+	base := ooc.Config{Centers: te.m, Iterations: te.iters, Seed: te.seed, Task: tk.kind}
+	run := ooc.RunOptions{Workers: te.workers}
 	row := &tuneRow{data: ds.name, d: train.d(), nTest: test.n()}
 	switch te.mode {
 	case "timing":
@@ -90,7 +90,7 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 
 	// Tune.
 	t0 := time.Now()
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac})
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}, run)
 	if err != nil {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
@@ -120,7 +120,7 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 			cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: s}
 			cfg.Lambda = l
 			t1 := time.Now()
-			mdl, err := ooc.Fit(ctx, rest, cfg)
+			mdl, err := ooc.Fit(ctx, rest, cfg, run)
 			if err != nil {
 				return nil, fmt.Errorf("fit σ=%g λ=%g: %w", s, l, err)
 			}
@@ -160,14 +160,14 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source
 		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
 		cfg.Lambda = te.lambdas[len(te.lambdas)/2]
 		t0 := time.Now()
-		if _, err := ooc.Fit(ctx, rest, cfg); err != nil {
+		if _, err := ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers}); err != nil {
 			return err
 		}
 		fitMin = min(fitMin, time.Since(t0).Seconds())
 		for _, h := range []int{0, te.halving} {
 			t1 := time.Now()
 			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
-				ValFraction: valFrac, Halving: h})
+				ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
 			if err != nil {
 				return err
 			}
@@ -191,7 +191,7 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source
 // tuneARD runs Tune with ARD over the λ grid and reports its test RMSE.
 func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	t0 := time.Now()
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}})
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{Workers: te.workers})
 	if err != nil {
 		return err
 	}

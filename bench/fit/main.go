@@ -637,8 +637,8 @@ func writeCenters(model, path string) {
 	if err != nil {
 		fail(err)
 	}
-	f, b := createNpy(path, []int{mdl.M, mdl.D})
-	for _, v := range mdl.Centers {
+	f, b := createNpy(path, []int{mdl.M(), mdl.D()})
+	for _, v := range mdl.Centers() {
 		binary.Write(b, binary.LittleEndian, v)
 	}
 	if err := b.Flush(); err != nil {

@@ -187,7 +187,7 @@ func sweep(dir string, ms []int, precs []string, perCenter, iters int, sigma, la
 				Centers: m, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: sigma}, Lambda: lambda,
 				Iterations: iters, Seed: 1, NoStandardize: true, PrecondPrecision: precond.Precision(p),
 			}
-			mdl, err := ooc.Fit(context.Background(), prefix{train, k}, cfg)
+			mdl, err := ooc.Fit(context.Background(), prefix{train, k}, cfg, ooc.RunOptions{})
 			if err != nil {
 				return fmt.Errorf("M = %d, %s: %w", m, p, err)
 			}
@@ -195,7 +195,7 @@ func sweep(dir string, ms []int, precs []string, perCenter, iters int, sigma, la
 			if err != nil {
 				return err
 			}
-			tr := mdl.Training
+			tr := mdl.Training()
 			fmt.Printf("| %d | %d | %s | %s | %.1f | %.2f | %s / %s | %.2g | %.4f |\n", m, rows, p,
 				ooc.FormatBytes(tr.PrecondBytes), tr.PrecondSeconds, tr.SecondsPerIteration,
 				itersTo(tr.Residuals, 1e-3), itersTo(tr.Residuals, 1e-5), tr.Residuals[len(tr.Residuals)-1], *ev.RMSE)

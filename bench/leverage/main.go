@@ -130,7 +130,7 @@ func run(x, y, xt, yt []float64, d int, base ooc.Config, mlist []int, seeds int)
 			cfg.Centers, cfg.Seed = m, uint64(s)
 			rmse := func(c ooc.Config) (float64, *ooc.Model, float64) {
 				start := time.Now()
-				mdl, err := ooc.Fit(context.Background(), src, c)
+				mdl, err := ooc.Fit(context.Background(), src, c, ooc.RunOptions{})
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -144,14 +144,14 @@ func run(x, y, xt, yt []float64, d int, base ooc.Config, mlist []int, seeds int)
 			u, _, tu := rmse(cfg)
 			cfg.Sampling = ooc.SamplingLeverage
 			l, mdl, tl := rmse(cfg)
-			if mdl.M != m {
-				log.Fatalf("leverage drew %d distinct centres, want %d", mdl.M, m)
+			if mdl.M() != m {
+				log.Fatalf("leverage drew %d distinct centres, want %d", mdl.M(), m)
 			}
 			ru += u
 			rl += l
 			su += tu
 			sl += tl
-			lam += mdl.Training.LambdaLeverage
+			lam += mdl.Training().LambdaLeverage
 			worst = max(worst, l/u)
 		}
 		k := float64(seeds)

@@ -129,15 +129,19 @@ func runDemo(ctx context.Context, e *env, o *demoOpts) error {
 	defer r.Close()
 	cfg := ooc.Config{
 		Centers: o.centers, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: o.sigma},
-		Lambda: o.lambda, Iterations: o.iters, Workers: o.workers, Seed: o.seed,
-		Task: ooc.TaskRegression, Columns: columnsOf(r),
+		Lambda: o.lambda, Iterations: o.iters, Seed: o.seed, Task: ooc.TaskRegression,
 	}
 	if int64(cfg.Centers) > r.Manifest().Rows {
 		cfg.Centers = int(r.Manifest().Rows)
 	}
+	run := ooc.RunOptions{Workers: o.workers}
+	plan, err := ooc.Plan(r, cfg, run)
+	if err != nil {
+		return err
+	}
 	pr.printf("demo: fit with M = %d, Gaussian σ = %g, λ = %g, %d iterations; memory ≈ %s",
-		cfg.Centers, o.sigma, o.lambda, o.iters, ooc.FormatBytes(ooc.EstimateMemory(cfg.Centers, r.Dim(), 1, o.workers, r.ChunkRows(0)).Total))
-	cfg.Progress = func(p ooc.Progress) {
+		cfg.Centers, o.sigma, o.lambda, o.iters, ooc.FormatBytes(plan.Memory.Total))
+	run.Progress = func(p ooc.Progress) {
 		switch {
 		case p.Stage == ooc.StagePrecond:
 			pr.printf("demo: factorising the preconditioner (%d × %d)", cfg.Centers, cfg.Centers)
@@ -145,7 +149,7 @@ func runDemo(ctx context.Context, e *env, o *demoOpts) error {
 			pr.update("demo: fit", fmt.Sprintf("iteration %d/%d, residual %.3g", p.Iteration, p.Iterations, p.Residual), p.Iteration == p.Iterations)
 		}
 	}
-	m, err := ooc.Fit(ctx, r, cfg)
+	m, err := ooc.Fit(ctx, r, cfg, run)
 	if err != nil {
 		return err
 	}
@@ -165,18 +169,18 @@ func runDemo(ctx context.Context, e *env, o *demoOpts) error {
 	}
 	res := demoResult{
 		Version: version, Data: "California housing (StatLib cadata via PMLB, MIT)",
-		TrainRows: m.Training.N, TestRows: met.Rows, Metrics: *met, Reference: demoReference,
-		FitSeconds: m.Training.Seconds, SecondsPerIt: m.Training.SecondsPerIteration,
-		TotalSeconds: time.Since(start).Seconds(), Config: m.Config, Iterations: m.Training.Iterations,
+		TrainRows: m.Training().N, TestRows: met.Rows, Metrics: *met, Reference: demoReference,
+		FitSeconds: m.Training().Seconds, SecondsPerIt: m.Training().SecondsPerIteration,
+		TotalSeconds: time.Since(start).Seconds(), Config: m.Config(), Iterations: m.Training().Iterations,
 	}
-	if n := len(m.Training.Residuals); n > 0 {
-		res.FinalResidual = m.Training.Residuals[n-1]
+	if n := len(m.Training().Residuals); n > 0 {
+		res.FinalResidual = m.Training().Residuals[n-1]
 	}
 	if o.jsonOut {
 		return writeJSON(e.stdout, res)
 	}
 	fmt.Fprintf(e.stdout, "California housing: %d training rows, %d test rows, 8 features\n", res.TrainRows, res.TestRows)
-	fmt.Fprintf(e.stdout, "model: FALKON, Gaussian σ = %g, λ = %g, M = %d centres, %d CG iterations\n", o.sigma, o.lambda, m.M, res.Iterations)
+	fmt.Fprintf(e.stdout, "model: FALKON, Gaussian σ = %g, λ = %g, M = %d centres, %d CG iterations\n", o.sigma, o.lambda, m.M(), res.Iterations)
 	fmt.Fprintf(e.stdout, "fit: %.2f s (%.3f s per iteration)\n", res.FitSeconds, res.SecondsPerIt)
 	fmt.Fprintf(e.stdout, "test RMSE: %.3f (×100 000 $)   published (Falkon tutorial, same settings): %.3f\n", *met.RMSE, demoReference)
 	fmt.Fprintf(e.stdout, "test relative squared error: %.3f\n", *met.RelErr)

@@ -41,8 +41,9 @@ buffers, printed before the fit starts.
 Features are standardised with the store's statistics. Defaults that work
 on standardised data: M = 10√n clamped to [1000, 10000], a Gaussian kernel
 with sigma = √d, lambda = 1e-6, 20 iterations. A checkpoint is written
-next to the model after every iteration (MODEL.ckpt); --resume continues
-an interrupted fit from it.`,
+next to the model after every iteration (MODEL.ckpt) and kept: --resume
+continues an interrupted fit from it, or extends a finished one with a
+larger --iters; with no checkpoint, --resume starts from the beginning.`,
 		Flags: fitFlags,
 	})
 }
@@ -97,7 +98,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
 	fs.StringVar(&o.sampling, "centers-sampling", "uniform", "how centres are drawn: uniform, or leverage (approximate ridge leverage scores, weighted)")
 	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit (or extend a finished one to --iters) from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
 	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
@@ -183,7 +184,6 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	if o.workers < 0 {
 		return cfg, usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
-	cfg.Workers = o.workers
 	cfg.Seed = o.seed
 	if cfg.Sampling, err = ooc.ParseSampling(o.sampling); err != nil {
 		return cfg, usagef("--centers-sampling: %v", err)
@@ -214,14 +214,12 @@ func precondName(cfg ooc.Config) string {
 // precision for --precond-precision auto (float32 only when float64 does
 // not fit --max-memory), and fails when M does not fit, naming the largest
 // M that does in each precision.
-func planMemory(o *fitOpts, cfg *ooc.Config, d, k, maxChunk int, pr *progress) (ooc.Memory, error) {
+func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (ooc.Memory, error) {
 	limit, err := memoryLimit(o.maxMemory)
 	if err != nil {
 		return ooc.Memory{}, err
 	}
-	est := func(p precond.Precision) ooc.Memory {
-		return ooc.EstimateMemoryFor(cfg.Centers, d, k, cfg.Workers, maxChunk, p)
-	}
+	est := plan.MemoryWith
 	prec := cfg.PrecondPrecision
 	if o.precondPrecision == "auto" {
 		prec = precond.Float64
@@ -237,8 +235,8 @@ func planMemory(o *fitOpts, cfg *ooc.Config, d, k, maxChunk int, pr *progress) (
 	}
 	mem := est(prec)
 	if limit > 0 && mem.Total > limit {
-		m64 := ooc.MaxCenters(limit, d, k, cfg.Workers, maxChunk, precond.Float64)
-		m32 := ooc.MaxCenters(limit, d, k, cfg.Workers, maxChunk, precond.Float32)
+		m64 := plan.MaxCenters(limit, precond.Float64)
+		m32 := plan.MaxCenters(limit, precond.Float32)
 		return mem, fmt.Errorf("M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32",
 			cfg.Centers, ooc.FormatBytes(mem.Total), ooc.FormatBytes(limit), m64, m32)
 	}
@@ -286,15 +284,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 		return usagef("--plot %s: the name must end in .png", o.plot)
 	}
-	cols := columnsOf(r)
-	cfg.Columns = cols
-	cfg.ValEvery = o.valEvery
+	run := ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery}
 	pr := newProgress(e.stderr, o.quiet)
 	var train stream.Source = r
 	n := r.Manifest().Rows
 	if o.valFraction > 0 {
 		rest, held := stream.Holdout(r, o.valFraction, o.seed)
-		train, cfg.Validation = rest, held
+		train, run.Validation = rest, held
 		n = 0
 		for i := range rest.NumChunks() {
 			n += int64(rest.ChunkRows(i))
@@ -307,7 +303,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			return err
 		}
 		defer cleanup()
-		cfg.Validation = vs
+		run.Validation = vs
 	}
 	if cfg.Centers == 0 {
 		cfg.Centers = ooc.DefaultCenters(n)
@@ -315,15 +311,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if int64(cfg.Centers) > n {
 		return fmt.Errorf("--centers %d exceeds the %d rows of store %s: use at most %d", cfg.Centers, n, storePath, n)
 	}
-	k := r.NumTargets()
-	if cfg.Task == ooc.TaskMulticlass && len(cols.TargetDistinct) > 0 {
-		k = len(cols.TargetDistinct[0])
+	plan, err := ooc.Plan(train, cfg, run)
+	if err != nil {
+		return err
 	}
-	maxChunk := 0
-	for i := range r.NumChunks() {
-		maxChunk = max(maxChunk, r.ChunkRows(i))
-	}
-	mem, err := planMemory(o, &cfg, r.Dim(), k, maxChunk, pr)
+	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err
 	}
@@ -333,17 +325,23 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	ckpt := o.out + ".ckpt"
 	if o.resume {
 		c, err := ooc.ReadCheckpoint(ckpt)
-		if err != nil {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// A crash before the first iteration leaves no checkpoint:
+			// start from the beginning rather than fail.
+			fmt.Fprintf(e.stderr, "fit: --resume: no checkpoint %s; starting from the beginning\n", ckpt)
+		case err != nil:
 			return fmt.Errorf("--resume: %w", err)
+		default:
+			run.Resume = c
+			pr.printf("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
 		}
-		cfg.Resume = c
-		pr.printf("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
 	}
 	if !o.noCheckpoint {
-		cfg.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
+		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
 	}
 	var passStart, precondStart time.Time
-	cfg.Progress = func(p ooc.Progress) {
+	run.Progress = func(p ooc.Progress) {
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
 			step := string(p.Stage)
@@ -371,7 +369,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			pr.update("preconditioner", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		}
 	}
-	m, err := ooc.Fit(ctx, train, cfg)
+	m, err := ooc.Fit(ctx, train, cfg, run)
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
 		return fmt.Errorf("--resume: %w", err)
 	}
@@ -382,22 +380,17 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return err
 	}
 	if o.plot != "" {
-		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M, m.Kernel)
-		if err := writePlotFile(o.plot, func(w io.Writer) error { return writePlot(w, m.Training, title) }); err != nil {
+		title := fmt.Sprintf("FALKON on %s: M = %d, %s", filepath.Base(storePath), m.M(), m.Kernel())
+		if err := writePlotFile(o.plot, func(w io.Writer) error { return writePlot(w, m.Training(), title) }); err != nil {
 			return err
 		}
 	}
-	if !o.noCheckpoint {
-		if err := os.Remove(ckpt); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove checkpoint: %w", err)
-		}
-	}
-	tr := m.Training
+	tr := m.Training()
 	res := fitResult{
-		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D, K: m.K, Task: m.Task,
-		Centers: m.M, Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
+		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
+		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
-		Config: m.Config, Precision: m.Precision.String(), LambdaLeverage: tr.LambdaLeverage,
+		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -406,9 +399,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return writeJSON(e.stdout, res)
 	}
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
-	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task, m.K)
-	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D)
-	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel, m.M, m.Config.Lambda, m.Precision)
+	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
+	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D())
+	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
 	if nv := len(tr.Validation); nv > 0 {

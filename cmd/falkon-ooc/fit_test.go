@@ -82,8 +82,8 @@ func TestFitPredictRoundTrip(t *testing.T) {
 	if !strings.Contains(errOut, "memory needed ≈") {
 		t.Errorf("fit did not print the memory it needs before starting; stderr:\n%s", errOut)
 	}
-	if _, err := os.Stat(model + ".ckpt"); !os.IsNotExist(err) {
-		t.Errorf("checkpoint left behind after a successful fit: %v", err)
+	if _, err := os.Stat(model + ".ckpt"); err != nil {
+		t.Errorf("no checkpoint kept after a successful fit (to extend it with --resume): %v", err)
 	}
 	if _, err := os.Stat(model + ".json"); err != nil {
 		t.Errorf("no JSON summary beside the model: %v", err)
@@ -194,12 +194,23 @@ func TestFitPredictErrors(t *testing.T) {
 	}
 }
 
+// fit --resume with no checkpoint starts from the beginning and says so;
+// run again with more iterations, it extends the finished fit.
 func TestFitResumeWithoutCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	train := makeStore(t, dir, 300, 6, "y")
-	code, _, e := runCLI("fit", "--out", filepath.Join(dir, "none.falkon"), "--resume", train)
-	if code != 1 || !strings.Contains(e, "--resume: read checkpoint:") {
+	model := filepath.Join(dir, "none.falkon")
+	code, _, e := runCLI("fit", "--out", model, "--resume", "--iters", "3", "--lambda", "1e-2", train)
+	if code != 0 || !strings.Contains(e, "fit: --resume: no checkpoint "+model+".ckpt; starting from the beginning") {
 		t.Fatalf("resume without checkpoint: exit %d, %s", code, e)
+	}
+	code, out, e := runCLI("fit", "--out", model, "--resume", "--iters", "5", "--lambda", "1e-2", "--json", train)
+	if code != 0 || !strings.Contains(e, "fit: resuming after iteration 3 from "+model+".ckpt") {
+		t.Fatalf("extend a finished fit: exit %d, %s", code, e)
+	}
+	var res struct{ Iterations int }
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Iterations != 5 {
+		t.Fatalf("extended fit: %d iterations, err %v", res.Iterations, err)
 	}
 }
 

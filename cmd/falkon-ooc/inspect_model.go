@@ -39,36 +39,36 @@ func inspectModel(e *env, o *inspectOpts, path string, size int64) error {
 
 func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	tr := m.Training
-	cfg := m.Config
+	tr := m.Training()
+	cfg := m.Config()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\t%s (%s)\n", path, mb(size))
-	task := string(m.Task)
-	switch m.Task {
+	task := string(m.Task())
+	switch m.Task() {
 	case ooc.TaskRegression:
-		task += fmt.Sprintf(", %d output(s)", m.K)
+		task += fmt.Sprintf(", %d output(s)", m.K())
 	default:
-		cs := make([]string, len(m.Classes))
-		for i, c := range m.Classes {
+		cs := make([]string, len(m.Classes()))
+		for i, c := range m.Classes() {
 			cs[i] = g(c)
 		}
-		task += fmt.Sprintf(", %d classes: %s", len(m.Classes), strings.Join(cs, ", "))
+		task += fmt.Sprintf(", %d classes: %s", len(m.Classes()), strings.Join(cs, ", "))
 	}
 	fmt.Fprintf(tw, "task\t%s\n", task)
-	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets, ", "))
-	fmt.Fprintf(tw, "features\t%d: %s\n", m.D, strings.Join(m.Features, ", "))
+	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
+	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))
 	std := "z-scored with the training statistics"
-	if m.FeatureStd == nil {
+	if m.FeatureStd() == nil {
 		std = "not standardised"
 	}
-	fmt.Fprintf(tw, "data\tn = %s rows, d = %d, features %s\n", group(tr.N), m.D, std)
-	fmt.Fprintf(tw, "kernel\t%s, %s\n", m.Kernel, m.Precision)
+	fmt.Fprintf(tw, "data\tn = %s rows, d = %d, features %s\n", group(tr.N), m.D(), std)
+	fmt.Fprintf(tw, "kernel\t%s, %s\n", m.Kernel(), m.Precision())
 	fmt.Fprintf(tw, "lambda\t%s\n", g(cfg.Lambda))
 	sampling := string(cfg.Sampling)
 	if sampling == "" {
 		sampling = string(ooc.SamplingUniform)
 	}
-	centres := fmt.Sprintf("M = %d, %s sampling, seed %d", m.M, sampling, cfg.Seed)
+	centres := fmt.Sprintf("M = %d, %s sampling, seed %d", m.M(), sampling, cfg.Seed)
 	if tr.DuplicateCenters > 0 {
 		centres += fmt.Sprintf(", %d duplicates", tr.DuplicateCenters)
 	}

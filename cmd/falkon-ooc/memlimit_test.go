@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 )
@@ -48,8 +49,17 @@ func TestFitMaxMemory(t *testing.T) {
 	train := makeStore(t, dir, 3000, 1, "y")
 	const M = 2000
 	// makeStore: d = 3, k = 1, chunks of 700 rows; workers as fit's default.
-	e64 := ooc.EstimateMemoryFor(M, 3, 1, 0, 700, precond.Float64).Total
-	e32 := ooc.EstimateMemoryFor(M, 3, 1, 0, 700, precond.Float32).Total
+	r, err := chunkstore.Open(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := ooc.Plan(r, ooc.Config{Centers: M}, ooc.RunOptions{})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e64 := plan.MemoryWith(precond.Float64).Total
+	e32 := plan.MemoryWith(precond.Float32).Total
 	limit := (e64 + e32) / 2
 	model := filepath.Join(dir, "m.falkon")
 	args := []string{"fit", "--out", model, "--centers", fmt.Sprint(M), "--iters", "2", "--max-memory", fmt.Sprint(limit)}
@@ -70,8 +80,8 @@ func TestFitMaxMemory(t *testing.T) {
 	}
 	// Asking for float64 explicitly under the same limit fails at once.
 	code, _, errOut = runCLI(append(args, "--precond-precision", "float64", train)...)
-	m64 := ooc.MaxCenters(limit, 3, 1, 0, 700, precond.Float64)
-	m32 := ooc.MaxCenters(limit, 3, 1, 0, 700, precond.Float32)
+	m64 := plan.MaxCenters(limit, precond.Float64)
+	m32 := plan.MaxCenters(limit, precond.Float32)
 	want := fmt.Sprintf("falkon-ooc fit: M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32\n",
 		M, ooc.FormatBytes(e64), ooc.FormatBytes(limit), m64, m32)
 	if code != 1 || errOut != want {

@@ -156,7 +156,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if p.workers == 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
-	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task, Keep: splitList(o.keep), Nulls: o.nulls}
+	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls}
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
@@ -189,12 +189,12 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			}
 		}
 		topt := tabular.Options{
-			Numeric: m.Features, Optional: m.Targets, Keep: p.res.Keep, Nulls: o.nulls,
+			Numeric: m.Features(), Optional: m.Targets(), Keep: p.res.Keep, Nulls: o.nulls,
 			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
 		}
 		r, err := tabular.Open(files, topt)
 		if err != nil {
-			return explainMissing(err, m.Features, p.res.Keep)
+			return explainMissing(err, m.Features(), p.res.Keep)
 		}
 		defer r.Close()
 		write = func(w io.Writer) error { return p.fromFiles(ctx, r, w, format) }
@@ -247,7 +247,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			fmt.Fprintf(summary, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
 		}
 	default:
-		fmt.Fprintf(summary, "metrics    none: the input has no target column %q\n", m.Targets)
+		fmt.Fprintf(summary, "metrics    none: the input has no target column %q\n", m.Targets())
 	}
 	return nil
 }
@@ -385,7 +385,7 @@ func (p *predictRun) fromFiles(ctx context.Context, r *tabular.Reader, w io.Writ
 // batch predicts one batch: its rows split among the workers.
 func (p *predictRun) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Writer) error {
 	m := p.m
-	n, d, k := b.Rows, m.D, m.K
+	n, d, k := b.Rows, m.D(), m.K()
 	p.res.Dropped += int64(b.Dropped)
 	p.x = grow(p.x, n*d)
 	for j := range d {
@@ -425,7 +425,7 @@ func (p *predictRun) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Wr
 // score adds the batch's rows with finite targets to the metrics.
 func (p *predictRun) score(b *tabular.Batch, n int) error {
 	m := p.m
-	d, k, nt := m.D, m.K, len(m.Targets)
+	d, k, nt := m.D(), m.K(), len(m.Targets())
 	p.tgt = p.tgt[:0]
 	p.okScores = p.okScores[:0]
 	ok := 0
@@ -463,7 +463,7 @@ func (p *predictRun) outputCols(n int) {
 	}
 	var row []float64
 	for i := range n {
-		row = outputRow(m, p.scores[i*m.K:(i+1)*m.K], row)
+		row = outputRow(m, p.scores[i*m.K():(i+1)*m.K()], row)
 		for j, v := range row {
 			p.cols[j][i] = v
 		}
@@ -478,7 +478,7 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 		return err
 	}
 	defer r.Close()
-	src, withTargets, err := selectColumns(r, path, m.Features, m.Targets)
+	src, withTargets, err := selectColumns(r, path, m.Features(), m.Targets())
 	if err != nil {
 		return err
 	}
@@ -524,18 +524,18 @@ func grow(s []float64, n int) []float64 {
 
 // outputColumns names the prediction columns.
 func outputColumns(m *ooc.Model) []string {
-	switch m.Task {
+	switch m.Task() {
 	case ooc.TaskBinary:
-		return []string{m.Targets[0] + "_pred", "score"}
+		return []string{m.Targets()[0] + "_pred", "score"}
 	case ooc.TaskMulticlass:
-		cols := []string{m.Targets[0] + "_pred"}
-		for _, c := range m.Classes {
+		cols := []string{m.Targets()[0] + "_pred"}
+		for _, c := range m.Classes() {
 			cols = append(cols, "score_"+strconv.FormatFloat(c, 'g', -1, 64))
 		}
 		return cols
 	}
-	cols := make([]string, len(m.Targets))
-	for j, t := range m.Targets {
+	cols := make([]string, len(m.Targets()))
+	for j, t := range m.Targets() {
 		cols[j] = t + "_pred"
 	}
 	return cols
@@ -544,7 +544,7 @@ func outputColumns(m *ooc.Model) []string {
 // outputRow returns one row of output values for scores (length K).
 func outputRow(m *ooc.Model, scores []float64, dst []float64) []float64 {
 	dst = dst[:0]
-	switch m.Task {
+	switch m.Task() {
 	case ooc.TaskRegression:
 		return append(dst, scores...)
 	default:

@@ -2,128 +2,38 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
-	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// columnsOf describes a store's columns for ooc.Fit from its manifest, so
-// that the fit needs no pass for statistics.
-func columnsOf(r *chunkstore.Reader) *ooc.Columns {
-	m := r.Manifest()
-	c := &ooc.Columns{}
-	for _, f := range m.Features {
-		c.Features = append(c.Features, f.Name)
-		c.FeatureMean = append(c.FeatureMean, f.Mean)
-		c.FeatureStd = append(c.FeatureStd, f.Std)
-	}
-	for _, t := range m.Targets {
-		c.Targets = append(c.Targets, t.Name)
-		c.TargetDistinct = append(c.TargetDistinct, t.Distinct)
-	}
-	return c
-}
-
-// selected is a stream.Source over chosen columns of a store, by index
-// over the store's features then targets: it lets predict match the
-// model's features by name whatever the store's column order.
-type selected struct {
-	r        *chunkstore.Reader
-	feat, tg []int
-	pool     sync.Pool // *[][]float64 column scratch
-}
-
 // selectColumns returns a source whose features are the named features
 // and whose targets are the named targets when the store has all of them
-// (withTargets), looked up by name. A missing feature is an error naming
-// it.
+// (withTargets), by name (chunkstore's Reader.Select). A missing feature
+// is an error naming it.
 func selectColumns(r *chunkstore.Reader, path string, features, targets []string) (src stream.Source, withTargets bool, err error) {
-	names := append(r.FeatureNames(), r.TargetNames()...)
-	index := func(name string) int { return slices.Index(names, name) }
-	s := &selected{r: r}
-	var missing []string
-	for _, f := range features {
-		i := index(f)
-		if i < 0 {
-			missing = append(missing, f)
-		}
-		s.feat = append(s.feat, i)
-	}
-	if len(missing) > 0 {
-		return nil, false, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", path, missing, names)
-	}
+	have := append(r.FeatureNames(), r.TargetNames()...)
 	withTargets = true
 	for _, t := range targets {
-		i := index(t)
-		if i < 0 {
-			withTargets = false
-			break
-		}
-		s.tg = append(s.tg, i)
+		withTargets = withTargets && slices.Contains(have, t)
 	}
 	if !withTargets {
-		s.tg = nil
+		targets = nil
 	}
-	if slices.Equal(features, r.FeatureNames()) && (!withTargets || slices.Equal(targets, r.TargetNames())) {
-		// The store's own layout: read it directly.
-		if withTargets || r.NumTargets() == 0 {
-			return r, withTargets, nil
-		}
+	v, err := r.Select(features, targets)
+	if mc := (*chunkstore.MissingColumnsError)(nil); errors.As(err, &mc) {
+		return nil, false, fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %q", path, mc.Missing, mc.Have)
 	}
-	return s, withTargets, nil
-}
-
-func (s *selected) NumChunks() int      { return s.r.NumChunks() }
-func (s *selected) Dim() int            { return len(s.feat) }
-func (s *selected) NumTargets() int     { return len(s.tg) }
-func (s *selected) ChunkRows(i int) int { return s.r.ChunkRows(i) }
-
-func (s *selected) ReadChunk(ctx context.Context, i int, x, y []float64) error {
-	rows := s.r.ChunkRows(i)
-	cols := s.feat
-	if y != nil {
-		cols = append(slices.Clip(s.feat), s.tg...)
+	if err != nil {
+		return nil, false, err
 	}
-	p, _ := s.pool.Get().(*[][]float64)
-	if p == nil {
-		p = new([][]float64)
-	}
-	defer s.pool.Put(p)
-	buf := *p
-	for len(buf) < len(cols) {
-		buf = append(buf, nil)
-	}
-	for j := range cols {
-		buf[j] = slices.Grow(buf[j][:0], rows)[:rows]
-	}
-	*p = buf
-	if err := s.r.ReadColumns(ctx, i, cols, buf[:len(cols)]); err != nil {
-		return err
-	}
-	d := len(s.feat)
-	for j := range d {
-		col := buf[j]
-		for r := range rows {
-			x[r*d+j] = col[r]
-		}
-	}
-	if y != nil {
-		k := len(s.tg)
-		for j := range k {
-			col := buf[d+j]
-			for r := range rows {
-				y[r*k+j] = col[r]
-			}
-		}
-	}
-	return nil
+	return v, withTargets, nil
 }
 
 // inputOpts are the options of reading Parquet/CSV input for validation

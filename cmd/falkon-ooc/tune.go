@@ -189,7 +189,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 	}
-	base.Columns = columnsOf(r)
+	run := ooc.RunOptions{Workers: fo.workers}
 	pr := newProgress(e.stderr, fo.quiet)
 	if fo.val != "" {
 		vs, cleanup, err := openValidation(ctx, fo.val, fo.workers, r, pr)
@@ -197,7 +197,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			return err
 		}
 		defer cleanup()
-		base.Validation = vs
+		run.Validation = vs
 	} else {
 		tc.ValFraction = o.valFraction
 	}
@@ -232,7 +232,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	}
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
 		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
-	res, err := ooc.Tune(ctx, r, tc)
+	res, err := ooc.Tune(ctx, r, tc, run)
 	if err != nil {
 		return err
 	}
@@ -251,15 +251,15 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		}
 	}
 	if fo.jsonOut {
-		return writeJSON(e.stdout, tuneJSON{Version: version, Store: storePath, Model: fo.out, D: m.D, TuneResult: res,
-			Config: base, Precision: m.Precision.String()})
+		return writeJSON(e.stdout, tuneJSON{Version: version, Store: storePath, Model: fo.out, D: m.D(), TuneResult: res,
+			Config: base, Precision: m.Precision().String()})
 	}
 	writeTuneTable(e.stdout, res)
 	best := res.Candidates[res.Best]
 	fmt.Fprintf(e.stdout, "\nbest       candidate %d: %s, λ = %g, validation %s %.6g after %d iterations\n",
 		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, best.BestIteration)
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.out, fo.out)
-	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D, res.M)
+	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D(), res.M)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %d passes over the data\n", res.Seconds, res.Passes)
 	return nil
 }

@@ -45,7 +45,7 @@ func TestTuneCLI(t *testing.T) {
 	if b, err := os.ReadFile(plotPath); err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
 		t.Errorf("--plot did not write a PNG: %v", err)
 	}
-	if m, err := ooc.Load(model); err != nil || m.M != 150 {
+	if m, err := ooc.Load(model); err != nil || m.M() != 150 {
 		t.Fatalf("--out: %v", err)
 	}
 	test := makeStore(t, t.TempDir(), 500, 2, "y")
@@ -95,8 +95,8 @@ func TestTuneCLI(t *testing.T) {
 			t.Errorf("best is %d but σ %g λ %g has a lower metric", res.Best, c.Sigma, c.Lambda)
 		}
 	}
-	if m2, err := ooc.Load(model); err != nil || m2.Config.Lambda != res.Candidates[res.Best].Lambda {
-		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config.Lambda, res.Candidates[res.Best].Lambda, err)
+	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != res.Candidates[res.Best].Lambda {
+		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config().Lambda, res.Candidates[res.Best].Lambda, err)
 	}
 }
 

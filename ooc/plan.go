@@ -1,0 +1,214 @@
+package ooc
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// FitPlan is what a fit of a source will do, resolved before any pass
+// over the data: the Config with its defaults filled in, the shape of the
+// problem and the predicted peak memory. Fit starts by calling Plan.
+type FitPlan struct {
+	// Config is the resolved configuration (defaults filled in).
+	Config Config `json:"config"`
+	// Precision is Config.Precision, by name.
+	Precision kernel.Precision `json:"precision"`
+	N         int64            `json:"n"` // training rows
+	D         int              `json:"d"` // features
+	// TargetColumns is the number of target columns of the source.
+	TargetColumns int `json:"target_columns"`
+	// Task is the resolved task, or TaskAuto when it is decided in the
+	// sampling pass (the source does not report its target values).
+	Task Task `json:"task"`
+	// K is the number of outputs after encoding the targets; 0 for a
+	// multiclass task whose classes are known only after the sampling
+	// pass.
+	K int `json:"k"`
+	// Classes holds the class values of a classification task when known.
+	Classes []float64 `json:"classes,omitempty"`
+	// Features and Targets are the column names (stream.ColumnsOf).
+	Features []string `json:"features"`
+	Targets  []string `json:"targets"`
+	// Stats says whether the source supplied its feature statistics; if
+	// not (and standardisation is on), or if classes must be found, the
+	// sampling pass reads every chunk.
+	Stats bool `json:"source_stats"`
+	// Workers is the resolved worker count.
+	Workers int `json:"workers"`
+	// Memory is the predicted peak memory of the fit.
+	Memory Memory `json:"memory"`
+
+	src       stream.Source // the source as Fit reads it (spread)
+	mean, std []float64     // from the source, or nil
+	distinct  [][]float64   // from the source, or nil
+	chunkRows int           // largest chunk of src
+	scratch   int64         // src's read scratch per reader
+}
+
+// MemoryWith returns the memory estimate of the plan with the
+// preconditioner stored in precision prec.
+func (p *FitPlan) MemoryWith(prec precond.Precision) Memory {
+	cfg := p.Config
+	cfg.PrecondPrecision = prec
+	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch)
+}
+
+// MaxCenters returns the largest M whose estimate (MemoryWith(prec), with
+// Centers = M) is at most limit bytes, and at most N; 0 when not even one
+// centre fits.
+func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
+	fits := func(m int) bool {
+		cfg := p.Config
+		cfg.Centers, cfg.PrecondPrecision = m, prec
+		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch).Total <= limit
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, 2
+	for fits(hi) && int64(hi) < p.N {
+		lo, hi = hi, hi*2
+	}
+	if fits(hi) {
+		return int(min(int64(hi), p.N))
+	}
+	for hi-lo > 1 { // fits(lo), !fits(hi)
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return int(min(int64(lo), p.N))
+}
+
+// Plan validates cfg and opts against src and resolves the fit: n, d,
+// the outputs, the task, the column names and the memory estimate. It
+// reads no data (only what the source reports through its optional
+// interfaces: stream.Columner, stream.Statser, stream.TargetValuer,
+// stream.ScratchSizer). Errors match ErrConfig or ErrNoTargets and name
+// the offending value.
+func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
+	p := &FitPlan{src: spread(src), D: src.Dim(), TargetColumns: src.NumTargets()}
+	for i := range src.NumChunks() {
+		p.N += int64(src.ChunkRows(i))
+	}
+	if p.D < 1 {
+		return nil, configErr("the training data has no feature columns")
+	}
+	if p.N == 0 {
+		return nil, configErr("the training data has no rows")
+	}
+	if p.TargetColumns == 0 {
+		return nil, fmt.Errorf("%w: fit needs targets (ingest with --target COLUMN)", ErrNoTargets)
+	}
+	var err error
+	if p.Config, err = cfg.resolved(p.N, p.D); err != nil {
+		return nil, err
+	}
+	p.Precision = p.Config.Precision
+	switch {
+	case opts.Workers < 0:
+		return nil, configErr("workers must be ≥ 0, got %d", opts.Workers)
+	case opts.ValEvery < 0:
+		return nil, configErr("validation interval must be ≥ 1, got %d", opts.ValEvery)
+	case opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations:
+		return nil, configErr("the checkpoint is after iteration %d, beyond the %d iterations asked for",
+			opts.Resume.Iteration, p.Config.Iterations)
+	}
+	if v := opts.Validation; v != nil && (v.Dim() != p.D || v.NumTargets() != p.TargetColumns) {
+		return nil, configErr("the validation data has %d features and %d targets, the training data %d and %d",
+			v.Dim(), v.NumTargets(), p.D, p.TargetColumns)
+	}
+	p.Workers = opts.Workers
+	if p.Workers == 0 {
+		p.Workers = runtime.GOMAXPROCS(0)
+	}
+	p.Features, p.Targets = stream.ColumnsOf(src)
+	if s, ok := src.(stream.Statser); ok {
+		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {
+			p.mean, p.std = mean, std
+		}
+	}
+	if t, ok := src.(stream.TargetValuer); ok {
+		if dv := t.TargetDistinct(); len(dv) == p.TargetColumns {
+			p.distinct = dv
+		}
+	}
+	p.Stats = p.mean != nil
+	if err := p.resolveTask(p.distinct); err != nil {
+		return nil, err
+	}
+	for i := range p.src.NumChunks() {
+		p.chunkRows = max(p.chunkRows, p.src.ChunkRows(i))
+	}
+	p.scratch = stream.ScratchOf(p.src)
+	p.Memory = p.MemoryWith(p.Config.PrecondPrecision)
+	return p, nil
+}
+
+// needFullSample reports whether the sampling pass must read every chunk
+// (for statistics or class values the source did not give).
+func (p *FitPlan) needFullSample() bool {
+	needClasses := p.Config.Task != TaskRegression && p.distinct == nil
+	return (!p.Config.NoStandardize && p.mean == nil) || needClasses
+}
+
+// resolveTask decides the task and the outputs from the distinct target
+// values (nil: unknown yet).
+func (p *FitPlan) resolveTask(distinct [][]float64) error {
+	task := p.Config.Task
+	var cls []float64
+	known := distinct != nil
+	if known {
+		cls = distinct[0]
+	}
+	if task == TaskAuto {
+		if !known {
+			p.Task, p.K = TaskAuto, p.TargetColumns
+			return nil
+		}
+		task = TaskRegression
+		if p.TargetColumns == 1 && len(cls) == 2 {
+			task = TaskBinary
+		}
+	}
+	p.Task = task
+	switch task {
+	case TaskRegression:
+		p.K = p.TargetColumns
+		return nil
+	}
+	if p.TargetColumns != 1 {
+		return configErr("%s classification needs exactly one target column, the data has %d", task, p.TargetColumns)
+	}
+	p.K = 1
+	if !known {
+		if task == TaskMulticlass {
+			p.K = 0
+		}
+		return nil
+	}
+	if cls == nil {
+		return configErr("target %q has more than %d distinct values: it cannot be a class label", p.Targets[0], stream.MaxDistinct)
+	}
+	if task == TaskBinary && len(cls) != 2 {
+		return configErr("binary classification needs exactly two classes in target %q, found %d: %v",
+			p.Targets[0], len(cls), cls)
+	}
+	if task == TaskMulticlass && len(cls) < 2 {
+		return configErr("multiclass classification needs at least two classes in target %q, found %d",
+			p.Targets[0], len(cls))
+	}
+	p.Classes = slices.Clone(cls)
+	if task == TaskMulticlass {
+		p.K = len(cls)
+	}
+	return nil
+}

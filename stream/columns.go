@@ -1,0 +1,177 @@
+package stream
+
+import (
+	"fmt"
+	"math"
+)
+
+// Optional capabilities of a Source, checked with a type assertion (as
+// io.WriterTo or fs.StatFS are). A method that returns nil means "not
+// known", so that wrappers (Subdivide, Holdout) can implement every
+// interface and forward whatever their parent knows.
+
+// Columner is implemented by a Source that knows its column names.
+type Columner interface {
+	// Columns returns the feature names (len Dim()) and the target
+	// names (len NumTargets()), or nil, nil. The caller must not
+	// modify them.
+	Columns() (features, targets []string)
+}
+
+// Statser is implemented by a Source that knows its per-feature
+// statistics over all of its rows.
+type Statser interface {
+	// FeatureStats returns the mean and the population standard
+	// deviation of every feature (len Dim() each), or nil, nil. The
+	// caller must not modify them.
+	FeatureStats() (mean, std []float64)
+}
+
+// TargetValuer is implemented by a Source that knows the distinct values
+// of its target columns.
+type TargetValuer interface {
+	// TargetDistinct returns, for each target column, its sorted
+	// distinct values when it has at most MaxDistinct of them, and nil
+	// for a column with more; or nil altogether when unknown. The
+	// caller must not modify it.
+	TargetDistinct() [][]float64
+}
+
+// ScratchSizer is implemented by a Source that holds buffers of its own
+// while chunks are read (decode scratch, a parent chunk), so that memory
+// can be planned before a pass.
+type ScratchSizer interface {
+	// ScratchBytes returns the most scratch memory, in bytes, that the
+	// source holds for each goroutine reading chunks concurrently.
+	ScratchBytes() int64
+}
+
+// MaxDistinct is the most distinct values of a column that a
+// TargetValuer reports; a column with more cannot be a class label.
+const MaxDistinct = 256
+
+// ColumnsOf returns src's feature and target names, or x0, x1, … and
+// y0, y1, … when src does not know them.
+func ColumnsOf(src Source) (features, targets []string) {
+	if c, ok := src.(Columner); ok {
+		features, targets = c.Columns()
+	}
+	if len(features) != src.Dim() {
+		features = make([]string, src.Dim())
+		for j := range features {
+			features[j] = fmt.Sprintf("x%d", j)
+		}
+	}
+	if len(targets) != src.NumTargets() {
+		targets = make([]string, src.NumTargets())
+		for j := range targets {
+			targets[j] = fmt.Sprintf("y%d", j)
+		}
+	}
+	return features, targets
+}
+
+// ValueError reports a value that a pass cannot use (NaN or ±Inf) at a
+// position in a source. A worker of Run returns it with Row relative to
+// the chunk it was given and Chunk unset; Run fills in Chunk and, for
+// the sources of Subdivide and Holdout, maps Chunk and Row to the
+// numbering of the underlying source.
+type ValueError struct {
+	Chunk  int     // chunk of the source
+	Row    int     // row within the chunk, from 0
+	Column string  // column name
+	Value  float64 // the offending value
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("chunk %d, row %d, column %q: value %v is not a finite number", e.Chunk, e.Row, e.Column, e.Value)
+}
+
+// At returns e with Row moved down by row rows (for an error found in a
+// slice that starts at that row).
+func (e *ValueError) At(row int) *ValueError {
+	e.Row += row
+	return e
+}
+
+// CheckFinite returns a *ValueError for the first value of x (rows ×
+// len(names), row-major) that is NaN or infinite, naming its column by
+// names, or nil.
+func CheckFinite(x []float64, names []string) error {
+	d := len(names)
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return &ValueError{Row: i / d, Column: names[i%d], Value: v}
+		}
+	}
+	return nil
+}
+
+// origin is implemented by this package's wrappers: it maps a row of
+// chunk i to the parent source's chunk and row.
+type origin interface {
+	origin(i, row int) (chunk, prow int)
+}
+
+// locate maps chunk i, row of src back through any chain of wrappers.
+func locate(src Source, i, row int) (int, int) {
+	for {
+		o, ok := src.(origin)
+		if !ok {
+			return i, row
+		}
+		i, row = o.origin(i, row)
+		switch w := src.(type) {
+		case *subdivided:
+			src = w.src
+		case *filtered:
+			src = w.src
+		default:
+			return i, row
+		}
+	}
+}
+
+// forward implements the optional interfaces for a wrapper of src.
+type forward struct{ src Source }
+
+func (f forward) Columns() (features, targets []string) {
+	if c, ok := f.src.(Columner); ok {
+		return c.Columns()
+	}
+	return nil, nil
+}
+
+func (f forward) FeatureStats() (mean, std []float64) {
+	if s, ok := f.src.(Statser); ok {
+		return s.FeatureStats()
+	}
+	return nil, nil
+}
+
+func (f forward) TargetDistinct() [][]float64 {
+	if t, ok := f.src.(TargetValuer); ok {
+		return t.TargetDistinct()
+	}
+	return nil
+}
+
+// ScratchOf returns src's scratch per reading goroutine (ScratchSizer),
+// or 0 if src does not say.
+func ScratchOf(src Source) int64 {
+	if s, ok := src.(ScratchSizer); ok {
+		return s.ScratchBytes()
+	}
+	return 0
+}
+
+// parentScratch is the per-reader scratch of a wrapper that reads whole
+// parent chunks: one parent chunk (features and targets), plus the
+// parent's own.
+func parentScratch(src Source) int64 {
+	maxRows := 0
+	for i := range src.NumChunks() {
+		maxRows = max(maxRows, src.ChunkRows(i))
+	}
+	return 8*int64(maxRows)*int64(src.Dim()+src.NumTargets()) + ScratchOf(src)
+}
