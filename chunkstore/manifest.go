@@ -238,6 +238,12 @@ func (m *Manifest) check() error {
 					return fmt.Errorf("column %q: non-finite statistic", c.Name)
 				}
 			}
+			if c.Std < 0 {
+				return fmt.Errorf("column %q: negative std %g", c.Name, c.Std)
+			}
+			if m.Rows > 0 && (c.Min > c.Max || c.Mean < c.Min || c.Mean > c.Max) {
+				return fmt.Errorf("column %q: mean %g outside [min %g, max %g]", c.Name, c.Mean, c.Min, c.Max)
+			}
 		}
 	}
 	if err := m.checkColumnsAnnex(); err != nil {

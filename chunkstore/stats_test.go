@@ -227,3 +227,26 @@ func TestStatsScaled(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedNegativeStd (issue 15 item 8): a manifest whose checksum is
+// right but whose std is negative (forged) is refused.
+func TestForgedNegativeStd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	writeStore(t, dir, [][]float64{{1, 2, 3}, {4, 5, 6}}, 1, Options{}, 3)
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodeManifest(dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Features[0].Std = -1
+	forged, err := encodeManifest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeManifest(dir, forged); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`column "x0": negative std -1`)) {
+		t.Fatalf("decodeManifest = %v, want negative std refused", err)
+	}
+}

@@ -53,6 +53,10 @@ type Config struct {
 	// (implies NoHeader); it must list every column. Parquet files are not
 	// affected.
 	Columns []string `json:"columns"`
+	// MaxLine is the longest text record read, in bytes: a line, or lines
+	// joined by a quoted field. A longer one stops the ingest with a
+	// *LineTooLongError naming the file and line. 0: DefaultMaxLine.
+	MaxLine int `json:"max_line,omitempty"`
 	// BatchRows is the number of rows read from an input at a time. 0:
 	// about 8 MiB of float64 values, between 1024 and 65536 rows.
 	BatchRows int `json:"batch_rows"`

@@ -180,3 +180,46 @@ func readLabelBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float6
 	}
 	return nil
 }
+
+// checkChunkMeta checks what the footer says of each column chunk before
+// any page is read: sizes and offsets that are negative or reach beyond
+// the file (a chunk claiming size -5 once made arrow-go's reader panic in
+// makeslice). It names the file, the row group and the column.
+func checkChunkMeta(path string, rdr *file.Reader, size int64) error {
+	md := rdr.MetaData()
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		if rg.NumRows() < 0 {
+			return fmt.Errorf("%s: damaged Parquet metadata: row group %d claims %d rows", path, g, rg.NumRows())
+		}
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("%s: damaged Parquet metadata: row group %d, column %d: %w", path, g, c, err)
+			}
+			bad := func(what string, v int64) error {
+				return fmt.Errorf("%s: damaged Parquet metadata: row group %d, column %q: %s %d", path, g, clip(cc.PathInSchema().String()), what, v)
+			}
+			switch {
+			case cc.TotalCompressedSize() < 0:
+				return bad("negative compressed size", cc.TotalCompressedSize())
+			case cc.TotalUncompressedSize() < 0:
+				return bad("negative uncompressed size", cc.TotalUncompressedSize())
+			case cc.NumValues() < 0:
+				return bad("negative value count", cc.NumValues())
+			case cc.DataPageOffset() < 0:
+				return bad("negative data page offset", cc.DataPageOffset())
+			case cc.HasDictionaryPage() && cc.DictionaryPageOffset() < 0:
+				return bad("negative dictionary page offset", cc.DictionaryPageOffset())
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			if start > size || cc.TotalCompressedSize() > size-start {
+				return bad(fmt.Sprintf("chunk at offset %d extends beyond the end of the %d-byte file: size", start, size), cc.TotalCompressedSize())
+			}
+		}
+	}
+	return nil
+}

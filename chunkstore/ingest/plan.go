@@ -102,6 +102,9 @@ func (s *session) inspectParquet(fi *fileInfo) (err error) {
 		return fmt.Errorf("%s: not a readable Parquet file: %w", fi.path, err)
 	}
 	defer rdr.Close()
+	if err := checkChunkMeta(fi.path, rdr, fi.size); err != nil {
+		return err
+	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, s.mem)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fi.path, err)

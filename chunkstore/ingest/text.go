@@ -90,11 +90,10 @@ func (s *session) inspectText(fi *fileInfo) error {
 	}
 	defer t.Close()
 	fi.gzip = t.gzip
-	head, err := t.r.Peek(sniffBytes)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return fmt.Errorf("%s: %w", fi.path, err)
+	head, _, truncated, err := sniffHead(t.r, fi.path, s.cfg.MaxLine)
+	if err != nil {
+		return err
 	}
-	truncated := len(head) == sniffBytes
 	if len(bytes.TrimSpace(head)) == 0 {
 		return fmt.Errorf("%s: empty file", fi.path)
 	}
@@ -120,8 +119,10 @@ func (s *session) inspectText(fi *fileInfo) error {
 		}
 		recs = append(recs, rec)
 	}
-	if truncated && len(recs) > 1 {
-		recs = recs[:len(recs)-1] // maybe cut short by the end of the block
+	if truncated && len(recs) > 2 {
+		// The last may be cut short by the end of the block; the first
+		// two records are complete (see sniffHead).
+		recs = recs[:len(recs)-1]
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("%s: no rows in the first %d bytes", fi.path, len(head))
@@ -143,6 +144,9 @@ func (s *session) inspectText(fi *fileInfo) error {
 		fi.names = append([]string(nil), recs[0]...)
 		data = recs[1:]
 		for i, n := range fi.names {
+			if len(n) > maxName {
+				return fmt.Errorf("%s: the name of column %d is %d bytes long, more than %d: %q (use --no-header if the file has no header)", fi.path, i+1, len(n), maxName, clip(n))
+			}
 			if strings.TrimSpace(n) == "" {
 				return fmt.Errorf("%s: the header names no column %d (use --no-header if the file has no header)", fi.path, i+1)
 			}
@@ -165,6 +169,61 @@ func (s *session) inspectText(fi *fileInfo) error {
 	fi.rows = -1 // unknown until read
 	return nil
 }
+
+// maxName is the longest column name accepted, in bytes.
+const maxName = 4096
+
+// sniffHead returns the first two records of r whatever their length (up
+// to maxLine each: a header and a data row, or two data rows) followed by
+// up to sniffBytes more bytes, and whether r goes on beyond them.
+func sniffHead(r *bufio.Reader, path string, maxLine int) (head []byte, first int, truncated bool, err error) {
+	lim := bufio.NewReaderSize(newRecordLimiter(r, path, maxLine), 64<<10)
+	head, err = readRecord(lim)
+	if err == io.EOF {
+		return head, len(head), false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+	}
+	first = len(head)
+	rec, err := readRecord(lim)
+	head = append(head, rec...)
+	if err == io.EOF {
+		return head, first, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+	}
+	first = len(head)
+	head = append(head, make([]byte, sniffBytes)...)
+	n, err := io.ReadFull(lim, head[first:])
+	head = head[:first+n]
+	switch err {
+	case nil:
+		return head, first, true, nil
+	case io.EOF, io.ErrUnexpectedEOF:
+		return head, first, false, nil
+	default:
+		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+	}
+}
+
+// unwrapPath keeps a *LineTooLongError from naming the file twice.
+func unwrapPath(err error, path string) error {
+	var le *LineTooLongError
+	if errors.As(err, &le) {
+		return lineTooLong{le}
+	}
+	return err
+}
+
+// lineTooLong is a *LineTooLongError shown without its file name.
+type lineTooLong struct{ e *LineTooLongError }
+
+func (l lineTooLong) Error() string {
+	return strings.TrimPrefix(l.e.Error(), l.e.File+": ")
+}
+func (l lineTooLong) Unwrap() error { return l.e }
 
 // sniffComma picks the delimiter: a tab for .tsv files, else the most
 // frequent of , \t ; | outside quotes in the first line (a comma if none).
@@ -266,7 +325,8 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 		types[include[j]] = arrow.BinaryTypes.String
 		coltypes[j] = f.types[i]
 	}
-	r := arrowcsv.NewInferringReader(t.r,
+	lim := newRecordLimiter(t.r, f.path, s.cfg.MaxLine)
+	r := arrowcsv.NewInferringReader(lim,
 		arrowcsv.WithAllocator(s.mem),
 		arrowcsv.WithComma(f.comma),
 		arrowcsv.WithHeader(f.header),
@@ -340,6 +400,9 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 		done += int64(n)
 	}
 	if err := r.Err(); err != nil {
+		if lim.err != nil {
+			return lim.err // the record limit, whatever arrow made of it
+		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
 			return fmt.Errorf("%s: %w", f.path, err)

@@ -84,6 +84,7 @@ func TestFlagsAfterInputs(t *testing.T) {
 			}
 		}},
 		{"tune", []string{"tune", store, "--out", filepath.Join(dir, "t.falkon"), "--centers", "20", "--iters", "2", "--sigma", "1,2", "--lambda", "1e-6", "--quiet"}, nil},
+		{"clean", []string{"clean", dir}, nil}, // no flags: only inputs
 		// "--" ends the flags: what follows is an input even if it looks
 		// like a flag.
 		{"predict --", []string{"predict", "--model", model, "--quiet", "--", "--json"}, nil},
@@ -104,7 +105,7 @@ func TestFlagsAfterInputs(t *testing.T) {
 		}
 	}
 	// Every command taking inputs is covered above; demo takes none.
-	covered := []string{"ingest", "inspect", "fit", "predict", "tune", "demo"}
+	covered := []string{"ingest", "inspect", "fit", "predict", "tune", "clean", "demo"}
 	for name := range commands {
 		if !slices.Contains(covered, name) {
 			t.Errorf("command %s has no case in TestFlagsAfterInputs: add one that puts its flags after its inputs", name)

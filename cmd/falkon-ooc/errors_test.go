@@ -279,7 +279,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			},
 			args:   []string{"ingest", "--out", "readonly/out.store", "--target", "y", "part-1.csv"},
 			code:   1,
-			stderr: "falkon-ooc ingest: chunkstore: create readonly/out.store: open readonly/.out.store.falkon-lock: permission denied",
+			stderr: "falkon-ooc ingest: --out readonly/out.store: cannot write in readonly: permission denied",
 			fix:    "Write to a directory you may write to, or ask for write permission on it.",
 			run:    runUnprivileged,
 		},

@@ -141,8 +141,8 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--lambda must be > 0, got %g", o.lambda)
 	}
 	cfg.Lambda = o.lambda
-	if set["centers"] && o.centers < 1 {
-		return cfg, usagef("--centers must be ≥ 1, got %d", o.centers)
+	if o.centers < 0 {
+		return cfg, usagef("--centers must be ≥ 0 (0: the default), got %d", o.centers)
 	}
 	cfg.Centers = o.centers
 	if o.iters < 1 {
@@ -272,7 +272,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return err
 	}
 	defer r.Close()
-	if o.valFraction < 0 || o.valFraction >= 1 {
+	if !(o.valFraction >= 0 && o.valFraction < 1) { // NaN too
 		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
 	}
 	if o.valFraction > 0 && o.val != "" {
@@ -283,6 +283,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 		return usagef("--plot %s: the name must end in .png", o.plot)
+	}
+	if err := prepareOut(e, "--out", o.out, false, storePath, o.val); err != nil {
+		return err
+	}
+	if err := checkTargets(r, storePath); err != nil {
+		return err
 	}
 	run := ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery}
 	pr := newProgress(e.stderr, o.quiet)

@@ -176,7 +176,7 @@ func TestFitPredictErrors(t *testing.T) {
 		{"lambda zero", []string{"fit", "--out", model, "--lambda", "0", train}, 2, "--lambda must be > 0, got 0"},
 		{"lambda negative", []string{"fit", "--out", model, "--lambda", "-1", train}, 2, "--lambda must be > 0, got -1"},
 		{"sigma", []string{"fit", "--out", model, "--sigma", "0", train}, 2, "--sigma must be > 0, got 0"},
-		{"centers zero", []string{"fit", "--out", model, "--centers", "0", train}, 2, "--centers must be ≥ 1, got 0"},
+		{"centers negative", []string{"fit", "--out", model, "--centers", "-1", train}, 2, "--centers must be ≥ 0 (0: the default), got -1"},
 		{"centers > n", []string{"fit", "--out", model, "--centers", "501", train}, 1, "--centers 501 exceeds the 500 rows of store"},
 		{"no out", []string{"fit", train}, 2, "--out MODEL is required"},
 		{"no targets", []string{"fit", "--out", model, noTarget}, 1, "has no target column: ingest it with --target COLUMN"},

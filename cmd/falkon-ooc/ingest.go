@@ -54,7 +54,7 @@ and counts them. The store appears at --out only when complete.`,
 
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
-	chunkRows, workers                                    int
+	chunkRows, workers, maxLine                           int
 	noHeader, jsonOut, quiet, force                       bool
 }
 
@@ -73,6 +73,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.force, "force", false, "replace a store that exists at --out")
+	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes` (a line, or lines joined by a quoted field); a longer one is an error")
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
@@ -142,12 +143,16 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		NoHeader:  o.noHeader || o.columns != "",
 		Columns:   splitList(o.columns),
 		Force:     o.force,
+		MaxLine:   o.maxLine,
 	}
 	if cfg.ChunkRows == 0 {
 		cfg.ChunkRows = chunkstore.DefaultChunkRows
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if err := prepareOut(e, "--out", o.out, true, args...); err != nil {
+		return err
 	}
 	pr := newProgress(e.stderr, o.quiet)
 	cfg.Progress = func(p ingest.Progress) {

@@ -147,6 +147,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			return usagef("standard input (-) must be the only INPUT")
 		}
 	}
+	if err := prepareOut(e, "--out", o.out, false, append([]string{o.model}, args...)...); err != nil {
+		return err
+	}
 	start := time.Now()
 	m, err := ooc.Load(o.model)
 	if err != nil {
