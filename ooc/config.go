@@ -82,8 +82,9 @@ type Config struct {
 	Precision kernel.Precision `json:"-"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
 	Jitter float64 `json:"jitter,omitempty"`
-	// Preconditioner is precond.MethodCholesky (the zero value) or
-	// precond.MethodEigen, for rank-deficient K_MM (duplicate or nearly
+	// Preconditioner is precond.MethodCholesky (the zero value),
+	// precond.MethodPivoted (pivoted Cholesky) or precond.MethodEigen,
+	// for rank-deficient K_MM (duplicate or nearly
 	// duplicate centres, low-rank kernels such as linear).
 	Preconditioner precond.Method `json:"preconditioner,omitempty"`
 	// PrecondPrecision stores the preconditioner's M × M buffer in
@@ -220,9 +221,9 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	switch c.Preconditioner {
-	case "", precond.MethodCholesky, precond.MethodEigen:
+	case "", precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
 	default:
-		return c, configErr("unknown preconditioner %q (want cholesky or eigen)", c.Preconditioner)
+		return c, configErr("unknown preconditioner %q (want cholesky, eigen or pivoted)", c.Preconditioner)
 	}
 	if !c.PrecondPrecision.Valid() {
 		return c, configErr("unknown preconditioner precision %q (want float64 or float32)", c.PrecondPrecision)

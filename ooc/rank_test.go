@@ -19,6 +19,12 @@ import (
 // the 3 directions, and the Nyström estimator is then exactly linear
 // ridge regression, w = (ZᵀZ + λnI)⁻¹ Zᵀ(y − ȳ) on the standardised Z.
 func TestEigenPreconditionerRankDeficient(t *testing.T) {
+	for _, method := range []precond.Method{precond.MethodEigen, precond.MethodPivoted} {
+		t.Run(string(method), func(t *testing.T) { testRankDeficient(t, method) })
+	}
+}
+
+func testRankDeficient(t *testing.T, method precond.Method) {
 	const n, d, lambda = 1000, 3, 1e-3
 	rng := rand.New(rand.NewPCG(31, 1))
 	x := make([]float64, n*d)
@@ -31,7 +37,7 @@ func TestEigenPreconditionerRankDeficient(t *testing.T) {
 	}
 	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 128), ooc.Config{
 		Centers: 50, Kernel: kernel.Kernel{Kind: kernel.Linear}, Lambda: lambda,
-		Preconditioner: precond.MethodEigen, Iterations: 50, Tolerance: 1e-12,
+		Preconditioner: method, Iterations: 50, Tolerance: 1e-12,
 	}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,5 +124,50 @@ func TestDuplicateRows(t *testing.T) {
 	}
 	if rmse[1] > 0.1 {
 		t.Errorf("M = 60: RMSE %.4f, want < 0.1", rmse[1])
+	}
+}
+
+// The pivoted Cholesky preconditioner gives the eigen preconditioner's
+// model on rank-deficient K_MM (a linear kernel in 3-D: rank 3; a
+// polynomial kernel of degree 2 in 2-D: rank 6): both solve the Nyström
+// problem over the same span of kernel functions, so with CG converged
+// their predictions agree to 1e-8 although their α differ (pivoted puts
+// weight on r pivot centres only, eigen spreads it).
+func TestPivotedMatchesEigen(t *testing.T) {
+	for _, c := range []struct {
+		kern kernel.Kernel
+		d    int
+		rank int
+	}{
+		{kernel.Kernel{Kind: kernel.Linear}, 3, 3},
+		{kernel.Kernel{Kind: kernel.Polynomial, Degree: 2, Coef0: 1}, 2, 6},
+	} {
+		t.Run(string(c.kern.Kind), func(t *testing.T) {
+			const n = 800
+			x, y := synth(n, c.d, 5)
+			src := stream.NewMemSource(x, c.d, y, 1, 100)
+			var preds [][]float64
+			for _, method := range []precond.Method{precond.MethodEigen, precond.MethodPivoted} {
+				m, err := ooc.Fit(context.Background(), src, ooc.Config{
+					Centers: 60, Kernel: c.kern, Lambda: 1e-4, Preconditioner: method,
+					Iterations: 100, Tolerance: 1e-14, Seed: 2,
+				}, ooc.RunOptions{})
+				if err != nil {
+					t.Fatalf("%s: %v", method, err)
+				}
+				if m.Training().Rank != c.rank {
+					t.Fatalf("%s: rank %d, want %d", method, m.Training().Rank, c.rank)
+				}
+				xt, _ := synth(200, c.d, 6)
+				p := make([]float64, 200)
+				m.PredictTo(p, xt, 200)
+				preds = append(preds, p)
+			}
+			r := relDiff(preds[1], preds[0])
+			t.Logf("pivoted vs eigen predictions: %.3g relative", r)
+			if r > 1e-8 {
+				t.Errorf("pivoted predictions differ from eigen's by %.3g relative", r)
+			}
+		})
 	}
 }

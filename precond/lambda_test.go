@@ -25,7 +25,7 @@ func TestWithLambda(t *testing.T) {
 	for _, c := range []struct {
 		method precond.Method
 		prec   precond.Precision
-	}{{precond.MethodCholesky, precond.Float64}, {precond.MethodEigen, precond.Float64}, {precond.MethodCholesky, precond.Float32}} {
+	}{{precond.MethodCholesky, precond.Float64}, {precond.MethodEigen, precond.Float64}, {precond.MethodCholesky, precond.Float32}, {precond.MethodPivoted, precond.Float64}} {
 		method := c.method
 		opt := precond.Options{Jitter: 1e-10, Weights: w, Method: method, Precision: c.prec}
 		if c.prec == precond.Float32 {

@@ -129,11 +129,13 @@ type Options struct {
 	// Workers bounds the goroutines of the factorisations and solves.
 	// 0 means GOMAXPROCS.
 	Workers int
-	// Method is MethodCholesky (the zero value) or MethodEigen.
+	// Method is MethodCholesky (the zero value), MethodEigen or
+	// MethodPivoted.
 	Method Method
 	// RankTol is, for MethodEigen, the relative threshold below which
-	// eigenvalues of D K_MM D are dropped: λ_i ≤ RankTol·λ_max. 0 means
-	// DefaultRankTol.
+	// eigenvalues of D K_MM D are dropped: λ_i ≤ RankTol·λ_max; for
+	// MethodPivoted, pivots at or below RankTol times the largest diagonal
+	// end the factorisation. 0 means DefaultRankTol.
 	RankTol float64
 }
 
@@ -151,9 +153,21 @@ const (
 	// at the cost of a symmetric eigendecomposition (several times a
 	// Cholesky). The system solved has dimension r.
 	MethodEigen Method = "eigen"
+	// MethodPivoted: the Cholesky factorisation with diagonal pivoting
+	// (LAPACK dpstrf) of D K_MM D, stopped at the first pivot at or below
+	// RankTol times the largest diagonal: Pᵀ D K_MM D P = UᵀU with U
+	// r × M, and T = U Pᵀ. It handles a rank-deficient K_MM like
+	// MethodEigen at the cost of about r/M of one Cholesky (GEMM speed,
+	// no eigendecomposition), so it scales to M in the tens of thousands.
+	// T⁻¹ is the right inverse P [U₁₁⁻¹; 0]: the model puts its weight on
+	// the r pivot centres, which span the others. The system solved has
+	// dimension r; the factors hold 16r² bytes (8r² when r = M) once the
+	// factorisation, which needs K_MM whole in float64, is done.
+	MethodPivoted Method = "pivoted"
 )
 
-// DefaultRankTol is the eigenvalue threshold of MethodEigen.
+// DefaultRankTol is the eigenvalue threshold of MethodEigen and the pivot
+// threshold of MethodPivoted.
 const DefaultRankTol = 1e-12
 
 // Preconditioner holds FALKON's factors T and A for M centres. It is safe
@@ -165,10 +179,13 @@ type Preconditioner struct {
 	d       []float64
 	workers int
 	// MethodEigen: T = Λ_r^{1/2} Q_rᵀ and A = diag((λ_i/M + λ)^{1/2}).
-	q      []float64 // Q_rᵀ, r × M
-	s      []float64 // λ_i^{1/2}
-	sinv   []float64 // λ_i^{-1/2}
-	ainv   []float64 // 1/A_ii
+	q    []float64 // Q_rᵀ, r × M
+	s    []float64 // λ_i^{1/2}
+	sinv []float64 // λ_i^{-1/2}
+	ainv []float64 // 1/A_ii
+	// MethodPivoted: piv[i] is the centre of pivot i (f holds U₁₁ and A,
+	// r × r).
+	piv    []int
 	jitter float64
 	lambda float64
 }
@@ -194,6 +211,8 @@ func New(kmm *mat.SymDense, lambda float64, opt Options) (*Preconditioner, error
 	switch p.method(opt) {
 	case MethodEigen:
 		return p, p.eigen(kmm, lambda, opt.RankTol)
+	case MethodPivoted:
+		return p, p.pivoted(context.Background(), raw.Data, raw.Stride, opt)
 	}
 	if p.prec == Float32 {
 		m := raw.N
@@ -223,10 +242,13 @@ type Rows func(dst []float64, lo, hi int)
 // K_MM whole in float64: Build allocates it.)
 func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (*Preconditioner, error) {
 	p := newPrecond(m, lambda, opt)
-	if p.method(opt) == MethodEigen {
+	if meth := p.method(opt); meth != MethodCholesky {
 		kmm := make([]float64, m*m)
 		if err := fillRows(ctx, kmm, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
 			return nil, err
+		}
+		if meth == MethodPivoted {
+			return p, p.pivoted(ctx, kmm, m, opt)
 		}
 		return p, p.eigen(mat.NewSymDense(m, kmm), lambda, opt.RankTol)
 	}
@@ -323,8 +345,8 @@ func (p *Preconditioner) method(opt Options) Method {
 	switch opt.Method {
 	case "", MethodCholesky:
 		return MethodCholesky
-	case MethodEigen:
-		return MethodEigen
+	case MethodEigen, MethodPivoted:
+		return opt.Method
 	}
 	panic(fmt.Sprintf("precond: unknown method %q", opt.Method))
 }
@@ -424,6 +446,20 @@ type packed[E dense.Float] struct {
 	m, ld int
 	tdiag []float64
 	sdiag []float64 // the diagonal of TTᵀ/M, for withLambda
+	// s12 is, for MethodPivoted with r < M, U₁₂U₁₂ᵀ/M in its strict
+	// upper triangle (r × r): the part of TTᵀ/M that U₁₁ does not give.
+	s12 []E
+}
+
+// addS12 adds f.s12's strict upper triangle to buf's.
+func (f *packed[E]) addS12(buf []E) {
+	for i := range f.m {
+		src := f.s12[i*f.m+i+1 : i*f.m+f.m]
+		dst := buf[i*f.ld+i+1 : i*f.ld+f.m]
+		for j, v := range src {
+			dst[j] += v
+		}
+	}
 }
 
 // withLambda copies T (lower triangle and diagonal) into a new buffer,
@@ -431,12 +467,15 @@ type packed[E dense.Float] struct {
 // same T as factorise, so the same bits, without the Cholesky of K_MM.
 func (f *packed[E]) withLambda(lambda, eps float64, workers int) (factors, error) {
 	m := f.m
-	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag}
+	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag, s12: f.s12}
 	for i := range m {
 		copy(g.buf[i*m:i*m+i], f.buf[i*f.ld:i*f.ld+i])
 		g.buf[i*m+i] = E(f.tdiag[i])
 	}
 	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
+	if g.s12 != nil {
+		g.addS12(g.buf)
+	}
 	if err := g.factoriseA(context.Background(), lambda, eps, workers, nil); err != nil {
 		return nil, err
 	}
@@ -453,7 +492,71 @@ func (f *packed[E]) solveA(trans bool, x []float64, k, workers int) {
 
 func (f *packed[E]) bytes() int64 {
 	var z E
-	return int64(len(f.buf))*int64(unsafe.Sizeof(z)) + int64(len(f.tdiag)+len(f.sdiag))*8
+	return int64(len(f.buf)+len(f.s12))*int64(unsafe.Sizeof(z)) + int64(len(f.tdiag)+len(f.sdiag))*8
+}
+
+// pivoted builds the factors of MethodPivoted from K_MM in the upper
+// triangle of kmm (overwritten): U by pivoted Cholesky, then U₁₁ and
+// A = chol(UUᵀ/M + λI) in one new r × r buffer in the packed layout
+// (U₁₁ transposed in the lower triangle, A in the upper one).
+func (p *Preconditioner) pivoted(ctx context.Context, kmm []float64, ld int, opt Options) error {
+	m, d := p.m, p.d
+	tol := opt.RankTol
+	if tol <= 0 {
+		tol = DefaultRankTol
+	}
+	for i := range m {
+		if d != nil {
+			row := kmm[i*ld+i : i*ld+m]
+			for j := range row {
+				row[j] *= d[i] * d[i+j]
+			}
+		}
+	}
+	mon := func(done float64) bool {
+		if opt.Progress != nil {
+			opt.Progress(done * 0.9)
+		}
+		return ctx.Err() == nil
+	}
+	perm, r := dense.PivotedCholesky(kmm, m, ld, tol, p.workers, mon)
+	if r < 0 {
+		return ctx.Err()
+	}
+	if r == 0 {
+		return &NotPDError{Matrix: "D K_MM D (no pivot above the rank tolerance)", Lambda: p.lambda}
+	}
+	// S = UUᵀ/M + λI: its diagonal from whole rows of U, its strict upper
+	// triangle as U₁₁U₁₁ᵀ/M (UUtPacked on the r × r buffer) plus
+	// U₁₂U₁₂ᵀ/M.
+	f := &packed[float64]{buf: make([]float64, r*r), m: r, ld: r, tdiag: make([]float64, r), sdiag: make([]float64, r)}
+	for i := range r {
+		row := kmm[i*ld+i : i*ld+m]
+		s := 0.0
+		for _, v := range row {
+			s += v * v
+		}
+		f.sdiag[i] = s / float64(m)
+		f.tdiag[i] = row[0]
+		for j := i; j < r; j++ {
+			f.buf[j*r+i] = kmm[i*ld+j] // U₁₁ transposed, diagonal included
+		}
+	}
+	dense.UUtPacked(f.buf, r, r, 1/float64(m), p.workers, nil)
+	if r < m {
+		// Kept for WithLambda, which cannot rebuild it from U₁₁.
+		f.s12 = make([]float64, r*r)
+		dense.SyrkStrictUpper(kmm[r:], r, m-r, ld, 1/float64(m), f.s12, r, p.workers)
+		f.addS12(f.buf)
+	}
+	if err := f.factoriseA(ctx, p.lambda, p.jitter, p.workers, nil); err != nil {
+		return err
+	}
+	if opt.Progress != nil {
+		opt.Progress(1)
+	}
+	p.f, p.piv, p.prec = f, perm[:r:r], Float64
+	return nil
 }
 
 // eigen builds the factors of MethodEigen from kmm (overwritten).
@@ -498,8 +601,11 @@ func (p *Preconditioner) M() int { return p.m }
 // Rank reports r, the dimension of the preconditioned system: M for the
 // Cholesky method, the number of eigenvalues kept for MethodEigen.
 func (p *Preconditioner) Rank() int {
-	if p.q != nil {
+	switch {
+	case p.q != nil:
 		return len(p.s)
+	case p.piv != nil:
+		return len(p.piv)
 	}
 	return p.m
 }
@@ -518,7 +624,7 @@ func (p *Preconditioner) Precision() Precision {
 
 // Bytes reports the memory the factors hold.
 func (p *Preconditioner) Bytes() int64 {
-	n := int64(len(p.d)+len(p.q)+3*len(p.s)) * 8
+	n := int64(len(p.d)+len(p.q)+3*len(p.s)+len(p.piv)) * 8
 	if p.f != nil {
 		n += p.f.bytes()
 	}
@@ -567,6 +673,14 @@ func (p *Preconditioner) SolveTTo(dst, src []float64, k int) {
 			blas64.General{Rows: r, Cols: p.m, Stride: p.m, Data: p.q},
 			blas64.General{Rows: r, Cols: k, Stride: k, Data: v},
 			0, blas64.General{Rows: p.m, Cols: k, Stride: k, Data: dst})
+	} else if p.piv != nil {
+		// dst = P [U₁₁⁻¹ src; 0].
+		v := append([]float64(nil), src...)
+		p.f.solveT(false, v, k, p.workers)
+		clear(dst)
+		for i, c := range p.piv {
+			copy(dst[c*k:c*k+k], v[i*k:i*k+k])
+		}
 	} else {
 		copy(dst, src)
 		p.f.solveT(false, dst, k, p.workers)
@@ -579,6 +693,20 @@ func (p *Preconditioner) SolveTTo(dst, src []float64, k int) {
 func (p *Preconditioner) SolveTTTo(dst, src []float64, k int) {
 	p.check(dst, p.Rank(), k, "dst")
 	p.check(src, p.m, k, "src")
+	if p.piv != nil {
+		// dst = [U₁₁⁻ᵀ 0] Pᵀ D src.
+		for i, c := range p.piv {
+			row := dst[i*k : i*k+k]
+			copy(row, src[c*k:c*k+k])
+			if p.d != nil {
+				for j := range row {
+					row[j] *= p.d[c]
+				}
+			}
+		}
+		p.f.solveT(true, dst, k, p.workers)
+		return
+	}
 	if p.q == nil {
 		copy(dst, src)
 		p.scaleRows(dst, k, p.d)

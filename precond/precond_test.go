@@ -189,6 +189,9 @@ func TestBInvertsApproximation(t *testing.T) {
 		{"eigen", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Method: precond.MethodEigen}, -1, 1e-8},
 		{"eigen rank 3", rank3, precond.Options{Method: precond.MethodEigen}, 3, 1e-8},
 		{"eigen rank 3 weighted", rank3, precond.Options{Method: precond.MethodEigen, Weights: w}, 3, 1e-8},
+		{"pivoted", func() *mat.SymDense { return gaussKMM(m, 2) }, precond.Options{Method: precond.MethodPivoted}, -1, 1e-8},
+		{"pivoted rank 3", rank3, precond.Options{Method: precond.MethodPivoted}, 3, 1e-8},
+		{"pivoted rank 3 weighted", rank3, precond.Options{Method: precond.MethodPivoted, Weights: w}, 3, 1e-8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kmm := c.kmm()
@@ -210,7 +213,7 @@ func TestBInvertsApproximation(t *testing.T) {
 			if c.rank > 0 && r != c.rank {
 				t.Fatalf("rank %d, want %d", r, c.rank)
 			}
-			if c.opt.Method != precond.MethodEigen {
+			if c.opt.Method == "" || c.opt.Method == precond.MethodCholesky {
 				// K̃ includes the jitter (negligible in float64, εM = 3e-4
 				// in float32).
 				for i := range m {

@@ -9,14 +9,14 @@
 // variance, so that no standardisation is needed; train targets carry
 // N(0, 0.1²) noise, test targets none):
 //
-//	go run ./bench/largem -mode gen -dir /tmp/largem -n 1000000
+//	go run ./bench/largem -mode gen -dir /tmp/largem-data -n 1000000
 //
 // sweep fits in-process for each M of -centers and each -precisions on the
 // first min(n, -rows-per-center·M) rows and prints M, n, precision, the
 // preconditioner's bytes and seconds, s/iteration, the CG iterations to
 // relative residuals 1e-3 / 1e-5 and the test RMSE:
 //
-//	go run ./bench/largem -mode sweep -dir /tmp/largem -centers 1000,2000,5000 -precisions float64,float32
+//	go run ./bench/largem -mode sweep -dir /tmp/largem-data -centers 1000,2000,5000 -precisions float64,float32
 //
 // pivot times the preconditioner of a K_MM of rank M/4 (every centre
 // repeated four times) with --precond pivoted and --precond eigen:
@@ -100,8 +100,8 @@ func ints(s string) ([]int, error) {
 // target is the synthetic function: products and sums of sinusoids of
 // several frequencies, so that finer centres keep paying off.
 func target(x []float64) float64 {
-	return math.Sin(4*x[0])*math.Sin(4*x[1]) + math.Sin(5*x[2]+3*x[3]) +
-		0.7*math.Cos(6*(x[0]-x[4])) + 0.5*math.Sin(3*x[1]*x[3]) + 0.3*math.Sin(9*x[2])*math.Cos(7*x[4])
+	return math.Sin(2*x[0])*math.Sin(2*x[1]) + math.Sin(2.5*x[2]+1.5*x[3]) +
+		0.7*math.Cos(3*(x[0]-x[4])) + 0.5*math.Sin(1.5*x[1]*x[3]) + 0.3*math.Sin(4.5*x[2])*math.Cos(3.5*x[4])
 }
 
 func gen(dir string, n, ntest int) error {

@@ -90,7 +90,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for a target with two values)")
-	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or eigen for a rank-deficient K_MM (duplicate centres, linear kernels)")
+	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
 	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
@@ -169,10 +169,10 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.Jitter = o.jitter
 	switch precond.Method(o.precondMethod) {
-	case precond.MethodCholesky, precond.MethodEigen:
+	case precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
 		cfg.Preconditioner = precond.Method(o.precondMethod)
 	default:
-		return cfg, usagef("--precond must be cholesky or eigen, got %q", o.precondMethod)
+		return cfg, usagef("--precond must be cholesky, pivoted or eigen, got %q", o.precondMethod)
 	}
 	switch o.precondPrecision {
 	case "auto":
@@ -197,8 +197,11 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 
 // precondName describes the preconditioner of cfg for the progress line.
 func precondName(cfg ooc.Config) string {
-	if cfg.Preconditioner == precond.MethodEigen {
+	switch cfg.Preconditioner {
+	case precond.MethodEigen:
 		return "eigendecomposition"
+	case precond.MethodPivoted:
+		return "pivoted Cholesky"
 	}
 	p := cfg.PrecondPrecision
 	if p == "" {
@@ -225,7 +228,7 @@ func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (o
 			pr.printf("fit: M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32 (--precond-precision float32)",
 				cfg.Centers, ooc.FormatBytes(est(precond.Float64).Total), ooc.FormatBytes(limit))
 		}
-		if cfg.Preconditioner == precond.MethodEigen {
+		if cfg.Preconditioner == precond.MethodEigen || cfg.Preconditioner == precond.MethodPivoted {
 			prec = precond.Float64
 		}
 		cfg.PrecondPrecision = prec

@@ -78,27 +78,36 @@ func physicalMemory() int64 {
 	return 0
 }
 
-// cgroupLimit reads memory.max of this process's cgroup (v2), 0 if there
-// is none or it is "max".
+// cgroupLimit reads the memory limit of this process's cgroup: memory.max
+// (v2) or memory.limit_in_bytes (v1). It is 0 if there is none or it is
+// unlimited ("max", or v1's huge page-aligned number, which the caller's
+// minimum with physical memory absorbs).
 func cgroupLimit() int64 {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		path, ok := strings.CutPrefix(line, "0::")
-		if !ok {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 {
 			continue
 		}
-		v, err := os.ReadFile("/sys/fs/cgroup" + strings.TrimSpace(path) + "/memory.max")
-		if err != nil {
-			return 0
+		var file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			file = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+		case parts[1] == "memory":
+			file = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+		default:
+			continue
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+		v, err := os.ReadFile(file)
 		if err != nil {
-			return 0
+			continue
 		}
-		return n
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64); err == nil && n > 0 {
+			return n
+		}
 	}
 	return 0
 }

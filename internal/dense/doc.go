@@ -24,6 +24,22 @@
 //	SolveUpperVec(u, n, ldu, x), SolveUpperTVec(...)  x ← U⁻¹ x, U⁻ᵀ x
 //	Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)  C += alpha op(A) op(B)
 //
+// FALKON's one-buffer layout (package precond; the paper's code and the
+// Python falkon library keep T and A in one M × M array):
+//
+//	TransposeUpper(a, n, lda)                         T from the upper to the lower triangle
+//	RowNorms2(u, n, ldu, alpha, out)                  diag(alpha U Uᵀ)
+//	UUtPacked(a, n, lda, alpha, workers, mon)         alpha U Uᵀ, U in the lower triangle, into the strict upper one
+//	SolveTri(Tri{Data, N, Stride, Lower, Diag}, ...)  solves on either triangle, diagonal aside
+//	CholeskyMon(a, n, lda, workers, mon)              Cholesky with progress and cancellation
+//	PivotedCholesky(a, n, lda, tol, workers, mon)     rank-revealing (LAPACK dpstrf), blocked
+//
+// Matrices may be stored as float32 (type parameter E): the packed
+// operands, the micro-kernel and all sums stay float64, results are
+// rounded to float32 when stored, and right-hand sides of solves are
+// float64. A float32 preconditioner so needs half the memory at the
+// float64 speed.
+//
 // The O(n³) routines are blocked (Cholesky: right-looking with 256-wide
 // panels and a recursive diagonal block; UUt: a sequence of rank-256
 // updates; SolveUpper with k ≥ 32: recursive) so that nearly all their flops
