@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -392,26 +393,29 @@ func writeBigCSV(t *testing.T) {
 	writeText(t, "big.csv", b.String())(t)
 }
 
-// runWithFileSizeLimit runs the command in-process with RLIMIT_FSIZE at
-// 64 KiB: a write past it fails with EFBIG, like one on a full disk with
-// ENOSPC. (Go ignores the SIGXFSZ the kernel sends.) The limit applies to
-// the whole test process while the command runs; tests of this package do
-// not run in parallel with this one.
+// runWithFileSizeLimit runs the command in a copy of the test process
+// whose RLIMIT_FSIZE is 64 KiB: a write past it fails with EFBIG, like one
+// on a full disk with ENOSPC. (Go ignores the SIGXFSZ the kernel sends.)
+// The limit is set in the child only: set in this process it would also
+// stop the test framework's own writes (its test log is larger than
+// 64 KiB by the time this test runs).
 func runWithFileSizeLimit(t *testing.T, args []string) (int, string) {
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skipf("getrlimit: %v", err)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	lim := old
-	lim.Cur = 64 << 10
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		t.Skipf("setrlimit: %v", err)
+	cmd := exec.Command(self, append([]string{"-test.run=^TestErrorsHelperProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "FALKON_OOC_ERRORS_HELPER=1", "FALKON_OOC_FSIZE=65536")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), stderr.String()
 	}
-	code, _, e := runCLI(args...)
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatalf("restore RLIMIT_FSIZE: %v", err)
+	if err != nil {
+		t.Fatalf("run the command in a child process: %v", err)
 	}
-	return code, e
+	return 0, stderr.String()
 }
 
 // runUnprivileged runs the command in-process when the process lacks the
@@ -485,11 +489,25 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// TestErrorsHelperProcess is the CLI when runUnprivileged starts the test
-// binary; otherwise it does nothing.
+// TestErrorsHelperProcess is the CLI when runUnprivileged or
+// runWithFileSizeLimit starts the test binary; otherwise it does nothing.
 func TestErrorsHelperProcess(t *testing.T) {
 	if os.Getenv("FALKON_OOC_ERRORS_HELPER") != "1" {
 		return
+	}
+	if v := os.Getenv("FALKON_OOC_FSIZE"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		lim.Cur = n
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			t.Fatal(err)
+		}
 	}
 	args := os.Args
 	for i, a := range args {
