@@ -109,10 +109,7 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 				if direct[j] != nil {
 					return direct[j].read(want, b.cols[j][:want], &bads[j])
 				}
-				if s.labels[j] != nil {
-					return readLabelBatch(readers[j], s.labels[j], want, b.cols[j][:want], &bads[j])
-				}
-				return readColumnBatch(readers[j], want, b.cols[j][:want], &bads[j])
+				return readColumnBatch(readers[j], s.labels[j], want, b.cols[j][:want], &bads[j])
 			}))
 		}
 		if err := g.Wait(); err != nil {
@@ -130,10 +127,11 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 	return nil
 }
 
-// readColumnBatch reads the next want values of one column into dst.
+// readColumnBatch reads the next want values of one column into dst: as
+// numbers, or, when l is not nil, a string target's values as class codes.
 // DESIGN.md: an unsupported encoding can make a Parquet column reader return
 // fewer (or zero) values and no error, so the count is checked.
-func readColumnBatch(r *pqarrow.ColumnReader, want int, dst []float64, b *bad) error {
+func readColumnBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float64, b *bad) error {
 	name := r.Field().Name
 	chunked, err := r.NextBatch(int64(want))
 	if err != nil {
@@ -147,33 +145,13 @@ func readColumnBatch(r *pqarrow.ColumnReader, want int, dst []float64, b *bad) e
 	for _, arr := range chunked.Chunks() {
 		n := arr.Len()
 		var cb bad
-		if err := convertArray(arr, dst[off:off+n], &cb); err != nil {
+		if l != nil {
+			// The label set's errors name the column already.
+			if err := l.encode(arr, dst[off:off+n], &cb); err != nil {
+				return err
+			}
+		} else if err := convertArray(arr, dst[off:off+n], &cb); err != nil {
 			return fmt.Errorf("column %q: %w", name, err)
-		}
-		b.merge(off, &cb)
-		off += n
-	}
-	return nil
-}
-
-// readLabelBatch reads the next want values of a string target into dst
-// as class codes.
-func readLabelBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float64, b *bad) error {
-	name := r.Field().Name
-	chunked, err := r.NextBatch(int64(want))
-	if err != nil {
-		return fmt.Errorf("column %q: %w", name, err)
-	}
-	defer chunked.Release()
-	if got := chunked.Len(); got != want {
-		return fmt.Errorf("column %q: read %d values where the file metadata promises %d (an unsupported encoding or a corrupt file)", name, got, want)
-	}
-	off := 0
-	for _, arr := range chunked.Chunks() {
-		n := arr.Len()
-		var cb bad
-		if err := l.encode(arr, dst[off:off+n], &cb); err != nil {
-			return err
 		}
 		b.merge(off, &cb)
 		off += n

@@ -11,6 +11,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
 func init() {
@@ -245,18 +246,7 @@ func printColumnReport(w io.Writer, cols []chunkstore.InputColumn, skippedOnly b
 }
 
 // mb formats a byte count in B, kB, MB or GB (powers of 10).
-func mb(n int64) string {
-	switch {
-	case n < 1e3:
-		return fmt.Sprintf("%d B", n)
-	case n < 1e6:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1e9:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	default:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	}
-}
+func mb(n int64) string { return fileutil.FormatBytes(n) }
 
 // humanCount formats a count with k, M and G suffixes.
 func humanCount(n int64) string {

@@ -29,7 +29,7 @@ type Leftover struct {
 }
 
 func (l Leftover) String() string {
-	return fmt.Sprintf("%s (%s, from process %d, no longer running)", l.Path, humanBytes(l.Bytes), l.Owner.PID)
+	return fmt.Sprintf("%s (%s, from process %d, no longer running)", l.Path, FormatBytes(l.Bytes), l.Owner.PID)
 }
 
 // ParseTemp reports whether name (a base name) is a temporary name made by
@@ -136,7 +136,8 @@ func size(p string) int64 {
 	return n
 }
 
-func humanBytes(n int64) string {
+// FormatBytes formats a byte count in B, kB, MB or GB (powers of 10).
+func FormatBytes(n int64) string {
 	switch {
 	case n < 1e3:
 		return fmt.Sprintf("%d B", n)
