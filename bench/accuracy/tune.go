@@ -188,14 +188,33 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source
 	return nil
 }
 
-// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE.
+// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE
+// (the pick is by validation; every candidate's test RMSE is logged).
 func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	t0 := time.Now()
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{Workers: te.workers})
+	ac := &ooc.ARDConfig{Rows: *ardRowsFlag, Centers: *ardCentersFlag, Steps: *ardStepsFlag}
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac,
+		Progress: func(p ooc.TuneProgress) {
+			if p.Stage == ooc.StageARD || p.Stage == ooc.StagePrecond || p.Stage == ooc.StageKernel {
+				logf("%s: %s (%.0f s)", name, p.Stage, p.Elapsed.Seconds())
+			}
+		}}, ooc.RunOptions{Workers: te.workers})
 	if err != nil {
 		return err
 	}
 	secs := time.Since(t0).Seconds()
+	for _, c := range res.Candidates {
+		if c.Model() == nil {
+			logf("%s:   λ=%.0e: %s %s", name, c.Lambda, c.Stop, c.Err)
+			continue
+		}
+		cm, err := c.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		logf("%s:   λ=%.0e: validation %.4f at iteration %d of %d (%s), test %.4f", name, c.Lambda, c.BestMetric,
+			c.BestIteration, c.Iterations, c.Stop, *cm.RMSE)
+	}
 	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
 	if err != nil {
 		return err
@@ -205,13 +224,17 @@ func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sour
 	for j, s := range res.ARD.Sigmas {
 		sig[j] = fmt.Sprintf("%.2f", s)
 	}
-	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
-		best.BestIteration, strings.Join(sig, " "), res.ARD.Start, res.ARD.Loss, secs)
+	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s (λ %.1e) | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
+		best.BestIteration, strings.Join(sig, " "), res.ARD.Lambda, res.ARD.Start, res.ARD.Loss, secs)
 	return nil
 }
 
 // tuneMain runs the -tune mode on the regression data sets chosen.
 func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
+	if err := applyTuneFlags(te); err != nil {
+		fmt.Fprintf(os.Stderr, "accuracy -tune: %v\n", err)
+		return false
+	}
 	if len(want) == 0 {
 		for _, n := range []string{"protein", "kin40k", "elevators", "bike", "california"} {
 			want[n] = true
