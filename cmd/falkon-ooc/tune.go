@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -48,7 +50,7 @@ candidate's validation curve); progress to stderr.`,
 
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
-	"task", "precond", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
+	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
 	"target", "features", "exclude", "nulls", "cache"}
 
 type tuneOpts struct {
@@ -56,6 +58,7 @@ type tuneOpts struct {
 	sigmas, lambdas, plot string
 	valFraction           float64
 	patience, halving     int
+	sigmaHalving          int
 	ard                   bool
 	ardRows, ardSteps     int
 }
@@ -73,8 +76,9 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
+	fs.IntVar(&o.sigmaHalving, "sigma-halving", ooc.DefaultSigmaHalving, "successive halving over whole σ: after iterations N, 2N, 4N, … the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
 	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
-	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 6000))")
+	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
 	return func(ctx context.Context, e *env, args []string) error {
@@ -141,11 +145,16 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		return err
 	}
 	defer r.Close()
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, SigmaHalving: o.sigmaHalving}
 	if o.patience == 0 {
 		tc.Patience = -1
 	} else if o.patience < 0 {
 		return usagef("--patience must be ≥ 0, got %d", o.patience)
+	}
+	if o.sigmaHalving == 0 {
+		tc.SigmaHalving = -1
+	} else if o.sigmaHalving < 0 {
+		return usagef("--sigma-halving must be ≥ 0, got %d", o.sigmaHalving)
 	}
 	if o.halving < 0 {
 		return usagef("--halving must be ≥ 0, got %d", o.halving)
@@ -233,6 +242,16 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
 		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
 	res, err := ooc.Tune(ctx, r, tc, run)
+	if err != nil && errors.Is(err, ooc.ErrMemory) && fo.precondPrecision == "auto" &&
+		(tc.Base.Preconditioner == "" || tc.Base.Preconditioner == precond.MethodCholesky) {
+		// --precond-precision auto, as fit: float32 only when float64
+		// does not fit --max-memory.
+		pr.printf("tune: with float64 preconditioners the search is over the memory limit of %s: storing them in float32 (--precond-precision float32)",
+			ooc.FormatBytes(tc.MaxMemory))
+		tc.Base.PrecondPrecision = precond.Float32
+		base.PrecondPrecision = precond.Float32
+		res, err = ooc.Tune(ctx, r, tc, run)
+	}
 	if err != nil {
 		return err
 	}
