@@ -57,6 +57,8 @@ type segment struct {
 	data []byte     // the mapped file, or nil to read through r
 	mf   *mmap.File // for advice and Close; nil for NewReader
 	size int64
+	// ahead is the offset up to which read-ahead has been asked for.
+	ahead atomic.Int64
 }
 
 type chunkLoc struct {
@@ -479,13 +481,17 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	return nil
 }
 
-// prefetchChunks is how many chunks, from i on, ReadChunk(i) asks the kernel
-// to read ahead, so that on a store larger than the page cache the disk
-// works on the next chunks while this one is decoded.
-const prefetchChunks = 3
+// prefetchBytes is how far past the start of chunk i ReadChunk(i) asks
+// the kernel to read ahead (at least through chunk i+1), so that on a
+// store larger than the page cache the disk keeps working on the next
+// chunks while this one is decoded and used. Each part of a segment is
+// advised once per pass (the segment remembers how far it has asked), so
+// on a store in page cache the advice costs next to nothing.
+var prefetchBytes int64 = 32 << 20
 
-// prefetch starts asynchronous reads (fadvise or madvise WILLNEED) of
-// chunks i … i+prefetchChunks-1 that lie in chunk i's segment.
+// prefetch asks for read-ahead (fadvise or madvise WILLNEED) from chunk i
+// up to prefetchBytes on, within chunk i's segment, of what has not been
+// asked for already.
 func (r *Reader) prefetch(i int) {
 	loc := &r.chunks[i]
 	s := r.segs[loc.seg]
@@ -493,10 +499,21 @@ func (r *Reader) prefetch(i int) {
 		return
 	}
 	end := loc.end
-	for k := i + 1; k < min(i+prefetchChunks, len(r.chunks)) && r.chunks[k].seg == loc.seg; k++ {
+	for k := i + 1; k < len(r.chunks) && r.chunks[k].seg == loc.seg; k++ {
+		if k > i+1 && r.chunks[k].end-loc.start > prefetchBytes {
+			break
+		}
 		end = r.chunks[k].end
 	}
-	s.mf.WillNeed(loc.start, end-loc.start)
+	old := s.ahead.Load()
+	from := old
+	if from < loc.start || from > end+prefetchBytes {
+		from = loc.start // the first read, a new pass, or a jump
+	}
+	if end <= from || !s.ahead.CompareAndSwap(old, end) {
+		return // asked already, or another reader is asking
+	}
+	s.mf.WillNeed(from, end-from)
 }
 
 // releaseAlign widens the range release drops: Linux maps file pages in
