@@ -242,15 +242,15 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	if err != nil {
 		return nil, err
 	}
-	t.progress(TuneProgress{Memory: &t.mem, N: t.f.n, ValRows: t.nval, M: t.f.cfg.Centers})
-	if err := t.f.sample(ctx); err != nil {
+	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
+	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }); err != nil {
 		return nil, err
 	}
 	t.passes++
-	if err := t.f.setTask(); err != nil {
+	if t.enc, err = t.plan.encoding(t.cs.distinct); err != nil {
 		return nil, err
 	}
-	t.k = t.f.k
+	t.k = t.enc.k
 	if tc.ARD != nil {
 		if t.ard, err = t.learnARD(ctx); err != nil {
 			return nil, err
@@ -276,7 +276,10 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 // tuner is the state of one Tune.
 type tuner struct {
 	tc     TuneConfig
-	f      *fitter // the fit on the training rows: centres, statistics, task
+	plan   *FitPlan       // the fit on the training rows
+	cs     *centreSample  // its centres and statistics
+	enc    targetEncoding // its task
+	run    RunOptions     // workers only
 	start  time.Time
 	pass   stream.Source // the source the passes read (training and held-out rows)
 	held   [][]int32     // per chunk of pass, the held-out rows (nil: Validation source)
@@ -386,21 +389,22 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		t.nval = rowsOf(t.val)
 	}
-	run := RunOptions{Workers: opts.Workers, Progress: func(p Progress) { t.progress(TuneProgress{Progress: p}) }}
-	f, err := newFitter(train, base, run, start)
+	t.run = RunOptions{Workers: opts.Workers}
+	plan, err := Plan(train, base, t.run)
 	if err != nil {
 		return nil, err
 	}
-	t.f = f
+	t.plan = plan
+	cfg := plan.Config
 	lambdas := tc.Lambdas
 	if lambdas == nil {
-		lambdas = []float64{f.cfg.Lambda}
+		lambdas = []float64{cfg.Lambda}
 	}
-	kernels := []kernel.Kernel{f.cfg.Kernel}
+	kernels := []kernel.Kernel{cfg.Kernel}
 	if tc.Sigmas != nil {
 		kernels = kernels[:0]
 		for _, s := range tc.Sigmas {
-			kn := f.cfg.Kernel
+			kn := cfg.Kernel
 			kn.Sigma, kn.Sigmas = s, nil
 			kernels = append(kernels, kn)
 		}
@@ -419,22 +423,22 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		t.groups = append(t.groups, g)
 	}
 	// The memory check comes before any pass.
-	k := max(f.plan.K, 1)
+	k := max(plan.K, 1)
 	maxRows := 0
 	for i := range t.pass.NumChunks() {
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
-	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.run.Workers, maxRows, f.cfg.PrecondPrecision)
+	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
 	if tc.ARD != nil {
 		// The subsample's dense matrices (ardProblem): K_nM and K_vM
 		// (rows × centres), K_MM and H, scaled copies of the rows.
-		ac := tc.ARD.resolved(f.n)
-		extra := int64(8 * (2*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 6*ac.Rows*f.d))
+		ac := tc.ARD.resolved(plan.N)
+		extra := int64(8 * (2*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 6*ac.Rows*plan.D))
 		t.mem.Vectors += extra
 		t.mem.Total += extra
 	}
 	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
-		prec, fix := f.cfg.PrecondPrecision, "use fewer centres, sigmas or lambdas, or float32 preconditioners"
+		prec, fix := cfg.PrecondPrecision, "use fewer centres, sigmas or lambdas, or float32 preconditioners"
 		if prec == "" {
 			prec = precond.Float64
 		}
@@ -443,7 +447,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s with %s preconditioners "+
 			"(one M × M buffer for each of the %d candidates: %s), more than the limit of %s: %s",
-			ErrMemory, len(kernels), len(lambdas), f.cfg.Centers, FormatBytes(t.mem.Total), prec,
+			ErrMemory, len(kernels), len(lambdas), cfg.Centers, FormatBytes(t.mem.Total), prec,
 			len(kernels)*len(lambdas), FormatBytes(t.mem.Precond), FormatBytes(tc.MaxMemory), fix)
 	}
 	return t, nil
@@ -468,24 +472,24 @@ func (t *tuner) progress(p TuneProgress) {
 // cannot be built fails its candidates, not the search; the search fails
 // only when every candidate has.
 func (t *tuner) prepare(ctx context.Context) error {
-	f := t.f
-	m, d, k := f.numCenters(), f.d, t.k
+	cfg, cs := t.plan.Config, t.cs
+	m, d, k := cs.m, t.plan.D, t.k
 	var firstErr error
 	for _, g := range t.groups {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		c64 := kernel.NewCenters(g.kern, f.centres, m, d, kernel.Float64)
+		c64 := kernel.NewCenters(g.kern, cs.centres, m, d, kernel.Float64)
 		// K_MM goes block by block straight into the first λ's M × M
 		// buffer (precond.Build), in the configured precision, as Fit's.
 		wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
 		rows := func(dst []float64, lo, hi int) {
 			ws := wss.Get().(*kernel.Workspace)
-			c64.BlockTo(ws, dst, f.centres[lo*d:hi*d], hi-lo)
+			c64.BlockTo(ws, dst, cs.centres[lo*d:hi*d], hi-lo)
 			wss.Put(ws)
 		}
 		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 		pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
-			Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
-			Precision: f.cfg.PrecondPrecision,
+			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
+			Precision: cfg.PrecondPrecision,
 		})
 		if err != nil && ctx.Err() != nil {
 			return err
@@ -499,8 +503,8 @@ func (t *tuner) prepare(ctx context.Context) error {
 		}
 		g.pre = pre
 		g.cfit = c64
-		if f.cfg.Precision != kernel.Float64 {
-			g.cfit = kernel.NewCenters(g.kern, f.centres, m, d, f.cfg.Precision)
+		if cfg.Precision != kernel.Float64 {
+			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 		}
 		for i, c := range g.cands {
 			if i == 0 {
@@ -563,8 +567,8 @@ type tunePart struct {
 // allVal a validation row).
 func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, held [][]int32, allVal bool,
 	iter int, reduce func(p *tunePart, nrows int)) error {
-	f := t.f
-	m, k, kt := f.numCenters(), t.k, f.kt
+	plan := t.plan
+	m, k, kt := t.cs.m, t.k, plan.TargetColumns
 	doTrain := mode != modeValidate
 	doVal := (held != nil || allVal) && mode != modeRHS
 	if mode == modeIterate && iter == 0 {
@@ -590,7 +594,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 	chunks := src.NumChunks()
 	done := 0
 	var rows int64
-	return stream.Run(ctx, src, f.opts, stream.Job[*tunePart]{
+	return stream.Run(ctx, src, stream.Options{Workers: t.run.Workers}, stream.Job[*tunePart]{
 		Targets: mode == modeRHS || doVal,
 		NewPartial: func() *tunePart {
 			p := &tunePart{w: make([][]float64, len(t.groups)), sum: make([]float64, k)}
@@ -610,7 +614,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			}
 			var xv, v, out []float64
 			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
-				if err := f.standardizeChunk(c.X); err != nil {
+				if err := t.cs.std.checkChunk(c.X, plan.Features); err != nil {
 					return err
 				}
 				// Split the chunk: training rows compacted to the front of
@@ -620,7 +624,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 				if held != nil {
 					h = held[c.Index]
 				}
-				d := f.d
+				d := plan.D
 				if allVal {
 					ntr, nv = 0, c.Rows
 					if doVal {
@@ -656,7 +660,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 				if doTrain {
 					if mode == modeRHS {
 						v = slices.Grow(v[:0], ntr*(k+1))[:ntr*(k+1)]
-						if err := f.encode(c.Y, ntr, kt, v, k+1); err != nil {
+						if err := t.enc.encode(c.Y, ntr, kt, v, k+1, plan.Targets); err != nil {
 							return err
 						}
 						clear(p.sum)
@@ -709,7 +713,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			case modeValidate:
 				stage, shown = StageValidate, iter
 			}
-			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: f.cfg.Iterations,
+			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: plan.Config.Iterations,
 				Chunk: done, Chunks: chunks, Rows: rows}, Live: len(live)})
 			return nil
 		},
@@ -719,8 +723,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 // rhs makes the pass for every σ's right-hand side and starts CG for
 // every candidate: b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's rhs.
 func (t *tuner) rhs(ctx context.Context) error {
-	f := t.f
-	m, k := f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	k1 := k + 1
 	t.gatherLive(false)
 	ws := make([][]float64, len(t.groups))
@@ -743,7 +746,7 @@ func (t *tuner) rhs(ctx context.Context) error {
 		return fmt.Errorf("right-hand side: %w", err)
 	}
 	t.passes++
-	n = f.n
+	n = t.plan.N
 	t.ymean = make([]float64, k)
 	for j := range k {
 		t.ymean[j] = sum[j] / float64(n)
@@ -794,7 +797,7 @@ var errAllStopped = errors.New("all candidates stopped")
 
 // iterate runs CG for every candidate together and the final validation.
 func (t *tuner) iterate(ctx context.Context) error {
-	f := t.f
+	cfg := t.plan.Config
 	nc := len(t.cands) * t.k
 	op := &tuneOperator{t: t}
 	after := func(st *cgState) error {
@@ -804,14 +807,14 @@ func (t *tuner) iterate(ctx context.Context) error {
 				c.Residuals = append(c.Residuals, colResidual(st, c.idx*t.k, t.k))
 			}
 		}
-		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations,
+		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations,
 			Residual: st.relResidual()}, Live: t.live()})
 		if t.live() == 0 {
 			return errAllStopped
 		}
 		return nil
 	}
-	_, err := conjugateGradient(ctx, op, t.st, nc, f.cfg.Iterations, f.cfg.Tolerance, after)
+	_, err := conjugateGradient(ctx, op, t.st, nc, cfg.Iterations, cfg.Tolerance, after)
 	if err != nil && !errors.Is(err, errAllStopped) {
 		return err
 	}
@@ -855,8 +858,7 @@ type tuneOperator struct {
 
 func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	t := op.t
-	f := t.f
-	m, k := f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	nc := len(t.cands) * k
 	if op.buf == nil {
 		op.buf = make([]float64, m*k)
@@ -903,7 +905,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	stopped := t.endEval(iter, false)
 	// After the pass: W p for every live candidate.
 	clear(dst)
-	n := float64(f.n)
+	n := float64(t.plan.N)
 	for _, g := range t.groups {
 		if len(g.live) == 0 {
 			continue
@@ -929,7 +931,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		}
 	}
 	if len(stopped) > 0 {
-		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: f.cfg.Iterations},
+		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.plan.Config.Iterations},
 			Live: t.live(), Stopped: stopped})
 	}
 	return nil
@@ -973,7 +975,7 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 // their α = Bβ from the CG state and packs them (M × live·k) for the
 // validation rows of the next pass.
 func (t *tuner) gatherLive(alpha bool) {
-	m, k := t.f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	nc := len(t.cands) * k
 	for _, g := range t.groups {
 		g.live = g.live[:0]
@@ -1002,7 +1004,7 @@ func (t *tuner) startEval(iter int) {
 	}
 	for _, c := range t.cands {
 		if c.live {
-			c.ev = t.f.evaluator()
+			c.ev = t.enc.evaluator(t.plan.Targets)
 		}
 	}
 }
@@ -1050,7 +1052,7 @@ func (t *tuner) endEval(iter int, final bool) []int {
 	if iter == 0 {
 		return nil
 	}
-	task := t.f.task
+	task := t.enc.task
 	var stopped []int
 	now := time.Since(t.start).Seconds()
 	for _, c := range t.cands {
@@ -1101,8 +1103,7 @@ func isHalvingStep(iter, h int) bool {
 
 // result builds the models and picks the best candidate.
 func (t *tuner) result() *TuneResult {
-	f := t.f
-	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.numCenters(), Passes: t.passes,
+	res := &TuneResult{Metric: metricName(t.enc.task), N: t.plan.N, ValRows: t.nval, M: t.cs.m, Passes: t.passes,
 		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
 	best := -1
 	for i, c := range t.cands {
@@ -1123,22 +1124,21 @@ func (t *tuner) result() *TuneResult {
 
 // model builds candidate c's model at its best iteration.
 func (t *tuner) model(c *tuneCand) *Model {
-	f := t.f
-	cfg := f.cfg
+	cfg := t.plan.Config
 	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
 	tr := Training{
-		N: f.n, Iterations: c.BestIteration, Status: StatusIterationLimit,
+		N: t.plan.N, Iterations: c.BestIteration, Status: StatusIterationLimit,
 		Residuals:  slices.Clone(c.Residuals[:min(c.BestIteration, len(c.Residuals))]),
 		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
 		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
-		DuplicateCenters: f.dropped,
+		DuplicateCenters: t.cs.dropped,
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)
 	}
-	meta := f.modelMeta(cfg, t.ymean, tr)
+	meta := newModelMeta(t.plan, t.cs, t.enc, cfg, t.ymean, tr)
 	meta.Kernel = c.Kernel
-	mdl, err := newModel(meta, slices.Clone(f.centres), slices.Clone(c.best), nil)
+	mdl, err := newModel(meta, slices.Clone(t.cs.centres), slices.Clone(c.best), nil)
 	if err != nil {
 		panic(err) // the search's own parts are consistent
 	}
