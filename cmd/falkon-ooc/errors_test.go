@@ -299,6 +299,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
 		},
 		{
+			mistake: "a tune grid too large for the memory limit (one M × M preconditioner per σ × λ candidate)",
+			args:    []string{"tune", "--out", "model3.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float32", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 400 needs about 63.2 MiB with float32 preconditioners (one M × M buffer for each of the 30 candidates: 18.6 MiB), more than the limit of 41.0 MiB: use fewer centres, sigmas or lambdas",
+			fix:     "Search fewer σ or λ at a time (--sigma, --lambda), use fewer centres, or raise --max-memory; with --precond-precision float64 the buffers take twice the memory (auto tries float32 when float64 does not fit).",
+		},
+		{
 			mistake: "a feature of the model missing from the input of predict",
 			setup:   writeText(t, "new.csv", "a,c,y\n1,2,3\n"),
 			args:    []string{"predict", "--model", "model.falkon", "new.csv"},
