@@ -106,6 +106,8 @@ func main() {
 	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
 	precision := flag.String("precision", "float64", "io and profile modes: fit --precision")
 	cpuprofile := flag.String("cpuprofile", "cg.pprof", "profile mode: where to write the CPU profile of the CG iterations")
+	before := flag.String("before", "", "pinned mode: also run falkon-ooc built from this commit, interleaved with -from, and report both (before/after)")
+	numpy := flag.Bool("numpy", true, "pinned mode: run the numpy FALKON")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
 	baseRev := flag.String("base", "", "ab mode: the commit to compare -from with")
 	flag.Parse()
@@ -174,7 +176,11 @@ func main() {
 		if *iters == 0 {
 			*iters = 10
 		}
-		pinnedMode(bin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block)
+		beforeBin := ""
+		if *before != "" {
+			beforeBin = buildCLI(*dir, *before)
+		}
+		pinnedMode(bin, beforeBin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block, *numpy)
 	default:
 		fail(fmt.Errorf("unknown -mode %q", *mode))
 	}
@@ -192,6 +198,7 @@ func buildCLI(dir, rev, name string) string {
 			fail(fmt.Errorf("git rev-parse %s (run from the repository root): %w", rev, err))
 		}
 		hash := strings.TrimSpace(string(out))
+		bin = filepath.Join(dir, "falkon-ooc-"+hash)
 		src = filepath.Join(dir, "src-"+hash)
 		if !exists(filepath.Join(src, "go.mod")) {
 			if err := os.MkdirAll(src, 0o755); err != nil {
