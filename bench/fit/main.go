@@ -178,7 +178,7 @@ func main() {
 		}
 		beforeBin := ""
 		if *before != "" {
-			beforeBin = buildCLI(*dir, *before)
+			beforeBin = buildCLI(*dir, *before, "falkon-ooc-before")
 		}
 		pinnedMode(bin, beforeBin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block, *numpy)
 	default:
