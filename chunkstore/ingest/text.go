@@ -79,7 +79,9 @@ func newTextFile(path string, raw io.Reader, c io.Closer, size int64) (*textFile
 		t.gz, err = gzip.NewReader(br)
 		if err != nil {
 			t.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+			// Not a line of text: the gzip header itself (a bare
+			// "unexpected EOF" once left the user guessing).
+			return nil, fmt.Errorf("%s: starts like a gzip file, but its gzip header is damaged or cut short: %w", path, err)
 		}
 		t.gzip = true
 		t.r = bufio.NewReaderSize(t.gz, 64<<10)
