@@ -53,6 +53,11 @@ func newFitter(src stream.Source, cfg Config, opts RunOptions, start time.Time) 
 	if f.run.ValEvery == 0 {
 		f.run.ValEvery = 1
 	}
+	if v := f.run.Validation; v != nil && plan.Task != TaskRegression {
+		if f.run.Validation, err = relabel(v, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
 
@@ -76,7 +81,8 @@ type fitter struct {
 	invStd   []float64
 	task     Task
 	classes  []float64
-	k        int // outputs after encoding
+	labels   []string // label names of the classes, or nil
+	k        int      // outputs after encoding
 	pre      *precond.Preconditioner
 	cfit     *kernel.Centers // centres in the fit's precision
 	rhsJob   *PassJob
@@ -85,6 +91,10 @@ type fitter struct {
 	training Training // filled as the fit goes
 	// weights is D for leverage-sampled centres (nil for uniform).
 	weights []float64
+	// lastVal holds the scores of the last validation pass, after CG
+	// iteration lastValIter (for calibrate).
+	lastVal     *Evaluator
+	lastValIter int
 }
 
 func (f *fitter) progress(p Progress) {
@@ -268,7 +278,7 @@ func (f *fitter) setTask() error {
 	if err := p.resolveTask(f.distinct); err != nil {
 		return err
 	}
-	f.task, f.classes, f.k = p.Task, p.Classes, p.K
+	f.task, f.classes, f.k, f.labels = p.Task, p.Classes, p.K, p.ClassNames
 	return nil
 }
 
@@ -435,6 +445,9 @@ func (f *fitter) solve(ctx context.Context) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m, err = f.calibrate(ctx, m, st.Iter); err != nil {
+		return nil, err
+	}
 	f.progress(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()})
 	return m, nil
 }
@@ -449,7 +462,7 @@ func (f *fitter) model(st *cgState, ymean []float64, tr Training) (*Model, error
 // modelMeta returns the metadata of the fit's model.
 func (f *fitter) modelMeta(cfg Config, ymean []float64, tr Training) *modelMeta {
 	meta := &modelMeta{
-		Kernel: cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes),
+		Kernel: cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes), ClassNames: slices.Clone(f.labels),
 		Features: slices.Clone(f.plan.Features), Targets: slices.Clone(f.plan.Targets),
 		TargetMean: slices.Clone(ymean), M: f.numCenters(), D: f.d, K: f.k, Config: cfg, Training: tr, prec: cfg.Precision,
 	}
@@ -589,11 +602,12 @@ func (f *fitter) validate(ctx context.Context, st *cgState, ymean []float64) (*V
 	if err != nil {
 		return nil, err
 	}
-	ev, err := mdl.Evaluate(ctx, f.run.Validation, PredictOptions{Workers: f.run.Workers})
+	ev, err := mdl.evaluate(ctx, f.run.Validation, PredictOptions{Workers: f.run.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
 	}
-	return &ValPoint{Iteration: st.Iter, Metrics: *ev}, nil
+	f.lastVal, f.lastValIter = ev, st.Iter // for calibrate
+	return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
 }
 
 // ValPoint is the validation metric after one CG iteration.
