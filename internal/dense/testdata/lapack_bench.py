@@ -6,25 +6,30 @@ Not a dependency of the module. Needs python3-scipy (Debian links it to
 OpenBLAS). Usage:
 
     OPENBLAS_NUM_THREADS=2 [OPENBLAS_CORETYPE=SkylakeX] python3 lapack_bench.py 1000 2000 5000 10000
+    python3 lapack_bench.py --ops precond --dtype float32 --reps 1 10000
+
+--ops limits the operations (comma-separated: chol, lauum, precond, trsm);
+--dtype float32 uses spotrf/slauum/strsm (the peer of the float32
+preconditioner); --reps sets the repetitions (default 3, 1 above M = 5000).
 
 Prints one line per operation: wall seconds, CPU seconds, GFLOP/s and
 GFLOP per CPU-second (the machine is shared, so CPU time is the steadier
 measure).
 """
-import sys
+import argparse
 import time
 
 import numpy as np
 from scipy.linalg import blas, lapack
 
 
-def kernel_matrix(n, d=5, seed=1):
+def kernel_matrix(n, d=5, seed=1, dtype=np.float64):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, d))
     sq = (x * x).sum(1)
     k = np.exp(-(sq[:, None] + sq[None, :] - 2 * x @ x.T) / (2 * d))
     k[np.diag_indices(n)] += 1e-3
-    return np.asfortranarray(k)
+    return np.asfortranarray(k, dtype=dtype)
 
 
 def timed(name, n, flops, fn, reps):
@@ -41,42 +46,59 @@ def timed(name, n, flops, fn, reps):
 
 
 def main():
-    for n in map(int, sys.argv[1:] or ["1000", "2000"]):
-        a = kernel_matrix(n)
-        reps = 3 if n <= 5000 else 1
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", default="chol,lauum,precond,trsm")
+    ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--reps", type=int, default=0)
+    ap.add_argument("sizes", nargs="*", type=int, default=[1000, 2000])
+    args = ap.parse_args()
+    ops = set(args.ops.split(","))
+    f32 = args.dtype == "float32"
+    potrf = lapack.spotrf if f32 else lapack.dpotrf
+    lauum_ = lapack.slauum if f32 else lapack.dlauum
+    trsm = blas.strsm if f32 else blas.dtrsm
+    p = "s" if f32 else "d"
+    for n in args.sizes:
+        a = kernel_matrix(n, dtype=np.float32 if f32 else np.float64)
+        reps = args.reps or (3 if n <= 5000 else 1)
         # Column-major lower factor = the row-major upper factor the Go code computes.
         out = {}
 
         def chol():
-            c, info = lapack.dpotrf(a, lower=1, clean=0, overwrite_a=0)
+            c, info = potrf(a, lower=1, clean=0, overwrite_a=0)
             assert info == 0, info
             out["l"] = c
 
-        timed("dpotrf", n, n**3 / 3, chol, reps)
-        l = out["l"]
+        if ops & {"chol", "lauum", "trsm"}:
+            timed(p + "potrf", n, n**3 / 3, chol, reps)
+            l = out["l"]
 
         def lauum():
-            c, info = lapack.dlauum(l, lower=1, overwrite_c=0)
+            c, info = lauum_(l, lower=1, overwrite_c=0)
             assert info == 0, info
 
-        timed("dlauum", n, n**3 / 3, lauum, reps)
+        if "lauum" in ops:
+            timed(p + "lauum", n, n**3 / 3, lauum, reps)
 
         def precond():
-            t, info = lapack.dpotrf(a, lower=1, clean=0, overwrite_a=0)
+            t, info = potrf(a, lower=1, clean=0, overwrite_a=0)
             assert info == 0, info
-            s, info = lapack.dlauum(t, lower=1, overwrite_c=0)
+            s, info = lauum_(t, lower=1, overwrite_c=0)
             assert info == 0, info
             s /= n
             s[np.diag_indices(n)] += 1e-6
-            _, info = lapack.dpotrf(s, lower=1, clean=0, overwrite_a=1)
+            _, info = potrf(s, lower=1, clean=0, overwrite_a=1)
             assert info == 0, info
 
-        timed("precond", n, n**3, precond, reps)
+        if "precond" in ops:
+            timed("precond", n, n**3, precond, reps)
+        if "trsm" not in ops:
+            continue
         for k in (1, 10):
-            b = np.asfortranarray(np.ones((n, k)))
+            b = np.asfortranarray(np.ones((n, k), dtype=a.dtype))
             for trans in (0, 1):
-                timed(f"dtrsm k={k} T={trans}", n, n * n * k,
-                      lambda: blas.dtrsm(1.0, l, b, lower=1, trans_a=trans), reps)
+                timed(f"{p}trsm k={k} T={trans}", n, n * n * k,
+                      lambda: trsm(1.0, l, b, lower=1, trans_a=trans), reps)
 
 
 if __name__ == "__main__":
