@@ -53,8 +53,12 @@ func classList(plan *ooc.FitPlan) string {
 }
 
 // calibrationLine describes how a model's probabilities are calibrated.
-func calibrationLine(c *ooc.Calibration) string {
-	if c == nil {
+func calibrationLine(m *ooc.Model) string {
+	c := m.Calibration()
+	switch {
+	case c == nil && len(m.Training().Validation) > 0:
+		return "not calibrated (the model file predates calibration: refit to use predict --proba)"
+	case c == nil:
 		return "not calibrated (fitted without validation rows: predict --proba needs --val-fraction or --val at fit)"
 	}
 	what := fmt.Sprintf("Platt scaling σ(%.4g·s %+.4g)", c.A, c.B)

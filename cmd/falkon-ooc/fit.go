@@ -325,11 +325,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return err
 	}
-	taskNote(pr, "fit", cfg.Task, plan)
 	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err
 	}
+	taskNote(pr, "fit", cfg.Task, plan)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
 	softMemoryLimit(mem)
 
@@ -420,7 +420,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&tr.Validation[nv-1].Metrics), tr.Validation[nv-1].Iteration)
 	}
 	if m.Task() != ooc.TaskRegression {
-		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m.Calibration()))
+		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m))
 	}
 	return nil
 }

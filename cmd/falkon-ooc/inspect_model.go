@@ -52,7 +52,7 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	}
 	fmt.Fprintf(tw, "task\t%s\n", task)
 	if m.Task() != ooc.TaskRegression {
-		fmt.Fprintf(tw, "probability\t%s\n", calibrationLine(m.Calibration()))
+		fmt.Fprintf(tw, "proba\t%s\n", calibrationLine(m))
 	}
 	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
 	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))

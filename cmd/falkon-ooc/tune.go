@@ -258,7 +258,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.workers}); err != nil {
 			return err
 		}
-		pr.printf("tune: probabilities: %s", calibrationLine(m.Calibration()))
+		pr.printf("tune: probabilities: %s", calibrationLine(m))
 	}
 	if err := saveModel(m, fo.out); err != nil {
 		return err
