@@ -17,7 +17,7 @@
 //
 // Create returns a Writer: Append adds rows column by column, Close writes
 // the store atomically (temporary directory, fsync, rename). Open returns a
-// Reader that memory-maps the segments; ReadChunk decodes one chunk into
+// Reader over the segment files; ReadChunk decodes one chunk into
 // row-major feature and target buffers, which is the shape stream.Source
 // wants; Iter walks the chunks in order. NewReader builds a Reader over
 // io.ReaderAts, for tests and for stores kept elsewhere.
@@ -28,10 +28,13 @@
 //
 // # Memory
 //
-// A Reader maps the segment files but releases the pages of each chunk once
-// it is decoded, so its resident memory does not grow with the store. Each
-// goroutine reading at a time holds a scratch set of 9 column buffers,
-// 9 × 8 × ChunkRows bytes (2.3 MiB at the default 32 768 rows), kept for
+// A Reader reads blocks with pread into per-goroutine scratch (and asks
+// the kernel to read the next chunks ahead), so nothing of the store is
+// mapped and its resident memory does not grow with the store; the page
+// cache keeps what it can of the files between passes. Each goroutine
+// reading at a time holds a scratch set of 8 column buffers, an unshuffle
+// buffer and a read buffer, about 10 × 8 × ChunkRows bytes (2.6 MiB at
+// the default 32 768 rows; ScratchBytes gives the exact bound), kept for
 // reuse until Close. A Writer holds Workers+2 chunks in flight, each about
 // 2 × 8 × ChunkRows × columns bytes (raw plus compressed).
 //
@@ -57,7 +60,7 @@
 //     panic, and no length read from disk is trusted before it is checked
 //     against the manifest.
 //   - A store written by a newer format version gives ErrVersion.
-//   - Reading a chunk decodes nothing before its CRC has been checked and
-//     allocates nothing in steady state; after a chunk is decoded its mapped
-//     pages are released, so resident memory does not grow with the store.
+//   - Reading a chunk decodes nothing before its CRC has been checked, on
+//     every read, and allocates nothing in steady state; resident memory
+//     does not grow with the store.
 package chunkstore

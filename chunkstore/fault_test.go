@@ -5,20 +5,28 @@ package chunkstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestTruncatedAfterOpen truncates a mapped segment under an open Reader:
-// reading the lost pages faults (SIGBUS), which ReadChunk and Verify must
-// report as corruption instead of crashing the process.
+// TestTruncatedAfterOpen truncates a segment under an open Reader: reading
+// the lost bytes gives a short read (Open) or, through a mapping, faults
+// (SIGBUS), which ReadChunk and Verify must report as corruption instead
+// of crashing the process.
 func TestTruncatedAfterOpen(t *testing.T) {
+	for _, mapped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testTruncatedAfterOpen(t, mapped) })
+	}
+}
+
+func testTruncatedAfterOpen(t *testing.T, mapped bool) {
 	cols := [][]float64{benchColumn("random", 40000, 1), benchColumn("random", 40000, 2)}
 	dir := filepath.Join(t.TempDir(), "s")
 	writeStore(t, dir, cols, 2, Options{ChunkRows: 10000, Codec: "none"}, 40000)
-	r, err := Open(dir)
+	r, err := open(dir, mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +36,11 @@ func TestTruncatedAfterOpen(t *testing.T) {
 	}
 	x := make([]float64, 10000*2)
 	err = r.ReadChunk(context.Background(), 3, x, nil)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "memory fault reading the mapped file") {
+	msg := "read block: unexpected EOF"
+	if mapped {
+		msg = "memory fault reading the mapped file"
+	}
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), msg) {
 		t.Fatalf("ReadChunk on a truncated mapping: %v", err)
 	}
 	t.Log(err)

@@ -83,14 +83,12 @@ func (it *Iter) Close() error {
 // holds in scratch buffers (grown on first use, kept until Close), for
 // predicting peak memory. It implements stream.ScratchSizer.
 func (r *Reader) ScratchBytes() int64 {
-	n := int64(tileCols+1) * int64(r.maxRaw)
-	if r.maxRead > 0 {
-		for _, s := range r.segs {
-			if s.data == nil {
-				n += int64(r.maxRead)
-				break
-			}
+	for _, s := range r.segs {
+		if s.data == nil {
+			// Read with pread: a read buffer, and tiles that may hold an
+			// uncompressed block with its trailer.
+			return int64(tileCols)*int64(max(r.maxRaw, r.maxRead)) + int64(r.maxRaw) + int64(r.maxRead)
 		}
 	}
-	return n
+	return int64(tileCols+1) * int64(r.maxRaw)
 }

@@ -57,6 +57,8 @@ type segment struct {
 	data []byte     // the mapped file, or nil to read through r
 	mf   *mmap.File // for advice and Close; nil for NewReader
 	size int64
+	// ahead is the offset up to which read-ahead has been asked for.
+	ahead atomic.Int64
 }
 
 type chunkLoc struct {
@@ -102,9 +104,20 @@ func (r *Reader) putScratch(s *scratch) {
 }
 
 // Open opens the store at dir: it reads and checks meta.json and every
-// segment's header, footer and index, and maps the segment files read-only.
-// Blocks are checked when read (ReadChunk, Verify).
-func Open(dir string) (*Reader, error) {
+// segment's header, footer and index, and opens the segment files for
+// reading. Blocks are checked when read (ReadChunk, Verify).
+//
+// Blocks are read with pread into each reading goroutine's scratch, not
+// through a memory mapping: on a CG pass over a store that stays in page
+// cache, mapping the chunks and releasing them after decoding (to keep
+// resident memory bounded) cost 3.5 × the CPU of reading them
+// (bench/RESULTS.md, "Pipeline overhead"), all of it page-table work.
+func Open(dir string) (*Reader, error) { return open(dir, false) }
+
+// open is Open; mapped maps the segments instead (the reader then releases
+// each chunk's pages after decoding it). Tests and benchmarks compare the
+// two.
+func open(dir string, mapped bool) (*Reader, error) {
 	dir = filepath.Clean(dir)
 	mpath := filepath.Join(dir, ManifestName)
 	st, err := os.Stat(mpath)
@@ -137,7 +150,11 @@ func Open(dir string) (*Reader, error) {
 		}
 	}
 	for k, si := range m.Segments {
-		f, err := mmap.Open(filepath.Join(dir, si.Name))
+		openFile := mmap.OpenRead
+		if mapped {
+			openFile = mmap.Open
+		}
+		f, err := openFile(filepath.Join(dir, si.Name))
 		if err != nil {
 			closeAll()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -464,24 +481,39 @@ func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]flo
 	return nil
 }
 
-// prefetchChunks is how many chunks, from i on, ReadChunk(i) asks the kernel
-// to read ahead, so that on a store larger than the page cache the disk
-// works on the next chunks while this one is decoded.
-const prefetchChunks = 3
+// prefetchBytes is how far past the start of chunk i ReadChunk(i) asks
+// the kernel to read ahead (at least through chunk i+1), so that on a
+// store larger than the page cache the disk keeps working on the next
+// chunks while this one is decoded and used. Each part of a segment is
+// advised once per pass (the segment remembers how far it has asked), so
+// on a store in page cache the advice costs next to nothing.
+var prefetchBytes int64 = 32 << 20
 
-// prefetch starts asynchronous reads of chunks i … i+prefetchChunks-1 that
-// lie in chunk i's segment.
+// prefetch asks for read-ahead (fadvise or madvise WILLNEED) from chunk i
+// up to prefetchBytes on, within chunk i's segment, of what has not been
+// asked for already.
 func (r *Reader) prefetch(i int) {
 	loc := &r.chunks[i]
 	s := r.segs[loc.seg]
-	if s.mf == nil || s.data == nil {
+	if s.mf == nil {
 		return
 	}
 	end := loc.end
-	for k := i + 1; k < min(i+prefetchChunks, len(r.chunks)) && r.chunks[k].seg == loc.seg; k++ {
+	for k := i + 1; k < len(r.chunks) && r.chunks[k].seg == loc.seg; k++ {
+		if k > i+1 && r.chunks[k].end-loc.start > prefetchBytes {
+			break
+		}
 		end = r.chunks[k].end
 	}
-	s.mf.WillNeed(loc.start, end-loc.start)
+	old := s.ahead.Load()
+	from := old
+	if from < loc.start || from > end+prefetchBytes {
+		from = loc.start // the first read, a new pass, or a jump
+	}
+	if end <= from || !s.ahead.CompareAndSwap(old, end) {
+		return // asked already, or another reader is asking
+	}
+	s.mf.WillNeed(from, end-from)
 }
 
 // releaseAlign widens the range release drops: Linux maps file pages in
@@ -491,11 +523,12 @@ func (r *Reader) prefetch(i int) {
 const releaseAlign = 2 << 20
 
 // release drops the mapped pages of a chunk that has been decoded (widened
-// to releaseAlign), so resident memory stays bounded however large the
-// store. Pages another goroutine is still reading are simply faulted in
-// again from the page cache.
+// to releaseAlign) when its segment is mapped, so resident memory stays
+// bounded however large the store. Pages another goroutine is still
+// reading are simply faulted in again from the page cache. Segments read
+// with pread have nothing to release.
 func (r *Reader) release(loc *chunkLoc) {
-	if s := r.segs[loc.seg]; s.mf != nil {
+	if s := r.segs[loc.seg]; s.mf != nil && s.data != nil {
 		start := loc.start &^ (releaseAlign - 1)
 		end := (loc.end + releaseAlign - 1) &^ (releaseAlign - 1)
 		s.mf.DontNeed(start, end-start)
@@ -523,19 +556,28 @@ func (r *Reader) faultError(e any, file string, chunk int) error {
 
 // block reads, checks and decodes column j of chunk i into sc.tile[k]. The
 // result is that buffer or, for uncompressed blocks of a mapped segment, the
-// mapped bytes themselves.
+// mapped bytes themselves. An uncompressed block of a segment read with
+// pread is read straight into sc.tile[k] and used in place.
 func (r *Reader) block(sc *scratch, k, i, j int) (raw []byte, err error) {
 	loc := &r.chunks[i]
 	s := r.segs[loc.seg]
 	e := loc.ci.entries[j]
 	n := int64(e.storedLen) + trailerSize
 	end := align8(e.offset + n)
+	inPlace := s.data == nil && e.codec == codecNone
 	var b, pad []byte
-	if s.data != nil {
+	switch {
+	case s.data != nil:
 		b, pad = s.data[e.offset:e.offset+n], s.data[e.offset+n:end]
-	} else {
-		sc.read = growBytes(sc.read, int(end-e.offset))
-		buf := sc.read
+	default:
+		var buf []byte
+		if inPlace {
+			sc.tile[k] = growBytes(sc.tile[k], int(end-e.offset))
+			buf = sc.tile[k]
+		} else {
+			sc.read = growBytes(sc.read, int(end-e.offset))
+			buf = sc.read
+		}
 		if err := s.readAt(buf, e.offset); err != nil {
 			return nil, r.corrupt(s.name, i, j, e.offset, fmt.Errorf("read block: %w", err))
 		}
@@ -544,17 +586,16 @@ func (r *Reader) block(sc *scratch, k, i, j int) (raw []byte, err error) {
 	if err := checkBlock(b, pad, e); err != nil {
 		return nil, r.corrupt(s.name, i, j, e.offset, err)
 	}
-	sc.tile[k] = growBytes(sc.tile[k], int(e.rawLen))
-	dst := sc.tile[k]
+	if !inPlace {
+		sc.tile[k] = growBytes(sc.tile[k], int(e.rawLen))
+	}
+	dst := sc.tile[k] // for inPlace, holds the payload: decodeBlock returns it
 	if e.codec&codecShuffle != 0 {
 		sc.shuf = growBytes(sc.shuf, int(e.rawLen))
 	}
 	out, err := r.dec.decodeBlock(dst, sc.shuf, b[:e.storedLen], e.codec, int(e.rawLen))
 	if err != nil {
 		return nil, r.corrupt(s.name, i, j, e.offset, err)
-	}
-	if s.data == nil && e.codec == codecNone {
-		out = dst[:copy(dst, out)] // out aliases sc.read, reused by the next block
 	}
 	return out, nil
 }

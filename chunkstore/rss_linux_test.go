@@ -41,9 +41,10 @@ func mappingRSS(t *testing.T, file string) int64 {
 }
 
 // TestResidentMemoryBounded reads a 16 MiB uncompressed segment chunk by
-// chunk and checks that the mapping's resident size stays near one chunk:
-// ReadChunk releases the pages it has decoded. (Releasing only each chunk's
-// own bytes let it grow to 8.7 MiB here: ext4 maps large folios.)
+// chunk through a mapping and checks that the mapping's resident size
+// stays near one chunk: ReadChunk releases the pages it has decoded.
+// (Releasing only each chunk's own bytes let it grow to 8.7 MiB here: ext4
+// maps large folios.) Open reads with pread and maps nothing.
 func TestResidentMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 16 MiB")
@@ -59,7 +60,7 @@ func TestResidentMemoryBounded(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "s")
 	writeStore(t, dir, cols, 8, Options{ChunkRows: chunkRows, Codec: "none"}, rows)
-	r, err := Open(dir)
+	r, err := open(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,5 +79,19 @@ func TestResidentMemoryBounded(t *testing.T) {
 	t.Logf("segment %d KiB, chunk %d KiB, peak resident %d KiB", total, chunkKB, peak)
 	if peak > 2*chunkKB+64 {
 		t.Fatalf("resident mapping grew to %d KiB (store %d KiB, chunk %d KiB): pages are not released", peak, total, chunkKB)
+	}
+	// Open reads with pread: nothing of the segment is mapped.
+	r2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	for i := range r2.NumChunks() {
+		if err := r2.ReadChunk(context.Background(), i, x, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kb := mappingRSS(t, seg); kb > peak {
+		t.Fatalf("after reading through Open, %d KiB of the segment resident in mappings (mapped reader's peak %d KiB)", kb, peak)
 	}
 }

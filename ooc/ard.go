@@ -293,21 +293,21 @@ func ardSubsample(ctx context.Context, src stream.Source, idx []int64, mean, inv
 
 // learnARD learns length scales for the tuner's training rows.
 func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
-	f := t.f
-	if f.task != TaskRegression || f.kt != 1 {
-		return nil, configErr("ARD learns length scales for regression on one target, not %s on %d", f.task, f.kt)
+	plan, cfg := t.plan, t.plan.Config
+	if t.enc.task != TaskRegression || plan.TargetColumns != 1 {
+		return nil, configErr("ARD learns length scales for regression on one target, not %s on %d", t.enc.task, plan.TargetColumns)
 	}
-	if f.cfg.Kernel.Kind != kernel.Gaussian {
-		return nil, configErr("ARD needs the Gaussian kernel, not %s", f.cfg.Kernel.Kind)
+	if cfg.Kernel.Kind != kernel.Gaussian {
+		return nil, configErr("ARD needs the Gaussian kernel, not %s", cfg.Kernel.Kind)
 	}
-	ac := t.tc.ARD.resolved(f.n)
+	ac := t.tc.ARD.resolved(plan.N)
 	t.progress(TuneProgress{Progress: Progress{Stage: StageARD}})
-	idx := sampleIndices(f.n, ac.Rows, f.cfg.Seed^0x617264) // "ard"
-	x, y, err := ardSubsample(ctx, f.src, idx, f.mean, f.invStd)
+	idx := sampleIndices(plan.N, ac.Rows, cfg.Seed^0x617264) // "ard"
+	x, y, err := ardSubsample(ctx, plan.src, idx, t.cs.std.mean, t.cs.std.invStd)
 	if err != nil {
 		return nil, err
 	}
-	return learnOn(ctx, x, y, f.d, ac, f.cfg.Kernel.Sigma, f.cfg.Seed)
+	return learnOn(ctx, x, y, plan.D, ac, cfg.Kernel.Sigma, cfg.Seed)
 }
 
 // learnOn splits the subsample 80/20 (shuffled by seed), takes the

@@ -370,22 +370,20 @@ func Calibrate(ctx context.Context, m *Model, val stream.Source, opt PredictOpti
 	return m.withCalibration(newCalibration(m, ev.scores, ev.truth)), nil
 }
 
-// calibrate returns the fit's model m calibrated on the validation rows,
-// reusing the scores of the last validation pass when it scored the same
-// CG iterate (iteration iter); m itself without validation rows or for
-// regression.
-func (f *fitter) calibrate(ctx context.Context, m *Model, iter int) (*Model, error) {
-	if f.run.Validation == nil || m.task == TaskRegression {
+// calibrateFit returns the fit's model m calibrated on the validation
+// rows of opts, reusing ev, the scores of the last validation pass, when
+// it scored the same CG iterate (else nil: one more validation pass); m
+// itself without validation rows or for regression.
+func calibrateFit(ctx context.Context, m *Model, opts RunOptions, ev *Evaluator) (*Model, error) {
+	if opts.Validation == nil || m.task == TaskRegression {
 		return m, nil
 	}
-	ev := f.lastVal
-	if ev == nil || f.lastValIter != iter {
+	if ev == nil {
 		var err error
-		if ev, err = m.evaluate(ctx, f.run.Validation, PredictOptions{Workers: f.run.Workers}); err != nil {
+		if ev, err = m.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers}); err != nil {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 	}
-	f.lastVal = nil
 	return m.withCalibration(newCalibration(m, ev.scores, ev.truth)), nil
 }
 

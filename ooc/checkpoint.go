@@ -110,22 +110,23 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 // fit can be extended), the standardisation, the task and classes, and
 // the centres and their weights (which depend on the data and the
 // seed). Workers, progress, validation and the executor are not in it.
-func (f *fitter) fingerprint() string {
+func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 	h := sha256.New()
 	w := func(v any) {
 		b, _ := json.Marshal(v)
 		h.Write(b)
 	}
-	cfg := f.cfg
+	cfg := plan.Config
 	cfg.Iterations, cfg.Tolerance = 0, 0
-	w([]any{f.n, f.d, f.kt, f.src.NumChunks(), cfg, f.cfg.Precision, f.plan.Features, f.plan.Targets,
-		f.mean, f.std, f.task, f.classes})
+	src := plan.src
+	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
+		cs.std.mean, cs.std.std, enc.task, enc.classes})
 	var buf [8]byte
-	for i := range f.src.NumChunks() {
-		binary.LittleEndian.PutUint64(buf[:], uint64(f.src.ChunkRows(i)))
+	for i := range src.NumChunks() {
+		binary.LittleEndian.PutUint64(buf[:], uint64(src.ChunkRows(i)))
 		h.Write(buf[:])
 	}
-	for _, a := range [][]float64{f.centres, f.weights} {
+	for _, a := range [][]float64{cs.centres, cs.weights} {
 		for _, v := range a {
 			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
 			h.Write(buf[:])

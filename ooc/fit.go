@@ -25,83 +25,134 @@ import (
 // infinite value in the data is an error (a *stream.ValueError naming the
 // chunk, row and column). Memory is O(M²) plus a bounded number of chunk
 // buffers: see FitPlan.Memory.
+//
+// The fit runs in phases, each a function of the previous ones' results:
+// sampleCentres (centres and statistics), FitPlan.encoding (task and
+// target encoding), newFitOperator (K_MM, the preconditioner and the pass
+// jobs), rightHandSide and solveCG.
 func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*Model, error) {
-	f, err := newFitter(src, cfg, opts, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if err := f.sample(ctx); err != nil {
-		return nil, err
-	}
-	if err := f.setTask(); err != nil {
-		return nil, err
-	}
-	if err := f.prepare(ctx); err != nil {
-		return nil, err
-	}
-	return f.solve(ctx)
-}
-
-// newFitter plans the fit of src (Plan) and returns its state.
-func newFitter(src stream.Source, cfg Config, opts RunOptions, start time.Time) (*fitter, error) {
+	start := time.Now()
 	plan, err := Plan(src, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	f := &fitter{plan: plan, src: plan.src, cfg: plan.Config, run: opts, start: start,
-		n: plan.N, d: plan.D, kt: plan.TargetColumns, opts: stream.Options{Workers: opts.Workers}}
-	if f.run.ValEvery == 0 {
-		f.run.ValEvery = 1
-	}
-	if v := f.run.Validation; v != nil && plan.Task != TaskRegression {
-		if f.run.Validation, err = relabel(v, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {
+	if opts.Validation != nil && plan.Task != TaskRegression && len(plan.Targets) > 0 {
+		// A validation source that numbers its labels otherwise.
+		if opts.Validation, err = relabel(opts.Validation, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {
 			return nil, err
 		}
 	}
-	return f, nil
-}
-
-// fitter holds the state of one Fit.
-type fitter struct {
-	plan  *FitPlan
-	src   stream.Source
-	cfg   Config
-	run   RunOptions
-	n     int64
-	d, kt int // features, target columns
-	start time.Time
-	opts  stream.Options
-
-	// Statistics: the source's, or computed in the sampling pass.
-	mean, std []float64
-	distinct  [][]float64
-
-	centres  []float64 // M × d, standardised
-	dropped  int       // duplicate centres
-	invStd   []float64
-	task     Task
-	classes  []float64
-	labels   []string // label names of the classes, or nil
-	k        int      // outputs after encoding
-	pre      *precond.Preconditioner
-	cfit     *kernel.Centers // centres in the fit's precision
-	rhsJob   *PassJob
-	passJob  *PassJob
-	iter     int      // CG iterations done
-	training Training // filled as the fit goes
-	// weights is D for leverage-sampled centres (nil for uniform).
-	weights []float64
-	// lastVal holds the scores of the last validation pass, after CG
-	// iteration lastValIter (for calibrate).
-	lastVal     *Evaluator
-	lastValIter int
-}
-
-func (f *fitter) progress(p Progress) {
-	if f.run.Progress != nil {
-		p.Elapsed = time.Since(f.start)
-		f.run.Progress(p)
+	report := reporter(opts.Progress, start)
+	cs, err := sampleCentres(ctx, plan, report)
+	if err != nil {
+		return nil, err
 	}
+	enc, err := plan.encoding(cs.distinct)
+	if err != nil {
+		return nil, err
+	}
+	pass := passOver(plan.src, opts)
+	op, err := newFitOperator(ctx, plan, cs, enc, pass, report)
+	if err != nil {
+		return nil, err
+	}
+	fp := fingerprint(plan, cs, enc)
+	var st *cgState
+	var ymean []float64
+	if res := opts.Resume; res != nil {
+		if err := res.matches(fp, op.pre.Rank(), enc.k); err != nil {
+			return nil, err
+		}
+		st, ymean = res.state(), slices.Clone(res.TargetMean)
+	} else {
+		b, mu, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
+		if err != nil {
+			return nil, err
+		}
+		st, ymean = newCGState(b, enc.k), mu
+	}
+	var lastVal *Evaluator // the scores of the last validation pass, for calibrate
+	lastValIter := -1
+	tr, err := solveCG(ctx, op, st, plan.Config, opts, func(ctx context.Context, st *cgState) error {
+		if opts.Checkpoint == nil {
+			return nil
+		}
+		if err := opts.Checkpoint(newCheckpoint(fp, st, ymean)); err != nil {
+			return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
+		}
+		return nil
+	}, func(ctx context.Context, st *cgState) (*ValPoint, error) {
+		mdl, err := fitModel(plan, cs, enc, op, st, ymean, Training{})
+		if err != nil {
+			return nil, err
+		}
+		ev, err := mdl.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers})
+		if err != nil {
+			return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
+		}
+		lastVal, lastValIter = ev, st.Iter
+		return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
+	}, report)
+	if err != nil {
+		return nil, err
+	}
+	tr.N = plan.N
+	tr.Seconds = time.Since(start).Seconds()
+	tr.PrecondSeconds = op.precondSeconds
+	tr.PrecondBytes = op.pre.Bytes()
+	tr.Rank = op.pre.Rank()
+	tr.Jitter = op.pre.Jitter()
+	tr.DuplicateCenters = cs.dropped
+	tr.LambdaLeverage = cs.lambdaLeverage
+	m, err := fitModel(plan, cs, enc, op, st, ymean, tr)
+	if err != nil {
+		return nil, err
+	}
+	if lastValIter != st.Iter {
+		lastVal = nil
+	}
+	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
+		return nil, err
+	}
+	report(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: plan.Config.Iterations, Residual: st.relResidual()})
+	return m, nil
+}
+
+// reporter returns the progress callback of a run started at start: fn
+// with the elapsed time filled in, or a no-op when fn is nil.
+func reporter(fn func(Progress), start time.Time) func(Progress) {
+	return func(p Progress) {
+		if fn != nil {
+			p.Elapsed = time.Since(start)
+			fn(p)
+		}
+	}
+}
+
+// standardization is the per-feature shift and scale of a fit: x ↦
+// (x − mean)·invStd. All nil when the fit does not standardise.
+type standardization struct {
+	mean, std []float64 // as stored in the model
+	invStd    []float64 // invStdOf(std)
+}
+
+// checkChunk refuses non-finite values of x (rows × len(names)) and
+// standardises it in place when s is set (standardizeChecked).
+func (s standardization) checkChunk(x []float64, names []string) error {
+	return standardizeChecked(x, s.mean, s.invStd, names)
+}
+
+// centreSample is what the sampling pass returns: the centres and the
+// statistics of the data.
+type centreSample struct {
+	centres  []float64 // M × d, standardised
+	m        int       // M, after duplicates are dropped
+	weights  []float64 // D for leverage-sampled centres (nil for uniform)
+	dropped  int       // duplicate centres
+	std      standardization
+	distinct [][]float64 // distinct target values (nil when unknown)
+	// lambdaLeverage is the λ of the leverage scores (0 for uniform).
+	lambdaLeverage float64
 }
 
 // sampleIndices draws m distinct row numbers out of n, sorted, by Floyd's
@@ -128,23 +179,25 @@ type samplePart struct {
 	col  []float64 // one column of the chunk
 }
 
-// sample draws the centres uniformly without replacement and, when needed,
-// computes the statistics in the same pass.
-func (f *fitter) sample(ctx context.Context) error {
-	f.progress(Progress{Stage: StageSample})
-	leverage := f.cfg.Sampling == SamplingLeverage
-	draw := f.cfg.Centers
+// sampleCentres draws the centres of plan (uniformly without replacement,
+// or by approximate leverage scores among uniformly drawn candidates) and,
+// when needed, computes the statistics in the same pass.
+func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*centreSample, error) {
+	report(Progress{Stage: StageSample})
+	cfg, src := plan.Config, plan.src
+	leverage := cfg.Sampling == SamplingLeverage
+	draw := cfg.Centers
 	if leverage {
-		draw = leverageCandidates(f.n, f.cfg.Centers, f.cfg.Candidates)
+		draw = leverageCandidates(plan.N, cfg.Centers, cfg.Candidates)
 	}
-	idx := sampleIndices(f.n, draw, f.cfg.Seed)
+	idx := sampleIndices(plan.N, draw, cfg.Seed)
 	// Local row numbers wanted from each chunk.
 	want := make(map[int][]int)
 	var chunks []int
 	var lo int64
 	p := 0
-	for c := range f.src.NumChunks() {
-		hi := lo + int64(f.src.ChunkRows(c))
+	for c := range src.NumChunks() {
+		hi := lo + int64(src.ChunkRows(c))
 		for p < len(idx) && idx[p] < hi {
 			want[c] = append(want[c], int(idx[p]-lo))
 			p++
@@ -154,11 +207,11 @@ func (f *fitter) sample(ctx context.Context) error {
 		}
 		lo = hi
 	}
-	full := f.plan.needFullSample()
+	full := plan.needFullSample()
 	if full {
 		chunks = nil // every chunk
 	}
-	d, kt := f.d, f.kt
+	d, kt := plan.D, plan.TargetColumns
 	centres := make([]float64, 0, draw*d)
 	total := make([]colstats.Stats, d+kt)
 	for j := range total {
@@ -166,9 +219,9 @@ func (f *fitter) sample(ctx context.Context) error {
 	}
 	done, nchunks := 0, len(chunks)
 	if full {
-		nchunks = f.src.NumChunks()
+		nchunks = src.NumChunks()
 	}
-	err := stream.Run(ctx, f.src, f.opts, stream.Job[*samplePart]{
+	err := stream.Run(ctx, src, stream.Options{Workers: plan.Workers}, stream.Job[*samplePart]{
 		Chunks:  chunks,
 		Targets: full,
 		NewPartial: func() *samplePart {
@@ -183,7 +236,7 @@ func (f *fitter) sample(ctx context.Context) error {
 				p.rows = p.rows[:0]
 				for _, r := range want[c.Index] {
 					row := c.X[r*d : (r+1)*d]
-					if err := stream.CheckFinite(row, f.plan.Features); err != nil {
+					if err := stream.CheckFinite(row, plan.Features); err != nil {
 						return err.(*stream.ValueError).At(r)
 					}
 					p.rows = append(p.rows, row...)
@@ -191,10 +244,10 @@ func (f *fitter) sample(ctx context.Context) error {
 				if !full {
 					return nil
 				}
-				if err := stream.CheckFinite(c.X, f.plan.Features); err != nil {
+				if err := stream.CheckFinite(c.X, plan.Features); err != nil {
 					return err
 				}
-				if err := stream.CheckFinite(c.Y, f.plan.Targets); err != nil {
+				if err := stream.CheckFinite(c.Y, plan.Targets); err != nil {
 					return err
 				}
 				// One statistics routine for the module (package
@@ -226,129 +279,228 @@ func (f *fitter) sample(ctx context.Context) error {
 				}
 			}
 			done++
-			f.progress(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
+			report(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
 			return nil
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("sample centres: %w", err)
+		return nil, fmt.Errorf("sample centres: %w", err)
 	}
-	f.mean, f.std, f.distinct = f.plan.mean, f.plan.std, f.plan.distinct
+	cs := &centreSample{distinct: plan.distinct}
+	mean, std := plan.mean, plan.std
 	if full {
-		if f.mean == nil {
-			f.mean, f.std = make([]float64, d), make([]float64, d)
+		if mean == nil {
+			mean, std = make([]float64, d), make([]float64, d)
 			for j := range d {
 				sum := total[j].Summary()
-				f.mean[j], f.std[j] = sum.Mean, sum.Std
+				mean[j], std[j] = sum.Mean, sum.Std
 			}
 		}
-		if f.distinct == nil {
-			f.distinct = make([][]float64, kt)
+		if cs.distinct == nil {
+			cs.distinct = make([][]float64, kt)
 			for j := range kt {
-				f.distinct[j] = total[d+j].Summary().Distinct
+				cs.distinct[j] = total[d+j].Summary().Distinct
 			}
 		}
 	}
-	if !f.cfg.NoStandardize {
-		f.invStd = invStdOf(f.std)
-		standardize(centres, f.mean, f.invStd)
-	} else {
-		f.mean, f.std = nil, nil
+	if !cfg.NoStandardize {
+		cs.std = standardization{mean: mean, std: std, invStd: invStdOf(std)}
+		standardize(centres, cs.std.mean, cs.std.invStd)
 	}
 	centres, dropped := dedupRows(centres, d)
 	if dropped > 0 && len(centres) == 0 {
-		return configErr("no centres could be drawn")
+		return nil, configErr("no centres could be drawn")
 	}
 	if leverage {
+		report(Progress{Stage: StageLeverage})
+		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
 		var err error
-		f.progress(Progress{Stage: StageLeverage})
-		centres, f.weights, f.training.LambdaLeverage, err = f.leverageSelect(ctx, centres, f.cfg.Centers)
+		centres, cs.weights, cs.lambdaLeverage, err = lev.selectCentres(ctx, centres, cfg.Centers)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		dropped = f.cfg.Centers - len(f.weights)
+		dropped = cfg.Centers - len(cs.weights)
 	}
-	f.centres, f.dropped = centres, dropped
-	return nil
+	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
+	return cs, nil
 }
 
-// setTask decides the task and the encoding of the targets.
-func (f *fitter) setTask() error {
-	p := *f.plan
-	if err := p.resolveTask(f.distinct); err != nil {
+// targetEncoding is the resolved task and the encoding of the targets
+// into k outputs.
+type targetEncoding struct {
+	task    Task
+	classes []float64
+	labels  []string // label names of the classes, or nil
+	k       int      // outputs after encoding
+}
+
+// encoding decides the task and the encoding of the targets from the
+// distinct target values the sampling pass found (or the source gave).
+func (p *FitPlan) encoding(distinct [][]float64) (targetEncoding, error) {
+	q := *p
+	if err := q.resolveTask(distinct); err != nil {
+		return targetEncoding{}, err
+	}
+	return targetEncoding{task: q.Task, classes: q.Classes, labels: q.ClassNames, k: q.K}, nil
+}
+
+// encode writes the encoded targets of rows into v (encodeTargets),
+// refusing non-finite values; names are the kt target columns' names.
+func (e targetEncoding) encode(y []float64, rows, kt int, v []float64, stride int, names []string) error {
+	if err := stream.CheckFinite(y[:rows*kt], names[:kt]); err != nil {
 		return err
 	}
-	f.task, f.classes, f.k, f.labels = p.Task, p.Classes, p.K, p.ClassNames
-	return nil
+	return encodeTargets(e.task, e.classes, names, y, rows, kt, e.k, v, stride)
 }
 
-// prepare computes K_MM, the preconditioner and the pass jobs.
-func (f *fitter) prepare(ctx context.Context) error {
-	d := f.d
-	m := len(f.centres) / d
-	f.progress(Progress{Stage: StageKernel})
+// evaluator returns an Evaluator for the task and classes, with the
+// given target names.
+func (e targetEncoding) evaluator(targets []string) *Evaluator {
+	return &Evaluator{m: &Model{task: e.task, classes: e.classes, targets: targets, k: e.k}}
+}
+
+// fitOperator is W(p) = Bᵀ (K_nMᵀ K_nM / n + λ K̃) B p in FALKON's form
+// A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p): one pass over the data. p
+// and W(p) are r × k (r = M unless the eigen preconditioner dropped
+// directions); the pass works on M × k. It also carries the right-hand
+// side's pass job and the centres in the fit's precision.
+type fitOperator struct {
+	pre            *precond.Preconditioner
+	cfit           *kernel.Centers // centres in the fit's precision
+	rhsJob         *PassJob
+	passJob        *PassJob
+	pass           passFunc
+	n              float64
+	lambda         float64
+	k              int
+	iterations     int // for progress reports
+	precondSeconds float64
+	report         func(Progress)
+
+	iter int // CG iterations done before the next MulTo
+	v, z []float64
+}
+
+// newFitOperator computes K_MM, the preconditioner and the pass jobs of
+// the fit of plan with centres cs and targets encoded by enc.
+func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding,
+	pass passFunc, report func(Progress)) (*fitOperator, error) {
+	cfg := plan.Config
+	d, m := plan.D, cs.m
+	report(Progress{Stage: StageKernel})
 	t0 := time.Now()
-	c64 := kernel.NewCenters(f.cfg.Kernel, f.centres, m, d, kernel.Float64)
+	c64 := kernel.NewCenters(cfg.Kernel, cs.centres, m, d, kernel.Float64)
 	// K_MM goes block by block straight into the preconditioner's one
 	// M × M buffer (precond.Bytes), whatever its precision.
 	wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
 	rows := func(dst []float64, lo, hi int) {
 		ws := wss.Get().(*kernel.Workspace)
-		c64.BlockTo(ws, dst, f.centres[lo*d:hi*d], hi-lo)
+		c64.BlockTo(ws, dst, cs.centres[lo*d:hi*d], hi-lo)
 		wss.Put(ws)
 	}
 	started := false
-	pre, err := precond.Build(ctx, m, rows, f.cfg.Lambda, precond.Options{
-		Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
-		Precision: f.cfg.PrecondPrecision,
+	pre, err := precond.Build(ctx, m, rows, cfg.Lambda, precond.Options{
+		Jitter: cfg.Jitter, Workers: plan.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
+		Precision: cfg.PrecondPrecision,
 		Progress: func(done float64) {
 			started = true
-			f.progress(Progress{Stage: StagePrecond, Fraction: done})
+			report(Progress{Stage: StagePrecond, Fraction: done})
 		},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !started { // the eigen method reports no progress
-		f.progress(Progress{Stage: StagePrecond, Fraction: 1})
+		report(Progress{Stage: StagePrecond, Fraction: 1})
 	}
-	f.training.PrecondSeconds = time.Since(t0).Seconds()
-	f.pre = pre
-	f.cfit = c64
-	if f.cfg.Precision != kernel.Float64 {
-		f.cfit = kernel.NewCenters(f.cfg.Kernel, f.centres, m, d, f.cfg.Precision)
-	}
-	targets := f.plan.Targets
-	if f.task != TaskRegression {
-		targets = targets[:1]
+	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
+		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report}
+	if cfg.Precision != kernel.Float64 {
+		op.cfit = kernel.NewCenters(cfg.Kernel, cs.centres, m, d, cfg.Precision)
 	}
 	job := func(kind PassKind) *PassJob {
 		j := &PassJob{
-			Kind: kind, Kernel: f.cfg.Kernel, Precision: f.cfg.Precision, M: m, D: d, K: f.k,
-			Centers: f.centres, Task: f.task, Classes: f.classes, Features: f.plan.Features,
-			centers: f.cfit,
+			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
+			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
+			centers: op.cfit,
 		}
-		if f.invStd != nil {
-			j.Mean, j.InvStd = f.mean, f.invStd
+		if cs.std.invStd != nil {
+			j.Mean, j.InvStd = cs.std.mean, cs.std.invStd
 		}
 		return j
 	}
-	f.rhsJob = job(PassRHS)
-	f.rhsJob.Targets = f.plan.Targets
-	if f.task != TaskRegression {
-		f.rhsJob.Targets = f.plan.Targets[:1]
+	op.rhsJob = job(PassRHS)
+	op.rhsJob.Targets = plan.Targets
+	if enc.task != TaskRegression {
+		op.rhsJob.Targets = plan.Targets[:1]
 	}
-	f.passJob = job(PassKernel)
-	f.passJob.U = make([]float64, m*f.k)
+	op.passJob = job(PassKernel)
+	op.passJob.U = make([]float64, m*enc.k)
+	return op, nil
+}
+
+// MulTo sets dst = W(src) with one pass over the data.
+func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
+	r, k := op.pre.Rank(), op.k
+	if op.v == nil {
+		op.v, op.z = make([]float64, r*k), make([]float64, r*k)
+	}
+	u := op.passJob.U
+	copy(op.v, src)
+	op.pre.SolveA(op.v, k)      // v = A⁻¹p
+	op.pre.SolveTTo(u, op.v, k) // u = D T⁻¹ A⁻¹ p
+	iter := op.iter + 1
+	op.iter++
+	w, err := op.pass(ctx, op.passJob, func(done, chunks int, rows int64) {
+		op.report(Progress{Stage: StageIterate, Iteration: iter, Iterations: op.iterations,
+			Chunk: done, Chunks: chunks, Rows: rows})
+	})
+	if err != nil {
+		return fmt.Errorf("CG pass: %w", err)
+	}
+	for i := range w {
+		w[i] /= op.n
+	}
+	op.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
+	for i := range op.z {
+		op.z[i] += op.lambda * op.v[i]
+	}
+	op.pre.SolveAT(op.z, k)
+	copy(dst, op.z)
 	return nil
 }
 
+// passFunc runs one pass of job over the training source and calls report
+// after each chunk is reduced (done of chunks, rows so far).
+type passFunc func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64)) ([]float64, error)
+
+// passOver returns the passFunc over src: through opts.Executor, or
+// locally on opts.Workers goroutines with a report per chunk.
+func passOver(src stream.Source, opts RunOptions) passFunc {
+	return func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64)) ([]float64, error) {
+		if opts.Executor != nil {
+			out, err := opts.Executor.Pass(ctx, src, job)
+			if err == nil && len(out) != job.OutLen() {
+				err = fmt.Errorf("ooc: the executor returned %d values, want %d", len(out), job.OutLen())
+			}
+			return out, err
+		}
+		done, chunks := 0, src.NumChunks()
+		var rows int64
+		return localPass(ctx, src, job, opts.Workers, func(chunk int) {
+			done++
+			rows += int64(src.ChunkRows(chunk))
+			report(done, chunks, rows)
+		})
+	}
+}
+
 // blockParallel computes dst (rows × M) = K(x, C) over row blocks on the
-// configured number of goroutines.
-func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, rows, d int, opts stream.Options) error {
+// given number of goroutines (≥ 1).
+func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, rows, d, workers int) error {
 	const block = 256
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workersOf(opts))
+	g.SetLimit(workers)
 	m := c.M()
 	for lo := 0; lo < rows; lo += block {
 		hi := min(lo+block, rows)
@@ -364,150 +516,17 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 	return g.Wait()
 }
 
-// pass runs one pass of job over the training source: through the
-// configured Executor, or locally with a progress report per chunk.
-func (f *fitter) pass(ctx context.Context, job *PassJob, report func(done int, rows int64)) ([]float64, error) {
-	if f.run.Executor != nil {
-		out, err := f.run.Executor.Pass(ctx, f.src, job)
-		if err == nil && len(out) != job.OutLen() {
-			err = fmt.Errorf("ooc: the executor returned %d values, want %d", len(out), job.OutLen())
-		}
-		return out, err
-	}
-	done := 0
-	var rows int64
-	return localPass(ctx, f.src, job, f.run.Workers, func(chunk int) {
-		done++
-		rows += int64(f.src.ChunkRows(chunk))
-		report(done, rows)
-	})
-}
-
-// solve runs the right-hand-side pass and CG, and returns the model.
-func (f *fitter) solve(ctx context.Context) (*Model, error) {
-	r, k := f.pre.Rank(), f.k
-	var st *cgState
-	var ymean []float64
-	if res := f.run.Resume; res != nil {
-		if err := res.matches(f.fingerprint(), r, k); err != nil {
-			return nil, err
-		}
-		st = res.state()
-		ymean = slices.Clone(res.TargetMean)
-	} else {
-		b, mu, err := f.rhs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		st, ymean = newCGState(b, k), mu
-	}
-	op := &fitOperator{f: f}
-	iterStart := time.Now()
-	startIter := st.Iter
-	tr := &f.training
-	f.iter = st.Iter
-	after := func(st *cgState) error {
-		f.iter = st.Iter
-		tr.Residuals = append(tr.Residuals, st.relResidual())
-		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()}
-		if f.run.Validation != nil && (st.Iter%f.run.ValEvery == 0 || st.Iter == f.cfg.Iterations) {
-			vp, err := f.validate(ctx, st, ymean)
-			if err != nil {
-				return err
-			}
-			tr.Validation = append(tr.Validation, *vp)
-			p.Val = vp
-		}
-		if f.run.Checkpoint != nil {
-			if err := f.run.Checkpoint(newCheckpoint(f.fingerprint(), st, ymean)); err != nil {
-				return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
-			}
-		}
-		f.progress(p)
-		return nil
-	}
-	status, err := conjugateGradient(ctx, op, st, k, f.cfg.Iterations, f.cfg.Tolerance, after)
-	if err != nil {
-		return nil, err
-	}
-	tr.N = f.n
-	tr.Iterations = st.Iter
-	tr.Status = status
-	tr.Seconds = time.Since(f.start).Seconds()
-	if n := st.Iter - startIter; n > 0 {
-		tr.SecondsPerIteration = time.Since(iterStart).Seconds() / float64(n)
-	}
-	tr.PrecondBytes = f.pre.Bytes()
-	tr.Rank = r
-	tr.Jitter = f.pre.Jitter()
-	tr.DuplicateCenters = f.dropped
-	m, err := f.model(st, ymean, *tr)
-	if err != nil {
-		return nil, err
-	}
-	if m, err = f.calibrate(ctx, m, st.Iter); err != nil {
-		return nil, err
-	}
-	f.progress(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: f.cfg.Iterations, Residual: st.relResidual()})
-	return m, nil
-}
-
-// model builds the model of the CG state st.
-func (f *fitter) model(st *cgState, ymean []float64, tr Training) (*Model, error) {
-	alpha := make([]float64, f.numCenters()*f.k)
-	f.pre.ApplyBTo(alpha, st.Beta, f.k)
-	return newModel(f.modelMeta(f.cfg, ymean, tr), slices.Clone(f.centres), alpha, f.cfit)
-}
-
-// modelMeta returns the metadata of the fit's model.
-func (f *fitter) modelMeta(cfg Config, ymean []float64, tr Training) *modelMeta {
-	meta := &modelMeta{
-		Kernel: cfg.Kernel, Task: f.task, Classes: slices.Clone(f.classes), ClassNames: slices.Clone(f.labels),
-		Features: slices.Clone(f.plan.Features), Targets: slices.Clone(f.plan.Targets),
-		TargetMean: slices.Clone(ymean), M: f.numCenters(), D: f.d, K: f.k, Config: cfg, Training: tr, prec: cfg.Precision,
-	}
-	if f.invStd != nil {
-		meta.FeatureMean, meta.FeatureStd = slices.Clone(f.mean), slices.Clone(f.std)
-	}
-	return meta
-}
-
-// numCenters is M, once the centres are drawn.
-func (f *fitter) numCenters() int { return len(f.centres) / f.d }
-
-// evaluator returns an Evaluator for the fit's task and classes.
-func (f *fitter) evaluator() *Evaluator {
-	return &Evaluator{m: &Model{task: f.task, classes: f.classes, targets: f.plan.Targets, k: f.k}}
-}
-
-// standardizeChunk standardises x in place (when the fit does) and
-// refuses non-finite values.
-func (f *fitter) standardizeChunk(x []float64) error {
-	if f.invStd == nil {
-		return standardizeChecked(x, nil, nil, f.plan.Features)
-	}
-	return standardizeChecked(x, f.mean, f.invStd, f.plan.Features)
-}
-
-// encode writes the encoded targets of rows into v (encodeTargets),
-// refusing non-finite values.
-func (f *fitter) encode(y []float64, rows, kt int, v []float64, stride int) error {
-	if err := stream.CheckFinite(y[:rows*kt], f.plan.Targets[:kt]); err != nil {
-		return err
-	}
-	return encodeTargets(f.task, f.classes, f.plan.Targets, y, rows, kt, f.k, v, stride)
-}
-
-// rhs makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n. The all-ones column
-// gives K_nMᵀ1, so the targets are centred without a pass of their own:
+// rightHandSide makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n and returns
+// b and the target means μ. The all-ones column gives K_nMᵀ1, so the
+// targets are centred without a pass of their own:
 // K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ.
-func (f *fitter) rhs(ctx context.Context) (b, mu []float64, err error) {
-	m, k := f.rhsJob.M, f.k
+func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, n int64, chunks int,
+	report func(Progress)) (b, mu []float64, err error) {
+	m, k := job.M, job.K
 	k1 := k + 1
-	chunks := f.src.NumChunks()
-	f.progress(Progress{Stage: StageRHS, Chunks: chunks})
-	out, err := f.pass(ctx, f.rhsJob, func(done int, rows int64) {
-		f.progress(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
+	report(Progress{Stage: StageRHS, Chunks: chunks})
+	out, err := pass(ctx, job, func(done, chunks int, rows int64) {
+		report(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
@@ -515,18 +534,85 @@ func (f *fitter) rhs(ctx context.Context) (b, mu []float64, err error) {
 	w, sum := out[:m*k1], out[m*k1:]
 	mu = make([]float64, k)
 	for j := range k {
-		mu[j] = sum[j] / float64(f.n)
+		mu[j] = sum[j] / float64(n)
 	}
 	bm := make([]float64, m*k)
 	for i := range m {
 		ones := w[i*k1+k]
 		for j := range k {
-			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(f.n)
+			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(n)
 		}
 	}
-	b = make([]float64, f.pre.Rank()*k)
-	f.pre.ApplyBTTo(b, bm, k)
+	b = make([]float64, pre.Rank()*k)
+	pre.ApplyBTTo(b, bm, k)
 	return b, mu, nil
+}
+
+// solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance)
+// and returns what it did. After each iteration it validates (when
+// opts.Validation is set, every opts.ValEvery iterations and after the
+// last) with validate, then calls checkpoint, then reports progress.
+func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, opts RunOptions,
+	checkpoint func(context.Context, *cgState) error,
+	validate func(context.Context, *cgState) (*ValPoint, error),
+	report func(Progress)) (Training, error) {
+	var tr Training
+	every := opts.ValEvery
+	if every == 0 {
+		every = 1
+	}
+	iterStart := time.Now()
+	startIter := st.Iter
+	op.iter = st.Iter
+	after := func(st *cgState) error {
+		tr.Residuals = append(tr.Residuals, st.relResidual())
+		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.relResidual()}
+		if opts.Validation != nil && (st.Iter%every == 0 || st.Iter == cfg.Iterations) {
+			vp, err := validate(ctx, st)
+			if err != nil {
+				return err
+			}
+			tr.Validation = append(tr.Validation, *vp)
+			p.Val = vp
+		}
+		if err := checkpoint(ctx, st); err != nil {
+			return err
+		}
+		report(p)
+		return nil
+	}
+	status, err := conjugateGradient(ctx, op, st, op.k, cfg.Iterations, cfg.Tolerance, after)
+	if err != nil {
+		return Training{}, err
+	}
+	tr.Iterations = st.Iter
+	tr.Status = status
+	if n := st.Iter - startIter; n > 0 {
+		tr.SecondsPerIteration = time.Since(iterStart).Seconds() / float64(n)
+	}
+	return tr, nil
+}
+
+// fitModel builds the model of the CG state st: α = Bβ.
+func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, st *cgState, ymean []float64,
+	tr Training) (*Model, error) {
+	alpha := make([]float64, cs.m*enc.k)
+	op.pre.ApplyBTo(alpha, st.Beta, enc.k)
+	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, op.cfit)
+}
+
+// newModelMeta returns the metadata of a model fitted with cfg on the
+// centres cs.
+func newModelMeta(plan *FitPlan, cs *centreSample, enc targetEncoding, cfg Config, ymean []float64, tr Training) *modelMeta {
+	meta := &modelMeta{
+		Kernel: cfg.Kernel, Task: enc.task, Classes: slices.Clone(enc.classes), ClassNames: slices.Clone(enc.labels),
+		Features: slices.Clone(plan.Features), Targets: slices.Clone(plan.Targets),
+		TargetMean: slices.Clone(ymean), M: cs.m, D: plan.D, K: enc.k, Config: cfg, Training: tr, prec: cfg.Precision,
+	}
+	if cs.std.invStd != nil {
+		meta.FeatureMean, meta.FeatureStd = slices.Clone(cs.std.mean), slices.Clone(cs.std.std)
+	}
+	return meta
 }
 
 // standardize sets x ← (x − mean) · invStd row by row, in place.
@@ -544,70 +630,6 @@ func addTo(dst, src []float64) {
 	for i, v := range src {
 		dst[i] += v
 	}
-}
-
-// fitOperator is W(p) = Bᵀ (K_nMᵀ K_nM / n + λ K̃) B p in FALKON's form
-// A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p): one pass over the data. p
-// and W(p) are r × k (r = M unless the eigen preconditioner dropped
-// directions); the pass works on M × k.
-type fitOperator struct {
-	f    *fitter
-	v, z []float64
-}
-
-func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
-	f := op.f
-	r, k := f.pre.Rank(), f.k
-	if op.v == nil {
-		op.v, op.z = make([]float64, r*k), make([]float64, r*k)
-	}
-	u := f.passJob.U
-	copy(op.v, src)
-	f.pre.SolveA(op.v, k)      // v = A⁻¹p
-	f.pre.SolveTTo(u, op.v, k) // u = D T⁻¹ A⁻¹ p
-	w, err := f.kernelPass(ctx)
-	if err != nil {
-		return err
-	}
-	n := float64(f.n)
-	for i := range w {
-		w[i] /= n
-	}
-	f.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
-	for i := range op.z {
-		op.z[i] += f.cfg.Lambda * op.v[i]
-	}
-	f.pre.SolveAT(op.z, k)
-	copy(dst, op.z)
-	return nil
-}
-
-// kernelPass returns K_nMᵀ K_nM u over the whole source for u =
-// f.passJob.U: the pass of CG iteration f.iter+1.
-func (f *fitter) kernelPass(ctx context.Context) ([]float64, error) {
-	chunks := f.src.NumChunks()
-	w, err := f.pass(ctx, f.passJob, func(done int, rows int64) {
-		f.progress(Progress{Stage: StageIterate, Iteration: f.iter + 1, Iterations: f.cfg.Iterations,
-			Chunk: done, Chunks: chunks, Rows: rows})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("CG pass: %w", err)
-	}
-	return w, nil
-}
-
-// validate evaluates the current iterate on the validation source.
-func (f *fitter) validate(ctx context.Context, st *cgState, ymean []float64) (*ValPoint, error) {
-	mdl, err := f.model(st, ymean, Training{})
-	if err != nil {
-		return nil, err
-	}
-	ev, err := mdl.evaluate(ctx, f.run.Validation, PredictOptions{Workers: f.run.Workers})
-	if err != nil {
-		return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
-	}
-	f.lastVal, f.lastValIter = ev, st.Iter // for calibrate
-	return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
 }
 
 // ValPoint is the validation metric after one CG iteration.

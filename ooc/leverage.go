@@ -87,6 +87,16 @@ func leverageCandidates(n int64, m, configured int) int {
 	return int(min(int64(max(q, m)), n))
 }
 
+// leverageParams is what leverage sampling reads of a fit: the
+// features, kernel, seed and λ of the configuration and the worker count.
+type leverageParams struct {
+	d       int
+	kern    kernel.Kernel
+	seed    uint64
+	lambda  float64
+	workers int // ≥ 1
+}
+
 // leverageSelect draws m distinct centres out of the q candidate rows
 // (standardised, q × d, already in memory) with inclusion probabilities
 // proportional to their ridge leverage scores at λ_lev, the λ at which
@@ -130,7 +140,7 @@ func leverageCandidates(n int64, m, configured int) int {
 // uniform sample of the n rows, K_nMᵀK_nM = Σᵢ kᵢkᵢᵀ ≈ (n/q) Σ_{j∈S}
 // kⱼkⱼᵀ / πⱼ (Horvitz–Thompson) = (n/m) K_MM D² K_MM with
 // D_jj = √(m / (q πⱼ)): D = I when the draw is uniform (πⱼ = m/q).
-func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (centres, weights []float64, lamLev float64, err error) {
+func (f leverageParams) selectCentres(ctx context.Context, cand []float64, m int) (centres, weights []float64, lamLev float64, err error) {
 	d := f.d
 	q := len(cand) / d
 	if q <= m {
@@ -140,8 +150,8 @@ func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (cen
 		}
 		return cand, weights, 0, nil
 	}
-	rng := newRand(f.cfg.Seed, 0x6c657665726167) // "leverag"
-	kern := f.cfg.Kernel
+	rng := newRand(f.seed, 0x6c657665726167) // "leverag"
+	kern := f.kern
 	diag := make([]float64, q) // K(xᵢ, xᵢ)
 	kappa := 0.0
 	for i := range q {
@@ -162,7 +172,7 @@ func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (cen
 		uScores[i] = 1
 	}
 	lam := kappa
-	lamFit := f.cfg.Lambda
+	lamFit := f.lambda
 	var lams, deffs []float64 // the path
 	var dict []int
 	var dictPi []float64
@@ -235,16 +245,16 @@ func (f *fitter) leverageSelect(ctx context.Context, cand []float64, m int) (cen
 //
 // Scores are floored at 1e-9 × the largest, so that rounding never gives
 // a row zero or negative probability.
-func (f *fitter) nystromScores(ctx context.Context, cand, diag []float64, dict []int, pi []float64, u, lam float64, rows []int, out []float64) error {
+func (f leverageParams) nystromScores(ctx context.Context, cand, diag []float64, dict []int, pi []float64, u, lam float64, rows []int, out []float64) error {
 	d := f.d
 	nj := len(dict)
 	dx := make([]float64, 0, nj*d)
 	for _, i := range dict {
 		dx = append(dx, cand[i*d:(i+1)*d]...)
 	}
-	cj := kernel.NewCenters(f.cfg.Kernel, dx, nj, d, kernel.Float64)
+	cj := kernel.NewCenters(f.kern, dx, nj, d, kernel.Float64)
 	kjj := make([]float64, nj*nj)
-	if err := blockParallel(ctx, cj, kjj, dx, nj, d, f.opts); err != nil {
+	if err := blockParallel(ctx, cj, kjj, dx, nj, d, f.workers); err != nil {
 		return err
 	}
 	for j := range nj {
@@ -252,7 +262,7 @@ func (f *fitter) nystromScores(ctx context.Context, cand, diag []float64, dict [
 		// below rounding (a kernel whose d_eff saturates, tiny λ).
 		kjj[j*nj+j] += lam*u*pi[j] + levJitter*float64(nj)*kjj[j*nj+j]
 	}
-	workers := workersOf(f.opts)
+	workers := f.workers
 	if ok, col := dense.Cholesky(kjj, nj, nj, workers); !ok {
 		return fmt.Errorf("leverage scores: the dictionary's kernel matrix plus λ|U|Π is not positive definite at column %d (λ = %g)", col, lam)
 	}
@@ -278,7 +288,7 @@ func (f *fitter) nystromScores(ctx context.Context, cand, diag []float64, dict [
 				for _, i := range rows[lo:hi] {
 					xb = append(xb, cand[i*d:(i+1)*d]...)
 				}
-				cx := kernel.NewCenters(f.cfg.Kernel, xb, nr, d, kernel.Float64)
+				cx := kernel.NewCenters(f.kern, xb, nr, d, kernel.Float64)
 				kt := kt[:nj*nr]
 				cx.BlockTo(cx.NewWorkspace(), kt, dx, nj)     // K_Jx: nj × nr
 				dense.SolveUpperT(kjj, nj, nj, kt, nr, nr, 1) // U⁻ᵀK_Jx: column norms² = kᵀ(K_JJ + λuΠ)⁻¹k

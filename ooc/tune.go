@@ -225,15 +225,15 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	if err != nil {
 		return nil, err
 	}
-	t.progress(TuneProgress{Memory: &t.mem, N: t.f.n, ValRows: t.nval, M: t.f.cfg.Centers})
-	if err := t.f.sample(ctx); err != nil {
+	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
+	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }); err != nil {
 		return nil, err
 	}
 	t.passes++
-	if err := t.f.setTask(); err != nil {
+	if t.enc, err = t.plan.encoding(t.cs.distinct); err != nil {
 		return nil, err
 	}
-	t.k = t.f.k
+	t.k = t.enc.k
 	if tc.ARD != nil {
 		if t.ard, err = t.learnARD(ctx); err != nil {
 			return nil, err
@@ -259,7 +259,10 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 // tuner is the state of one Tune.
 type tuner struct {
 	tc     TuneConfig
-	f      *fitter // the fit on the training rows: centres, statistics, task
+	plan   *FitPlan       // the fit on the training rows
+	cs     *centreSample  // its centres and statistics
+	enc    targetEncoding // its task
+	run    RunOptions     // workers only
 	start  time.Time
 	pass   stream.Source // the source the passes read (training and held-out rows)
 	held   [][]int32     // per chunk of pass, the held-out rows (nil: Validation source)
@@ -370,21 +373,22 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		t.nval = rowsOf(t.val)
 	}
-	run := RunOptions{Workers: opts.Workers, Progress: func(p Progress) { t.progress(TuneProgress{Progress: p}) }}
-	f, err := newFitter(train, base, run, start)
+	t.run = RunOptions{Workers: opts.Workers}
+	plan, err := Plan(train, base, t.run)
 	if err != nil {
 		return nil, err
 	}
-	t.f = f
+	t.plan = plan
+	cfg := plan.Config
 	lambdas := tc.Lambdas
 	if lambdas == nil {
-		lambdas = []float64{f.cfg.Lambda}
+		lambdas = []float64{cfg.Lambda}
 	}
-	kernels := []kernel.Kernel{f.cfg.Kernel}
+	kernels := []kernel.Kernel{cfg.Kernel}
 	if tc.Sigmas != nil {
 		kernels = kernels[:0]
 		for _, s := range tc.Sigmas {
-			kn := f.cfg.Kernel
+			kn := cfg.Kernel
 			kn.Sigma, kn.Sigmas = s, nil
 			kernels = append(kernels, kn)
 		}
@@ -403,22 +407,22 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		t.groups = append(t.groups, g)
 	}
 	// The memory check comes before any pass.
-	k := max(f.plan.K, 1)
+	k := max(plan.K, 1)
 	maxRows := 0
 	for i := range t.pass.NumChunks() {
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
-	t.mem = EstimateTuneMemory(f.cfg.Centers, f.d, k, len(kernels), len(lambdas), f.run.Workers, maxRows)
+	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows)
 	if tc.ARD != nil {
 		// The subsample's dense matrices: a few rows × centres and centres².
-		ac := tc.ARD.resolved(f.n)
-		extra := int64(8 * (6*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 4*ac.Rows*f.d))
+		ac := tc.ARD.resolved(plan.N)
+		extra := int64(8 * (6*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 4*ac.Rows*plan.D))
 		t.mem.Vectors += extra
 		t.mem.Total += extra
 	}
 	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
 		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s, more than the limit of %s: "+
-			"use fewer centres, sigmas or lambdas", ErrMemory, len(kernels), len(lambdas), f.cfg.Centers,
+			"use fewer centres, sigmas or lambdas", ErrMemory, len(kernels), len(lambdas), cfg.Centers,
 			FormatBytes(t.mem.Total), FormatBytes(tc.MaxMemory))
 	}
 	return t, nil
@@ -443,19 +447,19 @@ func (t *tuner) progress(p TuneProgress) {
 // cannot be built fails its candidates, not the search; the search fails
 // only when every candidate has.
 func (t *tuner) prepare(ctx context.Context) error {
-	f := t.f
-	m, d, k := f.numCenters(), f.d, t.k
+	cfg, cs := t.plan.Config, t.cs
+	m, d, k := cs.m, t.plan.D, t.k
 	var firstErr error
 	for _, g := range t.groups {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		c64 := kernel.NewCenters(g.kern, f.centres, m, d, kernel.Float64)
+		c64 := kernel.NewCenters(g.kern, cs.centres, m, d, kernel.Float64)
 		kmm := make([]float64, m*m)
-		if err := blockParallel(ctx, c64, kmm, f.centres, m, d, f.opts); err != nil {
+		if err := blockParallel(ctx, c64, kmm, cs.centres, m, d, t.plan.Workers); err != nil {
 			return err
 		}
 		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 		pre, err := precond.New(mat.NewSymDense(m, kmm), g.cands[0].Lambda, precond.Options{
-			Jitter: f.cfg.Jitter, Workers: f.run.Workers, Weights: f.weights, Method: f.cfg.Preconditioner,
+			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
 		})
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
@@ -466,8 +470,8 @@ func (t *tuner) prepare(ctx context.Context) error {
 		}
 		g.pre = pre
 		g.cfit = c64
-		if f.cfg.Precision != kernel.Float64 {
-			g.cfit = kernel.NewCenters(g.kern, f.centres, m, d, f.cfg.Precision)
+		if cfg.Precision != kernel.Float64 {
+			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 		}
 		for i, c := range g.cands {
 			if i == 0 {
@@ -530,8 +534,8 @@ type tunePart struct {
 // allVal a validation row).
 func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, held [][]int32, allVal bool,
 	iter int, reduce func(p *tunePart, nrows int)) error {
-	f := t.f
-	m, k, kt := f.numCenters(), t.k, f.kt
+	plan := t.plan
+	m, k, kt := t.cs.m, t.k, plan.TargetColumns
 	doTrain := mode != modeValidate
 	doVal := (held != nil || allVal) && mode != modeRHS
 	if mode == modeIterate && iter == 0 {
@@ -557,7 +561,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 	chunks := src.NumChunks()
 	done := 0
 	var rows int64
-	return stream.Run(ctx, src, f.opts, stream.Job[*tunePart]{
+	return stream.Run(ctx, src, stream.Options{Workers: t.run.Workers}, stream.Job[*tunePart]{
 		Targets: mode == modeRHS || doVal,
 		NewPartial: func() *tunePart {
 			p := &tunePart{w: make([][]float64, len(t.groups)), sum: make([]float64, k)}
@@ -577,7 +581,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			}
 			var xv, v, out []float64
 			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
-				if err := f.standardizeChunk(c.X); err != nil {
+				if err := t.cs.std.checkChunk(c.X, plan.Features); err != nil {
 					return err
 				}
 				// Split the chunk: training rows compacted to the front of
@@ -587,7 +591,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 				if held != nil {
 					h = held[c.Index]
 				}
-				d := f.d
+				d := plan.D
 				if allVal {
 					ntr, nv = 0, c.Rows
 					if doVal {
@@ -623,7 +627,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 				if doTrain {
 					if mode == modeRHS {
 						v = slices.Grow(v[:0], ntr*(k+1))[:ntr*(k+1)]
-						if err := f.encode(c.Y, ntr, kt, v, k+1); err != nil {
+						if err := t.enc.encode(c.Y, ntr, kt, v, k+1, plan.Targets); err != nil {
 							return err
 						}
 						clear(p.sum)
@@ -676,7 +680,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			case modeValidate:
 				stage, shown = StageValidate, iter
 			}
-			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: f.cfg.Iterations,
+			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: plan.Config.Iterations,
 				Chunk: done, Chunks: chunks, Rows: rows}, Live: len(live)})
 			return nil
 		},
@@ -686,8 +690,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 // rhs makes the pass for every σ's right-hand side and starts CG for
 // every candidate: b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's rhs.
 func (t *tuner) rhs(ctx context.Context) error {
-	f := t.f
-	m, k := f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	k1 := k + 1
 	t.gatherLive(false)
 	ws := make([][]float64, len(t.groups))
@@ -710,7 +713,7 @@ func (t *tuner) rhs(ctx context.Context) error {
 		return fmt.Errorf("right-hand side: %w", err)
 	}
 	t.passes++
-	n = f.n
+	n = t.plan.N
 	t.ymean = make([]float64, k)
 	for j := range k {
 		t.ymean[j] = sum[j] / float64(n)
@@ -761,7 +764,7 @@ var errAllStopped = errors.New("all candidates stopped")
 
 // iterate runs CG for every candidate together and the final validation.
 func (t *tuner) iterate(ctx context.Context) error {
-	f := t.f
+	cfg := t.plan.Config
 	nc := len(t.cands) * t.k
 	op := &tuneOperator{t: t}
 	after := func(st *cgState) error {
@@ -771,14 +774,14 @@ func (t *tuner) iterate(ctx context.Context) error {
 				c.Residuals = append(c.Residuals, colResidual(st, c.idx*t.k, t.k))
 			}
 		}
-		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: f.cfg.Iterations,
+		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations,
 			Residual: st.relResidual()}, Live: t.live()})
 		if t.live() == 0 {
 			return errAllStopped
 		}
 		return nil
 	}
-	_, err := conjugateGradient(ctx, op, t.st, nc, f.cfg.Iterations, f.cfg.Tolerance, after)
+	_, err := conjugateGradient(ctx, op, t.st, nc, cfg.Iterations, cfg.Tolerance, after)
 	if err != nil && !errors.Is(err, errAllStopped) {
 		return err
 	}
@@ -822,8 +825,7 @@ type tuneOperator struct {
 
 func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	t := op.t
-	f := t.f
-	m, k := f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	nc := len(t.cands) * k
 	if op.buf == nil {
 		op.buf = make([]float64, m*k)
@@ -870,7 +872,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	stopped := t.endEval(iter, false)
 	// After the pass: W p for every live candidate.
 	clear(dst)
-	n := float64(f.n)
+	n := float64(t.plan.N)
 	for _, g := range t.groups {
 		if len(g.live) == 0 {
 			continue
@@ -896,7 +898,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		}
 	}
 	if len(stopped) > 0 {
-		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: f.cfg.Iterations},
+		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.plan.Config.Iterations},
 			Live: t.live(), Stopped: stopped})
 	}
 	return nil
@@ -940,7 +942,7 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 // their α = Bβ from the CG state and packs them (M × live·k) for the
 // validation rows of the next pass.
 func (t *tuner) gatherLive(alpha bool) {
-	m, k := t.f.numCenters(), t.k
+	m, k := t.cs.m, t.k
 	nc := len(t.cands) * k
 	for _, g := range t.groups {
 		g.live = g.live[:0]
@@ -969,7 +971,7 @@ func (t *tuner) startEval(iter int) {
 	}
 	for _, c := range t.cands {
 		if c.live {
-			c.ev = t.f.evaluator()
+			c.ev = t.enc.evaluator(t.plan.Targets)
 		}
 	}
 }
@@ -1017,7 +1019,7 @@ func (t *tuner) endEval(iter int, final bool) []int {
 	if iter == 0 {
 		return nil
 	}
-	task := t.f.task
+	task := t.enc.task
 	var stopped []int
 	now := time.Since(t.start).Seconds()
 	for _, c := range t.cands {
@@ -1065,8 +1067,7 @@ func isHalvingStep(iter, h int) bool {
 
 // result builds the models and picks the best candidate.
 func (t *tuner) result() *TuneResult {
-	f := t.f
-	res := &TuneResult{Metric: metricName(f.task), N: f.n, ValRows: t.nval, M: f.numCenters(), Passes: t.passes,
+	res := &TuneResult{Metric: metricName(t.enc.task), N: t.plan.N, ValRows: t.nval, M: t.cs.m, Passes: t.passes,
 		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
 	best := -1
 	for i, c := range t.cands {
@@ -1087,22 +1088,21 @@ func (t *tuner) result() *TuneResult {
 
 // model builds candidate c's model at its best iteration.
 func (t *tuner) model(c *tuneCand) *Model {
-	f := t.f
-	cfg := f.cfg
+	cfg := t.plan.Config
 	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
 	tr := Training{
-		N: f.n, Iterations: c.BestIteration, Status: StatusIterationLimit,
+		N: t.plan.N, Iterations: c.BestIteration, Status: StatusIterationLimit,
 		Residuals:  slices.Clone(c.Residuals[:min(c.BestIteration, len(c.Residuals))]),
 		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
 		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
-		DuplicateCenters: f.dropped,
+		DuplicateCenters: t.cs.dropped,
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)
 	}
-	meta := f.modelMeta(cfg, t.ymean, tr)
+	meta := newModelMeta(t.plan, t.cs, t.enc, cfg, t.ymean, tr)
 	meta.Kernel = c.Kernel
-	mdl, err := newModel(meta, slices.Clone(f.centres), slices.Clone(c.best), nil)
+	mdl, err := newModel(meta, slices.Clone(t.cs.centres), slices.Clone(c.best), nil)
 	if err != nil {
 		panic(err) // the search's own parts are consistent
 	}

@@ -3,19 +3,11 @@ package ooc
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 func newRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
-
-func workersOf(o stream.Options) int {
-	if o.Workers > 0 {
-		return o.Workers
-	}
-	return runtime.GOMAXPROCS(0)
-}
 
 // dedupRows removes rows (of length d) equal bit for bit to an earlier
 // row, keeping the first. Duplicated centres make K_MM singular and add

@@ -183,12 +183,12 @@ func ScratchOf(src Source) int64 {
 }
 
 // parentScratch is the per-reader scratch of a wrapper that reads whole
-// parent chunks: one parent chunk (features and targets), plus the
+// parent chunks: n parent chunks (features and targets), plus the
 // parent's own.
-func parentScratch(src Source) int64 {
+func parentScratch(src Source, n int) int64 {
 	maxRows := 0
 	for i := range src.NumChunks() {
 		maxRows = max(maxRows, src.ChunkRows(i))
 	}
-	return 8*int64(maxRows)*int64(src.Dim()+src.NumTargets()) + ScratchOf(src)
+	return int64(n)*8*int64(maxRows)*int64(src.Dim()+src.NumTargets()) + ScratchOf(src)
 }

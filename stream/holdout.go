@@ -68,11 +68,11 @@ func (f *filtered) origin(i, row int) (int, int) {
 }
 
 // ScratchBytes implements ScratchSizer: a parent chunk, and the parent's own.
-func (f *filtered) ScratchBytes() int64 { return parentScratch(f.src) }
+func (f *filtered) ScratchBytes() int64 { return parentScratch(f.src, 1) }
 
 func (f *filtered) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	c := f.chunks[i]
-	return f.parent.read(ctx, f.src, c.parent, y != nil, func(px, py []float64) {
+	return f.parent.read(ctx, f.src, c.parent, 1, y != nil, nil, func(px, py []float64) {
 		d, k := f.src.Dim(), f.src.NumTargets()
 		for j, r := range c.rows {
 			copy(x[j*d:(j+1)*d], px[int(r)*d:int(r+1)*d])

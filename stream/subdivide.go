@@ -1,24 +1,26 @@
 package stream
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // Subdivide returns a Source that presents each chunk of src as parts
 // consecutive row ranges of nearly equal size (chunks with fewer rows than
 // parts get one range per row), so that a source of few, large chunks
-// still keeps every worker busy. Reading a range decodes its whole parent
-// chunk, so use it only where the per-chunk computation dwarfs decoding —
-// as FALKON's kernel products do. parts ≤ 1 returns src itself.
+// still keeps every worker busy. The ranges of a chunk share one decoding
+// of it: the first read of a range decodes the whole parent chunk, which
+// stays cached (with at most two parents per reading goroutine) until
+// its other ranges have been read; a goroutine that finds the parent
+// being decoded by another decodes the next parent meanwhile. Reading
+// the ranges in order, as Run does, decodes every parent once per pass.
+// parts ≤ 1 returns src itself.
 func Subdivide(src Source, parts int) Source {
 	if parts <= 1 {
 		return src
 	}
-	s := &subdivided{forward: forward{src}, src: src}
+	s := &subdivided{forward: forward{src}, src: src, parts: make([]int, src.NumChunks())}
 	for c := range src.NumChunks() {
 		rows := src.ChunkRows(c)
 		p := min(parts, rows)
+		s.parts[c] = p
 		lo := 0
 		for q := range p {
 			hi := rows * (q + 1) / p
@@ -35,6 +37,7 @@ type subdivided struct {
 	forward
 	src    Source
 	ranges []subRange
+	parts  []int // ranges per parent chunk
 	parent parentReader
 }
 
@@ -48,52 +51,25 @@ func (s *subdivided) origin(i, row int) (int, int) {
 	return r.parent, r.lo + row
 }
 
-// ScratchBytes implements ScratchSizer: a parent chunk, and the parent's own.
-func (s *subdivided) ScratchBytes() int64 { return parentScratch(s.src) }
+// ScratchBytes implements ScratchSizer: two parent chunks (the one being
+// read and the next, decoded ahead), and the parent's own.
+func (s *subdivided) ScratchBytes() int64 { return parentScratch(s.src, 2) }
+
+// next names the parent chunk after c, to decode ahead, and its parts.
+func (s *subdivided) next(c int) (int, int, bool) {
+	if c+1 >= len(s.parts) {
+		return 0, 0, false
+	}
+	return c + 1, s.parts[c+1], true
+}
 
 func (s *subdivided) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	r := s.ranges[i]
-	return s.parent.read(ctx, s.src, r.parent, y != nil, func(px, py []float64) {
+	return s.parent.read(ctx, s.src, r.parent, s.parts[r.parent], y != nil, s.next, func(px, py []float64) {
 		d, k := s.src.Dim(), s.src.NumTargets()
 		copy(x, px[r.lo*d:r.hi*d])
 		if y != nil {
 			copy(y, py[r.lo*k:r.hi*k])
 		}
 	})
-}
-
-// parentReader reads whole parent chunks into pooled scratch for sources
-// that present parts of them (Subdivide, Holdout).
-type parentReader struct {
-	pool sync.Pool // *[]float64
-}
-
-// read decodes chunk c of src (targets too if withY) into scratch and
-// passes the rows and targets to use, which must not keep them.
-func (p *parentReader) read(ctx context.Context, src Source, c int, withY bool, use func(px, py []float64)) error {
-	rows := src.ChunkRows(c)
-	d, k := src.Dim(), src.NumTargets()
-	bp, _ := p.pool.Get().(*[]float64)
-	if bp == nil {
-		bp = new([]float64)
-	}
-	defer p.pool.Put(bp)
-	need := rows * d
-	if withY {
-		need += rows * k
-	}
-	if cap(*bp) < need {
-		*bp = make([]float64, need)
-	}
-	buf := (*bp)[:need]
-	px := buf[:rows*d]
-	var py []float64
-	if withY {
-		py = buf[rows*d:]
-	}
-	if err := src.ReadChunk(ctx, c, px, py); err != nil {
-		return err
-	}
-	use(px, py)
-	return nil
 }

@@ -22,7 +22,8 @@ func memCgroup(limit string) (procs string, cleanup func()) {
 		}
 		return filepath.Join(dir, "cgroup.procs"), func() { os.Remove(dir) }
 	}
-	dir := "/sys/fs/cgroup/memory/falkon-bench-io"
+	// cgroup v1: a child of this process's own memory cgroup.
+	dir := filepath.Join("/sys/fs/cgroup/memory", ownCgroup("memory"), "falkon-bench-io")
 	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		fail(fmt.Errorf("no cgroup v2 memory controller, and cgroup v1: %w", err))
 	}
@@ -30,6 +31,22 @@ func memCgroup(limit string) (procs string, cleanup func()) {
 		fail(fmt.Errorf("cgroup v1 memory.limit_in_bytes: %w", err))
 	}
 	return filepath.Join(dir, "cgroup.procs"), func() { os.Remove(dir) }
+}
+
+// ownCgroup returns this process's cgroup v1 path for controller, from
+// /proc/self/cgroup ("/" if unknown).
+func ownCgroup(controller string) string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "/"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) == 3 && f[1] == controller {
+			return f[2]
+		}
+	}
+	return "/"
 }
 
 // storeFiles lists the regular files of a store directory and their total size.

@@ -43,6 +43,12 @@
 //
 //	go run ./bench/fit -mode io -n 20000000 -d 12 -m 200 -iters 3 -limit 1G
 //
+// Profile mode fits in-process (from the working tree) on pinned mode's
+// training store and writes a CPU profile of the CG iterations alone:
+//
+//	go build -o /tmp/benchfit ./bench/fit
+//	taskset -c 0 /tmp/benchfit -mode profile -n 300000 -d 12 -m 2000 -iters 10 -cpuprofile cg.pprof
+//
 // Data and stores are kept in -dir (never in the repository) and reused
 // by later runs with the same sizes.
 package main
@@ -91,11 +97,19 @@ func main() {
 	cpuSets := flag.String("cpus", "0;0,1", "pinned mode: taskset CPU lists, separated by ';'")
 	block := flag.Int("block", 256, "pinned mode: the numpy FALKON's rows per block")
 	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
-	precision := flag.String("precision", "float64", "io mode: fit --precision")
+	precision := flag.String("precision", "float64", "io and profile modes: fit --precision")
+	cpuprofile := flag.String("cpuprofile", "cg.pprof", "profile mode: where to write the CPU profile of the CG iterations")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
 	flag.Parse()
 	if *mode == "kernel" {
 		kernelMode(*m, *d)
+		return
+	}
+	if *mode == "profile" {
+		if *iters == 0 {
+			*iters = 10
+		}
+		profileMode(*dir, *n, *d, *m, *iters, *lambda, *precision, *cpuprofile)
 		return
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {

@@ -16,6 +16,16 @@
 // generator of ooc.TestLeverageTiesUniformOnOrdinaryData). Standardised,
 // Gaussian σ = √12, λ = 1e-6, as in issue #16. There is no region of
 // uneven density to find: leverage sampling must tie.
+//
+// With -tune, σ and λ are not fixed: ooc.Tune (what `falkon-ooc tune`
+// runs, with its default grid σ = √d × {1/4, 1/2, 1, 2, 4} and λ =
+// 1e-8 … 1e-3, six values, log-spaced, ooc.DefaultValFraction of the rows
+// held out) picks
+// them on each data set's training rows at M = -tune-m with uniform
+// sampling and seed 0, and both schemes are then compared at every M with
+// the chosen σ and λ:
+//
+//	go run ./bench/leverage -tune -seeds 3
 package main
 
 import (
@@ -80,11 +90,14 @@ func main() {
 	dense := flag.Float64("dense", 0.95, "mixture: fraction of rows in the dense blob")
 	seeds := flag.Int("seeds", 3, "repetitions (different seeds) per point")
 	ms := flag.String("m", "", "values of M, comma-separated (default: 50,…,1600 for mixture; 100,250,500,1000 for ordinary)")
+	tune := flag.Bool("tune", false, "choose σ and λ with ooc.Tune (the CLI's default grid) instead of the fixed ones")
+	tuneM := flag.Int("tune-m", 0, "with -tune: M of the search (0: 400 for mixture, 500 for ordinary)")
 	flag.Parse()
 	for _, set := range strings.Split(*sets, ",") {
 		var x, y, xt, yt []float64
 		var d int
 		var cfg ooc.Config
+		var header string
 		mlist := []int{50, 100, 200, 400, 800, 1600}
 		switch set {
 		case "mixture":
@@ -92,14 +105,14 @@ func main() {
 			x, y = mixture(*n, *dense, 1)
 			xt, yt = mixture(20000, *dense, 2)
 			cfg = ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.3}, Lambda: 1e-6, NoStandardize: true}
-			fmt.Printf("mixture: n = %d, dense fraction %.2f, Gaussian σ = 0.3, λ = 1e-6, 20 iterations, no standardisation, test RMSE (noise 0.05) on 20 000 rows, mean over %d seeds\n\n", *n, *dense, *seeds)
+			header = fmt.Sprintf("mixture: n = %d, dense fraction %.2f, Gaussian σ = %%.4g, λ = %%g, 20 iterations, no standardisation, test RMSE (noise 0.05) on 20 000 rows, mean over %d seeds\n\n", *n, *dense, *seeds)
 		case "ordinary":
 			d = 12
 			x, y = ordinary(*n, 1)
 			xt, yt = ordinary(20000, 2)
 			mlist = []int{100, 250, 500, 1000}
 			cfg = ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: math.Sqrt(12)}, Lambda: 1e-6}
-			fmt.Printf("ordinary: n = %d, d = 12, standardised, Gaussian σ = √12, λ = 1e-6, 20 iterations, test RMSE (noise 0.3) on 20 000 rows, mean over %d seeds\n\n", *n, *seeds)
+			header = fmt.Sprintf("ordinary: n = %d, d = 12, standardised, Gaussian σ = %%.4g, λ = %%g, 20 iterations, test RMSE (noise 0.3) on 20 000 rows, mean over %d seeds\n\n", *n, *seeds)
 		default:
 			log.Fatalf("unknown data set %q", set)
 		}
@@ -113,8 +126,39 @@ func main() {
 				mlist = append(mlist, m)
 			}
 		}
+		if *tune {
+			m := *tuneM
+			if m == 0 {
+				m = map[string]int{"mixture": 400, "ordinary": 500}[set]
+			}
+			cfg = tuned(x, y, d, cfg, m)
+		}
+		fmt.Printf(header, cfg.Kernel.Sigma, cfg.Lambda)
 		run(x, y, xt, yt, d, cfg, mlist, *seeds)
 	}
+}
+
+// tuned returns base with the σ and λ that ooc.Tune chooses on (x, y) at
+// M = m, over the CLI's default grid, uniform sampling, seed 0.
+func tuned(x, y []float64, d int, base ooc.Config, m int) ooc.Config {
+	src := stream.NewMemSource(x, d, y, 1, 8192)
+	s := math.Sqrt(float64(d))
+	tc := ooc.TuneConfig{Base: base, Sigmas: []float64{s / 4, s / 2, s, 2 * s, 4 * s}}
+	for i := range 6 { // the CLI's --lambda 1e-8:1e-3:6
+		tc.Lambdas = append(tc.Lambdas, math.Pow(10, -8+float64(i)))
+	}
+	tc.Base.Centers, tc.Base.Seed, tc.Base.Sampling = m, 0, ooc.SamplingUniform
+	start := time.Now()
+	res, err := ooc.Tune(context.Background(), src, tc, ooc.RunOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	best := res.Candidates[res.Best]
+	fmt.Printf("tune (M = %d, uniform, seed 0, σ ∈ √%d × {1/4, 1/2, 1, 2, 4}, λ ∈ 1e-8 … 1e-3, %d %% held out, %.0f s): σ = %.4g, λ = %g, validation RMSE %.4f at iteration %d\n\n",
+		m, d, int(math.Round(100*ooc.DefaultValFraction)), time.Since(start).Seconds(), best.Kernel.Sigma, best.Lambda, best.BestMetric, best.BestIteration)
+	base.Kernel = best.Kernel
+	base.Lambda = best.Lambda
+	return base
 }
 
 func run(x, y, xt, yt []float64, d int, base ooc.Config, mlist []int, seeds int) {

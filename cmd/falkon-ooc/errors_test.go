@@ -295,7 +295,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "--centers too many for the memory limit (--max-memory, by default 80 % of the RAM)",
 			args:    []string{"fit", "--out", "model2.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float64", "train.store"},
 			code:    1,
-			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 41.8 MiB, over the memory limit of 41.0 MiB (--max-memory): at most M = 266 fit with a float64 preconditioner, M = 340 with --precond-precision float32",
+			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 41.8 MiB, over the memory limit of 41.0 MiB (--max-memory): at most M = 264 fit with a float64 preconditioner, M = 337 with --precond-precision float32",
 			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
 		},
 		{

@@ -2,8 +2,9 @@
 //
 // On unix systems (unless built with the nommap tag) Open maps the whole file
 // with mmap(2) and Bytes returns the mapping; advice calls become madvise(2).
-// Elsewhere Open keeps the *os.File, Bytes returns nil, and callers read
-// through ReadAt into their own buffers; advice calls do nothing.
+// OpenRead, and Open elsewhere, keep the *os.File: Bytes returns nil and
+// callers read through ReadAt (pread) into their own buffers; advice calls
+// become fadvise(2) on Linux and do nothing elsewhere.
 //
 // A *File is safe for concurrent use, except that Close must not run
 // concurrently with any other method.

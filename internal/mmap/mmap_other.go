@@ -22,6 +22,9 @@ func Open(path string) (*File, error) {
 	return &File{f: fh, size: size}, nil
 }
 
+// OpenRead opens path for reading through ReadAt, like Open in this build.
+func OpenRead(path string) (*File, error) { return Open(path) }
+
 // Close closes the file. Calling it twice is harmless.
 func (f *File) Close() error {
 	if f.f == nil {

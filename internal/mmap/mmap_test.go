@@ -9,6 +9,15 @@ import (
 )
 
 func TestOpenReadAt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		open func(string) (*File, error)
+	}{{"Open", Open}, {"OpenRead", OpenRead}} {
+		t.Run(c.name, func(t *testing.T) { testOpenReadAt(t, c.open, c.name == "OpenRead") })
+	}
+}
+
+func testOpenReadAt(t *testing.T, open func(string) (*File, error), unmapped bool) {
 	dir := t.TempDir()
 	want := make([]byte, 3*os.Getpagesize()+17)
 	for i := range want {
@@ -18,9 +27,12 @@ func TestOpenReadAt(t *testing.T) {
 	if err := os.WriteFile(p, want, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p)
+	f, err := open(p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if unmapped && (f.Mapped() || f.Bytes() != nil) {
+		t.Fatal("OpenRead mapped the file")
 	}
 	if f.Size() != int64(len(want)) {
 		t.Fatalf("Size = %d, want %d", f.Size(), len(want))
@@ -54,6 +66,11 @@ func TestOpenReadAt(t *testing.T) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+	if unmapped {
+		if _, err := f.ReadAt(got, 0); err == nil {
+			t.Fatal("ReadAt after Close succeeded")
+		}
 	}
 }
 

@@ -13,8 +13,20 @@ import (
 // allows it, else read through the open file.
 type File struct {
 	data []byte
-	f    *os.File // only when not mapped (empty files)
+	f    *os.File // only when not mapped (OpenRead, empty files)
 	size int64
+}
+
+// OpenRead opens path for reading through ReadAt (pread), without mapping
+// it: Bytes is nil, WillNeed and Sequential become fadvise(2) hints to the
+// page cache, and DontNeed does nothing (there are no mapped pages, and the
+// page cache is the kernel's to manage).
+func OpenRead(path string) (*File, error) {
+	fh, size, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: fh, size: size}, nil
 }
 
 // Open maps path read-only. Empty files, and files on file systems that
@@ -80,7 +92,31 @@ func (f *File) advise(off, n int64, advice int) error {
 func (f *File) DontNeed(off, n int64) error { return f.advise(off, n, unix.MADV_DONTNEED) }
 
 // WillNeed asks the kernel to read [off, off+n) ahead asynchronously.
-func (f *File) WillNeed(off, n int64) error { return f.advise(off, n, unix.MADV_WILLNEED) }
+func (f *File) WillNeed(off, n int64) error {
+	if f.data == nil {
+		return f.fadvise(off, n, fadvWillNeed)
+	}
+	return f.advise(off, n, unix.MADV_WILLNEED)
+}
 
-// Sequential says the whole file will be read mostly in order.
-func (f *File) Sequential() error { return f.advise(0, f.size, unix.MADV_SEQUENTIAL) }
+// Sequential says the whole file will be read mostly in order (for a file
+// read through ReadAt, the kernel then reads ahead further).
+func (f *File) Sequential() error {
+	if f.data == nil {
+		return f.fadvise(0, f.size, fadvSequential)
+	}
+	return f.advise(0, f.size, unix.MADV_SEQUENTIAL)
+}
+
+// fadvise gives the page cache advice about [off, off+n) of an unmapped
+// file (a no-op where fadvise(2) does not exist).
+func (f *File) fadvise(off, n int64, advice int) error {
+	if f.f == nil {
+		return nil
+	}
+	s, l := pageRange(off, n, f.size, pageSize)
+	if l == 0 {
+		return nil
+	}
+	return fadvise(int(f.f.Fd()), s, l, advice)
+}
