@@ -474,7 +474,11 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 		for t := range nt {
 			v := b.Cols[d+t][i]
 			if classes != nil { // the label's index among the classes
-				v = classes[int(v)]
+				j := int(v)
+				if float64(j) != v || j < 0 || j >= len(classes) {
+					return fmt.Errorf("target %q holds the number %v; the model's classes are the labels %q", m.Targets()[t], v, m.ClassNames())
+				}
+				v = classes[j]
 			}
 			p.tgt = append(p.tgt, v)
 		}
