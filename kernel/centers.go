@@ -31,6 +31,15 @@ type Centers struct {
 	mpad int       // m rounded up to the panel width
 	inv  []float64 // per-feature √a/σⱼ for distance kernels, nil otherwise
 
+	// root is the Centers made by NewCenters whose packed centres c
+	// shares (c itself, or the origin of a WithInputMap): a Workspace
+	// serves every Centers of one root.
+	root *Centers
+
+	// The input map of WithInputMap: x ↦ (x − shift)·scale per feature
+	// (nil: none), applied to the rows as they are loaded into a tile.
+	shift, scale []float64
+
 	p64 []float64 // packed centres (Float64)
 	n64 []float64 // squared norms of the scaled centres, len mpad
 	p32 []float32 // packed centres (Float32)
@@ -61,6 +70,7 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 		k.Sigmas = nil
 	}
 	cs := &Centers{k: k, prec: prec, m: m, d: d, dist: k.Kind.IsDistance()}
+	cs.root = cs
 	nr := tile.NR64
 	if prec == Float32 {
 		nr = tile.NR32
@@ -170,7 +180,11 @@ func workspaceBytes(mpad, b, d, k int, prec Precision) int64 {
 		e = 4
 	}
 	B, D, K, P := int64(b), int64(d), int64(k), int64(mpad)
-	return e*(B*D+B+B*P) + 8*(2*K*P+B*K)
+	row := int64(0) // Float32: one mapped row in float64
+	if prec == Float32 {
+		row = 8 * D
+	}
+	return e*(B*D+B+B*P) + 8*(2*K*P+B*K) + row
 }
 
 // CentersBytes returns the memory NewCenters holds for m centres and d
@@ -195,6 +209,66 @@ func scaleRow(dst, src, inv []float64) {
 	}
 }
 
+// WithInputMap returns centres that are c's, except that every product
+// (KtKvAdd, KvTo, BlockTo) takes each row x of its input as
+// (x − shift)·scale, feature by feature, as the row is loaded into a tile:
+// a standardisation rides on the tile loading, so the caller's rows are
+// neither copied nor rewritten, and each is read once per product. The
+// centres are taken as given (already in the mapped space). The map is
+// applied before the kernel's own scaling by √a/σⱼ, in the order
+// ((x − shift)·scale)·√a/σⱼ, so that the result is bit for bit that of
+// mapping the rows first. shift and scale have length d, or are both nil
+// (the result is c). The result shares c's packed centres (no copy) and,
+// like c, is safe for concurrent use; shift and scale are copied. It
+// panics on a length mismatch.
+func (c *Centers) WithInputMap(shift, scale []float64) *Centers {
+	if shift == nil && scale == nil {
+		return c
+	}
+	if len(shift) != c.d || len(scale) != c.d {
+		panic("kernel: WithInputMap: shift and scale must have length d")
+	}
+	cm := *c
+	cm.shift, cm.scale = append([]float64(nil), shift...), append([]float64(nil), scale...)
+	return &cm
+}
+
+// mapRow sets dst to the row src as the tile holds it: mapped
+// (WithInputMap), then scaled by inv for distance kernels. It reports
+// whether src is finite; a row that is not is loaded as zeros, so that
+// the tile's arithmetic stays finite (see Workspace.NonFinite).
+func (c *Centers) mapRow(dst, src []float64) bool {
+	dst = dst[:len(src)]
+	z := 0.0 // Σ (v − v): 0 for finite values, NaN once one is NaN or ±Inf
+	switch shift, scale, inv := c.shift, c.scale, c.inv; {
+	case shift != nil && inv != nil:
+		for j, v := range src {
+			z += v - v
+			dst[j] = (v - shift[j]) * scale[j] * inv[j]
+		}
+	case shift != nil:
+		for j, v := range src {
+			z += v - v
+			dst[j] = (v - shift[j]) * scale[j]
+		}
+	case inv != nil:
+		for j, v := range src {
+			z += v - v
+			dst[j] = v * inv[j]
+		}
+	default:
+		for j, v := range src {
+			z += v - v
+			dst[j] = v
+		}
+	}
+	if z != 0 {
+		clear(dst)
+		return false
+	}
+	return true
+}
+
 // M returns the number of centres.
 func (c *Centers) M() int { return c.m }
 
@@ -214,7 +288,7 @@ func (c *Centers) TileRows() int { return c.tileRows }
 // Bytes returns the memory held by c: the packed centres and their norms
 // (about M·d·8 bytes in Float64, half in Float32).
 func (c *Centers) Bytes() int {
-	return 8*(len(c.p64)+len(c.n64)+len(c.inv)) + 4*(len(c.p32)+len(c.n32))
+	return 8*(len(c.p64)+len(c.n64)+len(c.inv)+len(c.shift)+len(c.scale)) + 4*(len(c.p32)+len(c.n32))
 }
 
 // WorkspaceBytes returns the memory of a Workspace once it has served
@@ -238,6 +312,11 @@ type Workspace struct {
 	xs32 []float32
 	xn32 []float32
 	t32  []float32
+	row  []float64 // one mapped row before its conversion to float32
+
+	// bad is the first row of the current call's x that is not finite,
+	// or -1.
+	bad int
 
 	k  int
 	uT []float64 // k × mpad: u transposed, zero-padded
@@ -249,13 +328,14 @@ type Workspace struct {
 
 // NewWorkspace returns scratch space for block products on c.
 func (c *Centers) NewWorkspace() *Workspace {
-	ws := &Workspace{c: c}
+	ws := &Workspace{c: c, bad: -1}
 	b := c.tileRows
 	if c.prec == Float64 {
 		ws.xs64 = make([]float64, b*c.d)
 		ws.xn64 = make([]float64, b)
 		ws.t64 = make([]float64, b*c.mpad)
 	} else {
+		ws.row = make([]float64, c.d)
 		ws.xs32 = make([]float32, b*c.d)
 		ws.xn32 = make([]float32, b)
 		ws.t32 = make([]float32, b*c.mpad)
@@ -274,30 +354,38 @@ func (ws *Workspace) grow(k int) {
 	ws.s = make([]float64, ws.c.tileRows*k) // tileRows is a multiple of tile.MR
 }
 
+// check panics on a workspace of other centres or a short x, and starts a
+// call: Workspace.NonFinite is reset.
 func (c *Centers) check(ws *Workspace, x []float64, rows int) {
-	if ws == nil || ws.c != c {
+	if ws == nil || ws.c.root != c.root {
 		panic("kernel: workspace belongs to other centres")
 	}
 	if rows < 0 || len(x) < rows*c.d {
 		panic("kernel: x is shorter than rows × d")
 	}
+	ws.bad = -1
 }
 
-// loadTile prepares rows [r0, r0+n) of x: scales them, pads the row count
-// to a multiple of tile.MR with zero rows and computes squared norms. It
-// returns the padded row count.
+// NonFinite returns the first row of the x of the last product call on
+// ws that holds a NaN or ±Inf, or -1 when every row was finite. Such a
+// row is taken as a zero row, so the call's result is finite but
+// meaningless: a caller that may see non-finite data checks NonFinite
+// after each call, instead of a pass of its own over x.
+func (ws *Workspace) NonFinite() int { return ws.bad }
+
+// loadTile prepares rows [r0, r0+n) of x: maps and scales them
+// (mapRow), pads the row count to a multiple of tile.MR with zero rows
+// and computes squared norms. It returns the padded row count.
 func (c *Centers) loadTile(ws *Workspace, x []float64, r0, n int) int {
 	d := c.d
 	np := (n + tile.MR - 1) / tile.MR * tile.MR
 	src := x[r0*d : (r0+n)*d]
 	if c.prec == Float64 {
 		xs := ws.xs64[:np*d]
-		if c.dist {
-			for i := 0; i < n; i++ {
-				scaleRow(xs[i*d:i*d+d], src[i*d:i*d+d], c.inv)
+		for i := 0; i < n; i++ {
+			if !c.mapRow(xs[i*d:i*d+d], src[i*d:i*d+d]) && ws.bad < 0 {
+				ws.bad = r0 + i
 			}
-		} else {
-			copy(xs, src)
 		}
 		clear(xs[n*d:])
 		if c.dist {
@@ -305,16 +393,14 @@ func (c *Centers) loadTile(ws *Workspace, x []float64, r0, n int) int {
 		}
 	} else {
 		xs := ws.xs32[:np*d]
-		if c.dist {
-			for i := 0; i < n; i++ {
-				si, di := src[i*d:i*d+d], xs[i*d:i*d+d]
-				for j, v := range si {
-					di[j] = float32(v * c.inv[j])
-				}
+		row := ws.row[:d]
+		for i := 0; i < n; i++ {
+			if !c.mapRow(row, src[i*d:i*d+d]) && ws.bad < 0 {
+				ws.bad = r0 + i
 			}
-		} else {
-			for i, v := range src {
-				xs[i] = float32(v)
+			di := xs[i*d : i*d+d]
+			for j, v := range row {
+				di[j] = float32(v)
 			}
 		}
 		clear(xs[n*d:])

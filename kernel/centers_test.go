@@ -223,7 +223,9 @@ func TestZeroAllocs(t *testing.T) {
 	u, v, w := randMat(rng, m, k), randMat(rng, rows, k), make([]float64, m*k)
 	out, blk := make([]float64, rows*k), make([]float64, rows*m)
 	for _, p := range precisions {
-		cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 1}, cen, m, d, p)
+		// With the input map (the solver's standardisation), as the fit
+		// uses it.
+		cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 1}, cen, m, d, p).WithInputMap(randMat(rng, 1, d), randMat(rng, 1, d))
 		ws := cs.NewWorkspace()
 		cs.KtKvAdd(ws, w, x, rows, u, v, k) // grow to k
 		if n := testing.AllocsPerRun(5, func() {
@@ -250,7 +252,7 @@ func TestBytes(t *testing.T) {
 		ws := cs.NewWorkspace()
 		want := e*(len(ws.xs64)+len(ws.xn64)+len(ws.t64)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s))
 		if p == Float32 {
-			want = e*(len(ws.xs32)+len(ws.xn32)+len(ws.t32)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s))
+			want = e*(len(ws.xs32)+len(ws.xn32)+len(ws.t32)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s)+len(ws.row))
 		}
 		if got := cs.WorkspaceBytes(1); got != want {
 			t.Errorf("%v: WorkspaceBytes(1) = %d, want %d", p, got, want)

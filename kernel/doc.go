@@ -38,10 +38,18 @@
 // and 5e-38 (float32) to zero. Float32 tiles are accurate to a few 1e-6
 // for standardised data; the products are accumulated in float64.
 //
-// Inputs must be finite. A NaN or ±Inf feature gives unspecified kernel
-// values, which differ between the variants (the assembly's max(r², 0)
-// turns a NaN r² into 0, so a kernel value of 1, where the pure-Go loops
-// give NaN); validate data before it reaches the kernel.
+// Rows of x that hold a NaN or ±Inf are loaded into the tile as zero
+// rows, so the arithmetic stays finite and the same in every variant, and
+// the first such row is reported by Workspace.NonFinite after the call: a
+// caller checks that instead of making a pass of its own over the data.
+// (Centres must be finite.)
+//
+// # Input map
+//
+// Centers.WithInputMap gives centres whose products take each row x as
+// (x − shift)·scale per feature, applied while the row is loaded into a
+// tile: the solver's standardisation costs no pass and no copy of the
+// data, and gives bit for bit the values of standardising the rows first.
 //
 // # Concurrency
 //

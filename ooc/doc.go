@@ -65,9 +65,12 @@
 // calibration are optional keys of the model file's metadata (format
 // version 1): older files load without them.
 //
-// A NaN or infinite value in the data is an error, a *stream.ValueError
-// naming the chunk, the row and the column, found in the pass that
-// standardises the chunk (no extra pass over memory).
+// Standardisation rides on the kernel's tile loading
+// (kernel.Centers.WithInputMap): a chunk is read once per pass and never
+// rewritten. A NaN or infinite value in the data is an error, a
+// *stream.ValueError naming the chunk, the row and the column, found as
+// the kernel loads the rows (kernel.Workspace.NonFinite), with no pass of
+// its own.
 //
 // A long fit can be checkpointed after every iteration
 // (RunOptions.Checkpoint) and resumed (RunOptions.Resume) with any worker

@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -65,7 +66,9 @@ type PassJob struct {
 	Targets  []string `json:"targets,omitempty"`
 
 	// centers, when set by Fit, are the prepared centres shared by the
-	// workers of the local pipeline; nil: each worker prepares its own.
+	// workers of the local pipeline, with the standardisation as their
+	// input map (kernel.Centers.WithInputMap); nil: each worker prepares
+	// its own.
 	centers *kernel.Centers
 }
 
@@ -156,7 +159,7 @@ func (j *PassJob) NewWorker() (*PassWorker, error) {
 func (j *PassJob) newWorker() *PassWorker {
 	c := j.centers
 	if c == nil {
-		c = kernel.NewCenters(j.Kernel, j.Centers, j.M, j.D, j.Precision)
+		c = kernel.NewCenters(j.Kernel, j.Centers, j.M, j.D, j.Precision).WithInputMap(j.Mean, j.InvStd)
 	}
 	w := &PassWorker{job: j, c: c, ws: c.NewWorkspace(), features: j.Features, targets: j.Targets}
 	if w.features == nil {
@@ -188,10 +191,12 @@ type PassWorker struct {
 
 // Add adds one chunk's contribution to dst (len job.OutLen()): x holds
 // rows × D raw features, row-major, and y (PassRHS only) the rows ×
-// target-column values. x is standardised in place. A NaN or infinite
-// value, or a target that is not one of the classes, is an error; a
-// non-finite value gives a *stream.ValueError naming its row (within the
-// chunk) and column. In steady state Add allocates nothing.
+// target-column values. Neither is modified: the standardisation is the
+// kernel's input map, applied as each row is loaded into a kernel tile,
+// so each row is read once. A NaN or infinite value, or a target that is
+// not one of the classes, is an error; a non-finite value gives a
+// *stream.ValueError naming its row (within the chunk) and column, a
+// feature's before a target's. In steady state Add allocates nothing.
 func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	j := w.job
 	if len(dst) != j.OutLen() {
@@ -200,25 +205,24 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	if rows < 0 || len(x) != rows*j.D {
 		return fmt.Errorf("ooc: pass worker: len(x) = %d for %d rows of %d features", len(x), rows, j.D)
 	}
-	if err := standardizeChecked(x, j.Mean, j.InvStd, w.features); err != nil {
-		return err
-	}
 	k := j.K
 	if j.Kind == PassKernel {
 		w.c.KtKvAdd(w.ws, dst, x, rows, j.U, nil, k)
-		return nil
+		return w.nonFinite(x)
 	}
 	kt := j.targetCols()
 	if len(y) != rows*kt {
 		return fmt.Errorf("ooc: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
 	}
-	if err := stream.CheckFinite(y, w.targets); err != nil {
-		return err
-	}
 	k1 := k + 1
 	w.v = slices.Grow(w.v[:0], rows*k1)[:rows*k1]
-	if err := encodeTargets(j.Task, j.Classes, w.targets, y, rows, kt, k, w.v, k1); err != nil {
-		return err
+	err := stream.CheckFinite(y, w.targets)
+	if err == nil {
+		err = encodeTargets(j.Task, j.Classes, w.targets, y, rows, kt, k, w.v, k1)
+	}
+	if err != nil {
+		// The features' error first, as the kernel would find it.
+		return cmp.Or(stream.CheckFinite(x, w.features), err)
 	}
 	sum := dst[j.M*k1:]
 	for r := range rows {
@@ -227,7 +231,18 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 		}
 	}
 	w.c.KtKvAdd(w.ws, dst[:j.M*k1], x, rows, nil, w.v, k1)
-	return nil
+	return w.nonFinite(x)
+}
+
+// nonFinite returns the *stream.ValueError for the first non-finite row
+// of x that the kernel met in the last call (Workspace.NonFinite), or nil.
+func (w *PassWorker) nonFinite(x []float64) error {
+	r := w.ws.NonFinite()
+	if r < 0 {
+		return nil
+	}
+	d := w.job.D
+	return stream.CheckFinite(x[r*d:(r+1)*d], w.features).(*stream.ValueError).At(r)
 }
 
 // encodeTargets writes the encoded targets of rows into v (rows × stride;

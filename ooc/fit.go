@@ -136,12 +136,6 @@ type standardization struct {
 	invStd    []float64 // invStdOf(std)
 }
 
-// checkChunk refuses non-finite values of x (rows × len(names)) and
-// standardises it in place when s is set (standardizeChecked).
-func (s standardization) checkChunk(x []float64, names []string) error {
-	return standardizeChecked(x, s.mean, s.invStd, names)
-}
-
 // centreSample is what the sampling pass returns: the centres and the
 // statistics of the data.
 type centreSample struct {
@@ -422,10 +416,9 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		j := &PassJob{
 			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
 			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
-			centers: op.cfit,
-		}
-		if cs.std.invStd != nil {
-			j.Mean, j.InvStd = cs.std.mean, cs.std.invStd
+			Mean: cs.std.mean, InvStd: cs.std.invStd,
+			// The standardisation rides on the kernel's tile loading.
+			centers: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
 		}
 		return j
 	}

@@ -282,7 +282,7 @@ type tuner struct {
 // sigmaGroup is one σ: its kernel, centres, T and its candidates.
 type sigmaGroup struct {
 	kern  kernel.Kernel
-	cfit  *kernel.Centers
+	cfit  *kernel.Centers // with the standardisation as input map
 	pre   *precond.Preconditioner
 	cands []*tuneCand
 	// Scratch of the operator, sized for all candidates of the group.
@@ -473,6 +473,7 @@ func (t *tuner) prepare(ctx context.Context) error {
 		if cfg.Precision != kernel.Float64 {
 			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 		}
+		g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
 		for i, c := range g.cands {
 			if i == 0 {
 				c.pre = pre
@@ -581,7 +582,9 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 			}
 			var xv, v, out []float64
 			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
-				if err := t.cs.std.checkChunk(c.X, plan.Features); err != nil {
+				// The standardisation is the centres' input map: the
+				// chunk is read, not rewritten.
+				if err := stream.CheckFinite(c.X, plan.Features); err != nil {
 					return err
 				}
 				// Split the chunk: training rows compacted to the front of

@@ -32,6 +32,13 @@
 //
 //	go run ./bench/fit -mode pinned -n 300000 -d 12 -m 2000 -iters 10 -reps 2
 //
+// AB mode compares a CG iteration of two builds (-base and -from) on the
+// same store, interleaved and pinned as pinned mode does, float64 and
+// float32, minimum of -reps repetitions (issue #12: the standardisation
+// folded into the kernel's tile loading is not slower):
+//
+//	go run ./bench/fit -mode ab -base COMMIT -from HEAD -n 300000 -d 28 -m 2000 -iters 5 -reps 3
+//
 // I/O mode is the I/O-bound corner (issue #16): a store larger than the
 // memory the fit may use, small M. It runs the same fit with the store in
 // page cache and, after evicting the store's pages (fadvise DONTNEED,
@@ -99,10 +106,17 @@ func main() {
 	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
 	precision := flag.String("precision", "float64", "io and profile modes: fit --precision")
 	cpuprofile := flag.String("cpuprofile", "cg.pprof", "profile mode: where to write the CPU profile of the CG iterations")
+	before := flag.String("before", "", "pinned mode: also run falkon-ooc built from this commit, interleaved with -from, and report both (before/after)")
+	numpy := flag.Bool("numpy", true, "pinned mode: run the numpy FALKON")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
+	baseRev := flag.String("base", "", "ab mode: the commit to compare -from with")
 	flag.Parse()
 	if *mode == "kernel" {
 		kernelMode(*m, *d)
+		return
+	}
+	if *mode == "std" {
+		stdMode(*m, *d, max(*reps, 2))
 		return
 	}
 	if *mode == "profile" {
@@ -115,7 +129,7 @@ func main() {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fail(err)
 	}
-	bin := buildCLI(*dir, *from)
+	bin := buildCLI(*dir, *from, "falkon-ooc")
 	printMachine()
 	switch *mode {
 	case "memory":
@@ -149,11 +163,24 @@ func main() {
 			*iters = 3
 		}
 		ioMode(bin, *dir, *n, *d, *m, *iters, *reps, *limit, *precision)
+	case "ab":
+		if *baseRev == "" {
+			fail(fmt.Errorf("ab mode needs -base COMMIT"))
+		}
+		if *iters == 0 {
+			*iters = 5
+		}
+		base := buildCLI(*dir, *baseRev, "falkon-ooc-base")
+		abMode(base, bin, *dir, *n, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"))
 	case "pinned":
 		if *iters == 0 {
 			*iters = 10
 		}
-		pinnedMode(bin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block)
+		beforeBin := ""
+		if *before != "" {
+			beforeBin = buildCLI(*dir, *before, "falkon-ooc-before")
+		}
+		pinnedMode(bin, beforeBin, *dir, *n, *ntest, *d, *m, *iters, *reps, *lambda, strings.Split(*cpuSets, ";"), *python, *block, *numpy)
 	default:
 		fail(fmt.Errorf("unknown -mode %q", *mode))
 	}
@@ -162,8 +189,8 @@ func main() {
 // buildCLI builds cmd/falkon-ooc into dir, from commit rev (extracted with
 // git archive, so that work in progress in the checkout does not break or
 // change the measurement) or from the working tree if rev is empty.
-func buildCLI(dir, rev string) string {
-	bin := filepath.Join(dir, "falkon-ooc")
+func buildCLI(dir, rev, name string) string {
+	bin := filepath.Join(dir, name)
 	src := "."
 	if rev != "" {
 		out, err := exec.Command("git", "rev-parse", "--short=12", rev).Output()
@@ -171,6 +198,7 @@ func buildCLI(dir, rev string) string {
 			fail(fmt.Errorf("git rev-parse %s (run from the repository root): %w", rev, err))
 		}
 		hash := strings.TrimSpace(string(out))
+		bin = filepath.Join(dir, "falkon-ooc-"+hash)
 		src = filepath.Join(dir, "src-"+hash)
 		if !exists(filepath.Join(src, "go.mod")) {
 			if err := os.MkdirAll(src, 0o755); err != nil {

@@ -82,7 +82,11 @@ type pinnedKey struct{ cpus, prec, system string }
 // pinnedMode runs falkon-ooc fit and the numpy FALKON interleaved and
 // pinned, and the kernel alone under the same pinning (see the package
 // comment).
-func pinnedMode(bin, dir string, n, ntest, d, m, iters, reps int, lambda float64, cpuSets []string, python string, block int) {
+//
+// With beforeBin set, each falkon-ooc fit is preceded by the same fit of
+// beforeBin (the "before" commit), and the table reports both; with
+// numpy false the numpy FALKON is not run.
+func pinnedMode(bin, beforeBin, dir string, n, ntest, d, m, iters, reps int, lambda float64, cpuSets []string, python string, block int, numpy bool) {
 	sigma := math.Sqrt(float64(d))
 	fmt.Printf("pinned: n = %d, d = %d, M = %d, σ = √d = %.4g, λ = %g, t = %d, %d repetitions, CPU sets %q, numpy block %d rows\n",
 		n, d, m, sigma, lambda, iters, reps, cpuSets, block)
@@ -120,15 +124,21 @@ func pinnedMode(bin, dir string, n, ntest, d, m, iters, reps int, lambda float64
 		for _, cpus := range cpuSets {
 			for _, p := range []string{"float64", "float32"} {
 				model := filepath.Join(dir, "pinned-"+p+".model")
-				args := []string{"-c", cpus, bin, "fit", "--json", "--quiet", "--no-checkpoint", "--out", model,
-					"--centers", strconv.Itoa(m), "--iters", strconv.Itoa(iters), "--lambda", strconv.FormatFloat(lambda, 'g', -1, 64),
-					"--precision", p, "--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), train + ".store"}
-				r := runChild(nil, "taskset", args...)
-				var fj fitJSON
-				if err := json.Unmarshal(r.stdout, &fj); err != nil {
-					fail(fmt.Errorf("fit --json output: %w\n%s", err, r.stdout))
+				fit := func(bin, system string) {
+					args := []string{"-c", cpus, bin, "fit", "--json", "--quiet", "--no-checkpoint", "--out", model,
+						"--centers", strconv.Itoa(m), "--iters", strconv.Itoa(iters), "--lambda", strconv.FormatFloat(lambda, 'g', -1, 64),
+						"--precision", p, "--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), train + ".store"}
+					r := runChild(nil, "taskset", args...)
+					var fj fitJSON
+					if err := json.Unmarshal(r.stdout, &fj); err != nil {
+						fail(fmt.Errorf("fit --json output: %w\n%s", err, r.stdout))
+					}
+					note(pinnedKey{cpus, p, system}, fj.SecondsPerIteration)
 				}
-				note(pinnedKey{cpus, p, "falkon-ooc"}, fj.SecondsPerIteration)
+				if beforeBin != "" {
+					fit(beforeBin, "before")
+				}
+				fit(bin, "falkon-ooc")
 				if rep == 0 && cpus == cpuSets[0] {
 					pr := runChild(nil, bin, "predict", "--json", "--quiet", "--model", model, test+".store")
 					var pj struct {
@@ -141,6 +151,9 @@ func pinnedMode(bin, dir string, n, ntest, d, m, iters, reps int, lambda float64
 					if p == "float64" {
 						writeCenters(model, centers)
 					}
+				}
+				if !numpy {
+					continue
 				}
 				pargs := []string{"-c", cpus, python, script, "--train", train, "--test", test, "--m", strconv.Itoa(m),
 					"--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), "--lambda", strconv.FormatFloat(lambda, 'g', -1, 64),
@@ -176,6 +189,21 @@ func pinnedMode(bin, dir string, n, ntest, d, m, iters, reps int, lambda float64
 	fmt.Printf("load average before %s, after %s\n\n", load0, load1)
 	fmt.Println("Minimum s/iteration over the repetitions; the kernel row is n·M ÷ the kernel's rate (KtKvAdd alone, one goroutine per CPU).")
 	fmt.Println()
+	if beforeBin != "" {
+		fmt.Println("| CPUs | precision | before s/iter | after s/iter | after ÷ before | kernel alone s/iter | before ÷ kernel speed | **after ÷ kernel speed** |")
+		fmt.Println("|---|---|---|---|---|---|---|---|")
+		for _, cpus := range cpuSets {
+			for _, p := range []string{"float64", "float32"} {
+				b, a := best[pinnedKey{cpus, p, "before"}], best[pinnedKey{cpus, p, "falkon-ooc"}]
+				ks := float64(n) * float64(m) / kern[cpus][p]
+				fmt.Printf("| %s | %s | %.3f | %.3f | %.2f | %.3f | %.0f %% | **%.0f %%** |\n", cpus, p, b, a, a/b, ks, 100*ks/b, 100*ks/a)
+			}
+		}
+		if !numpy {
+			return
+		}
+		fmt.Println()
+	}
 	fmt.Println("| CPUs | precision | falkon-ooc s/iter | numpy s/iter | falkon-ooc ÷ numpy | kernel alone s/iter | end-to-end ÷ kernel speed | test RMSE falkon-ooc / numpy |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, cpus := range cpuSets {

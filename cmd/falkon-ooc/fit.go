@@ -153,12 +153,7 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--tol must be ≥ 0, got %g", o.tol)
 	}
 	cfg.Tolerance = o.tol
-	switch o.precision {
-	case "float64":
-		cfg.Precision = kernel.Float64
-	case "float32":
-		cfg.Precision = kernel.Float32
-	default:
+	if cfg.Precision, err = kernel.ParsePrecision(o.precision); err != nil {
 		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
 	}
 	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
@@ -315,22 +310,22 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		defer cleanup()
 		run.Validation = vs
 	}
-	if cfg.Centers == 0 {
-		cfg.Centers = ooc.DefaultCenters(n)
-	}
 	if int64(cfg.Centers) > n {
 		return fmt.Errorf("--centers %d exceeds the %d rows of store %s: use at most %d", cfg.Centers, n, storePath, n)
 	}
+	// Plan validates the configuration and resolves it (defaults, n, d,
+	// M): the CLI only renders it.
 	plan, err := ooc.Plan(train, cfg, run)
 	if err != nil {
 		return err
 	}
+	cfg = plan.Config
 	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err
 	}
 	taskNote(pr, "fit", cfg.Task, plan)
-	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", n, r.Dim(), cfg.Centers, mem)
+	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", plan.N, plan.D, cfg.Centers, mem)
 	softMemoryLimit(mem)
 
 	ckpt := o.out + ".ckpt"

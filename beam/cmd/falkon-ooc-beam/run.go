@@ -211,14 +211,11 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--iters must be ≥ 1, got %d", o.iters)
 	}
 	cfg.Iterations = o.iters
-	switch o.precision {
-	case "float64":
-		cfg.Precision = kernel.Float64
-	case "float32":
-		cfg.Precision = kernel.Float32
-	default:
+	p, err := kernel.ParsePrecision(o.precision)
+	if err != nil {
 		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
 	}
+	cfg.Precision = p
 	cfg.Seed = o.seed
 	return cfg, nil
 }
