@@ -383,6 +383,10 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		t.nval = rowsOf(held)
 	} else {
+		var err error
+		if t.val, err = AlignLabels(src, t.val); err != nil {
+			return nil, err
+		}
 		if t.val.Dim() != src.Dim() || t.val.NumTargets() != src.NumTargets() {
 			return nil, configErr("the validation data has %d features and %d targets, the training data %d and %d",
 				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())

@@ -211,6 +211,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		tc.ValFraction = o.valFraction
 	}
 	tc.Base = base
+	if plan, err := ooc.Plan(r, base, ooc.RunOptions{}); err == nil {
+		taskNote(pr, "tune", base.Task, plan)
+	}
 	var passStart time.Time
 	tc.Progress = func(p ooc.TuneProgress) {
 		if p.Memory != nil {
@@ -260,6 +263,22 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		pr.printf("tune: --ard: hold-out MSE on the subsample %.4g → %.4g; σ = %v, λ = %.3g there", a.Start, a.Loss, a.Sigmas, a.Lambda)
 	}
 	m := res.Model()
+	if m.Task() != ooc.TaskRegression {
+		// Calibrate the probabilities on the validation rows: --val, or
+		// the rows Tune held out (stream.Holdout with the same seed).
+		val := run.Validation
+		if val == nil {
+			frac := tc.ValFraction
+			if frac == 0 {
+				frac = ooc.DefaultValFraction
+			}
+			_, val = stream.Holdout(r, frac, base.Seed)
+		}
+		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.workers}); err != nil {
+			return err
+		}
+		pr.printf("tune: probabilities: %s", calibrationLine(m))
+	}
 	if err := saveModel(m, fo.out); err != nil {
 		return err
 	}
