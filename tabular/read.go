@@ -43,6 +43,11 @@ type Options struct {
 	// Names names the columns of headerless text inputs (implies
 	// NoHeader); it must list every column.
 	Names []string
+	// MaxLine is the longest text record read, in bytes: a line, or lines
+	// joined by a quoted field. A longer one is a
+	// *LineTooLongError naming the file and line, so memory
+	// stays bounded whatever the input. 0: 16 MiB, as chunkstore/ingest.
+	MaxLine int
 	// BatchRows is the most rows in a batch. 0: 8192.
 	BatchRows int
 	// Stdin is read, as delimited text, for the input "-".

@@ -11,11 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 )
 
 // nullTokens are the text values read as NULL, as chunkstore/ingest reads
@@ -69,12 +70,15 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	if bytes.IndexByte(line, 0) >= 0 {
 		return nil, nil, fmt.Errorf("%s: neither Parquet nor text (it holds NUL bytes)", path)
 	}
-	t.cr = csv.NewReader(br)
+	// The peek above is bounded; the limiter bounds every record after it,
+	// so the csv reader's buffers stay within a small multiple of MaxLine
+	// however long a (decompressed) line is.
+	t.cr = csv.NewReader(bufio.NewReaderSize(textlimit.NewLimiter(br, path, r.opt.MaxLine), 64<<10))
 	t.cr.Comma = sniffComma(path, line)
 	t.cr.ReuseRecord = false
 	rec, err := t.cr.Read()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, textError(path, err)
 	}
 	t.ncol = len(rec)
 	switch {
@@ -136,7 +140,7 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 				if errors.As(err, &pe) && errors.Is(err, csv.ErrFieldCount) {
 					return nil, 0, fmt.Errorf("%s: %s has %d fields, but the first line has %d", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), len(rec), t.ncol)
 				}
-				return nil, 0, fmt.Errorf("%s: %w", t.path, err)
+				return nil, 0, textError(t.path, err)
 			}
 		}
 		for j, f := range t.num {
@@ -185,6 +189,20 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 		keep[j] = b.NewArray()
 	}
 	return keep, rows, nil
+}
+
+// LineTooLongError reports a text record longer than Options.MaxLine,
+// with the file and the line it starts on.
+type LineTooLongError = textlimit.LineTooLongError
+
+// textError names path in a read error, unless it is a
+// *LineTooLongError, which names it already.
+func textError(path string, err error) error {
+	var le *LineTooLongError
+	if errors.As(err, &le) {
+		return le
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // parseBool reads true/false as ingest stores a bool column: 1 and 0.
@@ -242,18 +260,6 @@ func sniffComma(path string, head []byte) rune {
 	return rune(best)
 }
 
-// maxQuote is how much of a user's value an error message quotes.
-const maxQuote = 200
-
-// clip shortens s to at most maxQuote bytes (at a rune boundary), marking
-// the cut and the full length, as chunkstore/ingest does.
-func clip(s string) string {
-	if len(s) <= maxQuote {
-		return s
-	}
-	i := maxQuote
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
-}
+// clip shortens a user's value quoted in an error message, as
+// chunkstore/ingest does.
+var clip = textlimit.Clip

@@ -209,7 +209,7 @@ func sniffHead(r *bufio.Reader, path string, maxLine int) (head []byte, first in
 		if errors.As(err, &le) {
 			return nil, 0, false, fmt.Errorf("%s: %w", path, lineTooLong{le})
 		}
-		return nil, 0, false, fmt.Errorf("%s: line %d: %w", path, rl.line, err)
+		return nil, 0, false, fmt.Errorf("%s: line %d: %w", path, rl.Line(), err)
 	}
 	head, err = readRecord(lim)
 	if err == io.EOF {
@@ -419,8 +419,8 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 		done += int64(n)
 	}
 	if err := r.Err(); err != nil {
-		if lim.err != nil {
-			return lim.err // the record limit, whatever arrow made of it
+		if lerr := lim.Err(); lerr != nil {
+			return lerr // the record limit, whatever arrow made of it
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {

@@ -350,6 +350,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Fill the value, or predict with --nulls drop (the row is left out of the output and counted: keep an id with --keep id to join the rest back) or --nulls zero.",
 		},
 		{
+			mistake: "a text line of the input of predict longer than --max-line",
+			setup:   writeText(t, "wide-rows.csv", "a,b,c\n1,2,3\n"+strings.Repeat("7", 300)+",2,3\n"),
+			args:    []string{"predict", "--model", "model.falkon", "--max-line", "256", "wide-rows.csv"},
+			code:    1,
+			stderr:  "falkon-ooc predict: wide-rows.csv: line 3 is longer than 256 bytes (--max-line); a text file this wide is more likely damaged or not a CSV file, else raise --max-line",
+			fix:     "As for ingest: raise --max-line if the file really has such lines (default 16 MiB, the same in every command); memory stays within a small multiple of it.",
+		},
+		{
 			mistake: "predict --proba with a regression model",
 			args:    []string{"predict", "--model", "model.falkon", "--proba", "new.csv"},
 			code:    1,

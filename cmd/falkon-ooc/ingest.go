@@ -74,7 +74,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.force, "force", false, "replace a store that exists at --out")
-	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes` (a line, or lines joined by a quoted field); a longer one is an error")
+	maxLineFlag(fs, &o.maxLine)
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
@@ -260,4 +260,10 @@ func humanCount(n int64) string {
 	default:
 		return fmt.Sprintf("%.2fG", float64(n)/1e9)
 	}
+}
+
+// maxLineFlag defines --max-line, the same in every command that reads
+// CSV or TSV.
+func maxLineFlag(fs *flag.FlagSet, p *int) {
+	fs.IntVar(p, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes` (a line, or lines joined by a quoted field); a longer one is an error")
 }

@@ -67,7 +67,7 @@ counts them), --nulls zero reads the value as 0.`,
 type predictOpts struct {
 	model, out, tmpDir   string
 	keep, nulls, columns string
-	workers              int
+	workers, maxLine     int
 	jsonOut, quiet       bool
 	noHeader             bool
 	proba                bool
@@ -85,6 +85,7 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless CSV inputs, comma-separated (implies --no-header)")
+	maxLineFlag(fs, &o.maxLine)
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "`directory` for spooling Parquet read from standard input (default: the system's)")
 	return func(ctx context.Context, e *env, args []string) error {
 		return runPredict(ctx, e, o, args)
@@ -216,6 +217,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		topt := tabular.Options{
 			Numeric: m.Features(), Optional: m.Targets(), Keep: p.res.Keep, Nulls: o.nulls,
 			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
+			MaxLine: o.maxLine,
 		}
 		if m.Labeled() {
 			topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
