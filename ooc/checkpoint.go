@@ -70,9 +70,12 @@ func (c *Checkpoint) matches(fp string, m, k int) error {
 
 // WriteFile saves the checkpoint atomically.
 func (c *Checkpoint) WriteFile(path string) error {
-	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
-		return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
-	})
+	return fileutil.WriteFile(path, 0o644, c.encode)
+}
+
+// encode writes the checkpoint's bytes, as WriteFile stores them, to w.
+func (c *Checkpoint) encode(w io.Writer) error {
+	return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteFile.
@@ -81,6 +84,11 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
+	return decodeCheckpoint(path, data)
+}
+
+// decodeCheckpoint decodes the bytes of the checkpoint file path.
+func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	ferr := func(err error) error { return &FileError{Kind: "checkpoint", Path: path, Err: err} }
 	_, meta, payload, err := readContainer(data, checkpointMagic, checkpointVersion, checkpointVersion)
 	if err != nil {

@@ -92,12 +92,6 @@ func (p *parquetFile) header() bool    { return false }
 func (p *parquetFile) rowsRead() int64 { return p.done }
 
 func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []bad) (keep []arrow.Array, rows int, err error) {
-	defer func() {
-		if e := recover(); e != nil {
-			releaseAll(keep)
-			keep, rows, err = nil, 0, fmt.Errorf("%s: internal error while reading (malformed file?): %v", p.path, e)
-		}
-	}()
 	want := int(min(int64(n), p.total-p.done))
 	if want <= 0 {
 		return nil, 0, nil
@@ -105,7 +99,23 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 	at := func(err error) error {
 		return fmt.Errorf("%s: %w (at rows %d–%d of the file)", p.path, err, p.done+1, p.done+int64(want))
 	}
+	// arrow-go panics on some malformed pages (a page header without the
+	// header of its type dereferences nil): say which column and row
+	// group.
+	var cur *pqarrow.ColumnReader
+	defer func() {
+		if e := recover(); e != nil {
+			releaseAll(keep)
+			name := "?"
+			if cur != nil {
+				name = cur.Field().Name
+			}
+			keep, rows, err = nil, 0, at(fmt.Errorf("column %q, %s: damaged or unsupported Parquet data; the Parquet reader panicked: %s",
+				clip(name), p.rowGroups(p.done, want), clip(fmt.Sprint(e))))
+		}
+	}()
 	for j, cr := range p.num {
+		cur = cr
 		chunked, err := cr.NextBatch(int64(want))
 		if err != nil {
 			return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
@@ -125,6 +135,7 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 		chunked.Release()
 	}
 	for _, cr := range p.keep {
+		cur = cr
 		chunked, err := cr.NextBatch(int64(want))
 		if err != nil {
 			releaseAll(keep)
@@ -153,4 +164,25 @@ func (p *parquetFile) Close() error {
 	}
 	p.num, p.keep = nil, nil
 	return p.rdr.Close()
+}
+
+// rowGroups names the row groups that rows [first, first+n) (0-based) of
+// the file lie in: "row group 3" or "row groups 3–4".
+func (p *parquetFile) rowGroups(first int64, n int) string {
+	md := p.rdr.MetaData()
+	at := func(row int64) int {
+		var end int64
+		for k := range md.NumRowGroups() {
+			end += md.RowGroup(k).NumRows()
+			if row < end {
+				return k
+			}
+		}
+		return md.NumRowGroups() - 1
+	}
+	a, b := at(first), at(first+int64(max(n, 1))-1)
+	if a == b {
+		return fmt.Sprintf("row group %d", a)
+	}
+	return fmt.Sprintf("row groups %d–%d", a, b)
 }

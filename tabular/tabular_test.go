@@ -204,3 +204,37 @@ func TestWriterLeavesFileOpen(t *testing.T) {
 		t.Fatalf("read back %q, %v", out, err)
 	}
 }
+
+// TestParquetPanicNamesRowGroupAndColumn (issue 15 item 5): where arrow-go
+// panics on a malformed page (a DATA_PAGE_V2 page type over a V1 header,
+// built by chunkstore/ingest's TestParquetPanicNamesRowGroupAndColumn), the
+// error names the file, the column and the row group.
+func TestParquetPanicNamesRowGroupAndColumn(t *testing.T) {
+	in := "../chunkstore/ingest/testdata/hostile/page-type-v2-without-header.parquet"
+	for _, c := range []struct {
+		batch int
+		want  string
+	}{
+		{10, in + `: column "y", row group 1: damaged or unsupported Parquet data; the Parquet reader panicked: runtime error: invalid memory address or nil pointer dereference (at rows 11–20 of the file)`},
+		{15, in + `: column "y", row groups 0–1: damaged or unsupported Parquet data; the Parquet reader panicked: runtime error: invalid memory address or nil pointer dereference (at rows 1–15 of the file)`},
+	} {
+		_, _, _, err := readAll(t, []string{in}, tabular.Options{Numeric: []string{"x", "y"}, BatchRows: c.batch}, tabular.CSV)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("batch %d: err = %v\nwant %s", c.batch, err, c.want)
+		}
+	}
+}
+
+// TestTextValueClipped: a value that is not a number is quoted in the
+// error up to 200 bytes.
+func TestTextValueClipped(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	long := strings.Repeat("v", 5000)
+	os.WriteFile(in, []byte("a,b\n1,2\n"+long+",3\n"), 0o644)
+	_, _, _, err := readAll(t, []string{in}, tabular.Options{Numeric: []string{"a"}}, tabular.CSV)
+	want := in + `: row 2 (1-based, counted within this file, header line not counted): column "a": "` + long[:200] + `… (5000 bytes)" is not a number`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %.400v\nwant %s", err, want)
+	}
+}

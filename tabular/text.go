@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -141,7 +142,7 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 			if err != nil && !errors.Is(err, strconv.ErrRange) {
 				v, err = parseBool(s)
 				if err != nil {
-					return nil, 0, fmt.Errorf("%s: %s: column %q: %q is not a number", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), t.names[f], rec[f])
+					return nil, 0, fmt.Errorf("%s: %s: column %q: %q is not a number", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), clip(t.names[f]), clip(rec[f]))
 				}
 			}
 			cols[j][rows] = v
@@ -223,4 +224,20 @@ func sniffComma(path string, head []byte) rune {
 		}
 	}
 	return rune(best)
+}
+
+// maxQuote is how much of a user's value an error message quotes.
+const maxQuote = 200
+
+// clip shortens s to at most maxQuote bytes (at a rune boundary), marking
+// the cut and the full length, as chunkstore/ingest does.
+func clip(s string) string {
+	if len(s) <= maxQuote {
+		return s
+	}
+	i := maxQuote
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }

@@ -16,11 +16,12 @@ type ValueError struct {
 }
 
 func (e *ValueError) Error() string {
-	return fmt.Sprintf("%s: %s: column %q is %s", e.File, rowPhrase(e.Row, e.Header), e.Column, e.Value)
+	return fmt.Sprintf("%s: %s: column %q is %s", e.File, rowPhrase(e.Row, e.Header), clip(e.Column), e.Value)
 }
 
 // ParseError reports a text value that does not parse as its column's type,
-// which was inferred from the first block of the file.
+// which was inferred from the first block of the file. Its message quotes
+// at most 200 bytes of the value and of the column name.
 type ParseError struct {
 	File   string
 	Column string
@@ -32,7 +33,7 @@ type ParseError struct {
 
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: %s: column %q: %q is not %s (the column's type was inferred from the first rows of the file)",
-		e.File, rowPhrase(e.Row, e.Header), e.Column, e.Value, e.Want)
+		e.File, rowPhrase(e.Row, e.Header), clip(e.Column), clip(e.Value), e.Want)
 }
 
 func rowPhrase(row int64, header bool) string {

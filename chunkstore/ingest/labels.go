@@ -39,7 +39,7 @@ func (l *labelSet) encode(arr arrow.Array, dst []float64, b *bad) error {
 	if d, ok := arr.(*array.Dictionary); ok {
 		dict, ok := d.Dictionary().(stringValues)
 		if !ok {
-			return fmt.Errorf("column %q: a dictionary of %s is not a string label", l.column, d.Dictionary().DataType())
+			return fmt.Errorf("column %q: a dictionary of %s is not a string label", clip(l.column), d.Dictionary().DataType())
 		}
 		codes := make([]float64, dict.Len())
 		var db bad
@@ -58,7 +58,7 @@ func (l *labelSet) encode(arr arrow.Array, dst []float64, b *bad) error {
 	}
 	a, ok := arr.(stringValues)
 	if !ok {
-		return fmt.Errorf("column %q: %s values cannot be class labels", l.column, arr.DataType())
+		return fmt.Errorf("column %q: %s values cannot be class labels", clip(l.column), arr.DataType())
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -87,7 +87,7 @@ func (l *labelSet) encode(arr arrow.Array, dst []float64, b *bad) error {
 func (l *labelSet) tooMany(next string) error {
 	shown := slices.Clone(l.names[:5])
 	return fmt.Errorf("column %q (a string target, read as class labels) has more than %d distinct values (%q, %q, %q, %q, %q, … and %q); a class target has at most %d: use a numeric column for regression",
-		l.column, chunkstore.MaxLabels, shown[0], shown[1], shown[2], shown[3], shown[4], next, chunkstore.MaxLabels)
+		clip(l.column), chunkstore.MaxLabels, clip(shown[0]), clip(shown[1]), clip(shown[2]), clip(shown[3]), clip(shown[4]), clip(next), chunkstore.MaxLabels)
 }
 
 // finish returns the sorted labels and, for each code given during the

@@ -76,6 +76,7 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 			rgEnds = append(rgEnds, end)
 		}
 	}
+	groups := rowGroups(rdr)
 
 	total := rdr.NumRows()
 	if total != f.rows {
@@ -105,12 +106,20 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 		var g errgroup.Group
 		g.SetLimit(s.workers)
 		for j := range readers {
-			g.Go(guard(func() error {
+			g.Go(func() (err error) {
+				// arrow-go panics on some malformed pages (a page header
+				// without the header of its type dereferences nil): say
+				// which column and row group.
+				defer func() {
+					if p := recover(); p != nil {
+						err = panicError(s.names[j], groups.span(done, want), p)
+					}
+				}()
 				if direct[j] != nil {
 					return direct[j].read(want, b.cols[j][:want], &bads[j])
 				}
 				return readColumnBatch(readers[j], s.labels[j], want, b.cols[j][:want], &bads[j])
-			}))
+			})
 		}
 		if err := g.Wait(); err != nil {
 			return fmt.Errorf("%s: %w (at rows %d–%d of the file)", f.path, err, done+1, done+int64(want))
@@ -200,4 +209,43 @@ func checkChunkMeta(path string, rdr *file.Reader, size int64) error {
 		}
 	}
 	return nil
+}
+
+// rowGroupEnds lists, for each row group of a file, the row where it
+// ends: row group k holds rows [ends[k-1], ends[k]) (0-based).
+type rowGroupEnds []int64
+
+func rowGroups(rdr *file.Reader) rowGroupEnds {
+	ends := make(rowGroupEnds, rdr.NumRowGroups())
+	var end int64
+	for k := range ends {
+		end += rdr.MetaData().RowGroup(k).NumRows()
+		ends[k] = end
+	}
+	return ends
+}
+
+// span names the row groups that rows [first, first+n) (0-based) lie in:
+// "row group 3" or "row groups 3–4".
+func (e rowGroupEnds) span(first int64, n int) string {
+	at := func(row int64) int {
+		for k, end := range e {
+			if row < end {
+				return k
+			}
+		}
+		return len(e) - 1
+	}
+	a, b := at(first), at(first+int64(max(n, 1))-1)
+	if a == b {
+		return fmt.Sprintf("row group %d", a)
+	}
+	return fmt.Sprintf("row groups %d–%d", a, b)
+}
+
+// panicError turns a panic of arrow-go while reading a column into an
+// error naming the column and the row groups read.
+func panicError(column, groups string, p any) error {
+	return fmt.Errorf("column %q, %s: damaged or unsupported Parquet data; the Parquet reader panicked: %s",
+		clip(column), groups, clip(fmt.Sprint(p)))
 }

@@ -39,6 +39,10 @@ type fileInfo struct {
 	header bool // the first line is a header
 	gzip   bool
 
+	// mem, when not nil, holds the bytes of a text input, read instead of
+	// the file at path (tests and fuzzing: no file written).
+	mem []byte
+
 	ok bool // set by the reader when it finished without error
 }
 
@@ -57,19 +61,30 @@ func (s *session) inspect(path string) (*fileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.inspectFile(fi); err != nil {
+		return nil, err
+	}
+	return fi, nil
+}
+
+// inspectFile reads the columns and types of fi, whose path, size and
+// format are set, and indexes its columns with its Hive partition keys.
+func (s *session) inspectFile(fi *fileInfo) error {
+	path := fi.path
+	var err error
 	if fi.format == formatParquet {
 		err = s.inspectParquet(fi)
 	} else {
 		err = s.inspectText(fi)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	fi.name = path
 	fi.nreal = len(fi.names)
 	for _, p := range hiveParts(path) {
 		if slices.Contains(fi.names, p.key) {
-			return nil, fmt.Errorf("%s: %q is both a column of the file and a partition key (%s=%s) in its path", path, p.key, p.key, p.value)
+			return fmt.Errorf("%s: %q is both a column of the file and a partition key (%s=%s) in its path", path, clip(p.key), clip(p.key), clip(p.value))
 		}
 		fi.names = append(fi.names, p.key)
 		v, err := strconv.ParseFloat(strings.TrimSpace(p.value), 64)
@@ -84,11 +99,11 @@ func (s *session) inspect(path string) (*fileInfo, error) {
 	fi.index = make(map[string]int, len(fi.names))
 	for i, n := range fi.names {
 		if _, dup := fi.index[n]; dup {
-			return nil, fmt.Errorf("%s: column name %q appears twice", path, n)
+			return fmt.Errorf("%s: column name %q appears twice", path, clip(n))
 		}
 		fi.index[n] = i
 	}
-	return fi, nil
+	return nil
 }
 
 func (s *session) inspectParquet(fi *fileInfo) (err error) {
@@ -208,11 +223,11 @@ func (s *session) choose() error {
 		for _, f := range s.files[1:] {
 			i, ok := f.index[n]
 			if !ok {
-				return fmt.Errorf("%s: no column %q, which %s has; its columns are: %s", f.path, n, first.path, listNames(f.names))
+				return fmt.Errorf("%s: no column %q, which %s has; its columns are: %s", f.path, clip(n), first.path, listNames(f.names))
 			}
 			t := f.types[i]
 			if t.class != t0.class {
-				return fmt.Errorf("%s: column %q has type %s, but in %s it has type %s", f.path, n, t.desc, first.path, t0.desc)
+				return fmt.Errorf("%s: column %q has type %s, but in %s it has type %s", f.path, clip(n), t.desc, first.path, t0.desc)
 			}
 			if t.spec != s.specs[j] && s.labels[j] == nil {
 				s.specs[j] = "float64" // numbers of different widths: the common type
@@ -228,7 +243,7 @@ func listNames(names []string) string {
 	}
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
+		q[i] = fmt.Sprintf("%q", clip(n))
 	}
 	if len(q) > 20 {
 		q = append(slices.Clip(q[:20]), fmt.Sprintf("… (%d in all)", len(names)))
@@ -239,7 +254,7 @@ func listNames(names []string) string {
 func describe(f *fileInfo) string {
 	q := make([]string, len(f.names))
 	for i, n := range f.names {
-		q[i] = fmt.Sprintf("%q %s", n, f.types[i].desc)
+		q[i] = fmt.Sprintf("%q %s", clip(n), f.types[i].desc)
 	}
 	if len(q) > 20 {
 		q = append(q[:20:20], fmt.Sprintf("… (%d in all)", len(f.names)))

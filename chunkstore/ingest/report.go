@@ -205,7 +205,7 @@ func (s *session) decide() ([]int, error) {
 		}
 		r := &s.report[s.reportAt[j]]
 		r.Role, r.Reason, r.Note = chunkstore.RoleSkipped, reason, note
-		dropped = append(dropped, fmt.Sprintf("%q (%s)", s.names[j], reason))
+		dropped = append(dropped, fmt.Sprintf("%q (%s)", clip(s.names[j]), reason))
 	}
 	for _, j := range keep {
 		if j < s.nfeat {

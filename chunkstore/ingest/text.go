@@ -32,7 +32,7 @@ var nullTokens = []string{"", "NULL", "null", "NA"}
 // textFile is an open text file: r reads its decompressed bytes, with a
 // UTF-8 byte order mark removed.
 type textFile struct {
-	f    *os.File
+	c    io.Closer // the file, or nil for bytes in memory
 	gz   *gzip.Reader
 	cnt  *countingReader
 	r    *bufio.Reader
@@ -50,23 +50,43 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func openText(path string) (*textFile, error) {
-	f, err := os.Open(path)
+// openText opens the text input fi: its bytes in memory (fi.mem, for tests
+// and fuzzing) or else the file at fi.path.
+func openText(fi *fileInfo) (*textFile, error) {
+	if fi.mem != nil {
+		return newTextFile(fi.path, bytes.NewReader(fi.mem), nil, int64(len(fi.mem)))
+	}
+	f, err := os.Open(fi.path)
 	if err != nil {
 		return nil, err
 	}
-	t := &textFile{f: f, cnt: &countingReader{r: f}}
-	raw := bufio.NewReaderSize(t.cnt, 1<<20)
-	if magic, _ := raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		t.gz, err = gzip.NewReader(raw)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return newTextFile(fi.path, f, f, st.Size())
+}
+
+// newTextFile reads delimited text from raw, a stream of size bytes (gzip
+// compressed or not), closing c (if not nil) on Close. Buffers grow with
+// the input up to 1 MiB, so that a small input costs little.
+func newTextFile(path string, raw io.Reader, c io.Closer, size int64) (*textFile, error) {
+	t := &textFile{c: c, cnt: &countingReader{r: raw}}
+	br := bufio.NewReaderSize(t.cnt, int(min(max(size, 4<<10), 1<<20)))
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		var err error
+		t.gz, err = gzip.NewReader(br)
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+			t.Close()
+			// Not a line of text: the gzip header itself (a bare
+			// "unexpected EOF" once left the user guessing).
+			return nil, fmt.Errorf("%s: starts like a gzip file, but its gzip header is damaged or cut short: %w", path, err)
 		}
 		t.gzip = true
-		t.r = bufio.NewReaderSize(t.gz, sniffBytes)
+		t.r = bufio.NewReaderSize(t.gz, 64<<10)
 	} else {
-		t.r = bufio.NewReaderSize(raw, sniffBytes)
+		t.r = br
 	}
 	if bom, _ := t.r.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		t.r.Discard(3)
@@ -78,13 +98,16 @@ func (t *textFile) Close() error {
 	if t.gz != nil {
 		t.gz.Close()
 	}
-	return t.f.Close()
+	if t.c != nil {
+		return t.c.Close()
+	}
+	return nil
 }
 
 // inspectText reads the first block of a text file: its delimiter, column
 // names and types.
 func (s *session) inspectText(fi *fileInfo) error {
-	t, err := openText(fi.path)
+	t, err := openText(fi)
 	if err != nil {
 		return err
 	}
@@ -175,15 +198,25 @@ const maxName = 4096
 
 // sniffHead returns the first two records of r whatever their length (up
 // to maxLine each: a header and a data row, or two data rows) followed by
-// up to sniffBytes more bytes, and whether r goes on beyond them.
+// up to sniffBytes more bytes, and whether r goes on beyond them. A read
+// error (damaged gzip data, the record limit) names the line it stopped
+// in.
 func sniffHead(r *bufio.Reader, path string, maxLine int) (head []byte, first int, truncated bool, err error) {
-	lim := bufio.NewReaderSize(newRecordLimiter(r, path, maxLine), 64<<10)
+	rl := newRecordLimiter(r, path, maxLine)
+	lim := bufio.NewReaderSize(rl, 64<<10)
+	fail := func(err error) ([]byte, int, bool, error) {
+		var le *LineTooLongError
+		if errors.As(err, &le) {
+			return nil, 0, false, fmt.Errorf("%s: %w", path, lineTooLong{le})
+		}
+		return nil, 0, false, fmt.Errorf("%s: line %d: %w", path, rl.line, err)
+	}
 	head, err = readRecord(lim)
 	if err == io.EOF {
 		return head, len(head), false, nil
 	}
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+		return fail(err)
 	}
 	first = len(head)
 	rec, err := readRecord(lim)
@@ -192,29 +225,15 @@ func sniffHead(r *bufio.Reader, path string, maxLine int) (head []byte, first in
 		return head, first, false, nil
 	}
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+		return fail(err)
 	}
 	first = len(head)
-	head = append(head, make([]byte, sniffBytes)...)
-	n, err := io.ReadFull(lim, head[first:])
-	head = head[:first+n]
-	switch err {
-	case nil:
-		return head, first, true, nil
-	case io.EOF, io.ErrUnexpectedEOF:
-		return head, first, false, nil
-	default:
-		return nil, 0, false, fmt.Errorf("%s: %w", path, unwrapPath(err, path))
+	buf := bytes.NewBuffer(head)
+	n, err := buf.ReadFrom(io.LimitReader(lim, sniffBytes))
+	if err != nil {
+		return fail(err)
 	}
-}
-
-// unwrapPath keeps a *LineTooLongError from naming the file twice.
-func unwrapPath(err error, path string) error {
-	var le *LineTooLongError
-	if errors.As(err, &le) {
-		return lineTooLong{le}
-	}
-	return err
+	return buf.Bytes(), first, n == sniffBytes, nil
 }
 
 // lineTooLong is a *LineTooLongError shown without its file name.
@@ -305,7 +324,7 @@ func isNullToken(s string) bool {
 // reader, which hands them over as strings, parsed here with row numbers
 // for errors.
 func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) error {
-	t, err := openText(f.path)
+	t, err := openText(f)
 	if err != nil {
 		return err
 	}

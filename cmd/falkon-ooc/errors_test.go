@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 )
 
 // errorsDoc is the document whose table TestErrors checks; with -update
@@ -43,14 +45,19 @@ type errorCase struct {
 	run func(t *testing.T, args []string) (code int, stderr string)
 }
 
-// normaliseStderr replaces what differs between runs: the random suffix of
-// temporary names by N, the system temporary directory by $TMPDIR and
-// checkpoint fingerprints by … and CRC-32C values by H.
+// normaliseStderr replaces what differs between runs: the working
+// directory (the test's) by nothing, the random suffix of temporary names
+// by N, the system temporary directory by $TMPDIR, checkpoint fingerprints
+// by …, CRC-32C values by H and process ids by PID.
 func normaliseStderr(s string) string {
+	if wd, err := os.Getwd(); err == nil {
+		s = strings.ReplaceAll(s, wd+"/", "") // paths made absolute: as the user gave them
+	}
 	s = strings.ReplaceAll(s, strings.TrimSuffix(os.TempDir(), "/")+"/", "$TMPDIR/")
 	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
 	s = regexp.MustCompile(`(fingerprint|this fit) [0-9a-f]{12}…`).ReplaceAllString(s, "$1 …")
 	s = regexp.MustCompile(`\(stored [0-9a-f]{8}, computed [0-9a-f]{8}\)`).ReplaceAllString(s, "(stored H, computed H)")
+	s = regexp.MustCompile(`process [0-9]+`).ReplaceAllString(s, "process PID")
 	return s
 }
 
@@ -65,6 +72,7 @@ func writeText(t *testing.T, name, text string) func(*testing.T) {
 
 func errorCases(t *testing.T, interop string) []errorCase {
 	const csv3 = "a,b,y\n1,2,3\n4,5,6\n7,8,9\n"
+	hostile := filepath.Join(interop, "..", "..", "chunkstore", "ingest", "testdata", "hostile")
 	return []errorCase{
 		{
 			mistake: "empty input file (0 bytes)",
@@ -351,12 +359,187 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Name the column to predict with --target; the files are ingested once into MODEL.store (or --cache DIR) and reused while unchanged.",
 		},
 		{
+			mistake: "fit --out inside a store (it would replace the store's manifest)",
+			args:    []string{"fit", "--out", "train.store/meta.json", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc fit: --out train.store/meta.json lies inside the store train.store, which it would damage; choose another --out",
+			fix:     "Write the model beside the store, not in it. The check is made before any work, and also follows symbolic links.",
+		},
+		{
+			mistake: "predict --out naming its own input",
+			setup:   writeText(t, "new-rows.csv", "a,b,c\n1,2,3\n"),
+			args:    []string{"predict", "--model", "model.falkon", "--out", "new-rows.csv", "new-rows.csv"},
+			code:    1,
+			stderr:  "falkon-ooc predict: --out new-rows.csv is the input new-rows.csv: writing it would destroy the input; choose another --out",
+			fix:     "Choose another --out. Inputs are compared by device and inode, so a link or another spelling of the same file is caught too.",
+		},
+		{
+			mistake: "ingest into an --out that another ingest is writing (its lock is held)",
+			setup: func(t *testing.T) {
+				writeText(t, "part-1.csv", csv3)(t)
+				unlock, err := chunkstore.Lock("busy.store")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { unlock() })
+			},
+			args:   []string{"ingest", "--out", "busy.store", "--target", "y", "part-1.csv"},
+			code:   1,
+			stderr: "falkon-ooc ingest: chunkstore: create busy.store: process PID is writing a store there already (lock file .busy.store.falkon-lock)",
+			fix:    "Wait for the other ingest to finish, or write elsewhere. The lock (a hidden .NAME.falkon-lock file beside --out) ends with the process that holds it, so a killed ingest never blocks the next one.",
+		},
+		{
+			mistake: "ingest into an existing store without --force",
+			setup:   writeText(t, "part-1.csv", csv3),
+			args:    []string{"ingest", "--out", "train.store", "--target", "y", "part-1.csv"},
+			code:    1,
+			stderr:  "falkon-ooc ingest: train.store already exists; remove it or choose another --out",
+			fix:     "Remove the old store, choose another --out, or pass --force to replace it (atomically, once the new store is complete).",
+		},
+		{
+			mistake: "a text line longer than --max-line (a decompression bomb, or not a CSV file)",
+			setup:   writeText(t, "wide.csv", "a,y\n1,2\n"+strings.Repeat("7", 300)+",3\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "--max-line", "256", "wide.csv"},
+			code:    1,
+			stderr:  "falkon-ooc ingest: wide.csv: line 3 is longer than 256 bytes (--max-line); a text file this wide is more likely damaged or not a CSV file, else raise --max-line",
+			fix:     "If the file really has such lines, raise --max-line (default 16 MiB); memory stays within a small multiple of it. A quoted field that spans lines counts as one record, so an unclosed quote also ends here.",
+		},
+		{
+			mistake: "a CSV header longer than --max-line",
+			setup:   writeText(t, "wide-header.csv", strings.Repeat("column,", 40)+"y\n"+strings.Repeat("1,", 40)+"2\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "--max-line", "256", "wide-header.csv"},
+			code:    1,
+			stderr:  "falkon-ooc ingest: wide-header.csv: line 1 is longer than 256 bytes (--max-line)",
+			fix:     "Raise --max-line above the header's length: the header is read whole, whatever its length up to the limit.",
+		},
+		{
+			mistake: "a column name of more than 4096 bytes (a headerless file read as if it had a header?)",
+			setup:   writeText(t, "longname.csv", "a,"+strings.Repeat("n", 5000)+",y\n1,2,3\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "longname.csv"},
+			code:    1,
+			stderr:  "falkon-ooc ingest: longname.csv: the name of column 2 is 5000 bytes long, more than 4096: \"" + strings.Repeat("n", 200) + "… (5000 bytes)\" (use --no-header if the file has no header)",
+			fix:     "If the first line is data, use --no-header (columns c0, c1, …) or --columns NAMES. Messages quote at most 200 bytes of any value.",
+		},
+		{
+			mistake: "an unclosed quote: a quoted field that runs to the end of the file",
+			setup:   writeText(t, "quote.csv", "a,b,y\n1,2,3\n4,\"five,6\n7,8,9\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "quote.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: quote.csv: record on line 3; parse error on line 4, column 7: extraneous or missing " in quoted-field`,
+			fix:     "Close the quote (a field's quotes are doubled inside it: \"a \"\"b\"\" c\"), or remove the stray one.",
+		},
+		{
+			mistake: "a Parquet file whose footer claims a negative column-chunk size",
+			setup: func(t *testing.T) {
+				copyFile(filepath.Join(hostile, "chunk-size-minus-5.parquet"), "minus5.parquet")
+			},
+			args:   []string{"ingest", "--out", "out.store", "--target", "y", "minus5.parquet"},
+			code:   1,
+			stderr: `falkon-ooc ingest: minus5.parquet: damaged Parquet metadata: row group 0, column "x": negative compressed size -5`,
+			fix:    "The file is damaged: export or copy it again. Sizes and offsets in the footer are checked before any page is read.",
+		},
+		{
+			mistake: "a Parquet page the Parquet library cannot decode (it panics: here a V2 page type over a V1 page header)",
+			setup: func(t *testing.T) {
+				copyFile(filepath.Join(hostile, "page-type-v2-without-header.parquet"), "badpage.parquet")
+			},
+			args:   []string{"ingest", "--out", "out.store", "--target", "y", "badpage.parquet"},
+			code:   1,
+			stderr: `falkon-ooc ingest: badpage.parquet: column "y", row group 1: damaged or unsupported Parquet data; the Parquet reader panicked: runtime error: invalid memory address or nil pointer dereference (at rows 11–20 of the file)`,
+			fix:    "The file is damaged, or uses an encoding this build cannot read: export it again (from DuckDB, Polars or Arrow). The message names the column and row group so you can check them with another reader.",
+		},
+		{
+			mistake: "fit on a store whose target reaches 1e300 (its squares overflow float64)",
+			setup: func(t *testing.T) {
+				writeScaledCSV(t, "bigy.csv", 1, 1, 1e300)
+				if code, _, e := runCLI("ingest", "--quiet", "--out", "bigy.store", "--target", "y", "bigy.csv"); code != 0 {
+					t.Fatalf("ingest: %s", e)
+				}
+			},
+			args:   []string{"fit", "--out", "bigy.falkon", "--centers", "50", "bigy.store"},
+			code:   1,
+			stderr: `falkon-ooc fit: store bigy.store: target "y" reaches 1.2748274521633854e+301; beyond 1e+150 its squares overflow float64 in the fit: rescale it (divide by a power of ten) and ingest again`,
+			fix:    "Rescale the target (divide it by a power of ten) and ingest again; the model's predictions are then in the new unit. The check is made before the first pass, so no time is lost. Features may be that large: they are standardised with scaled statistics.",
+		},
+		{
+			mistake: "a forged meta.json with a negative std (checksum recomputed)",
+			setup: func(t *testing.T) {
+				copyStore(t, "train.store", "forged.store")
+				editFile(t, "forged.store/meta.json", `"std": 0.`, `"std": -0.`)
+				resignManifest(t, "forged.store/meta.json")
+			},
+			args:   []string{"fit", "--out", "model2.falkon", "forged.store"},
+			code:   1,
+			stderr: `falkon-ooc fit: chunkstore: corrupt store forged.store: meta.json: column "a": negative std -0.9329886773584499`,
+			fix:    "A store written by falkon-ooc never has one: the manifest was edited. Ingest the data again.",
+		},
+		{
+			mistake: "--val-fraction NaN (or outside [0, 1))",
+			args:    []string{"fit", "--out", "model2.falkon", "--val-fraction", "NaN", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --val-fraction must be in [0, 1), got NaN",
+			fix:     "Give a fraction such as 0.1, or 0 for no validation rows.",
+		},
+		{
+			mistake: "--centers negative",
+			args:    []string{"fit", "--out", "model2.falkon", "--centers", "-5", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --centers must be ≥ 0 (0: the default), got -5",
+			fix:     "Leave --centers out, or pass 0, for the default (10√n clamped to [1000, 10000], at most n); or pass the number of centres.",
+		},
+		{
+			mistake: "leftovers of killed runs beside --out (not an error: reported, then removed)",
+			setup: func(t *testing.T) {
+				cmd := exec.Command("true")
+				if err := cmd.Run(); err != nil {
+					t.Skip(err)
+				}
+				left := filepath.Join("runs", ".old.store.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-123-1")
+				if err := os.MkdirAll(left, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeText(t, filepath.Join(left, "segment-000000.dat"), strings.Repeat("x", 2000))(t)
+				writeText(t, "part-1.csv", csv3)(t)
+			},
+			args:   []string{"ingest", "--quiet", "--out", "runs/new.store", "--target", "y", "part-1.csv"},
+			code:   0,
+			stderr: "falkon-ooc: removed leftover runs/.old.store.tmp-N (2.0 kB, from process PID, no longer running)",
+			fix:    "Nothing to do: ingest, fit and predict remove, in the directory of their --out, what killed runs left there (only when the owner process is gone). 'falkon-ooc clean DIR' does the same on demand and lists each removal on stdout.",
+		},
+		{
+			mistake: "clean on a directory that does not exist",
+			args:    []string{"clean", "no-such-dir"},
+			code:    1,
+			stderr:  "falkon-ooc clean: clean no-such-dir: open no-such-dir: no such file or directory",
+			fix:     "Name the directory that holds the stores or models (clean does not recurse into subdirectories).",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,
 			stderr:  "falkon-ooc predict: unknown flag --modle",
 			fix:     "Check the spelling with 'falkon-ooc COMMAND --help'. Flags may come before or after the inputs; -- ends them.",
 		},
+	}
+}
+
+// resignManifest recomputes the checksum of an edited meta.json as
+// chunkstore writes it: CRC-32C of the file with the checksum's value
+// replaced by 00000000.
+func resignManifest(t *testing.T, name string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"checksum": "[0-9a-f]{8}"`)
+	if len(re.FindAll(b, -1)) != 1 {
+		t.Fatalf("%s: no single checksum field", name)
+	}
+	zero := re.ReplaceAll(b, []byte(`"checksum": "00000000"`))
+	sum := fmt.Sprintf("%08x", crc32.Checksum(zero, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(name, re.ReplaceAll(b, []byte(`"checksum": "`+sum+`"`)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
