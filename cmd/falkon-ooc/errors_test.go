@@ -484,7 +484,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "--centers negative",
 			args:    []string{"fit", "--out", "model2.falkon", "--centers", "-5", "train.store"},
 			code:    2,
-			stderr:  "falkon-ooc fit: --centers must be ≥ 0 (0: the default), got -5",
+			stderr:  "falkon-ooc fit: --centers: centers must be ≥ 0 (0: the default), got -5",
 			fix:     "Leave --centers out, or pass 0, for the default (10√n clamped to [1000, 10000], at most n); or pass the number of centres.",
 		},
 		{
