@@ -95,6 +95,7 @@ func (r *Reader) Select(features, targets []string) (*View, error) {
 	}
 	for _, i := range v.cols[d:] {
 		v.distinct = append(v.distinct, col(i).Distinct)
+		v.labels = append(v.labels, col(i).Labels)
 	}
 	return v, nil
 }
@@ -108,6 +109,7 @@ type View struct {
 	identity          bool  // the store's own feature order: read directly
 	mean, std         []float64
 	distinct          [][]float64
+	labels            [][]string
 	pool              sync.Pool // *[][]float64 column scratch
 }
 
@@ -131,6 +133,10 @@ func (v *View) FeatureStats() (mean, std []float64) { return v.mean, v.std }
 
 // TargetDistinct implements stream.TargetValuer.
 func (v *View) TargetDistinct() [][]float64 { return v.distinct }
+
+// TargetLabels returns each selected target's label names, nil for a
+// numeric target (implements stream.Labeler).
+func (v *View) TargetLabels() [][]string { return v.labels }
 
 // ScratchBytes implements stream.ScratchSizer: the reader's buffers plus
 // one column per selected column, per reading goroutine.

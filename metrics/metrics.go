@@ -7,7 +7,10 @@
 // Regression: MSE, RMSE and relative error ‖ŷ − y‖² / ‖y − ȳ‖² (the mean
 // squared error relative to predicting the mean; 0 is perfect, 1 is no
 // better than the mean). Binary classification: error rate and ROC AUC
-// from scores. Multiclass: error rate.
+// from scores. Multiclass: error rate and one-vs-rest macro AUC
+// (MulticlassAUC). Probabilities: log-loss (LogLoss) and the expected
+// calibration error of top-label confidences in equal-width bins
+// (Reliability).
 //
 // Accumulators take rows in any number of Add calls, so metrics of data
 // larger than memory are computed in one pass; AUC keeps one float64 score

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
-	"gonum.org/v1/gonum/mat"
-
+	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -23,10 +23,10 @@ const StageARD Stage = "ard"
 // ridge regression" (AISTATS 2022). The zero value means the defaults.
 type ARDConfig struct {
 	// Rows is the subsample size (training and hold-out rows together).
-	// 0 means min(n, 6000).
+	// 0 means min(n, 20000).
 	Rows int `json:"rows"`
 	// Centers is the number of Nyström centres of the subsample's model.
-	// 0 means min(600, Rows/8).
+	// 0 means min(2000, Rows/10).
 	Centers int `json:"centers"`
 	// Steps is the number of gradient (Adam) steps. 0 means 80.
 	Steps int `json:"steps"`
@@ -49,11 +49,11 @@ type ARDResult struct {
 
 func (a ARDConfig) resolved(n int64) ARDConfig {
 	if a.Rows <= 0 {
-		a.Rows = int(min(n, 6000))
+		a.Rows = int(min(n, 20000))
 	}
 	a.Rows = int(min(int64(a.Rows), n))
 	if a.Centers <= 0 {
-		a.Centers = min(600, max(a.Rows/8, 1))
+		a.Centers = min(2000, max(a.Rows/10, 1))
 	}
 	if a.Steps <= 0 {
 		a.Steps = 80
@@ -70,6 +70,9 @@ func (a ARDConfig) resolved(n int64) ARDConfig {
 type ardProblem struct {
 	x, y, xv, yv, c []float64
 	n, nv, m, d     int
+	workers         int // goroutines of the dense algebra
+	// Scratch kept between steps: K_nM, K_vM, K_MM and H.
+	knm, kvm, kmm, h []float64
 }
 
 // lossGrad returns the hold-out MSE at log length scales theta (d) and
@@ -81,102 +84,150 @@ type ardProblem struct {
 //	dL = (2/n_v)·[rᵀ dK_vM α + eᵀ dK g − (Kg)ᵀ dK α − λn gᵀ dK_MM α − λn gᵀK_MMα·dφ]
 //
 // with e = y − Kα, and dK_im/dθⱼ = K_im (x_ij − c_mj)²/σⱼ² for the
-// Gaussian kernel exp(−½ Σⱼ (xⱼ − cⱼ)²/σⱼ²).
+// Gaussian kernel exp(−½ Σⱼ (xⱼ − cⱼ)²/σⱼ²). The O(n·M²) products and the
+// factorisation of H run on the package's blocked GEMM and Cholesky
+// (internal/dense), so a subsample of 10⁴–2·10⁴ rows costs seconds a step.
 func (p *ardProblem) lossGrad(theta []float64, phi float64, grad []float64) float64 {
-	d, m := p.d, p.m
+	d, m, n, nv := p.d, p.m, p.n, p.nv
+	w := p.workers
 	inv := make([]float64, d)
 	for j, t := range theta {
 		inv[j] = math.Exp(-t)
 	}
-	scale := func(x []float64) *mat.Dense {
-		rows := len(x) / d
-		s := mat.NewDense(rows, d, nil)
-		for i := range rows {
-			for j := range d {
-				s.Set(i, j, x[i*d+j]*inv[j])
-			}
+	scale := func(x []float64) []float64 {
+		s := make([]float64, len(x))
+		for i, v := range x {
+			s[i] = v * inv[i%d]
 		}
 		return s
 	}
 	xs, xvs, cs := scale(p.x), scale(p.xv), scale(p.c)
-	knm, kvm, kmm := gaussGram(xs, cs), gaussGram(xvs, cs), gaussGram(cs, cs)
+	sig := make([]float64, d)
+	for j, t := range theta {
+		sig[j] = math.Exp(t)
+	}
+	p.knm = gaussGram(p.knm, p.x, p.c, sig, d, w)
+	p.kvm = gaussGram(p.kvm, p.xv, p.c, sig, d, w)
+	p.kmm = gaussGram(p.kmm, p.c, p.c, sig, d, w)
+	knm, kvm, kmm := p.knm, p.kvm, p.kmm
 	lambda := math.Exp(phi)
-	ln := lambda * float64(p.n)
-	var h mat.SymDense
-	h.SymOuterK(1, knm.T())
+	ln := lambda * float64(n)
+	// H in the upper triangle (dense.Cholesky reads only that).
+	p.h = slices.Grow(p.h[:0], m*m)[:m*m]
+	h := p.h
+	clear(h)
+	dense.Gemm(true, false, m, m, n, 1, knm, m, knm, m, h, m, w)
 	for i := range m {
 		for j := i; j < m; j++ {
-			v := h.At(i, j) + ln*kmm.At(i, j)
-			if i == j {
-				v += 1e-10 * float64(p.n)
-			}
-			h.SetSym(i, j, v)
+			h[i*m+j] += ln * kmm[i*m+j]
 		}
+		h[i*m+i] += 1e-10 * float64(n)
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(&h) {
+	if ok, _ := dense.Cholesky(h, m, m, w); !ok {
 		return math.Inf(1)
 	}
-	y, yv := mat.NewVecDense(p.n, p.y), mat.NewVecDense(p.nv, p.yv)
-	var kty, alpha, fv, r mat.VecDense
-	kty.MulVec(knm.T(), y)
-	if err := ch.SolveVecTo(&alpha, &kty); err != nil {
+	solve := func(x []float64) { // H⁻¹x in place: UᵀU x = b
+		dense.SolveUpperTVec(h, m, m, x)
+		dense.SolveUpperVec(h, m, m, x)
+	}
+	alpha := matTVec(knm, n, m, p.y)
+	solve(alpha)
+	r := matVec(kvm, nv, m, alpha)
+	for i := range r {
+		r[i] -= p.yv[i]
+	}
+	loss := dot(r, r) / float64(nv)
+	if math.IsNaN(loss) {
 		return math.Inf(1)
 	}
-	fv.MulVec(kvm, &alpha)
-	r.SubVec(&fv, yv)
-	loss := mat.Dot(&r, &r) / float64(p.nv)
 	if grad == nil {
 		return loss
 	}
-	var ktr, g, e, kg, ka mat.VecDense
-	ktr.MulVec(kvm.T(), &r)
-	if err := ch.SolveVecTo(&g, &ktr); err != nil {
-		return math.Inf(1)
+	g := matTVec(kvm, nv, m, r)
+	solve(g)
+	e := matVec(knm, n, m, alpha)
+	for i := range e {
+		e[i] = p.y[i] - e[i]
 	}
-	ka.MulVec(knm, &alpha)
-	e.SubVec(y, &ka)
-	kg.MulVec(knm, &g)
-	kg.ScaleVec(-1, &kg)
+	kg := matVec(knm, n, m, g)
+	for i := range kg {
+		kg[i] = -kg[i]
+	}
 	clear(grad)
-	c := 2 / float64(p.nv)
-	add := func(a, b *mat.VecDense, k *mat.Dense, ps, qs *mat.Dense, w float64) {
-		pairSums(grad[:d], a, b, k, ps, qs, c*w)
-	}
-	add(&r, &alpha, kvm, xvs, cs, 1)
-	add(&e, &g, knm, xs, cs, 1)
-	add(&kg, &alpha, knm, xs, cs, 1)
-	add(&g, &alpha, kmm, cs, cs, -ln)
-	var kmma mat.VecDense
-	kmma.MulVec(kmm, &alpha)
-	grad[d] = -c * ln * mat.Dot(&g, &kmma)
+	c := 2 / float64(nv)
+	pairSums(grad[:d], r, alpha, kvm, xvs, cs, d, c, w)
+	pairSums(grad[:d], e, g, knm, xs, cs, d, c, w)
+	pairSums(grad[:d], kg, alpha, knm, xs, cs, d, c, w)
+	pairSums(grad[:d], g, alpha, kmm, cs, cs, d, -c*ln, w)
+	grad[d] = -c * ln * dot(g, matVec(kmm, m, m, alpha))
 	return loss
 }
 
-// gaussGram returns exp(−½‖pᵢ − qₘ‖²) for the rows of p and q.
-func gaussGram(p, q *mat.Dense) *mat.Dense {
-	np, _ := p.Dims()
-	nq, _ := q.Dims()
-	var k mat.Dense
-	k.Mul(p, q.T())
-	pn, qn := rowNorms(p), rowNorms(q)
-	raw := k.RawMatrix()
-	for i := range np {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+nq]
-		for m := range row {
-			row[m] = math.Exp(-0.5 * max(pn[i]+qn[m]-2*row[m], 0))
-		}
+// gaussGram returns, in dst's memory when it is large enough, the Gaussian kernel matrix between the rows of p and
+// the centres q (d columns each) with length scales sigmas,
+// len(p)/d × len(q)/d row-major, through the kernel package's fused
+// blocks (vectorised exp), on workers goroutines.
+func gaussGram(dst, p, q, sigmas []float64, d, workers int) []float64 {
+	np, nq := len(p)/d, len(q)/d
+	c := kernel.NewCenters(kernel.Kernel{Kind: kernel.Gaussian, Sigmas: sigmas}, q, nq, d, kernel.Float64)
+	k := slices.Grow(dst[:0], np*nq)[:np*nq]
+	const block = 256
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws := c.NewWorkspace()
+			for lo := range next {
+				hi := min(lo+block, np)
+				c.BlockTo(ws, k[lo*nq:hi*nq], p[lo*d:hi*d], hi-lo)
+			}
+		}()
 	}
-	return &k
+	for lo := 0; lo < np; lo += block {
+		next <- lo
+	}
+	close(next)
+	wg.Wait()
+	return k
 }
 
-func rowNorms(p *mat.Dense) []float64 {
-	n, d := p.Dims()
-	out := make([]float64, n)
-	for i := range n {
-		for j := range d {
-			v := p.At(i, j)
-			out[i] += v * v
+func rowNorms(p []float64, d int) []float64 {
+	out := make([]float64, len(p)/d)
+	for i := range out {
+		out[i] = dot(p[i*d:(i+1)*d], p[i*d:(i+1)*d])
+	}
+	return out
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// matVec returns A x for A rows × cols (row-major).
+func matVec(a []float64, rows, cols int, x []float64) []float64 {
+	out := make([]float64, rows)
+	for i := range rows {
+		out[i] = dot(a[i*cols:(i+1)*cols], x)
+	}
+	return out
+}
+
+// matTVec returns Aᵀ x for A rows × cols (row-major).
+func matTVec(a []float64, rows, cols int, x []float64) []float64 {
+	out := make([]float64, cols)
+	for i := range rows {
+		xi := x[i]
+		if xi == 0 {
+			continue
+		}
+		for j, v := range a[i*cols : (i+1)*cols] {
+			out[j] += xi * v
 		}
 	}
 	return out
@@ -185,30 +236,28 @@ func rowNorms(p *mat.Dense) []float64 {
 // pairSums adds, for each feature j, w·Σᵢₘ aᵢ bₘ K_im (ps_ij − qs_mj)² to
 // dst[j], expanding the square: Σᵢ aᵢ ps_ij² (Kb)ᵢ − 2 Σᵢ aᵢ ps_ij
 // (K(b∘qs_j))ᵢ + Σₘ bₘ qs_mj² (Kᵀa)ₘ, so the cost is a few products with
-// K, not a pass per feature.
-func pairSums(dst []float64, a, b *mat.VecDense, k, ps, qs *mat.Dense, w float64) {
-	np, d := ps.Dims()
-	nq, _ := qs.Dims()
-	var kb, kta mat.VecDense
-	kb.MulVec(k, b)
-	kta.MulVec(k.T(), a)
-	bq := mat.NewDense(nq, d, nil)
+// K, not a pass per feature. K is len(ps)/d × len(qs)/d.
+func pairSums(dst, a, b, k, ps, qs []float64, d int, w float64, workers int) {
+	np, nq := len(ps)/d, len(qs)/d
+	kb := matVec(k, np, nq, b)
+	kta := matTVec(k, np, nq, a)
+	bq := make([]float64, nq*d)
 	for m := range nq {
 		for j := range d {
-			bq.Set(m, j, b.AtVec(m)*qs.At(m, j))
+			bq[m*d+j] = b[m] * qs[m*d+j]
 		}
 	}
-	var kbq mat.Dense
-	kbq.Mul(k, bq)
+	kbq := make([]float64, np*d)
+	dense.Gemm(false, false, np, d, nq, 1, k, nq, bq, d, kbq, d, workers)
 	for j := range d {
 		s := 0.0
 		for i := range np {
-			pv := ps.At(i, j)
-			s += a.AtVec(i) * (pv*pv*kb.AtVec(i) - 2*pv*kbq.At(i, j))
+			pv := ps[i*d+j]
+			s += a[i] * (pv*pv*kb[i] - 2*pv*kbq[i*d+j])
 		}
 		for m := range nq {
-			qv := qs.At(m, j)
-			s += b.AtVec(m) * qv * qv * kta.AtVec(m)
+			qv := qs[m*d+j]
+			s += b[m] * qv * qv * kta[m]
 		}
 		dst[j] += w * s
 	}
@@ -307,19 +356,19 @@ func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return learnOn(ctx, x, y, plan.D, ac, cfg.Kernel.Sigma, cfg.Seed)
+	return learnOn(ctx, x, y, plan.D, ac, cfg.Kernel.Sigma, cfg.Seed, t.run.Workers)
 }
 
 // learnOn splits the subsample 80/20 (shuffled by seed), takes the
 // centres from the training part and learns σⱼ and λ.
-func learnOn(ctx context.Context, x, y []float64, d int, ac ARDConfig, sigma0 float64, seed uint64) (*ARDResult, error) {
+func learnOn(ctx context.Context, x, y []float64, d int, ac ARDConfig, sigma0 float64, seed uint64, workers int) (*ARDResult, error) {
 	n := len(y)
 	perm := newRand(seed, 0x617264).Perm(n)
 	nv := max(n/5, 1)
 	if n-nv < ac.Centers || nv < 1 {
 		return nil, configErr("TuneConfig.ARD", "ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
 	}
-	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d}
+	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, workers: workers}
 	for k, i := range perm {
 		if k < nv {
 			p.xv, p.yv = append(p.xv, x[i*d:(i+1)*d]...), append(p.yv, y[i])

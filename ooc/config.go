@@ -14,14 +14,49 @@ import (
 // Task is what the targets mean.
 type Task string
 
-// Tasks. TaskAuto picks TaskBinary for a single target with exactly two
-// distinct values (0/1, ±1, bool, 1/2…) and TaskRegression otherwise.
+// Tasks. TaskAuto picks the task from the distinct values of the target
+// (AutoTask): TaskBinary for a single target with exactly two distinct
+// values (0/1, ±1, bool, 1/2, two labels…), TaskMulticlass for a single
+// integer or string-label target with 3 to MaxAutoClasses distinct
+// values, TaskRegression otherwise.
 const (
 	TaskAuto       Task = ""
 	TaskRegression Task = "regression"
 	TaskBinary     Task = "binary"
 	TaskMulticlass Task = "multiclass"
 )
+
+// MaxAutoClasses is the most distinct values of a target that TaskAuto
+// takes for classes.
+const MaxAutoClasses = 100
+
+// AutoTask returns the task that TaskAuto picks for data with
+// targetColumns target columns, the first of which has the sorted
+// distinct values distinct (nil: more than stream.MaxDistinct of them):
+//
+//   - TaskBinary for one target column with exactly two values;
+//   - TaskMulticlass for one target column with 3 to MaxAutoClasses
+//     values that are all integers (string labels are stored as the
+//     integer codes 0 … k−1, so they count as integers);
+//   - TaskRegression otherwise: several target columns, more than
+//     MaxAutoClasses values, or a value with a fractional part.
+func AutoTask(targetColumns int, distinct []float64) Task {
+	if targetColumns != 1 || distinct == nil {
+		return TaskRegression
+	}
+	switch n := len(distinct); {
+	case n == 2:
+		return TaskBinary
+	case n >= 3 && n <= MaxAutoClasses:
+		for _, v := range distinct {
+			if v != math.Trunc(v) || math.IsInf(v, 0) {
+				return TaskRegression
+			}
+		}
+		return TaskMulticlass
+	}
+	return TaskRegression
+}
 
 // ParseTask parses a task name; "auto" and "" give TaskAuto.
 func ParseTask(s string) (Task, error) {

@@ -52,6 +52,24 @@
 // statistics routine. Regression targets are centred; binary targets (two
 // distinct values) are encoded ±1; multiclass targets one-vs-all.
 //
+// Classification. Config.Task = TaskAuto picks the task from the
+// target's distinct values (AutoTask): binary for two, multiclass for 3
+// to MaxAutoClasses integer or string-label values, regression otherwise.
+// A string target is stored as label codes; the source reports the names
+// (stream.Labeler), the model keeps them (Model.ClassNames), and a
+// validation source that numbers its labels otherwise is mapped to the
+// training codes (AlignLabels, Model.Relabel). With RunOptions.Validation,
+// Fit also calibrates the model's probabilities (Model.ProbaTo) on the
+// validation rows, reusing the scores of the last validation pass:
+// Platt scaling σ(A·s + B) for binary models, a softmax temperature
+// softmax(s / T) for multiclass ones, each fitted by minimising the
+// log-loss (Newton's method; the problems are convex); the Calibration
+// records the log-loss and the expected calibration error before and
+// after. Evaluate reports accuracy, AUC (one-vs-rest macro for
+// multiclass), log-loss and ECE for classification. Class names and the
+// calibration are optional keys of the model file's metadata (format
+// version 1): older files load without them.
+//
 // Standardisation rides on the kernel's tile loading
 // (kernel.Centers.WithInputMap): a chunk is read once per pass and never
 // rewritten. A NaN or infinite value in the data is an error, a

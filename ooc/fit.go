@@ -36,6 +36,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if opts.Validation != nil && plan.Task != TaskRegression && len(plan.Targets) > 0 {
+		// A validation source that numbers its labels otherwise.
+		if opts.Validation, err = relabel(opts.Validation, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {
+			return nil, err
+		}
+	}
 	report := reporter(opts.Progress, start)
 	cs, err := sampleCentres(ctx, plan, report)
 	if err != nil {
@@ -65,6 +71,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		st, ymean = newCGState(b, enc.k), mu
 	}
+	var lastVal *Evaluator // the scores of the last validation pass, for calibrate
+	lastValIter := -1
 	tr, err := solveCG(ctx, op, st, plan.Config, opts, func(ctx context.Context, st *cgState) error {
 		if opts.Checkpoint == nil {
 			return nil
@@ -78,11 +86,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		if err != nil {
 			return nil, err
 		}
-		ev, err := mdl.Evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers})
+		ev, err := mdl.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers})
 		if err != nil {
 			return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
 		}
-		return &ValPoint{Iteration: st.Iter, Metrics: *ev}, nil
+		lastVal, lastValIter = ev, st.Iter
+		return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
 	}, report)
 	if err != nil {
 		return nil, err
@@ -97,6 +106,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	tr.LambdaLeverage = cs.lambdaLeverage
 	m, err := fitModel(plan, cs, enc, op, st, ymean, tr)
 	if err != nil {
+		return nil, err
+	}
+	if lastValIter != st.Iter {
+		lastVal = nil
+	}
+	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
 		return nil, err
 	}
 	report(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: plan.Config.Iterations, Residual: st.relResidual()})
@@ -309,7 +324,8 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 type targetEncoding struct {
 	task    Task
 	classes []float64
-	k       int // outputs after encoding
+	labels  []string // label names of the classes, or nil
+	k       int      // outputs after encoding
 }
 
 // encoding decides the task and the encoding of the targets from the
@@ -319,7 +335,7 @@ func (p *FitPlan) encoding(distinct [][]float64) (targetEncoding, error) {
 	if err := q.resolveTask(distinct); err != nil {
 		return targetEncoding{}, err
 	}
-	return targetEncoding{task: q.Task, classes: q.Classes, k: q.K}, nil
+	return targetEncoding{task: q.Task, classes: q.Classes, labels: q.ClassNames, k: q.K}, nil
 }
 
 // encode writes the encoded targets of rows into v (encodeTargets),
@@ -582,7 +598,7 @@ func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperat
 // centres cs.
 func newModelMeta(plan *FitPlan, cs *centreSample, enc targetEncoding, cfg Config, ymean []float64, tr Training) *modelMeta {
 	meta := &modelMeta{
-		Kernel: cfg.Kernel, Task: enc.task, Classes: slices.Clone(enc.classes),
+		Kernel: cfg.Kernel, Task: enc.task, Classes: slices.Clone(enc.classes), ClassNames: slices.Clone(enc.labels),
 		Features: slices.Clone(plan.Features), Targets: slices.Clone(plan.Targets),
 		TargetMean: slices.Clone(ymean), M: cs.m, D: plan.D, K: enc.k, Config: cfg, Training: tr, prec: cfg.Precision,
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -34,6 +35,8 @@ type Model struct {
 	prec                    kernel.Precision
 	task                    Task
 	classes                 []float64
+	classNames              []string     // label names of the classes, or nil
+	calibration             *Calibration // or nil
 	features, targets       []string
 	featureMean, featureStd []float64
 	targetMean              []float64
@@ -63,6 +66,38 @@ func (m *Model) Task() Task { return m.task }
 // binary scores > 0 mean Classes()[1]; multiclass output j is
 // Classes()[j]. nil for regression.
 func (m *Model) Classes() []float64 { return slices.Clone(m.classes) }
+
+// ClassNames returns the names of the classes, in the order of Classes:
+// the label names of a string target, else the class values formatted
+// as numbers ("0", "1", "2.5"). nil for regression.
+func (m *Model) ClassNames() []string {
+	if m.task == TaskRegression {
+		return nil
+	}
+	if m.classNames != nil {
+		return slices.Clone(m.classNames)
+	}
+	names := make([]string, len(m.classes))
+	for i, c := range m.classes {
+		names[i] = strconv.FormatFloat(c, 'g', -1, 64)
+	}
+	return names
+}
+
+// Labeled reports whether the classes are string labels (ClassNames
+// then holds the names the training data used).
+func (m *Model) Labeled() bool { return m.classNames != nil }
+
+// Calibration returns the calibration of the model's probabilities
+// fitted on validation rows, or nil when the model has none (regression,
+// or a fit without validation rows).
+func (m *Model) Calibration() *Calibration {
+	if m.calibration == nil {
+		return nil
+	}
+	c := *m.calibration
+	return &c
+}
 
 // Features returns the feature names, in the order PredictTo reads them.
 func (m *Model) Features() []string { return slices.Clone(m.features) }
@@ -117,6 +152,7 @@ func (m *Model) Training() Training {
 func newModel(meta *modelMeta, centres, alpha []float64, prepared *kernel.Centers) (*Model, error) {
 	m := &Model{
 		cfg: meta.Config, kern: meta.Kernel, prec: meta.prec, task: meta.Task, classes: meta.Classes,
+		classNames: meta.ClassNames, calibration: meta.Calibration,
 		features: meta.Features, targets: meta.Targets, featureMean: meta.FeatureMean, featureStd: meta.FeatureStd,
 		targetMean: meta.TargetMean, m: meta.M, d: meta.D, k: meta.K, training: meta.Training,
 		centres: centres, alpha: alpha,
@@ -195,6 +231,11 @@ type modelMeta struct {
 	K           int           `json:"outputs"`
 	Config      Config        `json:"config"`
 	Training    Training      `json:"training"`
+	// Added within version 1, absent from older files (which older
+	// builds ignore): the label names of the classes and the
+	// calibration of the probabilities.
+	ClassNames  []string     `json:"class_names,omitempty"`
+	Calibration *Calibration `json:"calibration,omitempty"`
 
 	prec kernel.Precision
 }
@@ -204,6 +245,7 @@ func (m *Model) meta() *modelMeta {
 		Format: "falkon-ooc model", Precision: m.prec.String(), Kernel: m.kern, Task: m.task, Classes: m.classes,
 		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
 		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.cfg, Training: m.training,
+		ClassNames: m.classNames, Calibration: m.calibration,
 	}
 }
 
@@ -276,7 +318,8 @@ func ParseModel(data []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: unknown precision %q", ErrFormat, mm.Precision)
 	}
 	// Check the shapes before decoding the arrays they size.
-	if err := (&Model{m: mm.M, d: mm.D, k: mm.K, task: mm.Task, classes: mm.Classes, features: mm.Features,
+	if err := (&Model{m: mm.M, d: mm.D, k: mm.K, task: mm.Task, classes: mm.Classes, classNames: mm.ClassNames,
+		calibration: mm.Calibration, features: mm.Features,
 		targetMean: mm.TargetMean, featureMean: mm.FeatureMean, featureStd: mm.FeatureStd, kern: mm.Kernel}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
@@ -317,6 +360,12 @@ func (m *Model) validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown task %q", m.task)
+	}
+	if m.classNames != nil && len(m.classNames) != len(m.classes) {
+		return fmt.Errorf("%d class names for %d classes", len(m.classNames), len(m.classes))
+	}
+	if err := m.calibration.validate(m.task); err != nil {
+		return err
 	}
 	if err := m.kern.Validate(m.d); err != nil {
 		return err

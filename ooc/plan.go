@@ -31,6 +31,10 @@ type FitPlan struct {
 	K int `json:"k"`
 	// Classes holds the class values of a classification task when known.
 	Classes []float64 `json:"classes,omitempty"`
+	// ClassNames holds the label names of the classes (in the order of
+	// Classes) when the target holds codes of string labels
+	// (stream.Labeler).
+	ClassNames []string `json:"class_names,omitempty"`
 	// Features and Targets are the column names (stream.ColumnsOf).
 	Features []string `json:"features"`
 	Targets  []string `json:"targets"`
@@ -46,6 +50,7 @@ type FitPlan struct {
 	src       stream.Source // the source as Fit reads it (spread)
 	mean, std []float64     // from the source, or nil
 	distinct  [][]float64   // from the source, or nil
+	labels    []string      // label names of the first target, or nil
 	chunkRows int           // largest chunk of src
 	scratch   int64         // src's read scratch per reader
 }
@@ -139,6 +144,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 			p.distinct = dv
 		}
 	}
+	p.labels = targetLabels(src)
 	p.Stats = p.mean != nil
 	if err := p.resolveTask(p.distinct); err != nil {
 		return nil, err
@@ -160,7 +166,7 @@ func (p *FitPlan) needFullSample() bool {
 
 // resolveTask decides the task and the outputs from the distinct target
 // values (nil: unknown yet).
-func (p *FitPlan) resolveTask(distinct [][]float64) error {
+func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	task := p.Config.Task
 	var cls []float64
 	known := distinct != nil
@@ -172,10 +178,7 @@ func (p *FitPlan) resolveTask(distinct [][]float64) error {
 			p.Task, p.K = TaskAuto, p.TargetColumns
 			return nil
 		}
-		task = TaskRegression
-		if p.TargetColumns == 1 && len(cls) == 2 {
-			task = TaskBinary
-		}
+		task = AutoTask(p.TargetColumns, cls)
 	}
 	p.Task = task
 	switch task {
@@ -205,6 +208,9 @@ func (p *FitPlan) resolveTask(distinct [][]float64) error {
 			p.Targets[0], len(cls))
 	}
 	p.Classes = slices.Clone(cls)
+	if p.ClassNames, err = classNames(p.Targets[0], p.labels, cls); err != nil {
+		return err
+	}
 	if task == TaskMulticlass {
 		p.K = len(cls)
 	}

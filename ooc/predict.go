@@ -60,6 +60,20 @@ func (m *Model) Label(scores []float64) float64 {
 	return scores[0]
 }
 
+// ClassIndex returns the index in Classes (and ClassNames) of the class
+// predicted by one row of scores (length K); 0 for regression.
+func (m *Model) ClassIndex(scores []float64) int {
+	switch m.task {
+	case TaskBinary:
+		if scores[0] > 0 {
+			return 1
+		}
+	case TaskMulticlass:
+		return argmax(scores)
+	}
+	return 0
+}
+
 func argmax(v []float64) int {
 	best := 0
 	for j, x := range v {
@@ -132,26 +146,37 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 }
 
 // Metrics summarises predictions against known targets. Fields that do
-// not apply to the task are nil.
+// not apply to the task are nil. For classification, LogLoss and ECE are
+// those of the model's probabilities (Model.ProbaTo): calibrated when the
+// model carries a Calibration, else of its uncalibrated scores.
 type Metrics struct {
 	Rows      int64    `json:"rows"`
 	MSE       *float64 `json:"mse,omitempty"`
 	RMSE      *float64 `json:"rmse,omitempty"`
 	RelErr    *float64 `json:"rel_error,omitempty"`
 	ErrorRate *float64 `json:"error_rate,omitempty"`
-	AUC       *float64 `json:"auc,omitempty"`
+	// Accuracy is 1 − ErrorRate.
+	Accuracy *float64 `json:"accuracy,omitempty"`
+	// AUC is the ROC AUC of the scores: binary, or the one-vs-rest macro
+	// average over classes for multiclass (metrics.MulticlassAUC).
+	AUC *float64 `json:"auc,omitempty"`
+	// LogLoss is the mean negative log-probability of the true class
+	// (metrics.LogLoss).
+	LogLoss *float64 `json:"log_loss,omitempty"`
+	// ECE is the expected calibration error of the top-label
+	// probability in metrics.DefaultBins equal-width bins
+	// (metrics.Reliability).
+	ECE *float64 `json:"ece,omitempty"`
 }
 
 // Evaluator accumulates the metrics of a model's predictions batch by
-// batch.
+// batch. For classification it keeps every row's scores and class
+// (8K + 8 bytes a row), for the AUC and calibration.
 type Evaluator struct {
-	m    *Model
-	reg  metrics.Regression
-	bin  metrics.Binary
-	mc   metrics.Multiclass
-	pos  []bool
-	pred []int
-	tru  []int
+	m      *Model
+	reg    metrics.Regression
+	scores []float64 // rows × K, classification
+	truth  []int     // class index of each row, classification
 }
 
 // NewEvaluator returns an evaluator for m's task.
@@ -161,34 +186,18 @@ func (m *Model) NewEvaluator() *Evaluator { return &Evaluator{m: m} }
 // targets, one column, for classification; rows × K for regression).
 func (e *Evaluator) Add(scores, targets []float64, rows int) error {
 	m := e.m
-	switch m.task {
-	case TaskRegression:
+	if m.task == TaskRegression {
 		e.reg.Add(scores, targets)
-	case TaskBinary:
-		e.pos = e.pos[:0]
-		for _, y := range targets[:rows] {
-			switch y {
-			case m.classes[1]:
-				e.pos = append(e.pos, true)
-			case m.classes[0]:
-				e.pos = append(e.pos, false)
-			default:
-				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], y, m.classes)
-			}
-		}
-		e.bin.Add(scores, e.pos)
-	case TaskMulticlass:
-		e.pred, e.tru = e.pred[:0], e.tru[:0]
-		for r := range rows {
-			ci, ok := slices.BinarySearch(m.classes, targets[r])
-			if !ok {
-				return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], targets[r], m.classes)
-			}
-			e.tru = append(e.tru, ci)
-			e.pred = append(e.pred, argmax(scores[r*m.k:(r+1)*m.k]))
-		}
-		e.mc.Add(e.pred, e.tru)
+		return nil
 	}
+	for r := range rows {
+		ci, ok := slices.BinarySearch(m.classes, targets[r])
+		if !ok {
+			return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], targets[r], m.classes)
+		}
+		e.truth = append(e.truth, ci)
+	}
+	e.scores = append(e.scores, scores[:rows*m.k]...)
 	return nil
 }
 
@@ -201,16 +210,27 @@ func (e *Evaluator) Metrics() *Metrics {
 		return &v
 	}
 	out := &Metrics{}
-	switch e.m.task {
-	case TaskRegression:
+	if e.m.task == TaskRegression {
 		out.Rows = e.reg.Count() / int64(e.m.k)
 		out.MSE, out.RMSE, out.RelErr = f(e.reg.MSE()), f(e.reg.RMSE()), f(e.reg.RelErr())
-	case TaskBinary:
-		out.Rows = e.bin.Count()
-		out.ErrorRate, out.AUC = f(e.bin.ErrorRate()), f(e.bin.AUC())
-	case TaskMulticlass:
-		out.Rows = e.mc.Count()
-		out.ErrorRate = f(e.mc.ErrorRate())
+		return out
+	}
+	n := len(e.truth)
+	out.Rows = int64(n)
+	if n == 0 {
+		return out
+	}
+	q := probaQuality(e.m, e.m.calibration, e.scores, e.truth)
+	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
+	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
+	if e.m.task == TaskBinary {
+		pos := make([]bool, n)
+		for i, t := range e.truth {
+			pos[i] = t == 1
+		}
+		out.AUC = f(metrics.AUC(e.scores, pos))
+	} else {
+		out.AUC = f(metrics.MulticlassAUC(e.scores, e.m.k, e.truth))
 	}
 	return out
 }
@@ -218,6 +238,15 @@ func (e *Evaluator) Metrics() *Metrics {
 // Evaluate predicts src, whose targets must be the model's targets in
 // order, and returns the metrics.
 func (m *Model) Evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Metrics, error) {
+	ev, err := m.evaluate(ctx, src, opt)
+	if err != nil {
+		return nil, err
+	}
+	return ev.Metrics(), nil
+}
+
+// evaluate predicts src into an Evaluator.
+func (m *Model) evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Evaluator, error) {
 	if want := len(m.targets); src.NumTargets() != want {
 		return nil, fmt.Errorf("the data has %d target columns, the model has %d", src.NumTargets(), want)
 	}
@@ -228,5 +257,5 @@ func (m *Model) Evaluate(ctx context.Context, src stream.Source, opt PredictOpti
 	if err != nil {
 		return nil, err
 	}
-	return ev.Metrics(), nil
+	return ev, nil
 }

@@ -8,9 +8,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
@@ -56,6 +55,15 @@ type TuneConfig struct {
 	// Halving, 2·Halving, 4·Halving, … the worse half of the live
 	// candidates (by best validation metric so far) stops. 0 means off.
 	Halving int
+	// SigmaHalving is successive halving over whole σ: after iterations
+	// SigmaHalving, 2·SigmaHalving, 4·SigmaHalving, … the σ whose best
+	// candidate (best validation metric so far, stopped candidates
+	// included) is in the worse half of the σ still in the pass stop, all
+	// their λ at once (Stop = StopSigmaHalving), so that their kernel
+	// blocks — most of a pass's cost, one per σ — leave the pass; the
+	// better ⌈half⌉ stay. 0 means DefaultSigmaHalving; a negative value
+	// turns it off. It does nothing with one σ.
+	SigmaHalving int
 	// ARD, when set, first learns per-feature length scales on a row
 	// subsample of the training rows (LearnARD's method) and searches the
 	// Lambdas with that kernel; Sigmas must then be nil and the kernel
@@ -175,19 +183,25 @@ func selectionMetric(t Task, m *Metrics) float64 {
 }
 
 // EstimateTuneMemory predicts the peak memory of a search over s values
-// of σ and l of λ with M centres, d features and k outputs: one T per σ,
-// one A per (σ, λ), a kernel workspace and a partial M × (l·k + 1) vector
-// per σ per worker, and CG state for every candidate, on top of the chunk
-// buffers of one fit (EstimateMemory).
-func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int) Memory {
+// of σ and l of λ with M centres, d features and k outputs, with the
+// preconditioners stored in precision p (Config.PrecondPrecision; ""
+// means float64): one M × M buffer per candidate (precond.Bytes: T and
+// A_λ in one buffer; K_MM is computed into the first λ's), a kernel
+// workspace and a partial M × (l·k + 1) vector per σ per worker, and CG
+// state for every candidate, on top of the chunk buffers of one fit
+// (EstimateMemory).
+func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int, p precond.Precision) Memory {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	mem := EstimateMemory(m, d, k, workers, chunkRows)
+	if p == "" {
+		p = precond.Float64
+	}
+	mem := EstimateMemoryFor(m, d, k, workers, chunkRows, p)
 	W := int64(workers)
 	M, D, K, S, L := int64(m), int64(d), int64(k), int64(s), int64(l)
 	C := S * L
-	mem.Precond = S*8*M*M + C*8*M*M
+	mem.Precond = C * precond.Bytes(m, p)
 	mem.Centers = 8*M*D + S*2*8*M*D
 	// Validation scores of a chunk: rows × C·k per partial in flight.
 	mem.Chunks += 2 * W * 8 * int64(chunkRows) * (C*K + K)
@@ -216,7 +230,10 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int) Memory {
 //     same pass, so every candidate's validation curve costs no pass;
 //   - a candidate whose validation metric stops improving (Patience), or
 //     that falls in the worse half at a halving step (Halving), leaves the
-//     pass; its model is kept at its best iteration.
+//     pass; its model is kept at its best iteration;
+//   - whole σ leave the pass by successive halving (SigmaHalving, on by
+//     default), which removes their kernel blocks: with 5 σ × 6 λ the
+//     search costs about 3–4 fits (bench/TUNE.md) instead of about 7.
 //
 // Every candidate's model is, up to rounding, the model Fit returns on the
 // training rows with that σ, λ and Iterations = its best iteration.
@@ -363,6 +380,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if tc.Patience == 0 {
 		tc.Patience = DefaultPatience
 	}
+	if tc.SigmaHalving == 0 {
+		tc.SigmaHalving = DefaultSigmaHalving
+	}
 	t := &tuner{tc: tc, start: start, pass: spread(src), val: opts.Validation}
 	train := src
 	if t.val == nil {
@@ -381,6 +401,10 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		t.nval = rowsOf(held)
 	} else {
+		var err error
+		if t.val, err = AlignLabels(src, t.val); err != nil {
+			return nil, err
+		}
 		if t.val.Dim() != src.Dim() || t.val.NumTargets() != src.NumTargets() {
 			return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
@@ -426,18 +450,27 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	for i := range t.pass.NumChunks() {
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
-	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows)
+	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
 	if tc.ARD != nil {
-		// The subsample's dense matrices: a few rows × centres and centres².
+		// The subsample's dense matrices (ardProblem): K_nM and K_vM
+		// (rows × centres), K_MM and H, scaled copies of the rows.
 		ac := tc.ARD.resolved(plan.N)
-		extra := int64(8 * (6*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 4*ac.Rows*plan.D))
+		extra := int64(8 * (2*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 6*ac.Rows*plan.D))
 		t.mem.Vectors += extra
 		t.mem.Total += extra
 	}
 	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
-		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s, more than the limit of %s: "+
-			"use fewer centres, sigmas or lambdas", ErrMemory, len(kernels), len(lambdas), cfg.Centers,
-			FormatBytes(t.mem.Total), FormatBytes(tc.MaxMemory))
+		prec, fix := cfg.PrecondPrecision, "use fewer centres, sigmas or lambdas, or float32 preconditioners"
+		if prec == "" {
+			prec = precond.Float64
+		}
+		if prec == precond.Float32 {
+			fix = "use fewer centres, sigmas or lambdas"
+		}
+		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s with %s preconditioners "+
+			"(one M × M buffer for each of the %d candidates: %s), more than the limit of %s: %s",
+			ErrMemory, len(kernels), len(lambdas), cfg.Centers, FormatBytes(t.mem.Total), prec,
+			len(kernels)*len(lambdas), FormatBytes(t.mem.Precond), FormatBytes(tc.MaxMemory), fix)
 	}
 	return t, nil
 }
@@ -467,14 +500,22 @@ func (t *tuner) prepare(ctx context.Context) error {
 	for _, g := range t.groups {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
 		c64 := kernel.NewCenters(g.kern, cs.centres, m, d, kernel.Float64)
-		kmm := make([]float64, m*m)
-		if err := blockParallel(ctx, c64, kmm, cs.centres, m, d, t.plan.Workers); err != nil {
-			return err
+		// K_MM goes block by block straight into the first λ's M × M
+		// buffer (precond.Build), in the configured precision, as Fit's.
+		wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
+		rows := func(dst []float64, lo, hi int) {
+			ws := wss.Get().(*kernel.Workspace)
+			c64.BlockTo(ws, dst, cs.centres[lo*d:hi*d], hi-lo)
+			wss.Put(ws)
 		}
 		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
-		pre, err := precond.New(mat.NewSymDense(m, kmm), g.cands[0].Lambda, precond.Options{
+		pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
 			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
+			Precision: cfg.PrecondPrecision,
 		})
+		if err != nil && ctx.Err() != nil {
+			return err
+		}
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			for _, c := range g.cands {
@@ -1069,6 +1110,9 @@ func (t *tuner) endEval(iter int, final bool) []int {
 			c.live, c.Stop, c.Seconds = false, StopHalving, now
 			stopped = append(stopped, c.idx)
 		}
+	}
+	if !final {
+		stopped = append(stopped, t.sigmaHalving(iter, now)...)
 	}
 	return stopped
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -46,7 +47,7 @@ func TestTuneMatchesFit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2.5}, Lambdas: []float64{1e-3, 1e-5, 1e-8},
-				ValFraction: 0.2, Patience: tc.patient}
+				ValFraction: 0.2, Patience: tc.patient, SigmaHalving: -1}
 			var train stream.Source
 			run := run
 			if tc.val {
@@ -222,7 +223,7 @@ func TestTuneErrors(t *testing.T) {
 		{"halving", ooc.TuneConfig{Halving: -1}, "invalid configuration: halving must be ≥ 0, got -1", ooc.ErrConfig},
 		{"linear sigmas", ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Linear}}, Sigmas: []float64{1}},
 			"invalid configuration: the linear kernel has no length scale to search: give no sigmas", ooc.ErrConfig},
-		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 50 << 20},
+		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 45 << 20},
 			"not enough memory: the search over 2 σ × 3 λ with M = 400 needs about", ooc.ErrMemory},
 		{"centres", ooc.TuneConfig{Base: ooc.Config{Centers: 10000}},
 			"invalid configuration: centers (M = 10000) must not exceed the number of training rows", ooc.ErrConfig},
@@ -272,5 +273,149 @@ func TestTuneARD(t *testing.T) {
 	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Laplacian}}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
 	if want := "invalid configuration: ARD learns the length scales of the Gaussian kernel, not of the laplacian kernel"; err == nil || err.Error() != want {
 		t.Errorf("ARD with the Laplacian kernel: %v, want %q", err, want)
+	}
+}
+
+// TestTuneSigmaHalving checks successive halving over whole σ: at
+// iterations 2 and 4 the σ whose best candidate so far is in the worse
+// half stop, all their λ together, and the choice is still the candidate
+// with the lowest best validation metric.
+func TestTuneSigmaHalving(t *testing.T) {
+	const n, d = 3000, 3
+	x, y := synth(n, d, 51)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	sigmas := []float64{0.05, 0.7, 2, 30}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{
+		Base:   ooc.Config{Centers: 100, Iterations: 8, Seed: 3},
+		Sigmas: sigmas, Lambdas: []float64{1e-3, 1e-6}, Patience: -1, SigmaHalving: 2,
+	}, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The best validation metric of σ's candidates up to iteration it.
+	bestUpTo := func(sigma float64, it int) float64 {
+		b := math.Inf(1)
+		for _, c := range res.Candidates {
+			if c.Sigma != sigma {
+				continue
+			}
+			for _, p := range c.Validation {
+				if p.Iteration <= it {
+					b = min(b, *p.RMSE)
+				}
+			}
+		}
+		return b
+	}
+	stoppedAt := map[float64]int{}
+	for _, c := range res.Candidates {
+		it := c.Iterations
+		if c.Stop == ooc.StopSigmaHalving {
+			if prev, ok := stoppedAt[c.Sigma]; ok && prev != it {
+				t.Fatalf("σ %g: its λ stopped at iterations %d and %d, not together", c.Sigma, prev, it)
+			}
+			stoppedAt[c.Sigma] = it
+		} else if c.Stop != ooc.StopIterations {
+			t.Fatalf("σ %g λ %g stopped by %s", c.Sigma, c.Lambda, c.Stop)
+		}
+	}
+	// 4 σ: 2 stop after iteration 2, 1 after iteration 4, 1 runs all 8.
+	var at2, at4 []float64
+	for s, it := range stoppedAt {
+		switch it {
+		case 2:
+			at2 = append(at2, s)
+		case 4:
+			at4 = append(at4, s)
+		default:
+			t.Fatalf("σ %g stopped after iteration %d, not at a halving step", s, it)
+		}
+	}
+	if len(at2) != 2 || len(at4) != 1 {
+		t.Fatalf("stopped after iteration 2: σ %v, after 4: σ %v; want 2 and 1", at2, at4)
+	}
+	for _, s := range sigmas {
+		if _, ok := stoppedAt[s]; ok {
+			continue
+		}
+		// The survivor beat every σ stopped at each step, at that step.
+		for _, q := range at2 {
+			if bestUpTo(s, 2) > bestUpTo(q, 2) {
+				t.Errorf("σ %g (best %v at iteration 2) kept over σ %g (best %v)", s, bestUpTo(s, 2), q, bestUpTo(q, 2))
+			}
+		}
+		if bestUpTo(s, 4) > bestUpTo(at4[0], 4) {
+			t.Errorf("σ %g kept over σ %g at iteration 4", s, at4[0])
+		}
+	}
+	if _, ok := stoppedAt[0.05]; !ok {
+		t.Error("σ = 0.05, far too narrow, was not stopped")
+	}
+	best := res.Candidates[res.Best]
+	for _, c := range res.Candidates {
+		if c.BestMetric < best.BestMetric {
+			t.Errorf("chose σ %g λ %g (best %v) over σ %g λ %g (best %v)", best.Sigma, best.Lambda, best.BestMetric,
+				c.Sigma, c.Lambda, c.BestMetric)
+		}
+	}
+}
+
+// TestTunePrecondFloat32 checks that the search honours
+// Config.PrecondPrecision: every candidate's model is Fit's with the
+// same float32 preconditioner (same operations: predictions within
+// 1e-9), and the memory estimate counts one 4M² buffer per candidate.
+func TestTunePrecondFloat32(t *testing.T) {
+	const n, d, m = 2000, 3, 90
+	x, y := synth(n, d, 61)
+	src := stream.NewMemSource(x, d, y, 1, 250)
+	base := ooc.Config{Centers: m, Iterations: 6, Seed: 4, PrecondPrecision: precond.Float32}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1.5},
+		Lambdas: []float64{1e-3, 1e-6}, Patience: -1}, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * precond.Bytes(m, precond.Float32); res.Memory.Precond != want {
+		t.Errorf("preconditioner memory %d, want %d (two float32 M × M buffers)", res.Memory.Precond, want)
+	}
+	train, _ := stream.Holdout(src, ooc.DefaultValFraction, base.Seed)
+	tx, _ := synth(100, d, 62)
+	for _, c := range res.Candidates {
+		want := fitCandidate(t, train, base, &c, c.BestIteration)
+		if got := c.Model().Training().PrecondBytes; got != want.Training().PrecondBytes {
+			t.Errorf("λ %g: preconditioner of %d bytes, Fit's %d", c.Lambda, got, want.Training().PrecondBytes)
+		}
+		pg, pw := make([]float64, 100), make([]float64, 100)
+		c.Model().PredictTo(pg, tx, 100)
+		want.PredictTo(pw, tx, 100)
+		if e := maxRelDiff(pg, pw); e > 1e-9 {
+			t.Errorf("λ %g: model differs from Fit's (float32 preconditioner) by %.3g", c.Lambda, e)
+		}
+	}
+}
+
+// TestTuneMemoryError checks the message of a search over the memory
+// limit: it names the precision and the per-candidate buffers, and
+// suggests float32 only when the preconditioners are not float32
+// already.
+func TestTuneMemoryError(t *testing.T) {
+	x, y := synth(500, 2, 1)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	for _, tc := range []struct {
+		prec     precond.Precision
+		contains string
+		suffix   string
+	}{
+		{"", "with float64 preconditioners (one M × M buffer for each of the 6 candidates: ",
+			"use fewer centres, sigmas or lambdas, or float32 preconditioners"},
+		{precond.Float32, "with float32 preconditioners (one M × M buffer for each of the 6 candidates: ",
+			"MiB: use fewer centres, sigmas or lambdas"},
+	} {
+		_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Centers: 400, PrecondPrecision: tc.prec},
+			Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 10 << 20}, ooc.RunOptions{})
+		if err == nil || !errors.Is(err, ooc.ErrMemory) || !strings.Contains(err.Error(), tc.contains) ||
+			!strings.HasSuffix(err.Error(), tc.suffix) ||
+			!strings.HasPrefix(err.Error(), "not enough memory: the search over 2 σ × 3 λ with M = 400 needs about ") {
+			t.Errorf("precision %q: error %v", tc.prec, err)
+		}
 	}
 }

@@ -37,6 +37,16 @@ type TargetValuer interface {
 	TargetDistinct() [][]float64
 }
 
+// Labeler is implemented by a Source whose target columns may hold codes
+// of string labels (the value k stands for label k), such as a chunk
+// store with a string target.
+type Labeler interface {
+	// TargetLabels returns, for each target column, its label names (nil
+	// for a numeric column), or nil altogether when unknown. The caller
+	// must not modify them.
+	TargetLabels() [][]string
+}
+
 // ScratchSizer is implemented by a Source that holds buffers of its own
 // while chunks are read (decode scratch, a parent chunk), so that memory
 // can be planned before a pass.
@@ -152,6 +162,13 @@ func (f forward) FeatureStats() (mean, std []float64) {
 func (f forward) TargetDistinct() [][]float64 {
 	if t, ok := f.src.(TargetValuer); ok {
 		return t.TargetDistinct()
+	}
+	return nil
+}
+
+func (f forward) TargetLabels() [][]string {
+	if l, ok := f.src.(Labeler); ok {
+		return l.TargetLabels()
 	}
 	return nil
 }

@@ -19,6 +19,10 @@ type parquetFile struct {
 	keep  []*pqarrow.ColumnReader
 	total int64
 	done  int64
+	// labels maps a string column (by index in num) to its label
+	// indices (Options.Labels).
+	labels map[int]map[string]int
+	known  map[int][]string
 }
 
 func (r *Reader) openParquet(path string) (fr fileReader, names []string, err error) {
@@ -70,6 +74,14 @@ func (r *Reader) openParquet(path string) (fr fileReader, names []string, err er
 			return nil, nil, err
 		}
 		pf.num = append(pf.num, cr)
+		if idx, ok := r.labels[c]; ok && stringType(cr.Field().Type) {
+			if pf.labels == nil {
+				pf.labels, pf.known = map[int]map[string]int{}, map[int][]string{}
+			}
+			j := len(pf.num) - 1
+			pf.labels[j], pf.known[j] = idx, r.opt.Labels[c]
+			continue
+		}
 		if !numericType(cr.Field().Type) {
 			return nil, nil, fmt.Errorf("%s: column %q has type %s, which is not numeric", path, c, cr.Field().Type)
 		}
@@ -126,6 +138,14 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 		}
 		off := 0
 		for _, a := range chunked.Chunks() {
+			if idx, ok := p.labels[j]; ok {
+				if row, err := toCode(a, cols[j][off:off+a.Len()], idx, p.known[j], &bads[j], off); err != nil {
+					chunked.Release()
+					return nil, 0, fmt.Errorf("%s: %s: column %q: %w", p.path, rowPhrase(p.done+int64(off+row)+1, false), cr.Field().Name, err)
+				}
+				off += a.Len()
+				continue
+			}
 			if err := toFloat(a, cols[j][off:off+a.Len()], &bads[j], off); err != nil {
 				chunked.Release()
 				return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))

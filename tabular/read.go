@@ -27,6 +27,12 @@ type Options struct {
 	Optional []string
 	// Keep names columns of any type copied unchanged into each batch.
 	Keep []string
+	// Labels gives, for a Numeric or Optional column that holds string
+	// labels (class names), the labels in order: a value is read as its
+	// index in the list, and a value not in it is an error naming the
+	// file, row and column (a *LabelError). A Parquet column of another
+	// type than string is read as numbers.
+	Labels map[string][]string
 	// Nulls says what a NULL, NaN or ±Inf in a Numeric column does:
 	// "error" (the default) stops with a *ValueError, "drop" leaves the
 	// row out, "zero" reads it as 0.
@@ -93,9 +99,10 @@ func rowPhrase(row int64, header bool) string {
 type Reader struct {
 	opt      Options
 	files    []string
-	names    []string         // columns of the first file
-	optional bool             // the Optional columns are read
-	keepType []arrow.DataType // of the Keep columns, from the first file
+	names    []string                  // columns of the first file
+	optional bool                      // the Optional columns are read
+	keepType []arrow.DataType          // of the Keep columns, from the first file
+	labels   map[string]map[string]int // Options.Labels: column → label → index
 	mem      memory.Allocator
 
 	next int        // index of the next file to open
@@ -154,6 +161,15 @@ func Open(files []string, opt Options) (*Reader, error) {
 		}
 	}
 	r := &Reader{opt: opt, files: files, mem: memory.DefaultAllocator}
+	if len(opt.Labels) > 0 {
+		r.labels = map[string]map[string]int{}
+		for c, ls := range opt.Labels {
+			r.labels[c] = map[string]int{}
+			for i, l := range ls {
+				r.labels[c][l] = i
+			}
+		}
+	}
 	fr, names, err := r.open(files[0])
 	if err != nil {
 		return nil, err

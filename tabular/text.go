@@ -37,6 +37,8 @@ type textFile struct {
 	done   int64
 	first  []string // the first data record, read while sniffing (headerless files)
 	ncol   int
+	labels map[int]map[string]int // numeric column → label index (Options.Labels)
+	known  map[int][]string
 }
 
 func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr fileReader, names []string, err error) {
@@ -94,8 +96,14 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	if err := r.choose(path, names); err != nil {
 		return nil, nil, err
 	}
-	for _, c := range r.columns() {
+	for j, c := range r.columns() {
 		t.num = append(t.num, slices.Index(names, c))
+		if idx, ok := r.labels[c]; ok {
+			if t.labels == nil {
+				t.labels, t.known = map[int]map[string]int{}, map[int][]string{}
+			}
+			t.labels[j], t.known[j] = idx, r.opt.Labels[c]
+		}
 	}
 	t.names = names
 	for _, c := range r.opt.Keep {
@@ -136,6 +144,14 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 			if slices.Contains(nullTokens, rec[f]) {
 				cols[j][rows] = 0
 				bads[j].add(rows, "NULL")
+				continue
+			}
+			if idx, ok := t.labels[j]; ok {
+				k, known := idx[rec[f]]
+				if !known {
+					return nil, 0, fmt.Errorf("%s: %s: column %q: %w", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), t.names[f], &LabelError{Label: rec[f], Labels: t.known[j]})
+				}
+				cols[j][rows] = float64(k)
 				continue
 			}
 			v, err := strconv.ParseFloat(s, 64)

@@ -40,13 +40,22 @@ func FormatOf(name string) (Format, bool) {
 	return 0, false
 }
 
+// Column is an output column of values given to Writer.Write as
+// float64: a number, or with Labels the index of a label, written as that
+// string (a class name).
+type Column struct {
+	Name   string
+	Labels []string
+}
+
 // Writer writes rows: the columns kept by a Reader (if any), then named
-// float64 columns.
+// float64 or label columns.
 type Writer struct {
 	format Format
 	w      io.Writer
 	keep   []string
 	cols   []string
+	labels [][]string // per column, nil for a number
 	// CSV
 	csv *csv.Writer
 	rec []string
@@ -54,7 +63,7 @@ type Writer struct {
 	line bytes.Buffer
 	// Parquet
 	pw     *pqarrow.FileWriter
-	bldr   []*array.Float64Builder
+	bldr   []array.Builder
 	schema *arrow.Schema
 }
 
@@ -62,7 +71,24 @@ type Writer struct {
 // (Options.Keep; r may be nil for none), then the float64 columns named
 // cols, given to Write.
 func NewWriter(w io.Writer, f Format, r *Reader, cols []string) (*Writer, error) {
-	wr := &Writer{format: f, w: w, cols: cols}
+	cs := make([]Column, len(cols))
+	for j, c := range cols {
+		cs[j].Name = c
+	}
+	return NewColumnWriter(w, f, r, cs)
+}
+
+// NewColumnWriter is NewWriter with columns that may hold labels: a
+// label column is a string column in Parquet, a string in CSV and JSON.
+// A value that is not the index of a label is written as an empty
+// string (NULL in Parquet).
+func NewColumnWriter(w io.Writer, f Format, r *Reader, columns []Column) (*Writer, error) {
+	wr := &Writer{format: f, w: w}
+	for _, c := range columns {
+		wr.cols = append(wr.cols, c.Name)
+		wr.labels = append(wr.labels, c.Labels)
+	}
+	cols := wr.cols
 	var keepTypes []arrow.DataType
 	if r != nil {
 		wr.keep, keepTypes = r.opt.Keep, r.keepType
@@ -125,7 +151,12 @@ func (w *Writer) writeCSV(keep []arrow.Array, vals [][]float64, rows int) error 
 		for _, a := range keep {
 			w.rec = append(w.rec, valueStr(a, i))
 		}
-		for _, c := range vals {
+		for j, c := range vals {
+			if w.labels[j] != nil {
+				l, _ := w.label(j, c[i])
+				w.rec = append(w.rec, l)
+				continue
+			}
 			w.rec = append(w.rec, strconv.FormatFloat(c[i], 'g', -1, 64))
 		}
 		if err := w.csv.Write(w.rec); err != nil {
@@ -133,6 +164,15 @@ func (w *Writer) writeCSV(keep []arrow.Array, vals [][]float64, rows int) error 
 		}
 	}
 	return w.csv.Error()
+}
+
+// label returns the label of value v in label column j.
+func (w *Writer) label(j int, v float64) (string, bool) {
+	k := int(v)
+	if float64(k) != v || k < 0 || k >= len(w.labels[j]) {
+		return "", false
+	}
+	return w.labels[j][k], true
 }
 
 // valueStr formats a kept value for text output: NULL is empty.
@@ -175,6 +215,11 @@ func (w *Writer) writeJSON(keep []arrow.Array, vals [][]float64, rows int) error
 			var v any = c[i]
 			if c[i]-c[i] != 0 {
 				v = nil // JSON has no NaN or Inf
+			} else if w.labels[j] != nil {
+				v = nil
+				if l, ok := w.label(j, c[i]); ok {
+					v = l
+				}
 			}
 			if err := field(k, w.cols[j], v); err != nil {
 				return err
@@ -201,7 +246,18 @@ func (w *Writer) writeParquet(keep []arrow.Array, vals [][]float64, rows int) er
 		arrs = append(arrs, a)
 	}
 	for j, c := range vals {
-		w.bldr[j].AppendValues(c, nil)
+		switch b := w.bldr[j].(type) {
+		case *array.Float64Builder:
+			b.AppendValues(c, nil)
+		case *array.StringBuilder:
+			for _, v := range c {
+				if l, ok := w.label(j, v); ok {
+					b.Append(l)
+				} else {
+					b.AppendNull()
+				}
+			}
+		}
 		arrs = append(arrs, w.bldr[j].NewArray())
 	}
 	rec := array.NewRecordBatch(w.schema, arrs, int64(rows))
@@ -220,7 +276,12 @@ func (w *Writer) startParquet(keep []arrow.DataType) error {
 	for j, t := range keep {
 		fields = append(fields, arrow.Field{Name: w.keep[j], Type: t, Nullable: true})
 	}
-	for _, c := range w.cols {
+	for j, c := range w.cols {
+		if w.labels[j] != nil {
+			fields = append(fields, arrow.Field{Name: c, Type: arrow.BinaryTypes.String, Nullable: true})
+			w.bldr = append(w.bldr, array.NewStringBuilder(memory.DefaultAllocator))
+			continue
+		}
 		fields = append(fields, arrow.Field{Name: c, Type: arrow.PrimitiveTypes.Float64})
 		w.bldr = append(w.bldr, array.NewFloat64Builder(memory.DefaultAllocator))
 	}

@@ -12,6 +12,12 @@
 // Usage, from the repository root:
 //
 //	go run ./bench/accuracy [-only NAME[,NAME]] [-quick] [-data ../shared/data]
+//	go run ./bench/accuracy -classify [-classify-rows 60000] [-classify-centers 2000]
+//
+// -classify measures the calibration of class probabilities on skin and
+// fashion-mnist: a fit on 80 % of a subsample, ooc.Calibrate on the other
+// 20 %, and log-loss and expected calibration error (15 equal-width bins
+// of the top-class probability) on test rows, uncalibrated and calibrated.
 //
 // The data live in ../shared/data (see its README.md); a data set whose files
 // are absent is skipped with a message. Fashion-MNIST is read from
@@ -44,6 +50,11 @@ func main() {
 	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard over λ)")
 	tuneHalving := flag.Int("tune-halving", 4, "with -tune-mode timing: the halving step of the second tune")
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
+	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin and fashion-mnist (bench/ACCURACY.md)")
+	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
+	classifyTest := flag.Int("classify-test", 20000, "with -classify: at most this many test rows")
+	classifyM := flag.Int("classify-centers", 2000, "with -classify: centres M")
+	classifyIters := flag.Int("classify-iters", 20, "with -classify: CG iterations")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -60,6 +71,13 @@ func main() {
 		}
 	}
 	env := &env{dataDir: *dataDir, fashionDir: *fmnist, quick: *quick, workers: *workers, seed: *seed}
+	if *classify {
+		ce := &classifyEnv{env: env, rows: *classifyRows, testRows: *classifyTest, m: *classifyM, iters: *classifyIters}
+		if !classifyMain(ctx, ce, want) {
+			os.Exit(1)
+		}
+		return
+	}
 	if *tune {
 		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps,
 			sigmas:  []float64{0.5, 1, 2, 4, 8},

@@ -83,9 +83,11 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 	row := &tuneRow{data: ds.name, d: train.d(), nTest: test.n()}
 	switch te.mode {
 	case "timing":
-		return row, tuneTiming(ctx, te, ds.name, trs, base, valFrac)
+		return row, tuneTiming(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "ard":
 		return row, tuneARD(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "curves":
+		return row, tuneCurves(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -149,12 +151,15 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 }
 
 // tuneTiming times, interleaved, te.reps times each: one Fit (at the grid's
-// middle point) on the training rows, Tune over the grid, and Tune with
-// successive halving; it logs the minimum of each and the ratios.
-func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source, base ooc.Config, valFrac float64) error {
+// middle point) on the training rows and Tune over the grid with its
+// defaults (patience 3, σ halving every DefaultSigmaHalving iterations);
+// with te.halving > 0 also Tune with candidate halving. It prints the
+// minimum of each, the ratios and the pick's test RMSE.
+func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	rest, _ := stream.Holdout(trs, valFrac, te.seed)
 	fitMin, tuneMin, halvMin := math.Inf(1), math.Inf(1), math.Inf(1)
 	var passes, passesH int
+	var pick, pickH string
 	for rep := range te.reps {
 		cfg := base
 		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
@@ -163,8 +168,14 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source
 		if _, err := ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers}); err != nil {
 			return err
 		}
-		fitMin = min(fitMin, time.Since(t0).Seconds())
-		for _, h := range []int{0, te.halving} {
+		fs := time.Since(t0).Seconds()
+		fitMin = min(fitMin, fs)
+		logf("%s: timing rep %d: fit %.2f s", name, rep, fs)
+		modes := []int{0}
+		if te.halving > 0 {
+			modes = append(modes, te.halving)
+		}
+		for _, h := range modes {
 			t1 := time.Now()
 			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
 				ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
@@ -173,29 +184,55 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs stream.Source
 			}
 			s := time.Since(t1).Seconds()
 			best := res.Candidates[res.Best]
-			logf("%s: timing rep %d: halving %d: %.1f s, %d passes, pick σ=%g λ=%.0e validation %.4f",
-				name, rep, h, s, res.Passes, best.Sigma, best.Lambda, best.BestMetric)
+			met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+			if err != nil {
+				return err
+			}
+			p := fmt.Sprintf("σ %g λ %.0e it %d, val %.4f, test %.4f", best.Sigma, best.Lambda, best.BestIteration,
+				best.BestMetric, *met.RMSE)
+			logf("%s: timing rep %d: halving %d: %.2f s, %d passes, pick %s", name, rep, h, s, res.Passes, p)
 			if h == 0 {
-				tuneMin, passes = min(tuneMin, s), res.Passes
+				tuneMin, passes, pick = min(tuneMin, s), res.Passes, p
 			} else {
-				halvMin, passesH = min(halvMin, s), res.Passes
+				halvMin, passesH, pickH = min(halvMin, s), res.Passes, p
 			}
 		}
-		logf("%s: timing rep %d: fit %.1f s", name, rep, fitMin)
 	}
-	fmt.Printf("| %s | %.1f | %.1f | %.2f | %d | %.1f | %.2f | %d |\n", name, fitMin, tuneMin, tuneMin/fitMin, passes,
-		halvMin, halvMin/fitMin, passesH)
+	fmt.Printf("| %s | %.2f | %.2f | %.2f | %d | %s |\n", name, fitMin, tuneMin, tuneMin/fitMin, passes, pick)
+	if te.halving > 0 {
+		fmt.Printf("| %s (--halving %d) | %.2f | %.2f | %.2f | %d | %s |\n", name, te.halving, fitMin, halvMin, halvMin/fitMin,
+			passesH, pickH)
+	}
 	return nil
 }
 
-// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE.
+// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE
+// (the pick is by validation; every candidate's test RMSE is logged).
 func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	t0 := time.Now()
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{Workers: te.workers})
+	ac := &ooc.ARDConfig{Rows: *ardRowsFlag, Centers: *ardCentersFlag, Steps: *ardStepsFlag}
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac,
+		Progress: func(p ooc.TuneProgress) {
+			if p.Stage == ooc.StageARD || p.Stage == ooc.StagePrecond || p.Stage == ooc.StageKernel {
+				logf("%s: %s (%.0f s)", name, p.Stage, p.Elapsed.Seconds())
+			}
+		}}, ooc.RunOptions{Workers: te.workers})
 	if err != nil {
 		return err
 	}
 	secs := time.Since(t0).Seconds()
+	for _, c := range res.Candidates {
+		if c.Model() == nil {
+			logf("%s:   λ=%.0e: %s %s", name, c.Lambda, c.Stop, c.Err)
+			continue
+		}
+		cm, err := c.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		logf("%s:   λ=%.0e: validation %.4f at iteration %d of %d (%s), test %.4f", name, c.Lambda, c.BestMetric,
+			c.BestIteration, c.Iterations, c.Stop, *cm.RMSE)
+	}
 	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
 	if err != nil {
 		return err
@@ -205,13 +242,17 @@ func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sour
 	for j, s := range res.ARD.Sigmas {
 		sig[j] = fmt.Sprintf("%.2f", s)
 	}
-	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
-		best.BestIteration, strings.Join(sig, " "), res.ARD.Start, res.ARD.Loss, secs)
+	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s (λ %.1e) | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
+		best.BestIteration, strings.Join(sig, " "), res.ARD.Lambda, res.ARD.Start, res.ARD.Loss, secs)
 	return nil
 }
 
 // tuneMain runs the -tune mode on the regression data sets chosen.
 func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
+	if err := applyTuneFlags(te); err != nil {
+		fmt.Fprintf(os.Stderr, "accuracy -tune: %v\n", err)
+		return false
+	}
 	if len(want) == 0 {
 		for _, n := range []string{"protein", "kin40k", "elevators", "bike", "california"} {
 			want[n] = true
@@ -234,7 +275,7 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 		logf("=== %s (tune, %s)", ds.name, te.mode)
 		switch te.mode {
 		case "timing":
-			fmt.Printf("| %s timing | one fit s | tune s | tune / fit | passes | tune --halving %d s | / fit | passes |\n", ds.name, te.halving)
+			fmt.Println("| data | one fit s | tune s | tune / fit | tune passes | pick |")
 		case "ard":
 			fmt.Println("| data | M | test RMSE | pick | learned σⱼ | subsample hold-out MSE | s |")
 		}
@@ -247,7 +288,9 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			}
 			continue
 		}
-		logf("%s", r)
+		if te.mode == "grid" {
+			logf("%s", r)
+		}
 		rows = append(rows, r)
 	}
 	g := func(v []float64) string {

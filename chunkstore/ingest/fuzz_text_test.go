@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,8 +38,10 @@ const (
 //     data or no feature column), and quotes at most ~200 bytes of any
 //     value;
 //   - memory is bounded: Arrow's allocations are all freed and peak below
-//     a multiple of the line limit times the batch size, and the Go heap
-//     allocated grows at most linearly with the decompressed text;
+//     a multiple of the line limit times the batch size (a bound on the
+//     Go heap allocated per input, read from runtime/metrics, was
+//     dropped: the fuzzing process's own goroutines allocate during an
+//     input too, so it failed at random);
 //   - a successful read round-trips: the values of every chosen column, bit
 //     for bit, and the row and drop counts equal those of an independent
 //     reading (standard compress/gzip and encoding/csv, strconv), and a
@@ -103,7 +104,6 @@ func fuzzText(t *testing.T, data []byte, mode uint8) {
 	s := &session{cfg: cfg, mem: alloc, workers: 1, batchRows: fuzzBatchRows}
 	fi := &fileInfo{path: name, format: formatText, size: int64(len(data)), mem: data}
 
-	heap0 := heapAllocated()
 	err := s.inspectFile(fi)
 	if err == nil {
 		s.files = []*fileInfo{fi}
@@ -136,12 +136,7 @@ func fuzzText(t *testing.T, data []byte, mode uint8) {
 		close(out)
 		<-done
 	}
-	heap := heapAllocated() - heap0
-
 	text, terr := decompressed(data)
-	if terr == nil && heap > 1<<20+64*int64(len(text)) {
-		t.Errorf("%d bytes allocated for %d bytes of text", heap, len(text))
-	}
 	if n := alloc.cur.Load(); n != 0 {
 		t.Errorf("Arrow memory leaked: %d bytes", n)
 	}
@@ -320,14 +315,6 @@ func referenceType(recs [][]string, c int) colType {
 		return textDate
 	}
 	return textString
-}
-
-// heapAllocated is the bytes allocated on the Go heap so far by the
-// process (a cumulative count, unaffected by garbage collection).
-func heapAllocated() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
 }
 
 // peakAllocator is an Arrow allocator that tracks the bytes held and

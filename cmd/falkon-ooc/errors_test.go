@@ -307,6 +307,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
 		},
 		{
+			mistake: "a tune grid too large for the memory limit (one M × M preconditioner per σ × λ candidate)",
+			args:    []string{"tune", "--out", "model3.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float32", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 400 needs about 63.2 MiB with float32 preconditioners (one M × M buffer for each of the 30 candidates: 18.6 MiB), more than the limit of 41.0 MiB: use fewer centres, sigmas or lambdas",
+			fix:     "Search fewer σ or λ at a time (--sigma, --lambda), use fewer centres, or raise --max-memory; with --precond-precision float64 the buffers take twice the memory (auto tries float32 when float64 does not fit).",
+		},
+		{
 			mistake: "a feature of the model missing from the input of predict",
 			setup:   writeText(t, "new.csv", "a,c,y\n1,2,3\n"),
 			args:    []string{"predict", "--model", "model.falkon", "new.csv"},
@@ -341,6 +348,34 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			code:    1,
 			stderr:  `falkon-ooc predict: holes.csv: row 2 (1-based, counted within this file, header line not counted): column "b" is NULL (--nulls drop skips such rows, --nulls zero reads them as 0)`,
 			fix:     "Fill the value, or predict with --nulls drop (the row is left out of the output and counted: keep an id with --keep id to join the rest back) or --nulls zero.",
+		},
+		{
+			mistake: "predict --proba with a regression model",
+			args:    []string{"predict", "--model", "model.falkon", "--proba", "new.csv"},
+			code:    1,
+			stderr:  "falkon-ooc predict: --proba: model.falkon is a regression model; probabilities need a binary or multiclass model",
+			fix:     "Probabilities exist only for classification: fit with a class target (--task auto picks binary or multiclass for 2 to 100 integer or string values).",
+		},
+		{
+			mistake: "predict --proba with a classifier fitted without validation rows",
+			setup: func(t *testing.T) {
+				writeText(t, "pets.csv", "a,b,kind\n0.000,0.000,cat\n2.333,1.250,dog\n1.000,2.500,emu\n3.333,0.500,cat\n2.000,1.750,dog\n0.667,3.000,emu\n3.000,1.000,cat\n1.667,2.250,dog\n0.333,0.250,emu\n2.667,1.500,cat\n1.333,2.750,dog\n0.000,0.750,emu\n2.333,2.000,cat\n1.000,0.000,dog\n3.333,1.250,emu\n")(t)
+				if code, _, e := runCLI("fit", "--out", "pets.falkon", "--target", "kind", "--centers", "6", "--iters", "2", "--quiet", "pets.csv"); code != 0 {
+					t.Fatalf("fit: %s", e)
+				}
+			},
+			args:   []string{"predict", "--model", "pets.falkon", "--proba", "pets.csv"},
+			code:   1,
+			stderr: "falkon-ooc predict: --proba: model pets.falkon has no calibrated probabilities: it was fitted without validation rows; refit with --val-fraction F (or --val INPUT) to calibrate them",
+			fix:    "Refit with --val-fraction (e.g. 0.1) or --val: the probabilities are calibrated on those rows (Platt scaling for binary, a softmax temperature for multiclass) and stored in the model.",
+		},
+		{
+			mistake: "a class label in the input of predict that the model was not fitted on",
+			setup:   writeText(t, "newpets.csv", "a,b,kind\n1,2,cat\n2,1,eel\n"),
+			args:    []string{"predict", "--model", "pets.falkon", "newpets.csv"},
+			code:    1,
+			stderr:  `falkon-ooc predict: newpets.csv: row 2 (1-based, counted within this file, header line not counted): column "kind": label "eel" is not one of the model's classes ["cat" "dog" "emu"]`,
+			fix:     "The model knows only the classes it was fitted on: leave such rows out, or drop the target column to predict without metrics.",
 		},
 		{
 			mistake: "predict --keep names a column the input lacks",

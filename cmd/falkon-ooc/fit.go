@@ -88,7 +88,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
-	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for a target with two values)")
+	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
 	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
@@ -247,6 +247,10 @@ type fitResult struct {
 	Precision           string         `json:"precision"`
 	// LambdaLeverage is the λ of the leverage scores (leverage sampling).
 	LambdaLeverage float64 `json:"lambda_leverage,omitempty"`
+	// Classes names the classes of a classification model; Calibration
+	// is its calibration on the validation rows (nil without them).
+	Classes     []string         `json:"classes,omitempty"`
+	Calibration *ooc.Calibration `json:"calibration,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
@@ -307,6 +311,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return err
 	}
+	taskNote(pr, "fit", cfg.Task, plan)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", plan.N, plan.D, cfg.Centers, mem)
 	softMemoryLimit(mem)
 
@@ -379,6 +384,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
+		Classes: m.ClassNames(), Calibration: m.Calibration(),
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -395,6 +401,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if nv := len(tr.Validation); nv > 0 {
 		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&tr.Validation[nv-1].Metrics), tr.Validation[nv-1].Iteration)
 	}
+	if m.Task() != ooc.TaskRegression {
+		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m))
+	}
 	return nil
 }
 
@@ -409,7 +418,9 @@ func metricsLine(m *ooc.Metrics) string {
 	add("mse", m.MSE)
 	add("rel_error", m.RelErr)
 	add("error_rate", m.ErrorRate)
+	add("accuracy", m.Accuracy)
 	add("auc", m.AUC)
+	add("log_loss", m.LogLoss)
 	return strings.Join(parts, ", ")
 }
 

@@ -48,13 +48,12 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	case ooc.TaskRegression:
 		task += fmt.Sprintf(", %d output(s)", m.K())
 	default:
-		cs := make([]string, len(m.Classes()))
-		for i, c := range m.Classes() {
-			cs[i] = g(c)
-		}
-		task += fmt.Sprintf(", %d classes: %s", len(m.Classes()), strings.Join(cs, ", "))
+		task += fmt.Sprintf(", %d classes: %s", len(m.Classes()), strings.Join(m.ClassNames(), ", "))
 	}
 	fmt.Fprintf(tw, "task\t%s\n", task)
+	if m.Task() != ooc.TaskRegression {
+		fmt.Fprintf(tw, "proba\t%s\n", calibrationLine(m))
+	}
 	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
 	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))
 	std := "z-scored with the training statistics"
@@ -103,7 +102,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		{"mse", func(m *ooc.Metrics) *float64 { return m.MSE }},
 		{"rel_error", func(m *ooc.Metrics) *float64 { return m.RelErr }},
 		{"error_rate", func(m *ooc.Metrics) *float64 { return m.ErrorRate }},
+		{"accuracy", func(m *ooc.Metrics) *float64 { return m.Accuracy }},
 		{"auc", func(m *ooc.Metrics) *float64 { return m.AUC }},
+		{"log_loss", func(m *ooc.Metrics) *float64 { return m.LogLoss }},
 	}
 	head := []string{"iteration", "rows"}
 	var shown []int

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,15 +36,26 @@ to a temporary file). Files are read once, batch by batch, and the
 predictions written as they go: memory is bounded by a batch. Feature
 columns are matched by name, not position. When the input has the model's
 target column(s), the metrics are reported: MSE, RMSE and relative error
-for regression, classification error and AUC for binary classification,
-error for multiclass (rows whose target is NULL are predicted but not
-scored).
+for regression; error rate, accuracy, AUC (one-vs-rest macro average for
+multiclass), log-loss and expected calibration error (ECE, 15 equal-width
+bins of the top-class probability) for classification (rows whose target
+is NULL are predicted but not scored).
 
 --out writes one row per input row, in input order: the --keep columns
 (ids, keys: any type, copied unchanged), the prediction (named after the
-target with a _pred suffix) and, for classification, the scores. '--out -'
-writes CSV to stdout (JSON Lines with --json) and the summary to stderr.
-Without --out only the summary is printed.
+target with a _pred suffix; the class name for a string target) and, for
+classification, the raw scores (score, or score_CLASS per class).
+'--out -' writes CSV to stdout (JSON Lines with --json) and the summary
+to stderr. Without --out only the summary is printed.
+
+--proba writes class probabilities instead of the scores: one column per
+class, p_CLASS, each row summing to 1. They are calibrated on the
+validation rows of the fit (fit --val-fraction or --val): for binary
+models by Platt scaling, P = 1/(1 + exp(−(A·score + B))); for multiclass
+models by a softmax temperature, P = softmax(scores / T), which keeps the
+predicted class; A, B or T minimise the log-loss on those rows. A model
+fitted without validation rows has no calibration, and --proba refuses
+it (refit with --val-fraction). 'inspect MODEL' shows the calibration.
 
 A NULL, NaN or ±Inf in a feature stops the prediction with the file,
 column and row; --nulls drop leaves such rows out of the output (and
@@ -60,6 +70,7 @@ type predictOpts struct {
 	workers              int
 	jsonOut, quiet       bool
 	noHeader             bool
+	proba                bool
 }
 
 func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -69,6 +80,7 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row) or zero (read as 0)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
+	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object (JSON Lines predictions with --out -)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
@@ -88,7 +100,11 @@ type predictResult struct {
 	Keep    []string `json:"keep,omitempty"`
 	Nulls   string   `json:"nulls"`
 	Task    ooc.Task `json:"task"`
-	Rows    int64    `json:"rows"`
+	// Classes names the classes of a classification model.
+	Classes []string `json:"classes,omitempty"`
+	// Proba says that the output holds calibrated probabilities.
+	Proba bool  `json:"proba,omitempty"`
+	Rows  int64 `json:"rows"`
 	// Dropped counts input rows left out for a NULL, NaN or ±Inf feature
 	// (--nulls drop).
 	Dropped int64 `json:"dropped"`
@@ -111,6 +127,8 @@ type predictRun struct {
 	x        []float64
 	tgt      []float64
 	okScores []float64
+	proba    bool
+	prob     []float64 // one row's probabilities
 }
 
 func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rerr error) {
@@ -155,11 +173,15 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if err != nil {
 		return err
 	}
-	p := &predictRun{m: m, ev: m.NewEvaluator(), pr: newProgress(e.stderr, o.quiet), workers: o.workers}
+	if err := checkProba(o, m); err != nil {
+		return err
+	}
+	p := &predictRun{m: m, ev: m.NewEvaluator(), pr: newProgress(e.stderr, o.quiet), workers: o.workers, proba: o.proba}
 	if p.workers == 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
-	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls}
+	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
+		Classes: m.ClassNames(), Proba: o.proba}
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
@@ -194,6 +216,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		topt := tabular.Options{
 			Numeric: m.Features(), Optional: m.Targets(), Keep: p.res.Keep, Nulls: o.nulls,
 			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
+		}
+		if m.Labeled() {
+			topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
 		}
 		r, err := tabular.Open(files, topt)
 		if err != nil {
@@ -348,7 +373,7 @@ func (p *predictRun) fromFiles(ctx context.Context, r *tabular.Reader, w io.Writ
 	var tw *tabular.Writer
 	if w != nil {
 		var err error
-		if tw, err = tabular.NewWriter(w, format, r, outputColumns(p.m)); err != nil {
+		if tw, err = tabular.NewColumnWriter(w, format, r, outputColumns(p.m, p.proba)); err != nil {
 			return err
 		}
 	}
@@ -432,6 +457,10 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 	p.tgt = p.tgt[:0]
 	p.okScores = p.okScores[:0]
 	ok := 0
+	var classes []float64
+	if m.Labeled() {
+		classes = m.Classes()
+	}
 	for i := range n {
 		finite := true
 		for t := range nt {
@@ -443,7 +472,15 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 			continue
 		}
 		for t := range nt {
-			p.tgt = append(p.tgt, b.Cols[d+t][i])
+			v := b.Cols[d+t][i]
+			if classes != nil { // the label's index among the classes
+				j := int(v)
+				if float64(j) != v || j < 0 || j >= len(classes) {
+					return fmt.Errorf("target %q holds the number %v; the model's classes are the labels %q", m.Targets()[t], v, m.ClassNames())
+				}
+				v = classes[j]
+			}
+			p.tgt = append(p.tgt, v)
 		}
 		p.okScores = append(p.okScores, p.scores[i*k:(i+1)*k]...)
 		ok++
@@ -457,7 +494,7 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 // outputCols fills p.cols with the output columns of n rows of p.scores.
 func (p *predictRun) outputCols(n int) {
 	m := p.m
-	ncol := len(outputColumns(m))
+	ncol := len(outputColumns(m, p.proba))
 	if len(p.cols) != ncol {
 		p.cols = make([][]float64, ncol)
 	}
@@ -466,7 +503,7 @@ func (p *predictRun) outputCols(n int) {
 	}
 	var row []float64
 	for i := range n {
-		row = outputRow(m, p.scores[i*m.K():(i+1)*m.K()], row)
+		row = p.outputRow(p.scores[i*m.K():(i+1)*m.K()], row)
 		for j, v := range row {
 			p.cols[j][i] = v
 		}
@@ -486,9 +523,14 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 		return err
 	}
 	p.withTgt = withTargets
+	if withTargets {
+		if src, err = m.Relabel(src); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	var tw *tabular.Writer
 	if w != nil {
-		if tw, err = tabular.NewWriter(w, format, nil, outputColumns(m)); err != nil {
+		if tw, err = tabular.NewColumnWriter(w, format, nil, outputColumns(m, p.proba)); err != nil {
 			return err
 		}
 	}
@@ -525,32 +567,68 @@ func grow(s []float64, n int) []float64 {
 	return make([]float64, n)
 }
 
-// outputColumns names the prediction columns.
-func outputColumns(m *ooc.Model) []string {
-	switch m.Task() {
-	case ooc.TaskBinary:
-		return []string{m.Targets()[0] + "_pred", "score"}
-	case ooc.TaskMulticlass:
-		cols := []string{m.Targets()[0] + "_pred"}
-		for _, c := range m.Classes() {
-			cols = append(cols, "score_"+strconv.FormatFloat(c, 'g', -1, 64))
+// outputColumns names the prediction columns: the prediction (a label
+// column for a model with string classes), then the scores or, with
+// proba, the probabilities.
+func outputColumns(m *ooc.Model, proba bool) []tabular.Column {
+	if m.Task() == ooc.TaskRegression {
+		cols := make([]tabular.Column, len(m.Targets()))
+		for j, t := range m.Targets() {
+			cols[j].Name = t + "_pred"
 		}
 		return cols
 	}
-	cols := make([]string, len(m.Targets()))
-	for j, t := range m.Targets() {
-		cols[j] = t + "_pred"
+	pred := tabular.Column{Name: m.Targets()[0] + "_pred"}
+	if m.Labeled() {
+		pred.Labels = m.ClassNames()
+	}
+	cols := []tabular.Column{pred}
+	switch {
+	case proba:
+		for _, c := range m.ClassNames() {
+			cols = append(cols, tabular.Column{Name: "p_" + c})
+		}
+	case m.Task() == ooc.TaskBinary:
+		cols = append(cols, tabular.Column{Name: "score"})
+	default:
+		for _, c := range m.ClassNames() {
+			cols = append(cols, tabular.Column{Name: "score_" + c})
+		}
 	}
 	return cols
 }
 
-// outputRow returns one row of output values for scores (length K).
-func outputRow(m *ooc.Model, scores []float64, dst []float64) []float64 {
+// outputRow returns one row of output values for scores (length K): the
+// prediction (the class index for a model with string classes, else the
+// class value), then the scores or the probabilities.
+func (p *predictRun) outputRow(scores []float64, dst []float64) []float64 {
+	m := p.m
 	dst = dst[:0]
-	switch m.Task() {
-	case ooc.TaskRegression:
+	if m.Task() == ooc.TaskRegression {
 		return append(dst, scores...)
-	default:
-		return append(append(dst, m.Label(scores)), scores...)
 	}
+	if m.Labeled() {
+		dst = append(dst, float64(m.ClassIndex(scores)))
+	} else {
+		dst = append(dst, m.Label(scores))
+	}
+	if !p.proba {
+		return append(dst, scores...)
+	}
+	p.prob = grow(p.prob, m.NumClasses())
+	m.ProbaTo(p.prob, scores, 1)
+	return append(dst, p.prob...)
+}
+
+// checkProba refuses --proba for a model without calibrated
+// probabilities.
+func checkProba(o *predictOpts, m *ooc.Model) error {
+	switch {
+	case !o.proba:
+	case m.Task() == ooc.TaskRegression:
+		return fmt.Errorf("--proba: %s is a regression model; probabilities need a binary or multiclass model", o.model)
+	case m.Calibration() == nil:
+		return fmt.Errorf("--proba: model %s has no calibrated probabilities: it was fitted without validation rows; refit with --val-fraction F (or --val INPUT) to calibrate them", o.model)
+	}
+	return nil
 }

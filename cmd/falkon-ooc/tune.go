@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -47,7 +49,7 @@ candidate's validation curve); progress to stderr.`,
 
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
-	"task", "precond", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
+	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
 	"target", "features", "exclude", "nulls", "cache"}
 
 type tuneOpts struct {
@@ -55,6 +57,7 @@ type tuneOpts struct {
 	sigmas, lambdas, plot string
 	valFraction           float64
 	patience, halving     int
+	sigmaHalving          int
 	ard                   bool
 	ardRows, ardSteps     int
 }
@@ -72,8 +75,9 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
+	fs.IntVar(&o.sigmaHalving, "sigma-halving", ooc.DefaultSigmaHalving, "successive halving over whole σ: after iterations N, 2N, 4N, … the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
 	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
-	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 6000))")
+	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
 	return func(ctx context.Context, e *env, args []string) error {
@@ -135,10 +139,11 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, SigmaHalving: o.sigmaHalving}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
-	// make: --patience 0 means never here (a negative Patience in ooc);
+	// make: --patience 0 and --sigma-halving 0 mean never here (a
+	// negative value in ooc);
 	// the grids' and --max-memory's syntax; --val with an explicit
 	// --val-fraction (tune's default fraction is not 0); --ard-rows and
 	// --ard-steps; --plot.
@@ -147,6 +152,11 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			tc.Patience = -1
 		} else if o.patience < 0 {
 			return usagef("--patience must be ≥ 0, got %d", o.patience)
+		}
+		if o.sigmaHalving == 0 {
+			tc.SigmaHalving = -1
+		} else if o.sigmaHalving < 0 {
+			return usagef("--sigma-halving must be ≥ 0, got %d", o.sigmaHalving)
 		}
 		var err error
 		if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
@@ -197,6 +207,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		defer cleanup()
 		run.Validation = vs
 	}
+	if plan, err := ooc.Plan(r, base, ooc.RunOptions{}); err == nil {
+		taskNote(pr, "tune", base.Task, plan)
+	}
 	var passStart time.Time
 	tc.Progress = func(p ooc.TuneProgress) {
 		if p.Memory != nil {
@@ -228,6 +241,16 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
 		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
 	res, err := ooc.Tune(ctx, r, tc, run)
+	if err != nil && errors.Is(err, ooc.ErrMemory) && fo.precondPrecision == "auto" &&
+		(tc.Base.Preconditioner == "" || tc.Base.Preconditioner == precond.MethodCholesky) {
+		// --precond-precision auto, as fit: float32 only when float64
+		// does not fit --max-memory.
+		pr.printf("tune: with float64 preconditioners the search is over the memory limit of %s: storing them in float32 (--precond-precision float32)",
+			ooc.FormatBytes(tc.MaxMemory))
+		tc.Base.PrecondPrecision = precond.Float32
+		base.PrecondPrecision = precond.Float32
+		res, err = ooc.Tune(ctx, r, tc, run)
+	}
 	if err != nil {
 		return flagErr(err)
 	}
@@ -236,6 +259,22 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		pr.printf("tune: --ard: hold-out MSE on the subsample %.4g → %.4g; σ = %v, λ = %.3g there", a.Start, a.Loss, a.Sigmas, a.Lambda)
 	}
 	m := res.Model()
+	if m.Task() != ooc.TaskRegression {
+		// Calibrate the probabilities on the validation rows: --val, or
+		// the rows Tune held out (stream.Holdout with the same seed).
+		val := run.Validation
+		if val == nil {
+			frac := tc.ValFraction
+			if frac == 0 {
+				frac = ooc.DefaultValFraction
+			}
+			_, val = stream.Holdout(r, frac, base.Seed)
+		}
+		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.workers}); err != nil {
+			return err
+		}
+		pr.printf("tune: probabilities: %s", calibrationLine(m))
+	}
 	if err := saveModel(m, fo.out); err != nil {
 		return err
 	}

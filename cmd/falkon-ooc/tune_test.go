@@ -120,8 +120,13 @@ func TestTuneErrors(t *testing.T) {
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
 		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
-		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", train}, 1,
+		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", "--precond-precision", "float64", train}, 1,
 			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},
+		{"max memory float64", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", "--precond-precision", "float64", train}, 1,
+			"with float64 preconditioners (one M × M buffer for each of the 30 candidates: 20.8 MiB), more than the limit of 47.7 MiB: use fewer centres, sigmas or lambdas, or float32 preconditioners"},
+		{"max memory auto", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "45MB", train}, 1,
+			"with float32 preconditioners (one M × M buffer for each of the 30 candidates: 10.5 MiB), more than the limit of 42.9 MiB: use fewer centres, sigmas or lambdas"},
+		{"sigma halving", []string{"tune", "--out", model, "--sigma-halving", "-2", train}, 2, "--sigma-halving must be ≥ 0, got -2"},
 		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 2,
 			"falkon-ooc tune: --centers: centers (M = 390) must not exceed the number of training rows (n = 360)\n"},
 		// The checks ooc.ValidateTune makes, each naming the flag; with
@@ -146,5 +151,28 @@ func TestTuneErrors(t *testing.T) {
 				t.Fatalf("a failed tune left %s", model)
 			}
 		})
+	}
+}
+
+// TestTunePrecondAuto checks --precond-precision auto: a search over the
+// memory limit with float64 preconditioners but not with float32 stores
+// them in float32, says so, and the model records it.
+func TestTunePrecondAuto(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 400, 5, "y")
+	model := filepath.Join(dir, "m.falkon")
+	code, _, errOut := runCLI("tune", "--out", model, "--centers", "300", "--iters", "2", "--max-memory", "60MB", train)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "tune: with float64 preconditioners the search is over the memory limit of 57.2 MiB: storing them in float32 (--precond-precision float32)"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	m, err := ooc.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := m.Config().PrecondPrecision; p != "float32" {
+		t.Errorf("model's preconditioner precision %q, want float32", p)
 	}
 }
