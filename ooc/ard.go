@@ -344,10 +344,10 @@ func ardSubsample(ctx context.Context, src stream.Source, idx []int64, mean, inv
 func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
 	plan, cfg := t.plan, t.plan.Config
 	if t.enc.task != TaskRegression || plan.TargetColumns != 1 {
-		return nil, configErr("ARD learns length scales for regression on one target, not %s on %d", t.enc.task, plan.TargetColumns)
+		return nil, configErr("TuneConfig.ARD", "ARD learns length scales for regression on one target, not %s on %d", t.enc.task, plan.TargetColumns)
 	}
 	if cfg.Kernel.Kind != kernel.Gaussian {
-		return nil, configErr("ARD needs the Gaussian kernel, not %s", cfg.Kernel.Kind)
+		return nil, configErr("TuneConfig.ARD", "ARD needs the Gaussian kernel, not %s", cfg.Kernel.Kind)
 	}
 	ac := t.tc.ARD.resolved(plan.N)
 	t.progress(TuneProgress{Progress: Progress{Stage: StageARD}})
@@ -366,7 +366,7 @@ func learnOn(ctx context.Context, x, y []float64, d int, ac ARDConfig, sigma0 fl
 	perm := newRand(seed, 0x617264).Perm(n)
 	nv := max(n/5, 1)
 	if n-nv < ac.Centers || nv < 1 {
-		return nil, configErr("ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
+		return nil, configErr("TuneConfig.ARD", "ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
 	}
 	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, workers: workers}
 	for k, i := range perm {

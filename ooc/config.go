@@ -206,45 +206,116 @@ type Progress struct {
 }
 
 // Errors returned for invalid configurations. Each error's message says
-// which value was wrong; match with errors.Is.
+// which value was wrong; match with errors.Is, and with errors.As for a
+// *ConfigError to learn which field.
 var (
 	ErrConfig    = errors.New("invalid configuration")
 	ErrNoTargets = errors.New("the data has no target column")
 )
 
-func configErr(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+// ConfigError is every error of this package that matches ErrConfig: a
+// value of Config, RunOptions or TuneConfig that is invalid, or data that
+// does not fit them. Field names the value by its Go path,
+// "Config.Lambda", "RunOptions.Workers", "TuneConfig.Halving"; it is ""
+// when no one field is at fault (the data has no rows, say). Msg says
+// what is wrong, starting with the value's name: "lambda must be > 0,
+// got -1". A program maps Field to its own name for the value (a
+// command-line flag) and shows Msg.
+type ConfigError struct {
+	Field string
+	Msg   string
+}
+
+// Error returns "invalid configuration: " followed by Msg.
+func (e *ConfigError) Error() string { return ErrConfig.Error() + ": " + e.Msg }
+
+// Is reports whether target is ErrConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+func configErr(field, format string, a ...any) error {
+	return &ConfigError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Validate checks cfg and opts as far as they can be checked without the
+// data: everything Plan checks except Centers against the number of rows,
+// the kernel against the number of features, Resume and Validation. A
+// program calls it to reject bad settings before any expensive work such
+// as converting its input; Plan (and so Fit) checks again. The error is a
+// *ConfigError.
+func Validate(cfg Config, opts RunOptions) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	switch {
+	case opts.Workers < 0:
+		return configErr("RunOptions.Workers", "workers must be ≥ 0, got %d", opts.Workers)
+	case opts.ValEvery < 0:
+		return configErr("RunOptions.ValEvery", "validation interval must be ≥ 1, got %d", opts.ValEvery)
+	}
+	return nil
+}
+
+// validate checks the fields of c that need no data.
+func (c Config) validate() error {
+	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
+		return configErr("Config.Lambda", "lambda must be > 0, got %g", c.Lambda)
+	}
+	if c.Centers < 0 {
+		return configErr("Config.Centers", "centers must be ≥ 0 (0: the default), got %d", c.Centers)
+	}
+	if c.Iterations < 0 {
+		return configErr("Config.Iterations", "iterations must be ≥ 1, got %d", c.Iterations)
+	}
+	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {
+		return configErr("Config.Tolerance", "tolerance must be ≥ 0, got %g", c.Tolerance)
+	}
+	if c.Jitter < 0 || math.IsNaN(c.Jitter) {
+		return configErr("Config.Jitter", "jitter must be ≥ 0, got %g", c.Jitter)
+	}
+	switch c.Preconditioner {
+	case "", precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
+	default:
+		return configErr("Config.Preconditioner", "unknown preconditioner %q (want cholesky, eigen or pivoted)", c.Preconditioner)
+	}
+	if !c.PrecondPrecision.Valid() {
+		return configErr("Config.PrecondPrecision", "unknown preconditioner precision %q (want float64 or float32)", c.PrecondPrecision)
+	}
+	switch c.Sampling {
+	case "", SamplingUniform, SamplingLeverage:
+	default:
+		return configErr("Config.Sampling", "unknown centre sampling %q (want uniform or leverage)", c.Sampling)
+	}
+	if c.Candidates < 0 {
+		return configErr("Config.Candidates", "candidates must be ≥ 0, got %d", c.Candidates)
+	}
+	switch c.Task {
+	case TaskAuto, TaskRegression, TaskBinary, TaskMulticlass:
+	default:
+		return configErr("Config.Task", "unknown task %q (want auto, regression, binary or multiclass)", c.Task)
+	}
+	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
+		return configErr("Config.Precision", "unknown precision %v (want float64 or float32)", c.Precision)
+	}
+	return nil
 }
 
 // resolved returns the config with defaults filled in for a source of n
 // rows and d features, or an error naming the offending value.
 func (c Config) resolved(n int64, d int) (Config, error) {
-	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
-		return c, configErr("lambda must be > 0, got %g", c.Lambda)
+	if err := c.validate(); err != nil {
+		return c, err
 	}
 	if c.Lambda == 0 {
 		c.Lambda = DefaultLambda
-	}
-	if c.Centers < 0 {
-		return c, configErr("centers must be ≥ 1, got %d", c.Centers)
 	}
 	if c.Centers == 0 {
 		c.Centers = DefaultCenters(n)
 	}
 	if int64(c.Centers) > n {
-		return c, configErr("centers (M = %d) must not exceed the number of training rows (n = %d)", c.Centers, n)
-	}
-	if c.Iterations < 0 {
-		return c, configErr("iterations must be ≥ 1, got %d", c.Iterations)
+		return c, configErr("Config.Centers", "centers (M = %d) must not exceed the number of training rows (n = %d)", c.Centers, n)
 	}
 	if c.Iterations == 0 {
 		c.Iterations = DefaultIterations
-	}
-	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {
-		return c, configErr("tolerance must be ≥ 0, got %g", c.Tolerance)
-	}
-	if c.Jitter < 0 || math.IsNaN(c.Jitter) {
-		return c, configErr("jitter must be ≥ 0, got %g", c.Jitter)
 	}
 	if c.Kernel.Kind == "" {
 		c.Kernel.Kind = kernel.Gaussian
@@ -253,31 +324,7 @@ func (c Config) resolved(n int64, d int) (Config, error) {
 		c.Kernel.Sigma = DefaultSigma(d)
 	}
 	if err := c.Kernel.Validate(d); err != nil {
-		return c, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	switch c.Preconditioner {
-	case "", precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
-	default:
-		return c, configErr("unknown preconditioner %q (want cholesky, eigen or pivoted)", c.Preconditioner)
-	}
-	if !c.PrecondPrecision.Valid() {
-		return c, configErr("unknown preconditioner precision %q (want float64 or float32)", c.PrecondPrecision)
-	}
-	switch c.Sampling {
-	case "", SamplingUniform, SamplingLeverage:
-	default:
-		return c, configErr("unknown centre sampling %q (want uniform or leverage)", c.Sampling)
-	}
-	if c.Candidates < 0 {
-		return c, configErr("candidates must be ≥ 0, got %d", c.Candidates)
-	}
-	switch c.Task {
-	case TaskAuto, TaskRegression, TaskBinary, TaskMulticlass:
-	default:
-		return c, configErr("unknown task %q (want auto, regression, binary or multiclass)", c.Task)
-	}
-	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
-		return c, configErr("unknown precision %v (want float64 or float32)", c.Precision)
+		return c, configErr("Config.Kernel", "%v", err)
 	}
 	return c, nil
 }

@@ -21,7 +21,12 @@
 // Plan(src, cfg, opts) resolves a fit without reading data — the Config
 // with defaults filled in, n, d, the task and outputs, the column names
 // and the memory estimate (FitPlan) — or returns the validation error;
-// Fit calls it first.
+// Fit calls it first. Validate(cfg, opts) and ValidateTune(tc, opts)
+// check what needs no data, so that a program can reject bad settings
+// before expensive work such as converting its input. Every invalid
+// setting is a *ConfigError whose Field names it ("Config.Lambda",
+// "RunOptions.Workers", "TuneConfig.Halving") and which matches
+// ErrConfig: a command line maps Field to its flag.
 //
 // Fit draws M centres — uniformly without replacement (seeded), or by
 // approximate ridge leverage scores (Config.Sampling) — builds K_MM and

@@ -303,7 +303,7 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 	}
 	centres, dropped := dedupRows(centres, d)
 	if dropped > 0 && len(centres) == 0 {
-		return nil, configErr("no centres could be drawn")
+		return nil, configErr("", "no centres could be drawn")
 	}
 	if leverage {
 		report(Progress{Stage: StageLeverage})

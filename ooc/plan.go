@@ -97,18 +97,18 @@ func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
 // the outputs, the task, the column names and the memory estimate. It
 // reads no data (only what the source reports through its optional
 // interfaces: stream.Columner, stream.Statser, stream.TargetValuer,
-// stream.ScratchSizer). Errors match ErrConfig or ErrNoTargets and name
-// the offending value.
+// stream.ScratchSizer). Errors match ErrConfig (a *ConfigError naming the
+// field) or ErrNoTargets.
 func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	p := &FitPlan{src: spread(src), D: src.Dim(), TargetColumns: src.NumTargets()}
 	for i := range src.NumChunks() {
 		p.N += int64(src.ChunkRows(i))
 	}
 	if p.D < 1 {
-		return nil, configErr("the training data has no feature columns")
+		return nil, configErr("", "the training data has no feature columns")
 	}
 	if p.N == 0 {
-		return nil, configErr("the training data has no rows")
+		return nil, configErr("", "the training data has no rows")
 	}
 	if p.TargetColumns == 0 {
 		return nil, fmt.Errorf("%w: fit needs targets (ingest with --target COLUMN)", ErrNoTargets)
@@ -118,17 +118,15 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		return nil, err
 	}
 	p.Precision = p.Config.Precision
-	switch {
-	case opts.Workers < 0:
-		return nil, configErr("workers must be ≥ 0, got %d", opts.Workers)
-	case opts.ValEvery < 0:
-		return nil, configErr("validation interval must be ≥ 1, got %d", opts.ValEvery)
-	case opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations:
-		return nil, configErr("the checkpoint is after iteration %d, beyond the %d iterations asked for",
+	if err := Validate(p.Config, opts); err != nil {
+		return nil, err
+	}
+	if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
+		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
 			opts.Resume.Iteration, p.Config.Iterations)
 	}
 	if v := opts.Validation; v != nil && (v.Dim() != p.D || v.NumTargets() != p.TargetColumns) {
-		return nil, configErr("the validation data has %d features and %d targets, the training data %d and %d",
+		return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 			v.Dim(), v.NumTargets(), p.D, p.TargetColumns)
 	}
 	p.Workers = opts.Workers
@@ -189,7 +187,7 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 		return nil
 	}
 	if p.TargetColumns != 1 {
-		return configErr("%s classification needs exactly one target column, the data has %d", task, p.TargetColumns)
+		return configErr("Config.Task", "%s classification needs exactly one target column, the data has %d", task, p.TargetColumns)
 	}
 	p.K = 1
 	if !known {
@@ -199,14 +197,14 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 		return nil
 	}
 	if cls == nil {
-		return configErr("target %q has more than %d distinct values: it cannot be a class label", p.Targets[0], stream.MaxDistinct)
+		return configErr("", "target %q has more than %d distinct values: it cannot be a class label", p.Targets[0], stream.MaxDistinct)
 	}
 	if task == TaskBinary && len(cls) != 2 {
-		return configErr("binary classification needs exactly two classes in target %q, found %d: %v",
+		return configErr("Config.Task", "binary classification needs exactly two classes in target %q, found %d: %v",
 			p.Targets[0], len(cls), cls)
 	}
 	if task == TaskMulticlass && len(cls) < 2 {
-		return configErr("multiclass classification needs at least two classes in target %q, found %d",
+		return configErr("Config.Task", "multiclass classification needs at least two classes in target %q, found %d",
 			p.Targets[0], len(cls))
 	}
 	p.Classes = slices.Clone(cls)

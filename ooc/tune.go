@@ -322,23 +322,57 @@ type tuneCand struct {
 	sc    []float64 // validation scores of one chunk
 }
 
+// ValidateTune checks tc and opts as far as they can be checked without
+// the data (Validate for tc.Base and opts, then the search's own fields),
+// so that a program can reject bad settings before any expensive work;
+// Tune checks again. The error is a *ConfigError.
+func ValidateTune(tc TuneConfig, opts RunOptions) error {
+	base := tc.Base
+	if err := Validate(base, opts); err != nil {
+		return err
+	}
+	if opts.Checkpoint != nil || opts.Resume != nil {
+		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
+	}
+	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
+		return configErr("TuneConfig.ValFraction", "validation fraction must be in [0, 1), got %g", tc.ValFraction)
+	}
+	if tc.ValFraction > 0 && opts.Validation != nil {
+		return configErr("TuneConfig.ValFraction", "a validation fraction and a validation source exclude each other")
+	}
+	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
+		return configErr("TuneConfig.MinImprovement", "minimum improvement must be ≥ 0, got %g", tc.MinImprovement)
+	}
+	if tc.Halving < 0 {
+		return configErr("TuneConfig.Halving", "halving must be ≥ 0, got %d", tc.Halving)
+	}
+	for _, l := range tc.Lambdas {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return configErr("TuneConfig.Lambdas", "lambda must be > 0 and finite, got %g", l)
+		}
+	}
+	if tc.ARD != nil && tc.Sigmas != nil {
+		return configErr("TuneConfig.ARD", "ARD learns the length scales: give no sigmas")
+	}
+	if tc.ARD != nil && base.Kernel.Kind != "" && base.Kernel.Kind != kernel.Gaussian {
+		return configErr("TuneConfig.ARD", "ARD learns the length scales of the Gaussian kernel, not of the %s kernel", base.Kernel.Kind)
+	}
+	if len(tc.Sigmas) > 0 && base.Kernel.Kind != "" && !base.Kernel.Kind.IsDistance() {
+		return configErr("TuneConfig.Sigmas", "the %s kernel has no length scale to search: give no sigmas", base.Kernel.Kind)
+	}
+	for _, s := range tc.Sigmas {
+		if !(s > 0) || math.IsInf(s, 0) {
+			return configErr("TuneConfig.Sigmas", "sigma must be > 0 and finite, got %g", s)
+		}
+	}
+	return nil
+}
+
 func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*tuner, error) {
 	start := time.Now()
 	base := tc.Base
-	if opts.Checkpoint != nil || opts.Resume != nil {
-		return nil, configErr("tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
-	}
-	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
-		return nil, configErr("validation fraction must be in [0, 1), got %g", tc.ValFraction)
-	}
-	if tc.ValFraction > 0 && opts.Validation != nil {
-		return nil, configErr("a validation fraction and a validation source exclude each other")
-	}
-	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
-		return nil, configErr("minimum improvement must be ≥ 0, got %g", tc.MinImprovement)
-	}
-	if tc.Halving < 0 {
-		return nil, configErr("halving must be ≥ 0, got %d", tc.Halving)
+	if err := ValidateTune(tc, opts); err != nil {
+		return nil, err
 	}
 	if tc.MinImprovement == 0 {
 		tc.MinImprovement = 1e-4
@@ -349,22 +383,6 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if tc.SigmaHalving == 0 {
 		tc.SigmaHalving = DefaultSigmaHalving
 	}
-	for _, l := range tc.Lambdas {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return nil, configErr("lambda must be > 0 and finite, got %g", l)
-		}
-	}
-	if tc.ARD != nil && (tc.Sigmas != nil || (base.Kernel.Kind != "" && base.Kernel.Kind != kernel.Gaussian)) {
-		return nil, configErr("ARD learns the length scales of the Gaussian kernel: give no sigmas and no other kernel")
-	}
-	if len(tc.Sigmas) > 0 && base.Kernel.Kind != "" && !base.Kernel.Kind.IsDistance() {
-		return nil, configErr("the %s kernel has no length scale to search: give no sigmas", base.Kernel.Kind)
-	}
-	for _, s := range tc.Sigmas {
-		if !(s > 0) || math.IsInf(s, 0) {
-			return nil, configErr("sigma must be > 0 and finite, got %g", s)
-		}
-	}
 	t := &tuner{tc: tc, start: start, pass: spread(src), val: opts.Validation}
 	train := src
 	if t.val == nil {
@@ -374,7 +392,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		rest, held := stream.Holdout(src, frac, base.Seed)
 		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
-			return nil, configErr("holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
 		}
 		train = rest
 		var err error
@@ -388,7 +406,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 			return nil, err
 		}
 		if t.val.Dim() != src.Dim() || t.val.NumTargets() != src.NumTargets() {
-			return nil, configErr("the validation data has %d features and %d targets, the training data %d and %d",
+			return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
 		}
 		t.nval = rowsOf(t.val)

@@ -220,6 +220,7 @@ func TestTuneErrors(t *testing.T) {
 		{"lambda", ooc.TuneConfig{Lambdas: []float64{1e-3, 0}}, "invalid configuration: lambda must be > 0 and finite, got 0", ooc.ErrConfig},
 		{"sigma", ooc.TuneConfig{Sigmas: []float64{-1}}, "invalid configuration: sigma must be > 0 and finite, got -1", ooc.ErrConfig},
 		{"fraction", ooc.TuneConfig{ValFraction: 1}, "invalid configuration: validation fraction must be in [0, 1), got 1", ooc.ErrConfig},
+		{"halving", ooc.TuneConfig{Halving: -1}, "invalid configuration: halving must be ≥ 0, got -1", ooc.ErrConfig},
 		{"linear sigmas", ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Linear}}, Sigmas: []float64{1}},
 			"invalid configuration: the linear kernel has no length scale to search: give no sigmas", ooc.ErrConfig},
 		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 45 << 20},
@@ -266,8 +267,12 @@ func TestTuneARD(t *testing.T) {
 		t.Errorf("ARD model differs from Fit's with the learned σ by %.3g", e)
 	}
 	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
-	if want := "invalid configuration: ARD learns the length scales of the Gaussian kernel: give no sigmas and no other kernel"; err == nil || err.Error() != want {
+	if want := "invalid configuration: ARD learns the length scales: give no sigmas"; err == nil || err.Error() != want {
 		t.Errorf("ARD with sigmas: %v, want %q", err, want)
+	}
+	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Laplacian}}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
+	if want := "invalid configuration: ARD learns the length scales of the Gaussian kernel, not of the laplacian kernel"; err == nil || err.Error() != want {
+		t.Errorf("ARD with the Laplacian kernel: %v, want %q", err, want)
 	}
 }
 

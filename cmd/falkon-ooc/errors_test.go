@@ -295,8 +295,8 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		{
 			mistake: "--centers larger than the number of rows",
 			args:    []string{"fit", "--out", "model2.falkon", "--centers", "1000", "train.store"},
-			code:    1,
-			stderr:  "falkon-ooc fit: --centers 1000 exceeds the 500 rows of store train.store: use at most 500",
+			code:    2,
+			stderr:  "falkon-ooc fit: --centers: centers (M = 1000) must not exceed the number of training rows (n = 500)",
 			fix:     "Pass at most n centres, or leave --centers out: the default, 10√n clamped to [1000, 10000], never exceeds n.",
 		},
 		{
@@ -527,7 +527,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "--centers negative",
 			args:    []string{"fit", "--out", "model2.falkon", "--centers", "-5", "train.store"},
 			code:    2,
-			stderr:  "falkon-ooc fit: --centers must be ≥ 0 (0: the default), got -5",
+			stderr:  "falkon-ooc fit: --centers: centers must be ≥ 0 (0: the default), got -5",
 			fix:     "Leave --centers out, or pass 0, for the default (10√n clamped to [1000, 10000], at most n); or pass the number of centres.",
 		},
 		{

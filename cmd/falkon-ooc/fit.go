@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,38 +136,28 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 			cfg.Kernel.Sigmas = append(cfg.Kernel.Sigmas, v)
 		}
 	}
-	if !(o.lambda > 0) || math.IsInf(o.lambda, 0) {
-		return cfg, usagef("--lambda must be > 0, got %g", o.lambda)
+	// CLI rules, which ooc does not make: 0 asks ooc for its default,
+	// while on the command line the default is the flag's, so --lambda 0,
+	// --iters 0 and --val-every 0 are mistakes; auto is a
+	// --precond-precision of the CLI (planMemory chooses). ooc.Validate
+	// checks the rest before any input is read.
+	if o.lambda == 0 {
+		return cfg, usagef("--lambda must be > 0, got 0")
 	}
-	cfg.Lambda = o.lambda
-	if o.centers < 0 {
-		return cfg, usagef("--centers must be ≥ 0 (0: the default), got %d", o.centers)
+	if o.iters == 0 {
+		return cfg, usagef("--iters must be ≥ 1, got 0")
 	}
-	cfg.Centers = o.centers
-	if o.iters < 1 {
-		return cfg, usagef("--iters must be ≥ 1, got %d", o.iters)
+	if o.valEvery == 0 {
+		return cfg, usagef("--val-every must be ≥ 1, got 0")
 	}
-	cfg.Iterations = o.iters
-	if o.tol < 0 {
-		return cfg, usagef("--tol must be ≥ 0, got %g", o.tol)
-	}
-	cfg.Tolerance = o.tol
+	cfg.Lambda, cfg.Centers, cfg.Iterations, cfg.Tolerance, cfg.Jitter = o.lambda, o.centers, o.iters, o.tol, o.jitter
 	if cfg.Precision, err = kernel.ParsePrecision(o.precision); err != nil {
 		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
 	}
 	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
 		return cfg, usagef("--task: %v", err)
 	}
-	if o.jitter < 0 {
-		return cfg, usagef("--jitter must be ≥ 0, got %g", o.jitter)
-	}
-	cfg.Jitter = o.jitter
-	switch precond.Method(o.precondMethod) {
-	case precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
-		cfg.Preconditioner = precond.Method(o.precondMethod)
-	default:
-		return cfg, usagef("--precond must be cholesky, pivoted or eigen, got %q", o.precondMethod)
-	}
+	cfg.Preconditioner = precond.Method(o.precondMethod)
 	switch o.precondPrecision {
 	case "auto":
 	case "float64", "float32":
@@ -176,18 +165,17 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	default:
 		return cfg, usagef("--precond-precision must be float64, float32 or auto, got %q", o.precondPrecision)
 	}
-	if o.workers < 0 {
-		return cfg, usagef("--workers must be ≥ 0, got %d", o.workers)
-	}
 	cfg.Seed = o.seed
 	if cfg.Sampling, err = ooc.ParseSampling(o.sampling); err != nil {
 		return cfg, usagef("--centers-sampling: %v", err)
 	}
-	if o.candidates < 0 {
-		return cfg, usagef("--candidates must be ≥ 0, got %d", o.candidates)
-	}
 	cfg.Candidates = o.candidates
-	return cfg, nil
+	return cfg, flagErr(ooc.Validate(cfg, o.runOptions()))
+}
+
+// runOptions returns the run options the flags set.
+func (o *fitOpts) runOptions() ooc.RunOptions {
+	return ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery}
 }
 
 // precondName describes the preconditioner of cfg for the progress line.
@@ -266,30 +254,32 @@ type fitResult struct {
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
-	cfg, r, storePath, err := o.openTraining(ctx, set, args, newProgress(e.stderr, o.quiet))
+	// CLI rules: fit's hold-out (--val-fraction) is the CLI's, not a
+	// setting of ooc.Fit; --plot is the CLI's.
+	check := func(ooc.Config) error {
+		if !(o.valFraction >= 0 && o.valFraction < 1) { // NaN too
+			return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
+		}
+		if o.valFraction > 0 && o.val != "" {
+			return usagef("--val and --val-fraction exclude each other")
+		}
+		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
+			return usagef("--plot %s: the name must end in .png", o.plot)
+		}
+		return nil
+	}
+	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if !(o.valFraction >= 0 && o.valFraction < 1) { // NaN too
-		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
-	}
-	if o.valFraction > 0 && o.val != "" {
-		return usagef("--val and --val-fraction exclude each other")
-	}
-	if o.valEvery < 1 {
-		return usagef("--val-every must be ≥ 1, got %d", o.valEvery)
-	}
-	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
-		return usagef("--plot %s: the name must end in .png", o.plot)
-	}
 	if err := prepareOut(e, "--out", o.out, false, storePath, o.val); err != nil {
 		return err
 	}
 	if err := checkTargets(r, storePath); err != nil {
 		return err
 	}
-	run := ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery}
+	run := o.runOptions()
 	pr := newProgress(e.stderr, o.quiet)
 	var train stream.Source = r
 	n := r.Manifest().Rows
@@ -310,14 +300,11 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		defer cleanup()
 		run.Validation = vs
 	}
-	if int64(cfg.Centers) > n {
-		return fmt.Errorf("--centers %d exceeds the %d rows of store %s: use at most %d", cfg.Centers, n, storePath, n)
-	}
-	// Plan validates the configuration and resolves it (defaults, n, d,
-	// M): the CLI only renders it.
+	// Plan validates the configuration against the data and resolves it
+	// (defaults, n, d, M): the CLI only renders it.
 	plan, err := ooc.Plan(train, cfg, run)
 	if err != nil {
-		return err
+		return flagErr(err)
 	}
 	cfg = plan.Config
 	mem, err := planMemory(o, &cfg, plan, pr)

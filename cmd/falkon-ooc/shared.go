@@ -23,8 +23,10 @@ import (
 // openTraining checks the arguments of fit and tune (--out MODEL and one
 // STORE, or Parquet/CSV inputs, ingested into a kept store by
 // trainingStore), turns the flags into a config and opens the store, which
-// must have targets. The caller closes the reader.
-func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []string, pr *progress) (ooc.Config, *chunkstore.Reader, string, error) {
+// must have targets. check, if not nil, runs on the config before any
+// input is read: bad flags fail before an ingest. The caller closes the
+// reader.
+func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []string, check func(ooc.Config) error, pr *progress) (ooc.Config, *chunkstore.Reader, string, error) {
 	if o.out == "" {
 		return ooc.Config{}, nil, "", usagef("--out MODEL is required")
 	}
@@ -34,6 +36,11 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 	cfg, err := o.config(set)
 	if err != nil {
 		return cfg, nil, "", err
+	}
+	if check != nil {
+		if err := check(cfg); err != nil {
+			return cfg, nil, "", err
+		}
 	}
 	var storePath string
 	if len(args) == 1 && isStore(args[0]) {

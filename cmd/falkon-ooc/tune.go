@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
-	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -140,60 +139,60 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	base, r, storePath, err := fo.openTraining(ctx, fitSet, args, newProgress(e.stderr, fo.quiet))
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, SigmaHalving: o.sigmaHalving}
+	// check builds the search from the flags and has ooc.ValidateTune
+	// check it before any input is read. CLI rules, which ooc does not
+	// make: --patience 0 and --sigma-halving 0 mean never here (a
+	// negative value in ooc);
+	// the grids' and --max-memory's syntax; --val with an explicit
+	// --val-fraction (tune's default fraction is not 0); --ard-rows and
+	// --ard-steps; --plot.
+	check := func(base ooc.Config) error {
+		if o.patience == 0 {
+			tc.Patience = -1
+		} else if o.patience < 0 {
+			return usagef("--patience must be ≥ 0, got %d", o.patience)
+		}
+		if o.sigmaHalving == 0 {
+			tc.SigmaHalving = -1
+		} else if o.sigmaHalving < 0 {
+			return usagef("--sigma-halving must be ≥ 0, got %d", o.sigmaHalving)
+		}
+		var err error
+		if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
+			return err
+		}
+		if o.ard {
+			if o.ardRows < 0 || o.ardSteps < 0 {
+				return usagef("--ard-rows and --ard-steps must be ≥ 0")
+			}
+			tc.ARD = &ooc.ARDConfig{Rows: o.ardRows, Steps: o.ardSteps}
+		}
+		if o.sigmas != "" {
+			if tc.Sigmas, err = parseGrid("sigma", o.sigmas); err != nil {
+				return err
+			}
+		}
+		if tc.MaxMemory, err = memoryLimit(fo.maxMemory); err != nil {
+			return err
+		}
+		if set["val-fraction"] && fo.val != "" {
+			return usagef("--val and --val-fraction exclude each other")
+		}
+		if fo.val == "" {
+			tc.ValFraction = o.valFraction
+		}
+		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
+			return usagef("--plot %s: the name must end in .png", o.plot)
+		}
+		tc.Base = base
+		return flagErr(ooc.ValidateTune(tc, ooc.RunOptions{Workers: fo.workers}))
+	}
+	base, r, storePath, err := fo.openTraining(ctx, fitSet, args, check, newProgress(e.stderr, fo.quiet))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, SigmaHalving: o.sigmaHalving}
-	if o.patience == 0 {
-		tc.Patience = -1
-	} else if o.patience < 0 {
-		return usagef("--patience must be ≥ 0, got %d", o.patience)
-	}
-	if o.sigmaHalving == 0 {
-		tc.SigmaHalving = -1
-	} else if o.sigmaHalving < 0 {
-		return usagef("--sigma-halving must be ≥ 0, got %d", o.sigmaHalving)
-	}
-	if o.halving < 0 {
-		return usagef("--halving must be ≥ 0, got %d", o.halving)
-	}
-	if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
-		return err
-	}
-	if o.ard {
-		if o.sigmas != "" {
-			return usagef("--ard learns the length scales: it excludes --sigma")
-		}
-		if base.Kernel.Kind != kernel.Gaussian {
-			return usagef("--ard needs the gaussian kernel, not %s", base.Kernel.Kind)
-		}
-		if o.ardRows < 0 || o.ardSteps < 0 {
-			return usagef("--ard-rows and --ard-steps must be ≥ 0")
-		}
-		tc.ARD = &ooc.ARDConfig{Rows: o.ardRows, Steps: o.ardSteps}
-	}
-	if o.sigmas != "" {
-		if !base.Kernel.Kind.IsDistance() {
-			return usagef("--sigma: the %s kernel has no length scale", base.Kernel.Kind)
-		}
-		if tc.Sigmas, err = parseGrid("sigma", o.sigmas); err != nil {
-			return err
-		}
-	}
-	if tc.MaxMemory, err = memoryLimit(fo.maxMemory); err != nil {
-		return err
-	}
-	if o.valFraction < 0 || o.valFraction >= 1 {
-		return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
-	}
-	if set["val-fraction"] && fo.val != "" {
-		return usagef("--val and --val-fraction exclude each other")
-	}
-	if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
-		return usagef("--plot %s: the name must end in .png", o.plot)
-	}
 	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && tc.ARD == nil {
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
@@ -207,10 +206,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		}
 		defer cleanup()
 		run.Validation = vs
-	} else {
-		tc.ValFraction = o.valFraction
 	}
-	tc.Base = base
 	if plan, err := ooc.Plan(r, base, ooc.RunOptions{}); err == nil {
 		taskNote(pr, "tune", base.Task, plan)
 	}
@@ -256,7 +252,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		res, err = ooc.Tune(ctx, r, tc, run)
 	}
 	if err != nil {
-		return err
+		return flagErr(err)
 	}
 	pr.printf("tune: %d passes over the data, %.2f s; memory estimate %s", res.Passes, res.Seconds, res.Memory)
 	if a := res.ARD; a != nil {

@@ -115,7 +115,8 @@ func TestTuneErrors(t *testing.T) {
 		{"lambda range", []string{"tune", "--out", model, "--lambda", "1e-3:1e-6:4", train}, 2,
 			`--lambda "1e-3:1e-6:4": want LO:HI:COUNT with 0 < LO ≤ HI and COUNT ≥ 1 (COUNT 1 only when LO = HI)`},
 		{"sigma zero", []string{"tune", "--out", model, "--sigma", "0", train}, 2, `--sigma: "0" is not a number > 0`},
-		{"sigma linear", []string{"tune", "--out", model, "--kernel", "linear", "--sigma", "1", train}, 2, "--sigma: the linear kernel has no length scale"},
+		{"sigma linear", []string{"tune", "--out", model, "--kernel", "linear", "--sigma", "1", train}, 2,
+			"falkon-ooc tune: --sigma: the linear kernel has no length scale to search: give no sigmas\n"},
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
 		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
@@ -126,8 +127,20 @@ func TestTuneErrors(t *testing.T) {
 		{"max memory auto", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "45MB", train}, 1,
 			"with float32 preconditioners (one M × M buffer for each of the 30 candidates: 10.5 MiB), more than the limit of 42.9 MiB: use fewer centres, sigmas or lambdas"},
 		{"sigma halving", []string{"tune", "--out", model, "--sigma-halving", "-2", train}, 2, "--sigma-halving must be ≥ 0, got -2"},
-		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 1,
-			"falkon-ooc tune: invalid configuration: centers (M = 390) must not exceed the number of training rows"},
+		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 2,
+			"falkon-ooc tune: --centers: centers (M = 390) must not exceed the number of training rows (n = 360)\n"},
+		// The checks ooc.ValidateTune makes, each naming the flag; with
+		// CSV inputs that do not exist they fail before any input is read.
+		{"halving", []string{"tune", "--out", model, "--target", "y", "--halving", "-1", "missing.csv"}, 2,
+			"falkon-ooc tune: --halving: halving must be ≥ 0, got -1\n"},
+		{"val fraction", []string{"tune", "--out", model, "--target", "y", "--val-fraction", "1.5", "missing.csv"}, 2,
+			"falkon-ooc tune: --val-fraction: validation fraction must be in [0, 1), got 1.5\n"},
+		{"ard sigma", []string{"tune", "--out", model, "--target", "y", "--ard", "--sigma", "1", "missing.csv"}, 2,
+			"falkon-ooc tune: --ard: ARD learns the length scales: give no sigmas\n"},
+		{"ard kernel", []string{"tune", "--out", model, "--target", "y", "--ard", "--kernel", "laplacian", "missing.csv"}, 2,
+			"falkon-ooc tune: --ard: ARD learns the length scales of the Gaussian kernel, not of the laplacian kernel\n"},
+		{"tune jitter", []string{"tune", "--out", model, "--target", "y", "--jitter", "-1", "missing.csv"}, 2,
+			"falkon-ooc tune: --jitter: jitter must be ≥ 0, got -1\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, e := runCLI(c.args...)
