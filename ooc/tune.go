@@ -529,10 +529,16 @@ func (t *tuner) prepare(ctx context.Context) error {
 			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 		}
 		g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
+		// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
+		lambdas := make([]float64, len(g.cands)-1)
+		for i, c := range g.cands[1:] {
+			lambdas[i] = c.Lambda
+		}
+		pres, errs := pre.WithLambdas(lambdas)
 		for i, c := range g.cands {
 			if i == 0 {
 				c.pre = pre
-			} else if c.pre, err = pre.WithLambda(c.Lambda); err != nil {
+			} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
 				firstErr = cmp.Or(firstErr, err)
 				t.fail(c, err)
 				continue

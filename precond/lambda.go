@@ -33,3 +33,35 @@ func (p *Preconditioner) WithLambda(lambda float64) (*Preconditioner, error) {
 	q.f = f
 	return &q, nil
 }
+
+// WithLambdas is WithLambda for several λ at once: the same results, bit
+// for bit, but T Tᵀ/M (an O(M³/3) product that depends on T only) is
+// formed once and copied into each result's buffer, so L values of λ cost
+// one product and L factorisations of A instead of L of each. The
+// returned slices have len(lambdas) entries; errs[i] is the *NotPDError
+// of lambdas[i] (with out[i] nil). It panics if a λ ≤ 0.
+func (p *Preconditioner) WithLambdas(lambdas []float64) (out []*Preconditioner, errs []error) {
+	out, errs = make([]*Preconditioner, len(lambdas)), make([]error, len(lambdas))
+	for _, l := range lambdas {
+		if !(l > 0) {
+			panic(fmt.Sprintf("precond: lambda must be > 0, got %g", l))
+		}
+	}
+	if p.q != nil || len(lambdas) < 2 {
+		for i, l := range lambdas {
+			out[i], errs[i] = p.WithLambda(l)
+		}
+		return out, errs
+	}
+	fs, ferrs := p.f.withLambdas(lambdas, p.jitter, p.workers)
+	for i, l := range lambdas {
+		if ferrs[i] != nil {
+			errs[i] = ferrs[i]
+			continue
+		}
+		q := *p
+		q.lambda, q.f = l, fs[i]
+		out[i] = &q
+	}
+	return out, errs
+}

@@ -75,3 +75,62 @@ func apply(p *precond.Preconditioner, src []float64, k int) []float64 {
 	p.ApplyBTTo(bt, src, k)
 	return append(b, bt...)
 }
+
+// TestWithLambdas checks that WithLambdas gives, for every λ, the
+// preconditioner WithLambda gives, bit for bit, for every method and
+// precision, and leaves the original unchanged.
+func TestWithLambdas(t *testing.T) {
+	const m, k = 30, 2
+	rng := rand.New(rand.NewPCG(8, 8))
+	src := make([]float64, m*k)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	w := make([]float64, m)
+	for i := range w {
+		w[i] = 0.5 + rng.Float64()
+	}
+	lambdas := []float64{1e-6, 1e-3, 0.5, 1e-3}
+	for _, c := range []struct {
+		method precond.Method
+		prec   precond.Precision
+	}{{precond.MethodCholesky, precond.Float64}, {precond.MethodEigen, precond.Float64}, {precond.MethodCholesky, precond.Float32}, {precond.MethodPivoted, precond.Float64}} {
+		opt := precond.Options{Jitter: 1e-10, Weights: w, Method: c.method, Precision: c.prec}
+		if c.prec == precond.Float32 {
+			opt.Jitter = 0
+		}
+		base, err := precond.New(gaussKMM(m, 4), 1e-2, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := apply(base, src, k)
+		got, errs := base.WithLambdas(lambdas)
+		if len(got) != len(lambdas) || len(errs) != len(lambdas) {
+			t.Fatalf("%s %s: %d results, %d errors for %d λ", c.method, c.prec, len(got), len(errs), len(lambdas))
+		}
+		for i, lambda := range lambdas {
+			if errs[i] != nil {
+				t.Fatalf("%s %s λ = %g: %v", c.method, c.prec, lambda, errs[i])
+			}
+			want, err := base.WithLambda(lambda)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i].Precision() != want.Precision() || got[i].Rank() != want.Rank() {
+				t.Fatalf("%s λ = %g: precision/rank %s/%d, want %s/%d", c.method, lambda, got[i].Precision(), got[i].Rank(), want.Precision(), want.Rank())
+			}
+			g, h := apply(got[i], src, k), apply(want, src, k)
+			for j := range g {
+				if g[j] != h[j] {
+					t.Fatalf("%s %s λ = %g: entry %d: WithLambdas %v, WithLambda %v", c.method, c.prec, lambda, j, g[j], h[j])
+				}
+			}
+		}
+		after := apply(base, src, k)
+		for i := range after {
+			if after[i] != before[i] {
+				t.Fatalf("%s: WithLambdas changed the original preconditioner", c.method)
+			}
+		}
+	}
+}

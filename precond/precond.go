@@ -254,6 +254,7 @@ func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (
 	}
 	if p.prec == Float32 {
 		buf := make([]float32, m*m)
+		prefault(buf)
 		err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float32, lo, hi int, tmp []float64) {
 			rows(tmp[:(hi-lo)*m], lo, hi)
 			for i := lo; i < hi; i++ {
@@ -270,6 +271,7 @@ func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (
 		return p, p.factorise32(ctx, buf, m, opt.Progress)
 	}
 	buf := make([]float64, m*m)
+	prefault(buf)
 	if err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
 		return nil, err
 	}
@@ -436,6 +438,8 @@ type factors interface {
 	bytes() int64
 	// withLambda returns the factors at another λ: a copy of T and a new A.
 	withLambda(lambda, eps float64, workers int) (factors, error)
+	// withLambdas is withLambda for several λ, forming TTᵀ/M once.
+	withLambdas(lambdas []float64, eps float64, workers int) ([]factors, []error)
 }
 
 // packed holds T transposed in the strict lower triangle of buf (its
@@ -446,6 +450,11 @@ type packed[E dense.Float] struct {
 	m, ld int
 	tdiag []float64
 	sdiag []float64 // the diagonal of TTᵀ/M, for withLambda
+	// t, when not nil, holds T (strict lower triangle, stride tld) in
+	// place of buf: WithLambdas shares the original's T, so its results
+	// touch only the upper triangle of their own buffers.
+	t   []E
+	tld int
 	// s12 is, for MethodPivoted with r < M, U₁₂U₁₂ᵀ/M in its strict
 	// upper triangle (r × r): the part of TTᵀ/M that U₁₁ does not give.
 	s12 []E
@@ -466,24 +475,81 @@ func (f *packed[E]) addS12(buf []E) {
 // forms TTᵀ/M there and factorises A at λ: the same operations on the
 // same T as factorise, so the same bits, without the Cholesky of K_MM.
 func (f *packed[E]) withLambda(lambda, eps float64, workers int) (factors, error) {
-	m := f.m
-	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag, s12: f.s12}
-	for i := range m {
-		copy(g.buf[i*m:i*m+i], f.buf[i*f.ld:i*f.ld+i])
-		g.buf[i*m+i] = E(f.tdiag[i])
-	}
-	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
-	if g.s12 != nil {
-		g.addS12(g.buf)
-	}
+	g := f.formS(workers)
 	if err := g.factoriseA(context.Background(), lambda, eps, workers, nil); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
+// formS copies T (lower triangle and diagonal) into a new buffer and forms
+// the strict upper triangle of TTᵀ/M there.
+func (f *packed[E]) formS(workers int) *packed[E] {
+	m := f.m
+	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag, s12: f.s12}
+	prefault(g.buf)
+	t, tld := f.tri()
+	for i := range m {
+		copy(g.buf[i*m:i*m+i], t[i*tld:i*tld+i])
+		g.buf[i*m+i] = E(f.tdiag[i])
+	}
+	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
+	if g.s12 != nil {
+		g.addS12(g.buf)
+	}
+	return g
+}
+
+// withLambdas forms TTᵀ/M once (formS), copies it into one buffer per
+// further λ (sharing f's T), then factorises each A: the same operations
+// on the same values as withLambda, so the same bits.
+func (f *packed[E]) withLambdas(lambdas []float64, eps float64, workers int) ([]factors, []error) {
+	out, errs := make([]factors, len(lambdas)), make([]error, len(lambdas))
+	gs := make([]*packed[E], len(lambdas))
+	gs[0] = f.formS(workers)
+	// Each further λ gets a fresh buffer with only S's strict upper
+	// triangle copied in (T stays shared with f): the copies are memory-
+	// and page-fault-bound, so they are spread over the workers.
+	t, tld := f.tri()
+	m := f.m
+	var next atomic.Int64
+	next.Store(1)
+	var wg sync.WaitGroup
+	for range min(workers, len(gs)-1) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
+				g := *gs[0]
+				g.buf, g.t, g.tld = make([]E, m*m), t, tld
+				prefault(g.buf)
+				for r := range m {
+					copy(g.buf[r*m+r+1:r*m+m], gs[0].buf[r*m+r+1:r*m+m])
+				}
+				gs[i] = &g
+			}
+		})
+	}
+	wg.Wait()
+	for i, g := range gs {
+		if err := g.factoriseA(context.Background(), lambdas[i], eps, workers, nil); err != nil {
+			errs[i] = err
+			continue
+		}
+		out[i] = g
+	}
+	return out, errs
+}
+
+// tri is where T's strict lower triangle lives, and its stride.
+func (f *packed[E]) tri() ([]E, int) {
+	if f.t != nil {
+		return f.t, f.tld
+	}
+	return f.buf, f.ld
+}
+
 func (f *packed[E]) solveT(trans bool, x []float64, k, workers int) {
-	dense.SolveTri(dense.Tri[E]{Data: f.buf, N: f.m, Stride: f.ld, Lower: true, Diag: f.tdiag}, trans, x, k, k, workers)
+	t, tld := f.tri()
+	dense.SolveTri(dense.Tri[E]{Data: t, N: f.m, Stride: tld, Lower: true, Diag: f.tdiag}, trans, x, k, k, workers)
 }
 
 func (f *packed[E]) solveA(trans bool, x []float64, k, workers int) {

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ func main() {
 	tuneIters := flag.Int("tune-iters", 20, "with -tune: CG iterations")
 	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard over λ)")
 	tuneHalving := flag.Int("tune-halving", 4, "with -tune-mode timing: the halving step of the second tune")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (runtime/pprof) of the whole run to this file")
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
 	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin and fashion-mnist (bench/ACCURACY.md)")
 	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
@@ -56,6 +58,18 @@ func main() {
 	classifyM := flag.Int("classify-centers", 2000, "with -classify: centres M")
 	classifyIters := flag.Int("classify-iters", 20, "with -classify: CG iterations")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

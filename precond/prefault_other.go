@@ -1,0 +1,6 @@
+//go:build !linux
+
+package precond
+
+// prefault is a no-op off Linux.
+func prefault[E any](buf []E) {}
