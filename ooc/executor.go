@@ -273,31 +273,6 @@ func encodeTargets(task Task, classes []float64, names []string, y []float64, ro
 	return nil
 }
 
-// standardizeChecked sets x ← (x − mean) · invStd row by row, in place
-// (only checks when mean is nil), and returns a *stream.ValueError for
-// the first non-finite value. The check rides on the same pass over x:
-// each row is checked while it is in L1.
-func standardizeChecked(x, mean, invStd []float64, names []string) error {
-	d := len(names)
-	if mean == nil {
-		return stream.CheckFinite(x, names)
-	}
-	for i := 0; i < len(x); i += d {
-		row := x[i : i+d : i+d]
-		bad := false
-		for _, v := range row {
-			bad = bad || v-v != 0 // NaN or ±Inf
-		}
-		if bad {
-			return stream.CheckFinite(row, names).(*stream.ValueError).At(i / d)
-		}
-		for c, v := range row {
-			row[c] = (v - mean[c]) * invStd[c]
-		}
-	}
-	return nil
-}
-
 // LocalExecutor runs passes on this machine: stream.Run with Workers
 // goroutines (0 means GOMAXPROCS), each with its own PassWorker, partial
 // results reduced in chunk order, nothing allocated per chunk.

@@ -47,6 +47,10 @@ type Model struct {
 	// Derived from the above in newModel, never changed after.
 	centers *kernel.Centers
 	invStd  []float64
+	// mapped shares centers' packed centres and standardises raw rows
+	// as the kernel loads its tiles (kernel.Centers.WithInputMap), so a
+	// streaming prediction touches each row once and never writes it.
+	mapped *kernel.Centers
 }
 
 // Kernel returns the kernel.
@@ -170,6 +174,10 @@ func newModel(meta *modelMeta, centres, alpha []float64, prepared *kernel.Center
 	}
 	if m.featureStd != nil {
 		m.invStd = invStdOf(m.featureStd)
+	}
+	m.mapped = m.centers
+	if m.invStd != nil {
+		m.mapped = m.centers.WithInputMap(m.featureMean, m.invStd)
 	}
 	return m, nil
 }

@@ -37,7 +37,13 @@ func (m *Model) PredictTo(out, x []float64, rows int) {
 
 // scoreChunk writes the scores of the standardised rows z to out.
 func (m *Model) scoreChunk(ws *kernel.Workspace, out, z []float64, rows int) {
-	m.centers.KvTo(ws, out, z, rows, m.alpha, m.k)
+	m.scoreChunkWith(m.centers, ws, out, z, rows)
+}
+
+// scoreChunkWith writes the scores of the rows x, as centres c (m.centers
+// for standardised rows, m.mapped for raw ones) load them, to out.
+func (m *Model) scoreChunkWith(c *kernel.Centers, ws *kernel.Workspace, out, x []float64, rows int) {
+	c.KvTo(ws, out, x, rows, m.alpha, m.k)
 	for i := 0; i < len(out); i += m.k {
 		for j := range m.k {
 			out[i+j] += m.targetMean[j]
@@ -116,14 +122,16 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 		Targets:    withTargets,
 		NewPartial: func() *predPart { return &predPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *predPart) error {
-			ws := m.centers.NewWorkspace()
+			ws := m.mapped.NewWorkspace()
 			return func(_ context.Context, c stream.Chunk, p *predPart) error {
 				p.rows = c.Rows
 				p.scores = slices.Grow(p.scores[:0], c.Rows*m.k)[:c.Rows*m.k]
-				if err := standardizeChecked(c.X, m.featureMean, m.invStd, m.features); err != nil {
-					return err
+				// The kernel standardises each row as it loads it and
+				// flags the first non-finite one (Workspace.NonFinite).
+				m.scoreChunkWith(m.mapped, ws, p.scores, c.X, c.Rows)
+				if r := ws.NonFinite(); r >= 0 {
+					return stream.CheckFinite(c.X[r*m.d:(r+1)*m.d], m.features).(*stream.ValueError).At(r)
 				}
-				m.scoreChunk(ws, p.scores, c.X, c.Rows)
 				p.y = append(p.y[:0], c.Y...)
 				return nil
 			}

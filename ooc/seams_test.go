@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +181,46 @@ func TestFitRefusesNonFinite(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Predict standardises in the kernel's tile loading: the source's rows
+// are not written, the scores equal PredictTo's, and a non-finite
+// feature is an error naming the chunk, the row and the column.
+func TestPredictStreamsRawRows(t *testing.T) {
+	x, y := synth(1500, 3, 4)
+	for i := range x {
+		x[i] = 5 + 3*x[i] // far from standardised
+	}
+	src := stream.NewMemSource(x, 3, y, 1, 100).WithColumns([]string{"a", "b", "c"}, []string{"y"})
+	model, err := ooc.Fit(context.Background(), src, ooc.Config{Centers: 40, Iterations: 5, Task: ooc.TaskRegression}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 1500)
+	model.PredictTo(want, x, 1500)
+	orig := slices.Clone(x)
+	got := make([]float64, 0, 1500)
+	err = model.Predict(context.Background(), src, ooc.PredictOptions{Workers: 3}, false, func(b ooc.Batch) error {
+		got = append(got, b.Scores...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(x, orig) {
+		t.Fatal("Predict wrote into the source's rows")
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+			t.Fatalf("row %d: Predict %v, PredictTo %v", i, got[i], want[i])
+		}
+	}
+	x[937*3+1] = math.Inf(-1)
+	err = model.Predict(context.Background(), src, ooc.PredictOptions{Workers: 3}, false, func(ooc.Batch) error { return nil })
+	var ve *stream.ValueError
+	if want := `chunk 9, row 37, column "b": value -Inf is not a finite number`; !errors.As(err, &ve) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
 
