@@ -55,7 +55,7 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		br = bufio.NewReaderSize(t.gz, 1<<20)
+		br = bufio.NewReaderSize(textlimit.Gunzipped(t.gz), 1<<20)
 	}
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		br.Discard(3)

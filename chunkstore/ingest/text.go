@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowcsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
 )
@@ -84,7 +85,7 @@ func newTextFile(path string, raw io.Reader, c io.Closer, size int64) (*textFile
 			return nil, fmt.Errorf("%s: starts like a gzip file, but its gzip header is damaged or cut short: %w", path, err)
 		}
 		t.gzip = true
-		t.r = bufio.NewReaderSize(t.gz, 64<<10)
+		t.r = bufio.NewReaderSize(textlimit.Gunzipped(t.gz), 64<<10)
 	} else {
 		t.r = br
 	}
