@@ -377,21 +377,28 @@ type fitOperator struct {
 
 // newFitOperator computes K_MM, the preconditioner and the pass jobs of
 // the fit of plan with centres cs and targets encoded by enc.
+// kmmRows returns the centres prepared in float64 and the row-block
+// source of K_MM for precond.Build: rows [lo, hi) of K(C, C), each call
+// with a workspace of its own (Build calls it from several goroutines).
+func kmmRows(kern kernel.Kernel, centres []float64, m, d int) (*kernel.Centers, func(dst []float64, lo, hi int)) {
+	c64 := kernel.NewCenters(kern, centres, m, d, kernel.Float64)
+	wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
+	return c64, func(dst []float64, lo, hi int) {
+		ws := wss.Get().(*kernel.Workspace)
+		c64.BlockTo(ws, dst, centres[lo*d:hi*d], hi-lo)
+		wss.Put(ws)
+	}
+}
+
 func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding,
 	pass passFunc, report func(Progress)) (*fitOperator, error) {
 	cfg := plan.Config
 	d, m := plan.D, cs.m
 	report(Progress{Stage: StageKernel})
 	t0 := time.Now()
-	c64 := kernel.NewCenters(cfg.Kernel, cs.centres, m, d, kernel.Float64)
 	// K_MM goes block by block straight into the preconditioner's one
 	// M × M buffer (precond.Bytes), whatever its precision.
-	wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
-	rows := func(dst []float64, lo, hi int) {
-		ws := wss.Get().(*kernel.Workspace)
-		c64.BlockTo(ws, dst, cs.centres[lo*d:hi*d], hi-lo)
-		wss.Put(ws)
-	}
+	c64, rows := kmmRows(cfg.Kernel, cs.centres, m, d)
 	started := false
 	pre, err := precond.Build(ctx, m, rows, cfg.Lambda, precond.Options{
 		Jitter: cfg.Jitter, Workers: plan.Workers, Weights: cs.weights, Method: cfg.Preconditioner,

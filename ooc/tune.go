@@ -8,7 +8,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -499,15 +498,9 @@ func (t *tuner) prepare(ctx context.Context) error {
 	var firstErr error
 	for _, g := range t.groups {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		c64 := kernel.NewCenters(g.kern, cs.centres, m, d, kernel.Float64)
 		// K_MM goes block by block straight into the first λ's M × M
 		// buffer (precond.Build), in the configured precision, as Fit's.
-		wss := sync.Pool{New: func() any { return c64.NewWorkspace() }}
-		rows := func(dst []float64, lo, hi int) {
-			ws := wss.Get().(*kernel.Workspace)
-			c64.BlockTo(ws, dst, cs.centres[lo*d:hi*d], hi-lo)
-			wss.Put(ws)
-		}
+		c64, rows := kmmRows(g.kern, cs.centres, m, d)
 		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 		pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
 			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
