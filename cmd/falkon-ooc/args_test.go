@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,13 +131,13 @@ func TestPermute(t *testing.T) {
 		{"a --out", "error: flag needs an argument: -out"},
 		{"", ""},
 	} {
-		args, err := permute(fs, strings.Fields(c.in))
+		args, err := cliargs.Permute(fs, strings.Fields(c.in))
 		if err != nil {
 			args = []string{"error: " + err.Error()}
 		}
 		got := strings.Join(args, " ")
 		if got != c.want {
-			t.Errorf("permute(%q) = %q, want %q", c.in, got, c.want)
+			t.Errorf("Permute(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

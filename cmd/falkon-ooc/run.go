@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
 	"io"
 	"os"
 	"sort"
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := fs.Usage
 	fs.Usage = func() {}     // flag would print it to stderr on --help too
 	fs.SetOutput(io.Discard) // its messages are reported below, as usage errors
-	args, err := permute(fs, args[1:])
+	args, err := cliargs.Permute(fs, args[1:])
 	if err == nil {
 		err = fs.Parse(args)
 	}
@@ -185,49 +186,6 @@ func printCommands(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version")
 	fmt.Fprintf(w, "\nrun 'falkon-ooc COMMAND --help' for a command's flags\n")
-}
-
-// permute moves the flags of args (and the values of flags that take one)
-// before the other arguments, so that flags may follow the inputs in every
-// command: "predict in.parquet --model m" parses as "predict --model m
-// in.parquet". Everything after "--" is an argument, and so is "-"
-// (stdin). An unknown flag is moved too, so that fs.Parse reports it.
-// Like the flag package, a flag that takes a value takes the next argument
-// unless written --name=value; it is an error when there is none.
-func permute(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := fs.Lookup(name)
-		if f == nil {
-			continue
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 == len(args) {
-			return nil, fmt.Errorf("flag needs an argument: -%s", name) // as flag.Parse says it
-		}
-		i++
-		flags = append(flags, args[i])
-	}
-	if len(rest) == 0 {
-		return flags, nil
-	}
-	return append(append(flags, "--"), rest...), nil
 }
 
 // flagMessage rewords the flag package's parse errors as the

@@ -69,6 +69,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "project"}, `falkon-ooc-beam fit: --job-opts: "project" is not name=value`},
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "no_such_flag=1"}, `falkon-ooc-beam fit: --job-opts: "no_such_flag" is not a Beam flag of this program`},
 		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: flag provided but not defined: -bogus"},
+		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag needs an argument: -out"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
 		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, c.msg+"\n") {

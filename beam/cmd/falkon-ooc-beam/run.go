@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
 	"io"
 	"log/slog"
 	"math"
@@ -130,7 +131,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+	rest, err := cliargs.Permute(fs, args[1:])
+	if err == nil {
+		err = fs.Parse(rest)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
 			return exitOK
@@ -140,7 +145,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	err := runFit(ctx, o, set, fs.Args(), stdout, stderr)
+	err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -155,40 +160,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\n", err)
 		return exitFailure
 	}
-}
-
-// permute moves the flags before the arguments, so that flags may follow
-// the store as they may in falkon-ooc.
-func permute(fs *flag.FlagSet, args []string) []string {
-	var flags, rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := fs.Lookup(name)
-		if f == nil {
-			continue
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	return append(flags, rest...)
 }
 
 // config turns the flags into an ooc.Config, with a usage error naming
