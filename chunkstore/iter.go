@@ -1,6 +1,10 @@
 package chunkstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/directio"
+)
 
 // Block is one chunk decoded by an Iter.
 type Block struct {
@@ -83,6 +87,12 @@ func (it *Iter) Close() error {
 // holds in scratch buffers (grown on first use, kept until Close), for
 // predicting peak memory. It implements stream.ScratchSizer.
 func (r *Reader) ScratchBytes() int64 {
+	if r.direct != nil {
+		// Read with O_DIRECT: decoded tiles, an unshuffle buffer and a
+		// buffer for a whole chunk (when the read-ahead ring, which holds
+		// up to prefetchBytes more for the whole Reader, has no slot).
+		return int64(tileCols+1)*int64(r.maxRaw) + int64(r.direct.span) + directio.Align
+	}
 	for _, s := range r.segs {
 		if s.data == nil {
 			// Read with pread: a read buffer, and tiles that may hold an
