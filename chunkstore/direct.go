@@ -119,7 +119,7 @@ func newDirectReader(r *Reader) *directReader {
 		b := (loc.end + directio.Align - 1) &^ (directio.Align - 1)
 		span = max(span, int(b-a))
 	}
-	ahead := int(min(max(prefetchBytes/int64(max(span, 1)), 2), 32))
+	ahead := int(min(max(prefetchBytes/int64(max(span, 1)), 2), 32, int64(max(len(r.chunks), 1))))
 	d := &directReader{r: r, ahead: ahead, span: span, last: -2, slots: make([]dslot, ahead)}
 	for k := range d.slots {
 		d.slots[k].chunk = -1

@@ -79,6 +79,22 @@ func TestDirectRead(t *testing.T) {
 					t.Fatalf("pass %d forward: O_DIRECT chunks differ from buffered", pass)
 				}
 			}
+			// The forward passes went through the read-ahead ring, which
+			// ScratchBytes counts.
+			r.direct.mu.Lock()
+			ready := 0
+			for _, sl := range r.direct.slots {
+				if sl.state == slotReady {
+					ready++
+				}
+			}
+			r.direct.mu.Unlock()
+			if ready < 2 {
+				t.Fatalf("%d slots of the read-ahead ring hold chunks after forward passes, want several", ready)
+			}
+			if sb := r.ScratchBytes(); sb < int64(r.direct.ahead+1)*int64(r.direct.span) {
+				t.Fatalf("ScratchBytes %d does not count the ring (%d × %d bytes)", sb, r.direct.ahead, r.direct.span)
+			}
 			back := slices.Clone(fwd)
 			slices.Reverse(back)
 			if got := readChunks(t, r, back); !slices.EqualFunc(got, want, func(a, b [2][]float64) bool {

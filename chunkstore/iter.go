@@ -88,10 +88,14 @@ func (it *Iter) Close() error {
 // predicting peak memory. It implements stream.ScratchSizer.
 func (r *Reader) ScratchBytes() int64 {
 	if r.direct != nil {
-		// Read with O_DIRECT: decoded tiles, an unshuffle buffer and a
-		// buffer for a whole chunk (when the read-ahead ring, which holds
-		// up to prefetchBytes more for the whole Reader, has no slot).
-		return int64(tileCols+1)*int64(r.maxRaw) + int64(r.direct.span) + directio.Align
+		// Read with O_DIRECT: decoded tiles, an unshuffle buffer, a
+		// buffer for a whole chunk (used when the read-ahead ring has no
+		// slot free) and the ring itself, which the whole Reader shares:
+		// counted for each goroutine, it overestimates when several read,
+		// but a fit's soft memory limit set below the Reader's real
+		// buffers would have the collector run all through the pass.
+		span := int64(r.direct.span) + directio.Align
+		return int64(tileCols+1)*int64(r.maxRaw) + span + int64(r.direct.ahead)*span
 	}
 	for _, s := range r.segs {
 		if s.data == nil {
