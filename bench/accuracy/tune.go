@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -152,7 +153,7 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 
 // tuneTiming times, interleaved, te.reps times each: one Fit (at the grid's
 // middle point) on the training rows and Tune over the grid with its
-// defaults (patience 3, σ halving every DefaultSigmaHalving iterations);
+// defaults (patience 3, σ halving after ooc.DefaultSigmaSteps);
 // with te.halving > 0 also Tune with candidate halving. It prints the
 // minimum of each, the ratios and the pick's test RMSE.
 func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
@@ -165,7 +166,13 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.S
 		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
 		cfg.Lambda = te.lambdas[len(te.lambdas)/2]
 		t0 := time.Now()
-		if _, err := ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers}); err != nil {
+		// The pprof labels let -cpuprofile split fit from tune
+		// (go tool pprof -tagfocus phase=tune); goroutines inherit them.
+		var err error
+		pprof.Do(ctx, pprof.Labels("phase", "fit"), func(ctx context.Context) {
+			_, err = ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers})
+		})
+		if err != nil {
 			return err
 		}
 		fs := time.Since(t0).Seconds()
@@ -177,8 +184,12 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.S
 		}
 		for _, h := range modes {
 			t1 := time.Now()
-			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
-				ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
+			var res *ooc.TuneResult
+			var err error
+			pprof.Do(ctx, pprof.Labels("phase", "tune"), func(ctx context.Context) {
+				res, err = ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
+					ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
+			})
 			if err != nil {
 				return err
 			}
