@@ -502,65 +502,79 @@ func (t *tuner) progress(p TuneProgress) {
 
 // prepare builds, per σ, K_MM and T, and per (σ, λ) A. A σ whose T
 // cannot be built fails its candidates, not the search; the search fails
-// only when every candidate has.
+// only when every candidate has. The σ are prepared concurrently, each
+// with its share of the workers: at the M of a search one factorisation
+// per worker keeps the cores busier than all workers on one.
 func (t *tuner) prepare(ctx context.Context) error {
-	cfg, cs := t.plan.Config, t.cs
-	m, d, k := cs.m, t.plan.D, t.k
+	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
+	conc := min(t.plan.Workers, len(t.groups))
+	each := max(1, t.plan.Workers/conc)
+	errs := make([]error, len(t.groups))
+	parallel(len(t.groups), conc, func(i int) { errs[i] = t.prepareGroup(ctx, t.groups[i], each) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var firstErr error
-	for _, g := range t.groups {
-		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		// K_MM goes block by block straight into the first λ's M × M
-		// buffer (precond.Build), in the configured precision, as Fit's.
-		c64, rows := kmmRows(g.kern, cs.centres, m, d)
-		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
-		pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
-			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
-			Precision: cfg.PrecondPrecision,
-		})
-		if err != nil && ctx.Err() != nil {
-			return err
-		}
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			for _, c := range g.cands {
-				t.fail(c, err)
-			}
-			continue
-		}
-		g.pre = pre
-		g.cfit = c64
-		if cfg.Precision != kernel.Float64 {
-			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
-		}
-		g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
-		// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
-		lambdas := make([]float64, len(g.cands)-1)
-		for i, c := range g.cands[1:] {
-			lambdas[i] = c.Lambda
-		}
-		pres, errs := pre.WithLambdas(lambdas)
-		for i, c := range g.cands {
-			if i == 0 {
-				c.pre = pre
-			} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
-				firstErr = cmp.Or(firstErr, err)
-				t.fail(c, err)
-				continue
-			}
-			c.Kernel = g.kern
-			c.v = make([]float64, m*k)
-			c.z = make([]float64, m*k)
-			c.alpha = make([]float64, m*k)
-			c.best = make([]float64, m*k)
-		}
-		lk := len(g.cands) * k
-		g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
-		g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
+	for _, err := range errs {
+		firstErr = cmp.Or(firstErr, err)
 	}
 	if t.live() == 0 {
 		return fmt.Errorf("every candidate failed: %w", firstErr)
 	}
 	return nil
+}
+
+// prepareGroup is prepare for one σ, on workers goroutines. It returns
+// the first error of its candidates (which it has failed).
+func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) error {
+	cfg, cs := t.plan.Config, t.cs
+	m, d, k := cs.m, t.plan.D, t.k
+	// K_MM goes block by block straight into the first λ's M × M buffer
+	// (precond.Build), in the configured precision, as Fit's.
+	c64, rows := kmmRows(g.kern, cs.centres, m, d)
+	pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
+		Jitter: cfg.Jitter, Workers: workers, Weights: cs.weights, Method: cfg.Preconditioner,
+		Precision: cfg.PrecondPrecision,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			for _, c := range g.cands {
+				t.fail(c, err)
+			}
+		}
+		return err
+	}
+	g.pre = pre
+	g.cfit = c64
+	if cfg.Precision != kernel.Float64 {
+		g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
+	}
+	g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
+	// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
+	lambdas := make([]float64, len(g.cands)-1)
+	for i, c := range g.cands[1:] {
+		lambdas[i] = c.Lambda
+	}
+	pres, errs := pre.WithLambdas(lambdas)
+	var firstErr error
+	for i, c := range g.cands {
+		if i == 0 {
+			c.pre = pre
+		} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			t.fail(c, err)
+			continue
+		}
+		c.Kernel = g.kern
+		c.v = make([]float64, m*k)
+		c.z = make([]float64, m*k)
+		c.alpha = make([]float64, m*k)
+		c.best = make([]float64, m*k)
+	}
+	lk := len(g.cands) * k
+	g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
+	g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
+	return firstErr
 }
 
 func (t *tuner) fail(c *tuneCand, err error) {
@@ -907,14 +921,11 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		c.pre.SolveA(c.v[:r*k], k)
 		setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
 	})
-	for _, g := range t.groups {
-		if len(g.live) == 0 {
-			continue
-		}
+	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
 		g.pre.SolveTTo(g.u[:m*gk], g.v[:g.pre.Rank()*gk], gk)
 		clear(g.w[:m*gk])
-	}
+	})
 	t.startEval(iter)
 	withVal := t.held != nil && iter > 0
 	err := t.runPass(ctx, t.pass, modeIterate, t.held, false, iter, func(p *tunePart, _ int) {
@@ -940,18 +951,14 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	// After the pass: W p for every live candidate.
 	clear(dst)
 	n := float64(t.plan.N)
-	for _, g := range t.groups {
-		if len(g.live) == 0 {
-			continue
-		}
+	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
-		r := g.pre.Rank()
 		w := g.w[:m*gk]
 		for i := range w {
 			w[i] /= n
 		}
-		g.pre.SolveTTTo(g.z[:r*gk], w, gk)
-	}
+		g.pre.SolveTTTo(g.z[:g.pre.Rank()*gk], w, gk)
+	})
 	t.eachLive(func(g *sigmaGroup, q int, c *tuneCand) {
 		if !c.live {
 			return // stopped after this validation: frozen
@@ -1065,10 +1072,30 @@ func (t *tuner) eachLive(fn func(g *sigmaGroup, q int, c *tuneCand)) {
 			items = append(items, item{g, q})
 		}
 	}
-	w := min(t.plan.Workers, len(items))
+	parallel(len(items), t.plan.Workers, func(i int) {
+		it := items[i]
+		fn(it.g, it.q, it.g.live[it.q])
+	})
+}
+
+// eachLiveGroup calls fn for every σ group with a live candidate in the
+// current pass, on up to the plan's worker count of goroutines.
+func (t *tuner) eachLiveGroup(fn func(g *sigmaGroup)) {
+	var gs []*sigmaGroup
+	for _, g := range t.groups {
+		if len(g.live) > 0 {
+			gs = append(gs, g)
+		}
+	}
+	parallel(len(gs), t.plan.Workers, func(i int) { fn(gs[i]) })
+}
+
+// parallel calls fn(i) for i in [0, n) on up to workers goroutines.
+func parallel(n, workers int, fn func(i int)) {
+	w := min(workers, n)
 	if w <= 1 {
-		for _, it := range items {
-			fn(it.g, it.q, it.g.live[it.q])
+		for i := range n {
+			fn(i)
 		}
 		return
 	}
@@ -1076,13 +1103,8 @@ func (t *tuner) eachLive(fn func(g *sigmaGroup, q int, c *tuneCand)) {
 	var wg sync.WaitGroup
 	for range w {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(items) {
-					return
-				}
-				it := items[i]
-				fn(it.g, it.q, it.g.live[it.q])
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
 			}
 		})
 	}
