@@ -30,6 +30,10 @@ type cgState struct {
 	P    []float64 // M × k search direction
 	RS   []float64 // k: rᵀr per column
 	BN   []float64 // k: ‖b‖ per column
+	// Step is, after an iteration, the step a_j each column took along
+	// the P the operator was last applied to (0: the column is frozen).
+	// Not checkpointed: it is only read by the after callback.
+	Step []float64
 }
 
 func newCGState(b []float64, k int) *cgState {
@@ -80,7 +84,10 @@ func conjugateGradient(ctx context.Context, op operator, st *cgState, k, iters i
 	after func(*cgState) error) (Status, error) {
 	wp := make([]float64, len(st.P))
 	pwp := make([]float64, k)
-	step := make([]float64, k)
+	if len(st.Step) != k {
+		st.Step = make([]float64, k)
+	}
+	step := st.Step
 	rsNew := make([]float64, k)
 	for st.Iter < iters {
 		if tol > 0 && st.relResidual() <= tol {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -54,15 +56,19 @@ type TuneConfig struct {
 	// Halving, 2·Halving, 4·Halving, … the worse half of the live
 	// candidates (by best validation metric so far) stops. 0 means off.
 	Halving int
-	// SigmaHalving is successive halving over whole σ: after iterations
-	// SigmaHalving, 2·SigmaHalving, 4·SigmaHalving, … the σ whose best
+	// SigmaHalving is successive halving over whole σ: after each of
+	// the iterations SigmaSteps lists (when SigmaSteps is nil: after
+	// SigmaHalving, 2·SigmaHalving, 4·SigmaHalving, …) the σ whose best
 	// candidate (best validation metric so far, stopped candidates
 	// included) is in the worse half of the σ still in the pass stop, all
 	// their λ at once (Stop = StopSigmaHalving), so that their kernel
 	// blocks — most of a pass's cost, one per σ — leave the pass; the
-	// better ⌈half⌉ stay. 0 means DefaultSigmaHalving; a negative value
-	// turns it off. It does nothing with one σ.
+	// better ⌈half⌉ stay. With SigmaSteps nil, 0 means DefaultSigmaSteps
+	// and a negative value turns σ halving off. It does nothing with one σ.
 	SigmaHalving int
+	// SigmaSteps, when not nil, lists the iterations (ascending, ≥ 1)
+	// after which the σ are halved, and SigmaHalving is not read.
+	SigmaSteps []int
 	// ARD, when set, first learns per-feature length scales on a row
 	// subsample of the training rows (LearnARD's method) and searches the
 	// Lambdas with that kernel; Sigmas must then be nil and the kernel
@@ -230,7 +236,7 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int, p precond.Precisi
 //   - a candidate whose validation metric stops improving (Patience), or
 //     that falls in the worse half at a halving step (Halving), leaves the
 //     pass; its model is kept at its best iteration;
-//   - whole σ leave the pass by successive halving (SigmaHalving, on by
+//   - whole σ leave the pass by successive halving (SigmaSteps, on by
 //     default), which removes their kernel blocks: with 5 σ × 6 λ the
 //     search costs about 3–4 fits (bench/TUNE.md) instead of about 7.
 //
@@ -289,7 +295,6 @@ type tuner struct {
 	cands  []*tuneCand
 	ymean  []float64
 	st     *cgState
-	buf    []float64 // M × k scratch
 	passes int
 	mem    Memory
 	ard    *ARDResult
@@ -315,8 +320,9 @@ type tuneCand struct {
 	live  bool
 	since int       // validations since the last improvement
 	v     []float64 // r × k, A⁻¹p of the current pass
-	alpha []float64 // M × k, B β of the iterate being validated
-	best  []float64 // M × k, α at the best iteration
+	z     []float64 // r × k, scratch of the operator's second half
+	alpha []float64 // M × k, B β of the current iterate, kept by α += a·Bp
+	best  []float64 // M × k (rows past the rank 0), β at the best iteration
 	ev    *Evaluator
 	sc    []float64 // validation scores of one chunk
 }
@@ -344,6 +350,11 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	}
 	if tc.Halving < 0 {
 		return configErr("TuneConfig.Halving", "halving must be ≥ 0, got %d", tc.Halving)
+	}
+	for i, it := range tc.SigmaSteps {
+		if it < 1 || (i > 0 && it <= tc.SigmaSteps[i-1]) {
+			return configErr("TuneConfig.SigmaSteps", "σ-halving steps must be ascending iterations ≥ 1, got %v", tc.SigmaSteps)
+		}
 	}
 	for _, l := range tc.Lambdas {
 		if !(l > 0) || math.IsInf(l, 0) {
@@ -379,8 +390,8 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if tc.Patience == 0 {
 		tc.Patience = DefaultPatience
 	}
-	if tc.SigmaHalving == 0 {
-		tc.SigmaHalving = DefaultSigmaHalving
+	if tc.SigmaSteps == nil && tc.SigmaHalving == 0 {
+		tc.SigmaSteps = DefaultSigmaSteps()
 	}
 	t := &tuner{tc: tc, start: start, pass: spread(src), val: opts.Validation}
 	train := src
@@ -491,64 +502,79 @@ func (t *tuner) progress(p TuneProgress) {
 
 // prepare builds, per σ, K_MM and T, and per (σ, λ) A. A σ whose T
 // cannot be built fails its candidates, not the search; the search fails
-// only when every candidate has.
+// only when every candidate has. The σ are prepared concurrently, each
+// with its share of the workers: at the M of a search one factorisation
+// per worker keeps the cores busier than all workers on one.
 func (t *tuner) prepare(ctx context.Context) error {
-	cfg, cs := t.plan.Config, t.cs
-	m, d, k := cs.m, t.plan.D, t.k
+	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
+	conc := min(t.plan.Workers, len(t.groups))
+	each := max(1, t.plan.Workers/conc)
+	errs := make([]error, len(t.groups))
+	parallel(len(t.groups), conc, func(i int) { errs[i] = t.prepareGroup(ctx, t.groups[i], each) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var firstErr error
-	for _, g := range t.groups {
-		t.progress(TuneProgress{Progress: Progress{Stage: StageKernel}})
-		// K_MM goes block by block straight into the first λ's M × M
-		// buffer (precond.Build), in the configured precision, as Fit's.
-		c64, rows := kmmRows(g.kern, cs.centres, m, d)
-		t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
-		pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
-			Jitter: cfg.Jitter, Workers: t.run.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
-			Precision: cfg.PrecondPrecision,
-		})
-		if err != nil && ctx.Err() != nil {
-			return err
-		}
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			for _, c := range g.cands {
-				t.fail(c, err)
-			}
-			continue
-		}
-		g.pre = pre
-		g.cfit = c64
-		if cfg.Precision != kernel.Float64 {
-			g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
-		}
-		g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
-		// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
-		lambdas := make([]float64, len(g.cands)-1)
-		for i, c := range g.cands[1:] {
-			lambdas[i] = c.Lambda
-		}
-		pres, errs := pre.WithLambdas(lambdas)
-		for i, c := range g.cands {
-			if i == 0 {
-				c.pre = pre
-			} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
-				firstErr = cmp.Or(firstErr, err)
-				t.fail(c, err)
-				continue
-			}
-			c.Kernel = g.kern
-			c.v = make([]float64, m*k)
-			c.alpha = make([]float64, m*k)
-			c.best = make([]float64, m*k)
-		}
-		lk := len(g.cands) * k
-		g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
-		g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
+	for _, err := range errs {
+		firstErr = cmp.Or(firstErr, err)
 	}
 	if t.live() == 0 {
 		return fmt.Errorf("every candidate failed: %w", firstErr)
 	}
 	return nil
+}
+
+// prepareGroup is prepare for one σ, on workers goroutines. It returns
+// the first error of its candidates (which it has failed).
+func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) error {
+	cfg, cs := t.plan.Config, t.cs
+	m, d, k := cs.m, t.plan.D, t.k
+	// K_MM goes block by block straight into the first λ's M × M buffer
+	// (precond.Build), in the configured precision, as Fit's.
+	c64, rows := kmmRows(g.kern, cs.centres, m, d)
+	pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
+		Jitter: cfg.Jitter, Workers: workers, Weights: cs.weights, Method: cfg.Preconditioner,
+		Precision: cfg.PrecondPrecision,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			for _, c := range g.cands {
+				t.fail(c, err)
+			}
+		}
+		return err
+	}
+	g.pre = pre
+	g.cfit = c64
+	if cfg.Precision != kernel.Float64 {
+		g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
+	}
+	g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
+	// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
+	lambdas := make([]float64, len(g.cands)-1)
+	for i, c := range g.cands[1:] {
+		lambdas[i] = c.Lambda
+	}
+	pres, errs := pre.WithLambdas(lambdas)
+	var firstErr error
+	for i, c := range g.cands {
+		if i == 0 {
+			c.pre = pre
+		} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			t.fail(c, err)
+			continue
+		}
+		c.Kernel = g.kern
+		c.v = make([]float64, m*k)
+		c.z = make([]float64, m*k)
+		c.alpha = make([]float64, m*k)
+		c.best = make([]float64, m*k)
+	}
+	lk := len(g.cands) * k
+	g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
+	g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
+	return firstErr
 }
 
 func (t *tuner) fail(c *tuneCand, err error) {
@@ -798,7 +824,6 @@ func (t *tuner) rhs(ctx context.Context) error {
 		}
 	}
 	t.st = newCGState(b, nc)
-	t.buf = make([]float64, m*k)
 	return nil
 }
 
@@ -825,6 +850,7 @@ func (t *tuner) iterate(ctx context.Context) error {
 	nc := len(t.cands) * t.k
 	op := &tuneOperator{t: t}
 	after := func(st *cgState) error {
+		t.stepAlpha(st.Step)
 		for _, c := range t.cands {
 			if c.live {
 				c.Iterations = st.Iter
@@ -876,35 +902,30 @@ func colResidual(st *cgState, c0, k int) float64 {
 // on its k columns of the CG state; stopped candidates get 0, which
 // freezes them (conjugateGradient takes no step on a column with pᵀWp = 0).
 type tuneOperator struct {
-	t   *tuner
-	buf []float64 // M × k scratch
+	t *tuner
 }
 
 func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	t := op.t
 	m, k := t.cs.m, t.k
 	nc := len(t.cands) * k
-	if op.buf == nil {
-		op.buf = make([]float64, m*k)
-	}
 	iter := t.st.Iter
 	// Before the pass: u = T⁻¹A⁻¹p per σ (T shared by its λ) and the
 	// current α = Bβ of each live candidate, to validate in the pass.
 	t.gatherLive(iter > 0)
-	for _, g := range t.groups {
-		if len(g.live) == 0 {
-			continue
-		}
+	// Each candidate's A is its own: the solves run a candidate per
+	// worker (a solve with one column is sequential and memory-bound).
+	t.eachLive(func(g *sigmaGroup, q int, c *tuneCand) {
+		gk, r := len(g.live)*k, g.pre.Rank()
+		getCols(c.v, k, src, nc, c.idx*k)
+		c.pre.SolveA(c.v[:r*k], k)
+		setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
+	})
+	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
-		r := g.pre.Rank()
-		for q, c := range g.live {
-			getCols(c.v, k, src, nc, c.idx*k)
-			c.pre.SolveA(c.v[:r*k], k)
-			setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
-		}
-		g.pre.SolveTTo(g.u[:m*gk], g.v[:r*gk], gk)
+		g.pre.SolveTTo(g.u[:m*gk], g.v[:g.pre.Rank()*gk], gk)
 		clear(g.w[:m*gk])
-	}
+	})
 	t.startEval(iter)
 	withVal := t.held != nil && iter > 0
 	err := t.runPass(ctx, t.pass, modeIterate, t.held, false, iter, func(p *tunePart, _ int) {
@@ -930,30 +951,27 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	// After the pass: W p for every live candidate.
 	clear(dst)
 	n := float64(t.plan.N)
-	for _, g := range t.groups {
-		if len(g.live) == 0 {
-			continue
-		}
+	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
-		r := g.pre.Rank()
 		w := g.w[:m*gk]
 		for i := range w {
 			w[i] /= n
 		}
-		g.pre.SolveTTTo(g.z[:r*gk], w, gk)
-		for q, c := range g.live {
-			if !c.live {
-				continue // stopped after this validation: frozen
-			}
-			z := op.buf[:r*k]
-			getCols(z, k, g.z[:r*gk], gk, q*k)
-			for i := range z {
-				z[i] += c.Lambda * c.v[i]
-			}
-			c.pre.SolveAT(z, k)
-			setCols(dst[:r*nc], nc, c.idx*k, z, k)
+		g.pre.SolveTTTo(g.z[:g.pre.Rank()*gk], w, gk)
+	})
+	t.eachLive(func(g *sigmaGroup, q int, c *tuneCand) {
+		if !c.live {
+			return // stopped after this validation: frozen
 		}
-	}
+		gk, r := len(g.live)*k, g.pre.Rank()
+		z := c.z[:r*k]
+		getCols(z, k, g.z[:r*gk], gk, q*k)
+		for i := range z {
+			z[i] += c.Lambda * c.v[i]
+		}
+		c.pre.SolveAT(z, k)
+		setCols(dst[:r*nc], nc, c.idx*k, z, k)
+	})
 	if len(stopped) > 0 {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.plan.Config.Iterations},
 			Live: t.live(), Stopped: stopped})
@@ -995,12 +1013,11 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 	return nil
 }
 
-// gatherLive lists each group's live candidates and, with alpha, sets
-// their α = Bβ from the CG state and packs them (M × live·k) for the
-// validation rows of the next pass.
+// gatherLive lists each group's live candidates and, with alpha, packs
+// their α = Bβ (kept by stepAlpha) M × live·k for the validation rows of
+// the next pass.
 func (t *tuner) gatherLive(alpha bool) {
 	m, k := t.cs.m, t.k
-	nc := len(t.cands) * k
 	for _, g := range t.groups {
 		g.live = g.live[:0]
 		for _, c := range g.cands {
@@ -1012,13 +1029,86 @@ func (t *tuner) gatherLive(alpha bool) {
 			continue
 		}
 		gk := len(g.live) * k
-		r := g.pre.Rank()
 		for q, c := range g.live {
-			getCols(t.buf, k, t.st.Beta, nc, c.idx*k)
-			c.pre.ApplyBTo(c.alpha, t.buf[:r*k], k)
 			setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
 		}
 	}
+}
+
+// stepAlpha follows CG's step on the candidates of the last pass: with
+// β ← β + a p, their α = Bβ moves by a·Bp, and Bp is the pass's u. This
+// keeps α current at the cost of an axpy instead of a solve with A and T
+// per candidate and iteration. (Models are built from the β snapshot,
+// with B applied once.)
+func (t *tuner) stepAlpha(step []float64) {
+	m, k := t.cs.m, t.k
+	for _, g := range t.groups {
+		gk := len(g.live) * k
+		for q, c := range g.live {
+			for j := range k {
+				a := step[c.idx*k+j]
+				if a == 0 {
+					continue
+				}
+				u := g.u[q*k+j:]
+				for i := range m {
+					c.alpha[i*k+j] += a * u[i*gk]
+				}
+			}
+		}
+	}
+}
+
+// eachLive calls fn for every live candidate of the current pass (q: its
+// place in g.live), on up to the plan's worker count of goroutines.
+func (t *tuner) eachLive(fn func(g *sigmaGroup, q int, c *tuneCand)) {
+	type item struct {
+		g *sigmaGroup
+		q int
+	}
+	var items []item
+	for _, g := range t.groups {
+		for q := range g.live {
+			items = append(items, item{g, q})
+		}
+	}
+	parallel(len(items), t.plan.Workers, func(i int) {
+		it := items[i]
+		fn(it.g, it.q, it.g.live[it.q])
+	})
+}
+
+// eachLiveGroup calls fn for every σ group with a live candidate in the
+// current pass, on up to the plan's worker count of goroutines.
+func (t *tuner) eachLiveGroup(fn func(g *sigmaGroup)) {
+	var gs []*sigmaGroup
+	for _, g := range t.groups {
+		if len(g.live) > 0 {
+			gs = append(gs, g)
+		}
+	}
+	parallel(len(gs), t.plan.Workers, func(i int) { fn(gs[i]) })
+}
+
+// parallel calls fn(i) for i in [0, n) on up to workers goroutines.
+func parallel(n, workers int, fn func(i int)) {
+	w := min(workers, n)
+	if w <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // startEval resets the evaluators of the live candidates.
@@ -1088,7 +1178,7 @@ func (t *tuner) endEval(iter int, final bool) []int {
 		v := selectionMetric(task, met)
 		if v < c.BestMetric*(1-t.tc.MinImprovement) || (math.IsInf(c.BestMetric, 1) && !math.IsInf(v, 1)) {
 			c.BestMetric, c.BestIteration, c.since = v, iter, 0
-			copy(c.best, c.alpha)
+			getCols(c.best, t.k, t.st.Beta, len(t.cands)*t.k, c.idx*t.k)
 		} else {
 			c.since++
 			if !final && t.tc.Patience > 0 && c.since >= t.tc.Patience {
@@ -1162,7 +1252,9 @@ func (t *tuner) model(c *tuneCand) *Model {
 	}
 	meta := newModelMeta(t.plan, t.cs, t.enc, cfg, t.ymean, tr)
 	meta.Kernel = c.Kernel
-	mdl, err := newModel(meta, slices.Clone(t.cs.centres), slices.Clone(c.best), nil)
+	alpha := make([]float64, len(c.best))
+	c.pre.ApplyBTo(alpha, c.best[:c.pre.Rank()*t.k], t.k)
+	mdl, err := newModel(meta, slices.Clone(t.cs.centres), alpha, nil)
 	if err != nil {
 		panic(err) // the search's own parts are consistent
 	}

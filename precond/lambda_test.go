@@ -134,3 +134,39 @@ func TestWithLambdas(t *testing.T) {
 		}
 	}
 }
+
+// TestWithLambdasConcurrent checks, at an M past two Cholesky panels and
+// with more λ than workers, that WithLambdas (which factorises its A
+// matrices concurrently, one worker each) gives the bits WithLambda
+// (every worker on one A) gives.
+func TestWithLambdasConcurrent(t *testing.T) {
+	const m, k = 600, 3
+	rng := rand.New(rand.NewPCG(9, 9))
+	src := make([]float64, m*k)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	lambdas := []float64{1e-8, 1e-6, 1e-4, 1e-2, 1}
+	for _, prec := range []precond.Precision{precond.Float64, precond.Float32} {
+		base, err := precond.New(gaussKMM(m, 5), 1e-3, precond.Options{Workers: 2, Precision: prec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, errs := base.WithLambdas(lambdas)
+		for i, lambda := range lambdas {
+			if errs[i] != nil {
+				t.Fatalf("%s λ = %g: %v", prec, lambda, errs[i])
+			}
+			want, err := base.WithLambda(lambda)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, h := apply(got[i], src, k), apply(want, src, k)
+			for j := range g {
+				if g[j] != h[j] {
+					t.Fatalf("%s λ = %g: entry %d: WithLambdas %v, WithLambda %v", prec, lambda, j, g[j], h[j])
+				}
+			}
+		}
+	}
+}

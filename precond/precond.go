@@ -529,13 +529,24 @@ func (f *packed[E]) withLambdas(lambdas []float64, eps float64, workers int) ([]
 		})
 	}
 	wg.Wait()
-	for i, g := range gs {
-		if err := g.factoriseA(context.Background(), lambdas[i], eps, workers, nil); err != nil {
-			errs[i] = err
-			continue
-		}
-		out[i] = g
+	// The factorisations are independent: at the M a search uses (10³ or
+	// so) one Cholesky per worker keeps the cores busier than every
+	// worker on one Cholesky, whose parallel GEMM updates are small.
+	conc := min(workers, len(gs))
+	each := max(1, workers/conc)
+	next.Store(0)
+	for range conc {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
+				if err := gs[i].factoriseA(context.Background(), lambdas[i], eps, each, nil); err != nil {
+					errs[i] = err
+					continue
+				}
+				out[i] = gs[i]
+			}
+		})
 	}
+	wg.Wait()
 	return out, errs
 }
 

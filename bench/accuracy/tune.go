@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -152,37 +154,50 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 
 // tuneTiming times, interleaved, te.reps times each: one Fit (at the grid's
 // middle point) on the training rows and Tune over the grid with its
-// defaults (patience 3, σ halving every DefaultSigmaHalving iterations);
+// defaults (patience 3, σ halving after ooc.DefaultSigmaSteps);
 // with te.halving > 0 also Tune with candidate halving. It prints the
 // minimum of each, the ratios and the pick's test RMSE.
 func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	rest, _ := stream.Holdout(trs, valFrac, te.seed)
 	fitMin, tuneMin, halvMin := math.Inf(1), math.Inf(1), math.Inf(1)
+	// CPU seconds (user + system of the process) are less disturbed by
+	// other work on the machine than wall time: printed beside it.
+	fitCPU, tuneCPU, halvCPU := math.Inf(1), math.Inf(1), math.Inf(1)
 	var passes, passesH int
 	var pick, pickH string
 	for rep := range te.reps {
 		cfg := base
 		cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: te.sigmas[len(te.sigmas)/2]}
 		cfg.Lambda = te.lambdas[len(te.lambdas)/2]
-		t0 := time.Now()
-		if _, err := ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers}); err != nil {
+		t0, c0 := time.Now(), cpuSeconds()
+		// The pprof labels let -cpuprofile split fit from tune
+		// (go tool pprof -tagfocus phase=tune); goroutines inherit them.
+		var err error
+		pprof.Do(ctx, pprof.Labels("phase", "fit"), func(ctx context.Context) {
+			_, err = ooc.Fit(ctx, rest, cfg, ooc.RunOptions{Workers: te.workers})
+		})
+		if err != nil {
 			return err
 		}
 		fs := time.Since(t0).Seconds()
-		fitMin = min(fitMin, fs)
+		fitMin, fitCPU = min(fitMin, fs), min(fitCPU, cpuSeconds()-c0)
 		logf("%s: timing rep %d: fit %.2f s", name, rep, fs)
 		modes := []int{0}
 		if te.halving > 0 {
 			modes = append(modes, te.halving)
 		}
 		for _, h := range modes {
-			t1 := time.Now()
-			res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
-				ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
+			t1, c1 := time.Now(), cpuSeconds()
+			var res *ooc.TuneResult
+			var err error
+			pprof.Do(ctx, pprof.Labels("phase", "tune"), func(ctx context.Context) {
+				res, err = ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas,
+					ValFraction: valFrac, Halving: h}, ooc.RunOptions{Workers: te.workers})
+			})
 			if err != nil {
 				return err
 			}
-			s := time.Since(t1).Seconds()
+			s, cs := time.Since(t1).Seconds(), cpuSeconds()-c1
 			best := res.Candidates[res.Best]
 			met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
 			if err != nil {
@@ -192,16 +207,17 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.S
 				best.BestMetric, *met.RMSE)
 			logf("%s: timing rep %d: halving %d: %.2f s, %d passes, pick %s", name, rep, h, s, res.Passes, p)
 			if h == 0 {
-				tuneMin, passes, pick = min(tuneMin, s), res.Passes, p
+				tuneMin, tuneCPU, passes, pick = min(tuneMin, s), min(tuneCPU, cs), res.Passes, p
 			} else {
-				halvMin, passesH, pickH = min(halvMin, s), res.Passes, p
+				halvMin, halvCPU, passesH, pickH = min(halvMin, s), min(halvCPU, cs), res.Passes, p
 			}
 		}
 	}
-	fmt.Printf("| %s | %.2f | %.2f | %.2f | %d | %s |\n", name, fitMin, tuneMin, tuneMin/fitMin, passes, pick)
+	fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %s |\n", name, fitMin, tuneMin, tuneMin/fitMin,
+		fitCPU, tuneCPU, tuneCPU/fitCPU, passes, pick)
 	if te.halving > 0 {
-		fmt.Printf("| %s (--halving %d) | %.2f | %.2f | %.2f | %d | %s |\n", name, te.halving, fitMin, halvMin, halvMin/fitMin,
-			passesH, pickH)
+		fmt.Printf("| %s (--halving %d) | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d | %s |\n", name, te.halving, fitMin, halvMin,
+			halvMin/fitMin, fitCPU, halvCPU, halvCPU/fitCPU, passesH, pickH)
 	}
 	return nil
 }
@@ -275,7 +291,7 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 		logf("=== %s (tune, %s)", ds.name, te.mode)
 		switch te.mode {
 		case "timing":
-			fmt.Println("| data | one fit s | tune s | tune / fit | tune passes | pick |")
+			fmt.Println("| data | one fit s | tune s | tune / fit | fit CPU s | tune CPU s | CPU tune / fit | tune passes | pick |")
 		case "ard":
 			fmt.Println("| data | M | test RMSE | pick | learned σⱼ | subsample hold-out MSE | s |")
 		}
@@ -309,4 +325,13 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 		}
 	}
 	return !failed
+}
+
+// cpuSeconds is the process's user + system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

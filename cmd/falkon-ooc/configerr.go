@@ -27,6 +27,7 @@ var flagOf = map[string]string{
 	"TuneConfig.Sigmas":       "--sigma",
 	"TuneConfig.ValFraction":  "--val-fraction",
 	"TuneConfig.Halving":      "--halving",
+	"TuneConfig.SigmaSteps":   "--sigma-halving",
 	"TuneConfig.ARD":          "--ard",
 }
 

@@ -57,7 +57,7 @@ type tuneOpts struct {
 	sigmas, lambdas, plot string
 	valFraction           float64
 	patience, halving     int
-	sigmaHalving          int
+	sigmaHalving          string
 	ard                   bool
 	ardRows, ardSteps     int
 }
@@ -75,7 +75,7 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
-	fs.IntVar(&o.sigmaHalving, "sigma-halving", ooc.DefaultSigmaHalving, "successive halving over whole σ: after iterations N, 2N, 4N, … the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
+	fs.StringVar(&o.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "successive halving over whole σ: after each iteration in `LIST` the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
 	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
 	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
@@ -139,7 +139,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, SigmaHalving: o.sigmaHalving}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
 	// make: --patience 0 and --sigma-halving 0 mean never here (a
@@ -153,10 +153,17 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		} else if o.patience < 0 {
 			return usagef("--patience must be ≥ 0, got %d", o.patience)
 		}
-		if o.sigmaHalving == 0 {
+		if strings.TrimSpace(o.sigmaHalving) == "0" {
 			tc.SigmaHalving = -1
-		} else if o.sigmaHalving < 0 {
-			return usagef("--sigma-halving must be ≥ 0, got %d", o.sigmaHalving)
+		} else {
+			tc.SigmaSteps = []int{}
+			for _, f := range strings.Split(o.sigmaHalving, ",") {
+				v, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || v < 1 {
+					return usagef("--sigma-halving: %q is not an iteration ≥ 1 (give a LIST such as 2,4,10, or 0 for off)", strings.TrimSpace(f))
+				}
+				tc.SigmaSteps = append(tc.SigmaSteps, v)
+			}
 		}
 		var err error
 		if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
@@ -344,4 +351,13 @@ func openValidation(ctx context.Context, val string, workers int, r *chunkstore.
 		return nil, nil, fmt.Errorf("--val %s: it lacks the target column(s) %q", val, r.TargetNames())
 	}
 	return vs, done, nil
+}
+
+// joinInts formats v as a flag LIST: "2,4,10".
+func joinInts(v []int) string {
+	f := make([]string, len(v))
+	for i, x := range v {
+		f[i] = strconv.Itoa(x)
+	}
+	return strings.Join(f, ",")
 }

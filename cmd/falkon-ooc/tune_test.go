@@ -126,7 +126,8 @@ func TestTuneErrors(t *testing.T) {
 			"with float64 preconditioners (one M × M buffer for each of the 30 candidates: 20.8 MiB), more than the limit of 47.7 MiB: use fewer centres, sigmas or lambdas, or float32 preconditioners"},
 		{"max memory auto", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "45MB", train}, 1,
 			"with float32 preconditioners (one M × M buffer for each of the 30 candidates: 10.5 MiB), more than the limit of 42.9 MiB: use fewer centres, sigmas or lambdas"},
-		{"sigma halving", []string{"tune", "--out", model, "--sigma-halving", "-2", train}, 2, "--sigma-halving must be ≥ 0, got -2"},
+		{"sigma halving", []string{"tune", "--out", model, "--sigma-halving", "-2", train}, 2, `--sigma-halving: "-2" is not an iteration ≥ 1 (give a LIST such as 2,4,10, or 0 for off)`},
+		{"sigma halving order", []string{"tune", "--out", model, "--sigma-halving", "4,2", train}, 2, "--sigma-halving: σ-halving steps must be ascending iterations ≥ 1, got [4 2]"},
 		{"centres", []string{"tune", "--out", model, "--centers", "390", train}, 2,
 			"falkon-ooc tune: --centers: centers (M = 390) must not exceed the number of training rows (n = 360)\n"},
 		// The checks ooc.ValidateTune makes, each naming the flag; with

@@ -43,5 +43,6 @@ func gemmWith(kern microKernel, transA, transB bool, m, n, k int, alpha float64,
 	}
 	checkMat("Gemm C", c, m, n, ldc)
 	ws := newWorkspace(kern, workers)
+	defer ws.release()
 	gemm(ws, &gemmArgs[float64]{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, tA: transA, b: b, ldb: ldb, tB: transB, c: c, ldc: ldc}, ws.s)
 }

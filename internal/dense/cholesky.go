@@ -61,6 +61,7 @@ func choleskyWith[E Float](kern microKernel, a []E, n, lda int, workers int, mon
 		return true, -1
 	}
 	ws := newWorkspace(kern, workers)
+	defer ws.release()
 	workers = len(ws.s)
 	for k := 0; k < n; k += cholBlock {
 		if mon != nil && !mon(cubeDone(k, n)) {

@@ -50,9 +50,30 @@ func newWorkspace(k microKernel, workers int) *workspace {
 	}
 	ws := &workspace{k: k, mc: max(k.mr, mcBlock/k.mr*k.mr), s: make([]*scratch, workers)}
 	for i := range ws.s {
-		ws.s[i] = &scratch{tile: make([]float64, k.mr*k.nr)}
+		s, _ := scratchPool.Get().(*scratch)
+		if s == nil {
+			s = new(scratch)
+		}
+		s.tile = grow(s.tile, k.mr*k.nr)
+		ws.s[i] = s
 	}
 	return ws
+}
+
+// scratchPool keeps packing buffers between calls: a factorisation's
+// first GEMM would otherwise allocate (and the runtime zero) up to
+// kcBlock × ncBlock floats, once per call; a search factorises dozens of
+// M × M matrices in a row (bench/TUNE.md, round 4). Packing writes every
+// element it later reads, so stale contents are harmless.
+var scratchPool sync.Pool
+
+// release returns the workspace's buffers to scratchPool; ws must not be
+// used after it.
+func (ws *workspace) release() {
+	for i, s := range ws.s {
+		scratchPool.Put(s)
+		ws.s[i] = nil
+	}
 }
 
 func grow(s []float64, n int) []float64 {

@@ -45,6 +45,7 @@ func pivotedWith[E Float](kern microKernel, a []E, n, lda int, tol float64, work
 		return perm, 0
 	}
 	ws := newWorkspace(kern, workers)
+	defer ws.release()
 	work := make([]float64, n) // the current panel's part of each diagonal
 	for k := 0; k < n; k += cholBlock {
 		if mon != nil && !mon(cubeDone(k, n)) {
@@ -138,6 +139,7 @@ func SyrkStrictUpper[E Float](x []E, n, k, ldx int, alpha float64, c []E, ldc in
 	checkMat("SyrkStrictUpper X", x, n, k, ldx)
 	checkMat("SyrkStrictUpper C", c, n, n, ldc)
 	ws := newWorkspace(best, workers)
+	defer ws.release()
 	gemm(ws, &gemmArgs[E]{
 		m: n, n: n, k: k, alpha: alpha,
 		a: x, lda: ldx,

@@ -88,6 +88,7 @@ func solveTri[E Float](kern microKernel, u Tri[E], trans bool, b []float64, k, l
 	}
 	if u64 := as64(u.Data); k >= smallK && u64 != nil && !u.Lower && u.Diag == nil {
 		ws := newWorkspace(kern, workers)
+		defer ws.release()
 		trsmPar(ws, trans, u64, n, u.Stride, b, k, ldb, len(ws.s))
 		return
 	}

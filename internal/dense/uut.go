@@ -23,6 +23,7 @@ func uutWith[E Float](kern microKernel, u []E, n, ldu int, alpha float64, c []E,
 		clear(c[i*ldc+i : i*ldc+n])
 	}
 	ws := newWorkspace(kern, workers)
+	defer ws.release()
 	for p := 0; p < n; p += kcBlock {
 		e := min(n, p+kcBlock)
 		gemm(ws, &gemmArgs[E]{
@@ -55,6 +56,7 @@ func uutPackedWith[E Float](kern microKernel, a []E, n, lda int, alpha float64, 
 		clear(a[i*lda+i+1 : i*lda+n])
 	}
 	ws := newWorkspace(kern, workers)
+	defer ws.release()
 	// Update p costs about e²·256 flops: the fraction done is (e/n)³.
 	for p := 0; p < n; p += kcBlock {
 		if mon != nil && !mon(cube(p, n)) {
