@@ -178,6 +178,13 @@ func ioMode(bin, beforeBin, dir string, n, d, m, iters, reps int, limit, precisi
 			fmt.Fprintf(os.Stderr, "repetition %d, %s: cached %.3f s/iter (user %.1f s, sys %.1f s), cgroup-limited cold %.3f s/iter (user %.1f s, sys %.1f s) (load %s)\n",
 				rep+1, b.label, w.perIter, w.user, w.sys, c.perIter, c.user, c.sys, loadavg())
 		}
+		evict(files)
+		br := readRate(files, false)
+		dr := readRate(files, true)
+		buffered, direct = append(buffered, br), append(direct, dr)
+		fmt.Fprintf(os.Stderr, "repetition %d: cold read %.0f MB/s (buffered), %.0f MB/s (O_DIRECT, 16 MiB) (load %s)\n", rep+1, br/1e6, dr/1e6, loadavg())
+		// (After the cold reads: the repeated reads in the background
+		// would leave the store in the host's cache, if any.)
 		// The same cached fit while dd reads the store with O_DIRECT (next
 		// to no CPU of this machine's own): what the disk's reads cost the
 		// fit's CPUs outside the fit's process and outside dd's.
@@ -185,11 +192,6 @@ func ioMode(bin, beforeBin, dir string, n, d, m, iters, reps int, limit, precisi
 		busy, busyDD = append(busy, bz), append(busyDD, disk)
 		fmt.Fprintf(os.Stderr, "repetition %d: cached, with dd O_DIRECT reading the store meanwhile at %.0f MB/s (dd CPU %.1f s): %.3f s/iter (user %.1f s, sys %.1f s) (load %s)\n",
 			rep+1, disk.rate/1e6, disk.cpu, bz.perIter, bz.user, bz.sys, loadavg())
-		evict(files)
-		br := readRate(files, false)
-		dr := readRate(files, true)
-		buffered, direct = append(buffered, br), append(direct, dr)
-		fmt.Fprintf(os.Stderr, "repetition %d: cold read %.0f MB/s (buffered), %.0f MB/s (O_DIRECT, 16 MiB) (load %s)\n", rep+1, br/1e6, dr/1e6, loadavg())
 	}
 	// best is the run with the least s/iter (its CPU times come with it).
 	best := func(v []ioRun) ioRun {
