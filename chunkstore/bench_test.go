@@ -117,6 +117,7 @@ func TestReadChunkAllocs(t *testing.T) {
 		for _, open := range []func() (*Reader, error){
 			func() (*Reader, error) { return Open(dir) },
 			func() (*Reader, error) { return loadMem(t, dir).open() },
+			func() (*Reader, error) { return open(dir, false, ioDirect) },
 		} {
 			r, err := open()
 			if err != nil {

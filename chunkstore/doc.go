@@ -26,17 +26,47 @@
 // the source type). Column statistics are computed by the writer in the same
 // pass: Std is the population standard deviation.
 //
+// # Reading
+//
+// A Reader reads blocks with pread into per-goroutine scratch and asks the
+// kernel to read the next 32 MiB ahead (fadvise WILLNEED), so that a store
+// that fits in the page cache is read from the disk once and from memory
+// on every later pass.
+//
+// A store larger than the page cache the process can keep is read from
+// the disk on every pass anyway, and reading it through the page cache
+// then only costs CPU: filling the cache and reclaiming it again, on the
+// cores that decode (under a 1 GiB cgroup, 6 s of system time per fit of
+// five passes over a 2 GB store; bench/RESULTS.md, "The I/O-bound
+// corner"). Open therefore compares the segment files' total size with
+// that room, the smaller of MemAvailable (/proc/meminfo) and, in a memory
+// cgroup with a limit (v1 hierarchical_memory_limit, v2 the tightest
+// memory.max up the tree), the limit less the cgroup's anonymous memory;
+// when the store is larger, ReadChunk reads each chunk's blocks with one
+// O_DIRECT read into an aligned buffer (the chunk's span widened to 4 KiB
+// boundaries) instead, bypassing the page cache. As O_DIRECT has no kernel
+// read-ahead, the Reader keeps its own: two goroutines read the next
+// chunks (up to 32 MiB, at least 2 chunks) into a ring of aligned buffers
+// while the current ones are decoded, whenever reads go forward. The
+// checks are the same either way: a failed O_DIRECT read (a truncated
+// file, an I/O error) makes ReadChunk read that chunk buffered, so the
+// error is the buffered reader's, and a file system that refuses O_DIRECT
+// (EINVAL at open or at a read) leaves the Reader reading buffered.
+// ReadColumns and Verify always read buffered. The choice is made once,
+// at Open.
+//
 // # Memory
 //
-// A Reader reads blocks with pread into per-goroutine scratch (and asks
-// the kernel to read the next chunks ahead), so nothing of the store is
-// mapped and its resident memory does not grow with the store; the page
-// cache keeps what it can of the files between passes. Each goroutine
-// reading at a time holds a scratch set of 8 column buffers, an unshuffle
-// buffer and a read buffer, about 10 × 8 × ChunkRows bytes (2.6 MiB at
-// the default 32 768 rows; ScratchBytes gives the exact bound), kept for
-// reuse until Close. A Writer holds Workers+2 chunks in flight, each about
-// 2 × 8 × ChunkRows × columns bytes (raw plus compressed).
+// Nothing of the store is mapped, so the Reader's resident memory does
+// not grow with the store. Each goroutine reading at a time holds a
+// scratch set of 8 column buffers, an unshuffle buffer and a read buffer,
+// about 10 × 8 × ChunkRows bytes (2.6 MiB at the default 32 768 rows;
+// ScratchBytes gives the exact bound), kept for reuse until Close. Reading
+// with O_DIRECT, the read buffer is a whole chunk's span instead, and the
+// Reader adds its read-ahead ring (up to 32 MiB, at least two chunk spans),
+// which ScratchBytes counts in full. A Writer holds Workers+2 chunks in
+// flight, each about 2 × 8 × ChunkRows × columns bytes (raw plus
+// compressed).
 //
 // # Concurrency
 //

@@ -18,17 +18,21 @@ import (
 // of crashing the process.
 func TestTruncatedAfterOpen(t *testing.T) {
 	for _, mapped := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testTruncatedAfterOpen(t, mapped) })
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testTruncatedAfterOpen(t, mapped, ioBuffered) })
 	}
+	t.Run("direct", func(t *testing.T) { testTruncatedAfterOpen(t, false, ioDirect) })
 }
 
-func testTruncatedAfterOpen(t *testing.T, mapped bool) {
+func testTruncatedAfterOpen(t *testing.T, mapped bool, mode ioMode) {
 	cols := [][]float64{benchColumn("random", 40000, 1), benchColumn("random", 40000, 2)}
 	dir := filepath.Join(t.TempDir(), "s")
 	writeStore(t, dir, cols, 2, Options{ChunkRows: 10000, Codec: "none"}, 40000)
-	r, err := open(dir, mapped)
+	r, err := open(dir, mapped, mode)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mode == ioDirect && r.direct == nil {
+		t.Skip("O_DIRECT not supported here")
 	}
 	defer r.Close()
 	if err := os.Truncate(filepath.Join(dir, segmentName(0)), 4096); err != nil {

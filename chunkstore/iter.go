@@ -1,6 +1,10 @@
 package chunkstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/directio"
+)
 
 // Block is one chunk decoded by an Iter.
 type Block struct {
@@ -83,6 +87,16 @@ func (it *Iter) Close() error {
 // holds in scratch buffers (grown on first use, kept until Close), for
 // predicting peak memory. It implements stream.ScratchSizer.
 func (r *Reader) ScratchBytes() int64 {
+	if r.direct != nil {
+		// Read with O_DIRECT: decoded tiles, an unshuffle buffer, a
+		// buffer for a whole chunk (used when the read-ahead ring has no
+		// slot free) and the ring itself, which the whole Reader shares:
+		// counted for each goroutine, it overestimates when several read,
+		// but a fit's soft memory limit set below the Reader's real
+		// buffers would have the collector run all through the pass.
+		span := int64(r.direct.span) + directio.Align
+		return int64(tileCols+1)*int64(r.maxRaw) + span + int64(r.direct.ahead)*span
+	}
 	for _, s := range r.segs {
 		if s.data == nil {
 			// Read with pread: a read buffer, and tiles that may hold an

@@ -27,7 +27,7 @@ func BenchmarkReadPass(b *testing.B) {
 	writeStore(b, dir, cols, d, Options{Codec: "zstd"}, rows)
 	open := map[string]func() (*Reader, func(), error){
 		"Open":   func() (*Reader, func(), error) { r, err := Open(dir); return r, func() {}, err },
-		"mapped": func() (*Reader, func(), error) { r, err := open(dir, true); return r, func() {}, err },
+		"mapped": func() (*Reader, func(), error) { r, err := open(dir, true, ioAuto); return r, func() {}, err },
 		"ReaderAt": func() (*Reader, func(), error) {
 			meta, err := os.ReadFile(filepath.Join(dir, ManifestName))
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/directio"
 	"github.com/falkon-ooc/falkon-ooc/internal/mmap"
 )
 
@@ -38,7 +39,8 @@ type Reader struct {
 	maxRaw    int
 	maxRead   int
 	freeMu    sync.Mutex
-	free      []*scratch // scratch buffers not in use; kept until Close
+	free      []*scratch    // scratch buffers not in use; kept until Close
+	direct    *directReader // non-nil: chunks are read with O_DIRECT (direct.go)
 
 	mu     sync.RWMutex // held for reading by reads, for writing by Close
 	closed bool
@@ -56,6 +58,7 @@ type segment struct {
 	r    io.ReaderAt
 	data []byte     // the mapped file, or nil to read through r
 	mf   *mmap.File // for advice and Close; nil for NewReader
+	dio  directFile // the file opened with O_DIRECT, when the Reader reads so
 	size int64
 	// ahead is the offset up to which read-ahead has been asked for.
 	ahead atomic.Int64
@@ -68,11 +71,16 @@ type chunkLoc struct {
 }
 
 // scratch is one reading goroutine's buffers: tileCols decoded columns,
-// an unshuffle buffer, and (without mmap) a read buffer.
+// an unshuffle buffer, and (without mmap) a read buffer or, reading with
+// O_DIRECT, an aligned buffer for a whole chunk's span, used when the
+// read-ahead ring has no slot free. span is the chunk being decoded, read
+// with O_DIRECT (nil otherwise), and spanChunk its index.
 type scratch struct {
 	tile       [tileCols][]byte
 	raws       [tileCols][]byte
 	shuf, read []byte
+	dbuf, span []byte
+	spanChunk  int
 }
 
 func (r *Reader) getScratch() *scratch {
@@ -112,12 +120,20 @@ func (r *Reader) putScratch(s *scratch) {
 // cache, mapping the chunks and releasing them after decoding (to keep
 // resident memory bounded) cost 3.5 × the CPU of reading them
 // (bench/RESULTS.md, "Pipeline overhead"), all of it page-table work.
-func Open(dir string) (*Reader, error) { return open(dir, false) }
+//
+// When the store is larger than the page cache the process can keep (the
+// smaller of MemAvailable and its memory cgroup's limit less the cgroup's
+// anonymous memory), so that every pass reads it from the disk anyway,
+// ReadChunk reads whole chunks with O_DIRECT instead, bypassing the page
+// cache, and keeps the next chunks' reads in flight itself (see the
+// package documentation, "Reading").
+func Open(dir string) (*Reader, error) { return open(dir, false, ioAuto) }
 
 // open is Open; mapped maps the segments instead (the reader then releases
-// each chunk's pages after decoding it). Tests and benchmarks compare the
-// two.
-func open(dir string, mapped bool) (*Reader, error) {
+// each chunk's pages after decoding it), and mode chooses between
+// buffered and O_DIRECT reads of unmapped segments. Tests and benchmarks
+// compare them.
+func open(dir string, mapped bool, mode ioMode) (*Reader, error) {
 	dir = filepath.Clean(dir)
 	mpath := filepath.Join(dir, ManifestName)
 	st, err := os.Stat(mpath)
@@ -169,6 +185,15 @@ func open(dir string, mapped bool) (*Reader, error) {
 	if err != nil {
 		closeAll()
 		return nil, err
+	}
+	if !mapped {
+		var size int64
+		for _, s := range segs {
+			size += s.size
+		}
+		if useDirect(mode, size) && openDirect(dir, segs) {
+			r.direct = newDirectReader(r)
+		}
 	}
 	return r, nil
 }
@@ -406,7 +431,21 @@ func (r *Reader) ReadChunk(ctx context.Context, i int, x, y []float64) (err erro
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	sc := r.getScratch()
 	defer r.putScratch(sc)
-	r.prefetch(i)
+	if r.direct == nil {
+		r.prefetch(i)
+		return r.readChunk(sc, i, x, y)
+	}
+	slot := r.takeSpan(sc, i)
+	err = r.readChunk(sc, i, x, y)
+	sc.span = nil
+	if slot >= 0 {
+		r.direct.put(slot)
+	}
+	return err
+}
+
+// readChunk decodes chunk i into x and y (y may be nil).
+func (r *Reader) readChunk(sc *scratch, i int, x, y []float64) error {
 	if err := r.readColumns(sc, i, x, 0, r.dim); err != nil {
 		return err
 	}
@@ -415,8 +454,32 @@ func (r *Reader) ReadChunk(ctx context.Context, i int, x, y []float64) (err erro
 			return err
 		}
 	}
-	r.release(loc)
+	r.release(&r.chunks[i])
 	return nil
+}
+
+// takeSpan reads chunk i with O_DIRECT, or takes it from the read-ahead
+// ring, into sc.span, and returns the ring's slot to put back (or -1).
+// If the O_DIRECT read fails, sc.span stays nil and the chunk is read
+// buffered, block by block: a damaged or truncated file gives the same
+// errors either way.
+func (r *Reader) takeSpan(sc *scratch, i int) int {
+	data, slot, ok := r.direct.take(i)
+	if !ok {
+		return -1
+	}
+	if slot < 0 {
+		if sc.dbuf == nil {
+			sc.dbuf = directio.Buffer(r.direct.span)
+		}
+		var err error
+		if data, err = r.readSpan(sc.dbuf, i); err != nil {
+			r.direct.refused(err)
+			return -1
+		}
+	}
+	sc.span, sc.spanChunk = data, i
+	return slot
 }
 
 // readColumns decodes columns [first, first+n) of chunk i into dst,
@@ -564,9 +627,13 @@ func (r *Reader) block(sc *scratch, k, i, j int) (raw []byte, err error) {
 	e := loc.ci.entries[j]
 	n := int64(e.storedLen) + trailerSize
 	end := align8(e.offset + n)
-	inPlace := s.data == nil && e.codec == codecNone
+	span := sc.span != nil && sc.spanChunk == i
+	inPlace := s.data == nil && !span && e.codec == codecNone
 	var b, pad []byte
 	switch {
+	case span:
+		o := e.offset - loc.start
+		b, pad = sc.span[o:o+n], sc.span[o+n:end-loc.start]
 	case s.data != nil:
 		b, pad = s.data[e.offset:e.offset+n], s.data[e.offset+n:end]
 	default:
@@ -685,7 +752,15 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	var errs []error
+	if r.direct != nil {
+		r.direct.close()
+	}
 	for _, s := range r.segs {
+		if s.dio != nil {
+			if err := s.dio.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("chunkstore: close %s: %w", s.name, err))
+			}
+		}
 		if s.mf != nil {
 			if err := s.mf.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("chunkstore: close %s: %w", s.name, err))

@@ -60,7 +60,7 @@ func TestResidentMemoryBounded(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "s")
 	writeStore(t, dir, cols, 8, Options{ChunkRows: chunkRows, Codec: "none"}, rows)
-	r, err := open(dir, true)
+	r, err := open(dir, true, ioAuto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,17 @@ func readRate(files []string, direct bool) float64 {
 	return float64(total) / time.Since(start).Seconds()
 }
 
-func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) {
+// ioRun is one fit of the io mode: s/iter and the CPU seconds of the
+// fit's process (user and system), which show where a cold pass spends
+// what a cached pass does not.
+type ioRun struct {
+	perIter, user, sys float64
+}
+
+// ioMode times the fit with the store in page cache and cold under a
+// cgroup memory limit below the store's size, for bin and (if set)
+// beforeBin, interleaved, and reads the store with dd for the disk's rate.
+func ioMode(bin, beforeBin, dir string, n, d, m, iters, reps int, limit, precision string) {
 	store := filepath.Join(dir, fmt.Sprintf("io-n%d-d%d.store", n, d))
 	writeData(store, "", n, d, 0)
 	files, size := storeFiles(store)
@@ -121,7 +131,7 @@ func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) 
 	defer cleanup()
 	fitArgs := []string{"fit", "--json", "--quiet", "--no-checkpoint", "--out", filepath.Join(dir, "io.model"),
 		"--centers", strconv.Itoa(m), "--iters", strconv.Itoa(iters), "--precision", precision, store}
-	run := func(cold bool) fitJSON {
+	run := func(bin string, cold bool) ioRun {
 		var r childResult
 		if cold {
 			evict(files)
@@ -136,24 +146,38 @@ func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) 
 		if err := json.Unmarshal(r.stdout, &fj); err != nil {
 			fail(fmt.Errorf("fit --json output: %w\n%s", err, r.stdout))
 		}
-		return fj
+		return ioRun{fj.SecondsPerIteration, r.user.Seconds(), r.sys.Seconds()}
+	}
+	type build struct{ label, bin string }
+	builds := []build{{"after", bin}}
+	if beforeBin != "" {
+		builds = []build{{"before", beforeBin}, {"after", bin}}
 	}
 	load0 := loadavg()
-	var warm, cold, buffered, direct []float64
+	warm := map[string][]ioRun{}
+	cold := map[string][]ioRun{}
+	var buffered, direct []float64
 	for rep := range reps {
-		w := run(false)
-		c := run(true)
+		for _, b := range builds {
+			w := run(b.bin, false)
+			c := run(b.bin, true)
+			warm[b.label], cold[b.label] = append(warm[b.label], w), append(cold[b.label], c)
+			fmt.Fprintf(os.Stderr, "repetition %d, %s: cached %.3f s/iter (user %.1f s, sys %.1f s), cgroup-limited cold %.3f s/iter (user %.1f s, sys %.1f s) (load %s)\n",
+				rep+1, b.label, w.perIter, w.user, w.sys, c.perIter, c.user, c.sys, loadavg())
+		}
 		evict(files)
 		br := readRate(files, false)
 		dr := readRate(files, true)
-		warm, cold, buffered, direct = append(warm, w.SecondsPerIteration), append(cold, c.SecondsPerIteration), append(buffered, br), append(direct, dr)
-		fmt.Fprintf(os.Stderr, "repetition %d: cached %.3f s/iter, cgroup-limited cold %.3f s/iter, cold read %.0f MB/s (buffered), %.0f MB/s (O_DIRECT, 16 MiB) (load %s)\n",
-			rep+1, w.SecondsPerIteration, c.SecondsPerIteration, br/1e6, dr/1e6, loadavg())
+		buffered, direct = append(buffered, br), append(direct, dr)
+		fmt.Fprintf(os.Stderr, "repetition %d: cold read %.0f MB/s (buffered), %.0f MB/s (O_DIRECT, 16 MiB) (load %s)\n", rep+1, br/1e6, dr/1e6, loadavg())
 	}
-	mn := func(v []float64) float64 {
+	// best is the run with the least s/iter (its CPU times come with it).
+	best := func(v []ioRun) ioRun {
 		x := v[0]
 		for _, y := range v[1:] {
-			x = min(x, y)
+			if y.perIter < x.perIter {
+				x = y
+			}
 		}
 		return x
 	}
@@ -165,11 +189,15 @@ func ioMode(bin, dir string, n, d, m, iters, reps int, limit, precision string) 
 		return x
 	}
 	fmt.Printf("load average before %s, after %s\n\n", load0, loadavg())
-	fmt.Println("| store | M | precision | s/iter in page cache | s/iter, memory limit " + limit + " | cold ÷ cached | store bytes per cold s/iter | disk, buffered cold read | disk, O_DIRECT |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	w, c := mn(warm), mn(cold)
-	fmt.Printf("| %s | %d | %s | %.3f | %.3f | %.2f | %.0f MB/s | %.0f MB/s | %.0f MB/s |\n", mib(size), m, precision, w, c, c/w,
-		float64(size)/c/1e6, mx(buffered)/1e6, mx(direct)/1e6)
+	fmt.Println("| build | store | M | precision | s/iter in page cache | s/iter, memory limit " + limit + " | cold ÷ cached | CPU user / sys, cached | CPU user / sys, cold | store bytes per cold s/iter | disk, buffered cold read | disk, O_DIRECT |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, b := range builds {
+		w, c := best(warm[b.label]), best(cold[b.label])
+		fmt.Printf("| %s | %s | %d | %s | %.3f | %.3f | %.2f | %.1f / %.1f s | %.1f / %.1f s | %.0f MB/s | %.0f MB/s | %.0f MB/s |\n",
+			b.label, mib(size), m, precision, w.perIter, c.perIter, c.perIter/w.perIter, w.user, w.sys, c.user, c.sys,
+			float64(size)/c.perIter/1e6, mx(buffered)/1e6, mx(direct)/1e6)
+	}
+	fmt.Println("\n(the minimum s/iter of the repetitions, with that run's CPU seconds of the whole fit process; the disk rates are the best dd of the store, evicted)")
 }
 
 func readFile(p string) string {

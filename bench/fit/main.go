@@ -106,7 +106,7 @@ func main() {
 	limit := flag.String("limit", "1G", "io mode: the cgroup's memory limit")
 	precision := flag.String("precision", "float64", "io and profile modes: fit --precision")
 	cpuprofile := flag.String("cpuprofile", "cg.pprof", "profile mode: where to write the CPU profile of the CG iterations")
-	before := flag.String("before", "", "pinned mode: also run falkon-ooc built from this commit, interleaved with -from, and report both (before/after)")
+	before := flag.String("before", "", "pinned and io modes: also run falkon-ooc built from this commit, interleaved with -from, and report both (before/after)")
 	numpy := flag.Bool("numpy", true, "pinned mode: run the numpy FALKON")
 	from := flag.String("from", "HEAD", "build falkon-ooc from this commit (git archive), or from the working tree if empty")
 	baseRev := flag.String("base", "", "ab mode: the commit to compare -from with")
@@ -162,7 +162,11 @@ func main() {
 		if *iters == 0 {
 			*iters = 3
 		}
-		ioMode(bin, *dir, *n, *d, *m, *iters, *reps, *limit, *precision)
+		beforeBin := ""
+		if *before != "" {
+			beforeBin = buildCLI(*dir, *before, "falkon-ooc-before")
+		}
+		ioMode(bin, beforeBin, *dir, *n, *d, *m, *iters, *reps, *limit, *precision)
 	case "ab":
 		if *baseRev == "" {
 			fail(fmt.Errorf("ab mode needs -base COMMIT"))
@@ -406,8 +410,9 @@ type childResult struct {
 	stdout          []byte
 	stderr          string
 	wall            time.Duration
-	maxRSS          int64 // bytes
-	peakAnon, peakF int64 // bytes, sampled
+	maxRSS          int64         // bytes
+	peakAnon, peakF int64         // bytes, sampled
+	user, sys       time.Duration // CPU time (rusage)
 }
 
 func runChild(env []string, name string, args ...string) childResult {
@@ -458,6 +463,7 @@ func runChild(env []string, name string, args ...string) childResult {
 	r := childResult{stdout: out.Bytes(), stderr: errb.String(), wall: time.Since(start), peakAnon: peakAnon, peakF: peakFile}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+		r.user, r.sys = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 	}
 	if err != nil {
 		fail(fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, lastLines(errb.String(), 20)))
