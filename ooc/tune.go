@@ -304,6 +304,7 @@ type tuner struct {
 type sigmaGroup struct {
 	kern  kernel.Kernel
 	cfit  *kernel.Centers // with the standardisation as input map
+	craw  *kernel.Centers // without it: the candidates' models share it
 	pre   *precond.Preconditioner
 	cands []*tuneCand
 	// Scratch of the operator, sized for all candidates of the group.
@@ -545,11 +546,11 @@ func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) er
 		return err
 	}
 	g.pre = pre
-	g.cfit = c64
+	g.craw = c64
 	if cfg.Precision != kernel.Float64 {
-		g.cfit = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
+		g.craw = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 	}
-	g.cfit = g.cfit.WithInputMap(cs.std.mean, cs.std.invStd)
+	g.cfit = g.craw.WithInputMap(cs.std.mean, cs.std.invStd)
 	// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
 	lambdas := make([]float64, len(g.cands)-1)
 	for i, c := range g.cands[1:] {
@@ -656,7 +657,7 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 		NewWorker: func() func(context.Context, stream.Chunk, *tunePart) error {
 			ws := make([]*kernel.Workspace, len(t.groups))
 			for i, g := range t.groups {
-				if g.cfit != nil {
+				if g.cfit != nil && len(g.live) > 0 {
 					ws[i] = g.cfit.NewWorkspace()
 				}
 			}
@@ -1220,9 +1221,12 @@ func (t *tuner) result() *TuneResult {
 	res := &TuneResult{Metric: metricName(t.enc.task), N: t.plan.N, ValRows: t.nval, M: t.cs.m, Passes: t.passes,
 		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
 	best := -1
+	// The models are immutable: they share one copy of the centres and,
+	// per σ, the kernel's prepared centres.
+	centres := slices.Clone(t.cs.centres)
 	for i, c := range t.cands {
 		if c.Stop != StopFailed && c.BestIteration > 0 {
-			c.model = t.model(c)
+			c.model = t.model(c, centres)
 			if best < 0 || c.BestMetric < t.cands[best].BestMetric {
 				best = i
 			}
@@ -1237,7 +1241,7 @@ func (t *tuner) result() *TuneResult {
 }
 
 // model builds candidate c's model at its best iteration.
-func (t *tuner) model(c *tuneCand) *Model {
+func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 	cfg := t.plan.Config
 	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
 	tr := Training{
@@ -1254,7 +1258,7 @@ func (t *tuner) model(c *tuneCand) *Model {
 	meta.Kernel = c.Kernel
 	alpha := make([]float64, len(c.best))
 	c.pre.ApplyBTo(alpha, c.best[:c.pre.Rank()*t.k], t.k)
-	mdl, err := newModel(meta, slices.Clone(t.cs.centres), alpha, nil)
+	mdl, err := newModel(meta, centres, alpha, c.g.craw)
 	if err != nil {
 		panic(err) // the search's own parts are consistent
 	}
