@@ -530,10 +530,15 @@ func (t *tuner) prepare(ctx context.Context) error {
 func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) error {
 	cfg, cs := t.plan.Config, t.cs
 	m, d, k := cs.m, t.plan.D, t.k
-	// K_MM goes block by block straight into the first λ's M × M buffer
-	// (precond.Build), in the configured precision, as Fit's.
+	// K_MM goes block by block straight into the first λ's M × M buffer,
+	// in the configured precision, as Fit's (precond.Build); T and
+	// T Tᵀ/M are formed once for all λ (precond.BuildLambdas).
 	c64, rows := kmmRows(g.kern, cs.centres, m, d)
-	pre, err := precond.Build(ctx, m, rows, g.cands[0].Lambda, precond.Options{
+	lambdas := make([]float64, len(g.cands))
+	for i, c := range g.cands {
+		lambdas[i] = c.Lambda
+	}
+	pres, errs, err := precond.BuildLambdas(ctx, m, rows, lambdas, precond.Options{
 		Jitter: cfg.Jitter, Workers: workers, Weights: cs.weights, Method: cfg.Preconditioner,
 		Precision: cfg.PrecondPrecision,
 	})
@@ -545,23 +550,22 @@ func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) er
 		}
 		return err
 	}
-	g.pre = pre
+	// The group's T solves may use any of its λ's preconditioners (they
+	// share T): the first whose A could be factorised.
+	for _, p := range pres {
+		if p != nil {
+			g.pre = p
+			break
+		}
+	}
 	g.craw = c64
 	if cfg.Precision != kernel.Float64 {
 		g.craw = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
 	}
 	g.cfit = g.craw.WithInputMap(cs.std.mean, cs.std.invStd)
-	// The other λ share T and T Tᵀ/M, formed once (WithLambdas).
-	lambdas := make([]float64, len(g.cands)-1)
-	for i, c := range g.cands[1:] {
-		lambdas[i] = c.Lambda
-	}
-	pres, errs := pre.WithLambdas(lambdas)
 	var firstErr error
 	for i, c := range g.cands {
-		if i == 0 {
-			c.pre = pre
-		} else if c.pre, err = pres[i-1], errs[i-1]; err != nil {
+		if c.pre, err = pres[i], errs[i]; err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			t.fail(c, err)
 			continue

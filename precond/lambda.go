@@ -1,8 +1,11 @@
 package precond
 
 import (
+	"context"
 	"fmt"
 	"math"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 )
 
 // WithLambda returns the preconditioner of the same centres, kernel,
@@ -64,4 +67,75 @@ func (p *Preconditioner) WithLambdas(lambdas []float64) (out []*Preconditioner, 
 		out[i] = &q
 	}
 	return out, errs
+}
+
+// BuildLambdas is Build for several λ at once: K_MM, T and T Tᵀ/M are
+// computed once and each λ factorises only its A (concurrently, one
+// worker each), so L values of λ cost one Cholesky of K_MM, one product
+// and L Cholesky factorisations of A, where Build and WithLambdas cost
+// two products. With MethodCholesky out[i] is, bit for bit, what Build
+// gives at lambdas[i], and every result shares the first one's T;
+// MethodEigen and MethodPivoted give what Build at lambdas[0] and its
+// WithLambdas give. errs[i] is the *NotPDError of lambdas[i] (with out[i]
+// nil); err is Build's error (T not positive definite, ctx ended), with
+// no results. It panics if lambdas is empty or a λ ≤ 0.
+func BuildLambdas(ctx context.Context, m int, rows Rows, lambdas []float64, opt Options) (out []*Preconditioner, errs []error, err error) {
+	if len(lambdas) == 0 {
+		panic("precond: BuildLambdas needs at least one lambda")
+	}
+	for _, l := range lambdas {
+		if !(l > 0) {
+			panic(fmt.Sprintf("precond: lambda must be > 0, got %g", l))
+		}
+	}
+	p := newPrecond(m, lambdas[0], opt)
+	if p.method(opt) != MethodCholesky {
+		first, err := Build(ctx, m, rows, lambdas[0], opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		rest, restErrs := first.WithLambdas(lambdas[1:])
+		return append([]*Preconditioner{first}, rest...), append([]error{nil}, restErrs...), nil
+	}
+	var fs []factors
+	if p.prec == Float32 {
+		fs, errs, err = buildLambdas[float32](ctx, m, rows, p, lambdas, opt.Progress)
+	} else {
+		fs, errs, err = buildLambdas[float64](ctx, m, rows, p, lambdas, opt.Progress)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out = make([]*Preconditioner, len(lambdas))
+	for i, l := range lambdas {
+		if errs[i] == nil {
+			q := *p
+			q.lambda, q.f = l, fs[i]
+			out[i] = &q
+		}
+	}
+	return out, errs, nil
+}
+
+func buildLambdas[E dense.Float](ctx context.Context, m int, rows Rows, p *Preconditioner, lambdas []float64,
+	progress func(float64)) ([]factors, []error, error) {
+	buf, err := fillKMM[E](ctx, m, p.workers, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := formTS(ctx, buf, m, m, p.d, p.jitter, lambdas[0], p.workers, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	gs := make([]*packed[E], len(lambdas))
+	gs[0] = f
+	copiesOfS(gs, f.buf, f.ld, p.workers) // before gs[0]'s A overwrites S
+	fs, errs := factoriseAs(ctx, gs, lambdas, p.jitter, p.workers)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if progress != nil {
+		progress(1)
+	}
+	return fs, errs, nil
 }

@@ -1,6 +1,8 @@
 package precond_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -168,5 +170,115 @@ func TestWithLambdasConcurrent(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBuildLambdas checks that BuildLambdas gives, for every λ, the bits
+// Build gives at that λ with Cholesky (weights, both precisions, an M past
+// two Cholesky panels, more λ than workers); that eigen and pivoted give
+// what Build and WithLambdas give, a λ whose A is not positive definite
+// failing alone; and that an ended context is its error.
+func TestBuildLambdas(t *testing.T) {
+	const m, k = 600, 2
+	ref := gaussKMM(m, 6)
+	rows := func(dst []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := range m {
+				dst[(i-lo)*m+j] = ref.At(i, j)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	src := make([]float64, m*k)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	w := make([]float64, m)
+	for i := range w {
+		w[i] = 0.5 + rng.Float64()
+	}
+	lambdas := []float64{1e-6, 1e-8, 1e-4, 1e-2, 1}
+	same := func(what string, lambda float64, got, want *precond.Preconditioner) {
+		t.Helper()
+		if got.Rank() != want.Rank() || got.Precision() != want.Precision() {
+			t.Fatalf("%s λ = %g: rank/precision %d/%s, want %d/%s", what, lambda, got.Rank(), got.Precision(), want.Rank(), want.Precision())
+		}
+		if got.Rank() != m {
+			return // apply needs full rank
+		}
+		g, h := apply(got, src, k), apply(want, src, k)
+		for j := range g {
+			if g[j] != h[j] {
+				t.Fatalf("%s λ = %g: entry %d: %v, want %v", what, lambda, j, g[j], h[j])
+			}
+		}
+	}
+	for _, prec := range []precond.Precision{precond.Float64, precond.Float32} {
+		opt := precond.Options{Jitter: 1e-6, Weights: w, Workers: 2, Precision: prec}
+		got, errs, err := precond.BuildLambdas(context.Background(), m, rows, lambdas, opt)
+		if err != nil {
+			t.Fatalf("%s: %v", prec, err)
+		}
+		if len(got) != len(lambdas) || len(errs) != len(lambdas) {
+			t.Fatalf("%s: %d results, %d errors for %d λ", prec, len(got), len(errs), len(lambdas))
+		}
+		for i, lambda := range lambdas {
+			if errs[i] != nil {
+				t.Fatalf("%s λ = %g: %v", prec, lambda, errs[i])
+			}
+			want, err := precond.Build(context.Background(), m, rows, lambda, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same("cholesky "+string(prec), lambda, got[i], want)
+		}
+	}
+	for _, method := range []precond.Method{precond.MethodPivoted, precond.MethodEigen} {
+		opt := precond.Options{Jitter: 1e-6, Weights: w, Workers: 2, Method: method}
+		got, errs, err := precond.BuildLambdas(context.Background(), m, rows, lambdas, opt)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		first, err := precond.Build(context.Background(), m, rows, lambdas[0], opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, restErrs := first.WithLambdas(lambdas[1:])
+		for i, lambda := range lambdas {
+			want, werr := first, error(nil)
+			if i > 0 {
+				want, werr = rest[i-1], restErrs[i-1]
+			}
+			if (werr == nil) != (errs[i] == nil) {
+				t.Fatalf("%s λ = %g: error %v, want %v", method, lambda, errs[i], werr)
+			}
+			if werr != nil {
+				var npd *precond.NotPDError
+				if !errors.As(errs[i], &npd) || got[i] != nil {
+					t.Fatalf("%s λ = %g: %v (result %v), want a *NotPDError and no result", method, lambda, errs[i], got[i])
+				}
+				continue
+			}
+			same(string(method), lambda, got[i], want)
+		}
+		if method == precond.MethodPivoted && errs[1] == nil {
+			t.Fatal("pivoted at λ = 1e-8 succeeded: the per-λ error path is not exercised")
+		}
+	}
+
+	// A NaN in K_MM's last row: T fails, which is err, with no results.
+	bad := func(dst []float64, lo, hi int) {
+		rows(dst, lo, hi)
+		if hi == m {
+			dst[(m-1-lo)*m+m-1] = math.NaN()
+		}
+	}
+	if out, _, err := precond.BuildLambdas(context.Background(), m, bad, lambdas, precond.Options{}); err == nil || out != nil {
+		t.Fatalf("a NaN in K_MM: %v, %d results", err, len(out))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := precond.BuildLambdas(ctx, m, rows, lambdas, precond.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ended context: %v, want context.Canceled", err)
 	}
 }

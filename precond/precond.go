@@ -253,29 +253,39 @@ func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (
 		return p, p.eigen(mat.NewSymDense(m, kmm), lambda, opt.RankTol)
 	}
 	if p.prec == Float32 {
-		buf := make([]float32, m*m)
-		prefault(buf)
-		err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float32, lo, hi int, tmp []float64) {
-			rows(tmp[:(hi-lo)*m], lo, hi)
-			for i := lo; i < hi; i++ {
-				src := tmp[(i-lo)*m+i : (i-lo)*m+m]
-				out := dst[i*m+i : i*m+m]
-				for j, v := range src {
-					out[j] = float32(v)
-				}
-			}
-		})
+		buf, err := fillKMM[float32](ctx, m, p.workers, rows)
 		if err != nil {
 			return nil, err
 		}
 		return p, p.factorise32(ctx, buf, m, opt.Progress)
 	}
-	buf := make([]float64, m*m)
-	prefault(buf)
-	if err := fillRows(ctx, buf, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
+	buf, err := fillKMM[float64](ctx, m, p.workers, rows)
+	if err != nil {
 		return nil, err
 	}
 	return p, p.factorise64(ctx, buf, m, opt.Progress)
+}
+
+// fillKMM allocates the M × M buffer (pre-faulted) and fills its upper
+// triangle with K_MM from rows, on workers goroutines.
+func fillKMM[E dense.Float](ctx context.Context, m, workers int, rows Rows) ([]E, error) {
+	buf := make([]E, m*m)
+	prefault(buf)
+	err := fillRows(ctx, buf, m, workers, rows, func(dst []E, lo, hi int, tmp []float64) {
+		if d64 := as64(dst); d64 != nil {
+			rows(d64[lo*m:hi*m], lo, hi)
+			return
+		}
+		rows(tmp[:(hi-lo)*m], lo, hi)
+		for i := lo; i < hi; i++ {
+			src := tmp[(i-lo)*m+i : (i-lo)*m+m]
+			out := dst[i*m+i : i*m+m]
+			for j, v := range src {
+				out[j] = E(v)
+			}
+		}
+	})
+	return buf, err
 }
 
 // fillRows runs fill over blocks of 32 rows on workers goroutines, each
@@ -375,6 +385,32 @@ func (p *Preconditioner) factorise32(ctx context.Context, buf []float32, ld int,
 // A = chol(S) there. The three O(M³/3) steps share the progress range in
 // thirds.
 func factorise[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float64, eps, lambda float64, workers int, progress func(float64)) (*packed[E], error) {
+	f, err := formTS(ctx, buf, m, ld, d, eps, lambda, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.factoriseA(ctx, lambda, eps, workers, phaseMonitor(ctx, progress, 2)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// phaseMonitor reports the progress of step k of factorise's three and
+// stops the factorisation when ctx ends.
+func phaseMonitor(ctx context.Context, progress func(float64), k int) dense.Monitor {
+	return func(done float64) bool {
+		if progress != nil {
+			progress((float64(k) + done) / 3)
+		}
+		return ctx.Err() == nil
+	}
+}
+
+// formTS is factorise's first two steps: T in the lower triangle and
+// tdiag, the strict upper triangle of S = TTᵀ/M above it (its diagonal in
+// sdiag); A is not factorised yet. lambda only names the setting in a
+// *NotPDError.
+func formTS[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float64, eps, lambda float64, workers int, progress func(float64)) (*packed[E], error) {
 	for i := range m {
 		row := buf[i*ld+i : i*ld+m]
 		if d != nil {
@@ -384,15 +420,7 @@ func factorise[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float
 		}
 		row[0] = E(float64(row[0]) + eps*float64(m))
 	}
-	phase := func(k int) dense.Monitor {
-		return func(done float64) bool {
-			if progress != nil {
-				progress((float64(k) + done) / 3)
-			}
-			return ctx.Err() == nil
-		}
-	}
-	if ok, col := dense.CholeskyMon(buf, m, ld, workers, phase(0)); !ok {
+	if ok, col := dense.CholeskyMon(buf, m, ld, workers, phaseMonitor(ctx, progress, 0)); !ok {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -401,18 +429,14 @@ func factorise[E dense.Float](ctx context.Context, buf []E, m, ld int, d []float
 	sdiag := make([]float64, m)
 	dense.RowNorms2(buf, m, ld, 1/float64(m), sdiag)
 	dense.TransposeUpper(buf, m, ld)
-	if !dense.UUtPacked(buf, m, ld, 1/float64(m), workers, phase(1)) {
+	if !dense.UUtPacked(buf, m, ld, 1/float64(m), workers, phaseMonitor(ctx, progress, 1)) {
 		return nil, ctx.Err()
 	}
 	tdiag := make([]float64, m)
 	for i := range m {
 		tdiag[i] = float64(buf[i*ld+i])
 	}
-	f := &packed[E]{buf: buf, m: m, ld: ld, tdiag: tdiag, sdiag: sdiag}
-	if err := f.factoriseA(ctx, lambda, eps, workers, phase(2)); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return &packed[E]{buf: buf, m: m, ld: ld, tdiag: tdiag, sdiag: sdiag}, nil
 }
 
 // factoriseA sets the diagonal of S = TTᵀ/M + λI (the rest of S is in
@@ -504,41 +528,53 @@ func (f *packed[E]) formS(workers int) *packed[E] {
 // further λ (sharing f's T), then factorises each A: the same operations
 // on the same values as withLambda, so the same bits.
 func (f *packed[E]) withLambdas(lambdas []float64, eps float64, workers int) ([]factors, []error) {
-	out, errs := make([]factors, len(lambdas)), make([]error, len(lambdas))
 	gs := make([]*packed[E], len(lambdas))
 	gs[0] = f.formS(workers)
-	// Each further λ gets a fresh buffer with only S's strict upper
-	// triangle copied in (T stays shared with f): the copies are memory-
-	// and page-fault-bound, so they are spread over the workers.
 	t, tld := f.tri()
-	m := f.m
+	copiesOfS(gs, t, tld, workers)
+	return factoriseAs(context.Background(), gs, lambdas, eps, workers)
+}
+
+// copiesOfS fills gs[1:] with factors sharing the T at t (stride tld),
+// each in a fresh buffer into which only the strict upper triangle of S
+// (gs[0]'s, not yet overwritten by its A) is copied. The copies are
+// memory- and page-fault-bound, so they are spread over the workers.
+func copiesOfS[E dense.Float](gs []*packed[E], t []E, tld, workers int) {
+	m, src := gs[0].m, gs[0]
 	var next atomic.Int64
 	next.Store(1)
 	var wg sync.WaitGroup
 	for range min(workers, len(gs)-1) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
-				g := *gs[0]
-				g.buf, g.t, g.tld = make([]E, m*m), t, tld
+				g := *src
+				g.buf, g.ld, g.t, g.tld = make([]E, m*m), m, t, tld
 				prefault(g.buf)
 				for r := range m {
-					copy(g.buf[r*m+r+1:r*m+m], gs[0].buf[r*m+r+1:r*m+m])
+					copy(g.buf[r*m+r+1:r*m+m], src.buf[r*src.ld+r+1:r*src.ld+m])
 				}
 				gs[i] = &g
 			}
 		})
 	}
 	wg.Wait()
-	// The factorisations are independent: at the M a search uses (10³ or
-	// so) one Cholesky per worker keeps the cores busier than every
-	// worker on one Cholesky, whose parallel GEMM updates are small.
+}
+
+// factoriseAs factorises gs[i]'s A at lambdas[i], concurrently: at the M
+// a search uses (10³ or so) one Cholesky per worker keeps the cores
+// busier than every worker on one Cholesky, whose parallel GEMM updates
+// are small. It stops early when ctx ends (the caller checks ctx).
+func factoriseAs[E dense.Float](ctx context.Context, gs []*packed[E], lambdas []float64, eps float64, workers int) ([]factors, []error) {
+	out, errs := make([]factors, len(gs)), make([]error, len(gs))
 	conc := min(workers, len(gs))
 	each := max(1, workers/conc)
-	next.Store(0)
+	mon := func(float64) bool { return ctx.Err() == nil }
+	var next atomic.Int64
+	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
-				if err := gs[i].factoriseA(context.Background(), lambdas[i], eps, each, nil); err != nil {
+				if err := gs[i].factoriseA(ctx, lambdas[i], eps, each, mon); err != nil {
 					errs[i] = err
 					continue
 				}
