@@ -266,12 +266,28 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 			c.Kernel, c.Sigma = g.kern, 0
 		}
 	}
-	if err := t.prepare(ctx); err != nil {
+	// The right-hand side's pass needs the kernels only, not T and A: it
+	// runs while the preconditioners are factorised, and each fills the
+	// cores the other leaves idle (prepare's last σ, the pass's last
+	// chunks).
+	t.kernels()
+	t.gatherLive(false)
+	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
+	var prepErr error
+	prepared := make(chan struct{})
+	go func() {
+		defer close(prepared)
+		prepErr = t.prepare(ctx)
+	}()
+	ws, sum, err := t.rhsPass(ctx)
+	<-prepared
+	if prepErr != nil {
+		return nil, prepErr
+	}
+	if err != nil {
 		return nil, err
 	}
-	if err := t.rhs(ctx); err != nil {
-		return nil, err
-	}
+	t.rhs(ws, sum)
 	if err := t.iterate(ctx); err != nil {
 		return nil, err
 	}
@@ -302,11 +318,13 @@ type tuner struct {
 
 // sigmaGroup is one σ: its kernel, centres, T and its candidates.
 type sigmaGroup struct {
-	kern  kernel.Kernel
-	cfit  *kernel.Centers // with the standardisation as input map
-	craw  *kernel.Centers // without it: the candidates' models share it
-	pre   *precond.Preconditioner
-	cands []*tuneCand
+	kern kernel.Kernel
+	cfit *kernel.Centers // with the standardisation as input map
+	craw *kernel.Centers // without it: the candidates' models share it
+	// kmmRows computes rows of K_MM (float64, for the preconditioner).
+	kmmRows func(dst []float64, lo, hi int)
+	pre     *precond.Preconditioner
+	cands   []*tuneCand
 	// Scratch of the operator, sized for all candidates of the group.
 	v, u, w, alpha, z []float64
 	live              []*tuneCand // live candidates in this pass
@@ -505,9 +523,10 @@ func (t *tuner) progress(p TuneProgress) {
 // cannot be built fails its candidates, not the search; the search fails
 // only when every candidate has. The σ are prepared concurrently, each
 // with its share of the workers: at the M of a search one factorisation
-// per worker keeps the cores busier than all workers on one.
+// per worker keeps the cores busier than all workers on one. It runs
+// beside the right-hand side's pass (Tune), so it reports no progress
+// and touches only the groups' preconditioners and its candidates' state.
 func (t *tuner) prepare(ctx context.Context) error {
-	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 	conc := min(t.plan.Workers, len(t.groups))
 	each := max(1, t.plan.Workers/conc)
 	errs := make([]error, len(t.groups))
@@ -525,20 +544,35 @@ func (t *tuner) prepare(ctx context.Context) error {
 	return nil
 }
 
+// kernels sets every σ group's kernel centres: those of the passes (the
+// standardisation as input map), those the models share, and K_MM's rows.
+func (t *tuner) kernels() {
+	cfg, cs := t.plan.Config, t.cs
+	m, d := cs.m, t.plan.D
+	for _, g := range t.groups {
+		var c64 *kernel.Centers
+		c64, g.kmmRows = kmmRows(g.kern, cs.centres, m, d)
+		g.craw = c64
+		if cfg.Precision != kernel.Float64 {
+			g.craw = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
+		}
+		g.cfit = g.craw.WithInputMap(cs.std.mean, cs.std.invStd)
+	}
+}
+
 // prepareGroup is prepare for one σ, on workers goroutines. It returns
 // the first error of its candidates (which it has failed).
 func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) error {
 	cfg, cs := t.plan.Config, t.cs
-	m, d, k := cs.m, t.plan.D, t.k
+	m, k := cs.m, t.k
 	// K_MM goes block by block straight into the first λ's M × M buffer,
 	// in the configured precision, as Fit's (precond.Build); T and
 	// T Tᵀ/M are formed once for all λ (precond.BuildLambdas).
-	c64, rows := kmmRows(g.kern, cs.centres, m, d)
 	lambdas := make([]float64, len(g.cands))
 	for i, c := range g.cands {
 		lambdas[i] = c.Lambda
 	}
-	pres, errs, err := precond.BuildLambdas(ctx, m, rows, lambdas, precond.Options{
+	pres, errs, err := precond.BuildLambdas(ctx, m, g.kmmRows, lambdas, precond.Options{
 		Jitter: cfg.Jitter, Workers: workers, Weights: cs.weights, Method: cfg.Preconditioner,
 		Precision: cfg.PrecondPrecision,
 	})
@@ -558,11 +592,6 @@ func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) er
 			break
 		}
 	}
-	g.craw = c64
-	if cfg.Precision != kernel.Float64 {
-		g.craw = kernel.NewCenters(g.kern, cs.centres, m, d, cfg.Precision)
-	}
-	g.cfit = g.craw.WithInputMap(cs.std.mean, cs.std.invStd)
 	var firstErr error
 	for i, c := range g.cands {
 		if c.pre, err = pres[i], errs[i]; err != nil {
@@ -775,21 +804,19 @@ func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, h
 	})
 }
 
-// rhs makes the pass for every σ's right-hand side and starts CG for
-// every candidate: b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's rhs.
-func (t *tuner) rhs(ctx context.Context) error {
+// rhsPass makes the pass for every σ's right-hand side, K_nMᵀ [Y 1]
+// per group and the target sums (b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's
+// rhs, follows in rhs). It needs the groups' kernels only.
+func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
-	k1 := k + 1
-	t.gatherLive(false)
-	ws := make([][]float64, len(t.groups))
+	ws = make([][]float64, len(t.groups))
 	for i, g := range t.groups {
 		if len(g.live) > 0 {
-			ws[i] = make([]float64, m*k1)
+			ws[i] = make([]float64, m*(k+1))
 		}
 	}
-	sum := make([]float64, k)
-	var n int64
-	err := t.runPass(ctx, t.pass, modeRHS, t.held, false, -1, func(p *tunePart, _ int) {
+	sum = make([]float64, k)
+	err = t.runPass(ctx, t.pass, modeRHS, t.held, false, -1, func(p *tunePart, _ int) {
 		for i := range t.groups {
 			if ws[i] != nil {
 				addTo(ws[i], p.w[i])
@@ -798,10 +825,20 @@ func (t *tuner) rhs(ctx context.Context) error {
 		addTo(sum, p.sum)
 	})
 	if err != nil {
-		return fmt.Errorf("right-hand side: %w", err)
+		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
 	t.passes++
-	n = t.plan.N
+	return ws, sum, nil
+}
+
+// rhs sets, from rhsPass's sums, the target means and b = Bᵀ K_nMᵀ
+// (Y − 1μᵀ) / n of every candidate whose preconditioner was built, and
+// starts CG.
+func (t *tuner) rhs(ws [][]float64, sum []float64) {
+	m, k := t.cs.m, t.k
+	k1 := k + 1
+	t.gatherLive(false) // without the candidates prepare failed
+	n := t.plan.N
 	t.ymean = make([]float64, k)
 	for j := range k {
 		t.ymean[j] = sum[j] / float64(n)
@@ -811,7 +848,7 @@ func (t *tuner) rhs(ctx context.Context) error {
 	bm := make([]float64, m*k)
 	bc := make([]float64, m*k)
 	for i, g := range t.groups {
-		if ws[i] == nil {
+		if ws[i] == nil || len(g.live) == 0 {
 			continue
 		}
 		w := ws[i]
@@ -829,7 +866,6 @@ func (t *tuner) rhs(ctx context.Context) error {
 		}
 	}
 	t.st = newCGState(b, nc)
-	return nil
 }
 
 // setCols copies src (rows × k) into columns [c0, c0+k) of dst (rows × nc).

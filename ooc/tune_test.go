@@ -419,3 +419,38 @@ func TestTuneMemoryError(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneFailedSigma checks that a σ whose T cannot be factorised fails
+// its own candidates only: the others are fitted (the right-hand side's
+// pass runs while the preconditioners are built) and the best comes from
+// them.
+func TestTuneFailedSigma(t *testing.T) {
+	const n, d, m = 2000, 3, 100
+	x, y := synth(n, d, 21)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	// σ = 1e6 makes K_MM all ones to rounding: with a jitter of 1e-300
+	// its Cholesky fails. σ = 1 is an ordinary kernel.
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{
+		Base:    ooc.Config{Centers: m, Iterations: 5, Seed: 3, Jitter: 1e-300},
+		Sigmas:  []float64{1e6, 1},
+		Lambdas: []float64{1e-3, 1e-6},
+	}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Candidates {
+		failed := c.Stop == ooc.StopFailed
+		if failed != (c.Sigma == 1e6) {
+			t.Fatalf("σ %g λ %g: stop %q (%s)", c.Sigma, c.Lambda, c.Stop, c.Err)
+		}
+		if failed && (!strings.Contains(c.Err, "not positive definite") || c.Model() != nil) {
+			t.Fatalf("σ %g λ %g: error %q, model %v", c.Sigma, c.Lambda, c.Err, c.Model())
+		}
+		if !failed && (c.BestIteration == 0 || c.Model() == nil) {
+			t.Fatalf("σ %g λ %g: best iteration %d, model %v", c.Sigma, c.Lambda, c.BestIteration, c.Model())
+		}
+	}
+	if best := res.Candidates[res.Best]; best.Sigma != 1 || res.Model() == nil {
+		t.Fatalf("best: σ %g, model %v", best.Sigma, res.Model())
+	}
+}
