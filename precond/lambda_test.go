@@ -15,15 +15,7 @@ import (
 // and leaves the original unchanged.
 func TestWithLambda(t *testing.T) {
 	const m, k = 30, 2
-	rng := rand.New(rand.NewPCG(7, 7))
-	src := make([]float64, m*k)
-	for i := range src {
-		src[i] = rng.NormFloat64()
-	}
-	w := make([]float64, m)
-	for i := range w {
-		w[i] = 0.5 + rng.Float64()
-	}
+	src, w := testInputs(m, k, 7)
 	for _, c := range []struct {
 		method precond.Method
 		prec   precond.Precision
@@ -83,15 +75,7 @@ func apply(p *precond.Preconditioner, src []float64, k int) []float64 {
 // precision, and leaves the original unchanged.
 func TestWithLambdas(t *testing.T) {
 	const m, k = 30, 2
-	rng := rand.New(rand.NewPCG(8, 8))
-	src := make([]float64, m*k)
-	for i := range src {
-		src[i] = rng.NormFloat64()
-	}
-	w := make([]float64, m)
-	for i := range w {
-		w[i] = 0.5 + rng.Float64()
-	}
+	src, w := testInputs(m, k, 8)
 	lambdas := []float64{1e-6, 1e-3, 0.5, 1e-3}
 	for _, c := range []struct {
 		method precond.Method
@@ -143,11 +127,7 @@ func TestWithLambdas(t *testing.T) {
 // (every worker on one A) gives.
 func TestWithLambdasConcurrent(t *testing.T) {
 	const m, k = 600, 3
-	rng := rand.New(rand.NewPCG(9, 9))
-	src := make([]float64, m*k)
-	for i := range src {
-		src[i] = rng.NormFloat64()
-	}
+	src, _ := testInputs(m, k, 9)
 	lambdas := []float64{1e-8, 1e-6, 1e-4, 1e-2, 1}
 	for _, prec := range []precond.Precision{precond.Float64, precond.Float32} {
 		base, err := precond.New(gaussKMM(m, 5), 1e-3, precond.Options{Workers: 2, Precision: prec})
@@ -188,15 +168,7 @@ func TestBuildLambdas(t *testing.T) {
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(4, 4))
-	src := make([]float64, m*k)
-	for i := range src {
-		src[i] = rng.NormFloat64()
-	}
-	w := make([]float64, m)
-	for i := range w {
-		w[i] = 0.5 + rng.Float64()
-	}
+	src, w := testInputs(m, k, 4)
 	lambdas := []float64{1e-6, 1e-8, 1e-4, 1e-2, 1}
 	same := func(what string, lambda float64, got, want *precond.Preconditioner) {
 		t.Helper()
@@ -281,4 +253,19 @@ func TestBuildLambdas(t *testing.T) {
 	if _, _, err := precond.BuildLambdas(ctx, m, rows, lambdas, precond.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ended context: %v, want context.Canceled", err)
 	}
+}
+
+// testInputs returns k right-hand sides (m × k) and m centre weights in
+// [0.5, 1.5), drawn from the seed.
+func testInputs(m, k int, seed uint64) (src, w []float64) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	src = make([]float64, m*k)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	w = make([]float64, m)
+	for i := range w {
+		w[i] = 0.5 + rng.Float64()
+	}
+	return src, w
 }
