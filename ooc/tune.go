@@ -280,13 +280,14 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 		prepErr = t.prepare(ctx)
 	}()
 	ws, sum, err := t.rhsPass(ctx)
-	<-prepared
+	t.waitPrepared(prepared)
 	if prepErr != nil {
 		return nil, prepErr
 	}
 	if err != nil {
 		return nil, err
 	}
+	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond, Fraction: 1}})
 	t.rhs(ws, sum)
 	if err := t.iterate(ctx); err != nil {
 		return nil, err
@@ -312,8 +313,11 @@ type tuner struct {
 	ymean  []float64
 	st     *cgState
 	passes int
-	mem    Memory
-	ard    *ARDResult
+	// prepared counts the σ groups prepare has finished (read by
+	// waitPrepared on the caller's goroutine).
+	prepared atomic.Int64
+	mem      Memory
+	ard      *ARDResult
 }
 
 // sigmaGroup is one σ: its kernel, centres, T and its candidates.
@@ -530,7 +534,10 @@ func (t *tuner) prepare(ctx context.Context) error {
 	conc := min(t.plan.Workers, len(t.groups))
 	each := max(1, t.plan.Workers/conc)
 	errs := make([]error, len(t.groups))
-	parallel(len(t.groups), conc, func(i int) { errs[i] = t.prepareGroup(ctx, t.groups[i], each) })
+	parallel(len(t.groups), conc, func(i int) {
+		errs[i] = t.prepareGroup(ctx, t.groups[i], each)
+		t.prepared.Add(1)
+	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -542,6 +549,27 @@ func (t *tuner) prepare(ctx context.Context) error {
 		return fmt.Errorf("every candidate failed: %w", firstErr)
 	}
 	return nil
+}
+
+// waitPrepared waits until done is closed (prepare has returned),
+// reporting StagePrecond with the fraction of σ groups prepared when it
+// changes, at most once a second: at large M the factorisations outlast
+// the right-hand side's pass by minutes.
+func (t *tuner) waitPrepared(done <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := int64(-1)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if n := t.prepared.Load(); n != last && n < int64(len(t.groups)) {
+				last = n
+				t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond, Fraction: float64(n) / float64(len(t.groups))}})
+			}
+		}
+	}
 }
 
 // kernels sets every σ group's kernel centres: those of the passes (the

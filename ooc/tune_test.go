@@ -454,3 +454,36 @@ func TestTuneFailedSigma(t *testing.T) {
 		t.Fatalf("best: σ %g, model %v", best.Sigma, res.Model())
 	}
 }
+
+// TestTuneProgressPrecond checks that the factorisations, which run
+// beside the right-hand side's pass, are reported: StagePrecond at 0
+// before that pass and at 1 before the first iteration.
+func TestTuneProgressPrecond(t *testing.T) {
+	x, y := synth(1500, 3, 31)
+	var stages []ooc.TuneProgress
+	_, err := ooc.Tune(context.Background(), stream.NewMemSource(x, 3, y, 1, 150), ooc.TuneConfig{
+		Base:     ooc.Config{Centers: 80, Iterations: 3, Seed: 2},
+		Sigmas:   []float64{0.5, 2},
+		Lambdas:  []float64{1e-3, 1e-6},
+		Progress: func(p ooc.TuneProgress) { stages = append(stages, p) },
+	}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, done, rhs, iter := -1, -1, -1, -1
+	for i, p := range stages {
+		switch {
+		case p.Stage == ooc.StagePrecond && p.Fraction == 0 && start < 0:
+			start = i
+		case p.Stage == ooc.StagePrecond && p.Fraction == 1:
+			done = i
+		case p.Stage == ooc.StageRHS && rhs < 0:
+			rhs = i
+		case p.Stage == ooc.StageIterate && iter < 0:
+			iter = i
+		}
+	}
+	if start < 0 || done < 0 || rhs < 0 || iter < 0 || !(start < rhs && rhs < done && done < iter) {
+		t.Fatalf("precond start %d, right-hand side %d, precond done %d, first iteration %d: want them in that order", start, rhs, done, iter)
+	}
+}

@@ -217,7 +217,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if plan, err := ooc.Plan(r, base, ooc.RunOptions{}); err == nil {
 		taskNote(pr, "tune", base.Task, plan)
 	}
-	var passStart time.Time
+	var passStart, precondStart time.Time
 	tc.Progress = func(p ooc.TuneProgress) {
 		if p.Memory != nil {
 			mem := *p.Memory
@@ -239,8 +239,15 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			if len(p.Stopped) > 0 {
 				pr.printf("tune: after iteration %d, %d candidate(s) stopped, %d still in the pass", p.Iteration, len(p.Stopped), p.Live)
 			}
-		case ooc.StageKernel:
-			pr.printf("tune: computing K_MM and T for the next σ")
+		case ooc.StagePrecond:
+			// Reported at 0 before the right-hand side's pass (the
+			// factorisations run beside it), then by σ done, then 1.
+			if p.Fraction == 0 || precondStart.IsZero() {
+				precondStart = time.Now()
+				pr.printf("tune: factorising the preconditioners (K_MM and T per σ, A per candidate) beside the right-hand side's pass")
+				return
+			}
+			pr.update("preconditioners", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		case ooc.StageARD:
 			pr.printf("tune: learning one length scale per feature on a subsample (--ard)")
 		}
