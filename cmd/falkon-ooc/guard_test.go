@@ -107,9 +107,9 @@ func TestOutGuards(t *testing.T) {
 	}{
 		{[]string{"fit", "--out", filepath.Join(st, "meta.json"), st}, 1, "lies inside the store " + st + ", which it would damage; choose another --out"},
 		{[]string{"fit", "--out", filepath.Join(st, "x.falkon"), st}, 1, "lies inside the store"},
-		{[]string{"predict", "--model", model, "--out", in, in}, 1, "--out " + in + " is the input " + in + ": writing it would destroy the input; choose another --out"},
-		{[]string{"predict", "--model", model, "--out", link, in}, 1, "--out " + link + " is the input " + in},
-		{[]string{"predict", "--model", model, "--out", in, link}, 1, "is the input " + link},
+		{[]string{"predict", "--model", model, "--out", in, in}, 2, "--out " + in + " is the input " + in + ": writing it would destroy the input; choose another --out"},
+		{[]string{"predict", "--model", model, "--out", link, in}, 2, "--out " + link + " is the input " + in},
+		{[]string{"predict", "--model", model, "--out", in, link}, 2, "is the input " + link},
 		{[]string{"ingest", "--out", filepath.Join(dir, "afile", "x.store"), "--target", "y", in}, 1, "cannot write in " + filepath.Join(dir, "afile") + ": not a directory"},
 		{[]string{"fit", "--out", dir, st}, 1, "--out " + dir + " is a directory; name a file"},
 		{[]string{"fit", "--out", filepath.Join(dir, "nodir", "m.falkon"), st}, 1, "its directory"},
