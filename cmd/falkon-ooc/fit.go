@@ -302,7 +302,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return err
 	}
 	defer r.Close()
-	if err := prepareOut(e, "--out", o.out, false, storePath, o.val); err != nil {
+	if err := prepareOut(e, "--out", o.out, false, inputPaths(storePath, o.val)...); err != nil {
 		return err
 	}
 	if err := checkTargets(r, storePath); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
@@ -18,8 +19,8 @@ import (
 // directory is removed.
 
 // prepareOut checks --out (flag names it in messages) against the inputs
-// and its directory before any work: it must not be, or lie inside, an
-// input or a store (compared by device and inode after resolving links);
+// (from inputPaths) and its directory before any work: it must not be, or
+// hold, or lie inside, an input, nor lie inside a store (compared by device and inode after resolving links);
 // it must not be a directory unless dirOK; its directory must be writable
 // (a temporary file is created and removed there). Then the leftovers of
 // dead processes in that directory are removed and listed on stderr.
@@ -36,10 +37,8 @@ func prepareOut(e *env, flag, out string, dirOK bool, inputs ...string) error {
 		if st.IsDir() && !dirOK {
 			return fmt.Errorf("%s %s is a directory; name a file", flag, clipArg(out))
 		}
-		for _, in := range inputs {
-			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
-				return fmt.Errorf("%s %s is the input %s: writing it would destroy the input; choose another --out", flag, clipArg(out), clipArg(in))
-			}
+		if err := checkClobber(output{out, flag, "", dirOK}, out, inputs); err != nil {
+			return err
 		}
 	}
 	// Every directory above --out, links resolved, against the inputs and
@@ -110,4 +109,122 @@ func clipArg(s string) string {
 		i--
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+}
+
+// inputPaths returns every path the inputs name, for the clobber checks:
+// each argument as given (a file, a directory or a store), then the files
+// a directory walk or a glob expands it into (ingest.Files, the list the
+// commands read). "-" (standard input) names no file. An argument that
+// expands to nothing is kept as given: the command reports it later.
+func inputPaths(args ...string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "" || a == "-" {
+			continue
+		}
+		out = append(out, a)
+		if isStore(a) {
+			continue
+		}
+		files, err := ingest.Files([]string{a})
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if f != a {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// output is a file or directory a command writes: the flag that names it,
+// for a side file (MODEL.json beside --out MODEL) what it holds, and
+// whether it is a directory the command replaces (a store).
+type output struct {
+	path, flag, what string
+	dir              bool
+}
+
+// describe names the output in a message: "--out m.csv", or for a side
+// file "--out m: its summary m.json".
+func (o output) describe(flagValue string) string {
+	if o.what == "" {
+		return fmt.Sprintf("%s %s", o.flag, clipArg(o.path))
+	}
+	return fmt.Sprintf("%s %s: its %s %s", o.flag, clipArg(flagValue), o.what, clipArg(o.path))
+}
+
+// checkClobber refuses, as a usage error and before any work, an output
+// that is one of the inputs (device and inode compared, so links and other
+// spellings count) or a directory that holds one (a store fit would
+// replace). inputs come from inputPaths; flagValue is the value of the
+// output's flag.
+func checkClobber(out output, flagValue string, inputs []string) error {
+	st, err := os.Stat(out.path)
+	if err != nil {
+		return nil // nothing there yet: nothing to destroy
+	}
+	for _, in := range inputs {
+		ist, err := os.Stat(in)
+		if err != nil {
+			continue
+		}
+		if os.SameFile(st, ist) {
+			return usagef("%s is the input %s: writing it would destroy the input; choose another %s", out.describe(flagValue), clipArg(in), out.flag)
+		}
+		if !st.IsDir() || !out.dir {
+			continue // a directory where a file goes is refused later
+		}
+		// An input inside the output directory, links resolved.
+		real, err := filepath.EvalSymlinks(in)
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(real); ; d = filepath.Dir(d) {
+			if dst, err := os.Stat(d); err == nil && os.SameFile(st, dst) {
+				return usagef("%s holds the input %s: replacing it would destroy the input; choose another %s", out.describe(flagValue), clipArg(in), out.flag)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// fitOutputs lists what fit and tune write for --out MODEL: the model, its
+// summary MODEL.json, its checkpoint MODEL.ckpt, and with Parquet/CSV
+// inputs and no --cache the store they are ingested into, MODEL.store,
+// with its key MODEL.store.key.
+func (o *fitOpts) fitOutputs(rawInputs bool) []output {
+	outs := []output{
+		{o.out, "--out", "", false},
+		{o.out + ".json", "--out", "summary", false},
+	}
+	if !o.noCheckpoint {
+		outs = append(outs, output{o.out + ".ckpt", "--out", "checkpoint", false})
+	}
+	if rawInputs && o.input.cache == "" {
+		outs = append(outs, output{o.out + ".store", "--out", "store of the ingested inputs", true},
+			output{o.out + ".store.key", "--out", "store's key", false})
+	}
+	if o.plot != "" {
+		outs = append(outs, output{o.plot, "--plot", "", false})
+	}
+	return outs
+}
+
+// checkFitClobber refuses, before any input is read, a fit or tune whose
+// outputs (fitOutputs) would overwrite one of its inputs: the training
+// inputs after the directory walk and glob expansion, and --val's.
+func (o *fitOpts) checkFitClobber(args []string, rawInputs bool) error {
+	inputs := inputPaths(append(append([]string(nil), args...), o.val)...)
+	for _, out := range o.fitOutputs(rawInputs) {
+		if err := checkClobber(out, o.out, inputs); err != nil {
+			return err
+		}
+	}
+	return nil
 }

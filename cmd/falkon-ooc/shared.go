@@ -42,8 +42,12 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 			return cfg, nil, "", err
 		}
 	}
+	rawInputs := !(len(args) == 1 && isStore(args[0]))
+	if err := o.checkFitClobber(args, rawInputs); err != nil {
+		return cfg, nil, "", err
+	}
 	var storePath string
-	if len(args) == 1 && isStore(args[0]) {
+	if !rawInputs {
 		storePath = args[0]
 		for _, f := range []string{"target", "features", "exclude", "cache"} {
 			if set[f] {
