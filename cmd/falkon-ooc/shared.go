@@ -90,8 +90,11 @@ func passUpdate(pr *progress, step string, chunk, chunks int, start *time.Time) 
 		*start = time.Now()
 	}
 	frac := float64(chunk) / float64(chunks)
-	pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), chunk, chunks,
-		eta(float64(chunk), float64(chunks), time.Since(*start))), false)
+	left := ""
+	if chunk > 1 { // one chunk's time says nothing of the pass's
+		left = eta(float64(chunk-1), float64(chunks-1), time.Since(*start))
+	}
+	pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), chunk, chunks, left), false)
 }
 
 // saveModel writes the model to out and its JSON summary to out.json.
