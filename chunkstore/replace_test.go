@@ -303,8 +303,8 @@ func TestCloseRefusesStoreThatAppeared(t *testing.T) {
 func TestTempNameCarriesOwner(t *testing.T) {
 	w := newWriter(t, filepath.Join(t.TempDir(), "store"), 3)
 	defer w.Abort()
-	o, ok := fileutil.ParseTemp(filepath.Base(w.tmp))
-	if !ok || o != fileutil.Self() {
+	o, old, ok := fileutil.ParseTemp(filepath.Base(w.tmp))
+	if !ok || old || o != fileutil.Self() {
 		t.Fatalf("temporary %s: owner %v, %v; want %v", w.tmp, o, ok, fileutil.Self())
 	}
 }

@@ -734,11 +734,15 @@ func (w *Writer) manifest() *Manifest {
 	return m
 }
 
-// install moves the finished temporary directory to w.dir.
+// install moves the finished temporary directory to w.dir, without the
+// marker that told it from a user's directory while it was temporary.
 func (w *Writer) install() error {
 	kind, err := classify(w.dir)
 	if err != nil {
 		return err
+	}
+	if err := fileutil.Unmark(w.tmp); err != nil {
+		return fmt.Errorf("chunkstore: %w", err)
 	}
 	parent := filepath.Dir(w.dir)
 	appeared := func() error {

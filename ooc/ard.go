@@ -313,26 +313,14 @@ func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDC
 // ardSubsample reads rows of src (row numbers idx, sorted) with their
 // first target, standardised with mean and invStd (nil: as they are).
 func ardSubsample(ctx context.Context, src stream.Source, idx []int64, mean, invStd []float64) (x, y []float64, err error) {
-	d, kt := src.Dim(), src.NumTargets()
-	var bx, by []float64
-	var lo int64
-	p := 0
-	for c := 0; c < src.NumChunks() && p < len(idx); c++ {
-		rows := src.ChunkRows(c)
-		hi := lo + int64(rows)
-		if idx[p] < hi {
-			bx = slices.Grow(bx[:0], rows*d)[:rows*d]
-			by = slices.Grow(by[:0], rows*kt)[:rows*kt]
-			if err := src.ReadChunk(ctx, c, bx, by); err != nil {
-				return nil, nil, fmt.Errorf("ARD subsample: read chunk %d: %w", c, err)
-			}
-			for ; p < len(idx) && idx[p] < hi; p++ {
-				r := int(idx[p] - lo)
-				x = append(x, bx[r*d:(r+1)*d]...)
-				y = append(y, by[r*kt])
-			}
-		}
-		lo = hi
+	x, yall, err := readRows(ctx, src, idx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ARD subsample: %w", err)
+	}
+	kt := src.NumTargets()
+	y = make([]float64, len(idx))
+	for i := range y {
+		y[i] = yall[i*kt]
 	}
 	if invStd != nil {
 		standardize(x, mean, invStd)

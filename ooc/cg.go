@@ -19,6 +19,7 @@ type Status string
 const (
 	StatusIterationLimit Status = "iteration_limit" // ran all iterations
 	StatusConverged      Status = "converged"       // residual below Tolerance
+	StatusPatience       Status = "patience"        // validation stopped improving (Config.Patience)
 )
 
 // cgState is the state of k simultaneous conjugate-gradient solves

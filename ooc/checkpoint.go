@@ -114,7 +114,7 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 // fingerprint hashes what a resumed fit must share with the original,
 // that is what changes the result: the source's shape and chunking (the
 // order of the sums), its column names, the resolved Config except
-// Iterations and Tolerance (which only say when to stop, so a finished
+// Iterations, Tolerance and Patience (which only say when to stop, so a finished
 // fit can be extended), the standardisation, the task and classes, and
 // the centres and their weights (which depend on the data and the
 // seed). Workers, progress, validation and the executor are not in it.
@@ -125,7 +125,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 		h.Write(b)
 	}
 	cfg := plan.Config
-	cfg.Iterations, cfg.Tolerance = 0, 0
+	cfg.Iterations, cfg.Tolerance, cfg.Patience = 0, 0, 0
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
 		cs.std.mean, cs.std.std, enc.task, enc.classes})

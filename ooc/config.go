@@ -111,6 +111,13 @@ type Config struct {
 	// Tolerance stops CG early once every output's residual ‖r‖/‖b‖ is
 	// below it. 0 means run all Iterations.
 	Tolerance float64 `json:"tolerance,omitempty"`
+	// Patience, when > 0 and the fit validates (RunOptions.Validation),
+	// stops CG once this many validations in a row bring no relative
+	// improvement of 1e-4 in the validation metric (RMSE, or the error
+	// rate for classification) over the best so far; the model is then
+	// the one at the best validated iteration, and Iterations is the
+	// cap. 0 runs all Iterations and returns the last iterate.
+	Patience int `json:"patience,omitempty"`
 	// Precision of the kernel blocks: float64 (default) or float32. The
 	// preconditioner and the M-vectors are float64 either way. (The model
 	// file records it beside the Config, as "precision".)
@@ -265,6 +272,9 @@ func (c Config) validate() error {
 	}
 	if c.Iterations < 0 {
 		return configErr("Config.Iterations", "iterations must be ≥ 1, got %d", c.Iterations)
+	}
+	if c.Patience < 0 {
+		return configErr("Config.Patience", "patience must be ≥ 0 (0: off), got %d", c.Patience)
 	}
 	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {
 		return configErr("Config.Tolerance", "tolerance must be ≥ 0, got %g", c.Tolerance)

@@ -2,7 +2,9 @@ package ooc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
+	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -43,6 +46,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 	}
 	report := reporter(opts.Progress, start)
+	ph := &phaseClock{}
+	ph.start("sample", 0)
 	cs, err := sampleCentres(ctx, plan, report)
 	if err != nil {
 		return nil, err
@@ -52,7 +57,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	pass := passOver(plan.src, opts)
-	op, err := newFitOperator(ctx, plan, cs, enc, pass, report)
+	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph)
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +70,17 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
 	} else {
+		ph.start("rhs", 0)
 		b, mu, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
 		if err != nil {
 			return nil, err
 		}
 		st, ymean = newCGState(b, enc.k), mu
 	}
-	var lastVal *Evaluator // the scores of the last validation pass, for calibrate
+	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
 	lastValIter := -1
-	tr, err := solveCG(ctx, op, st, plan.Config, opts, func(ctx context.Context, st *cgState) error {
+	var bestBeta []float64 // β at the best validation (Config.Patience)
+	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, func(ctx context.Context, st *cgState) error {
 		if opts.Checkpoint == nil {
 			return nil
 		}
@@ -92,6 +99,11 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		lastVal, lastValIter = ev, st.Iter
 		return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
+	}, func(st *cgState) {
+		bestVal = lastVal
+		if plan.Config.Patience > 0 {
+			bestBeta = append(bestBeta[:0], st.Beta...)
+		}
 	}, report)
 	if err != nil {
 		return nil, err
@@ -104,16 +116,28 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	tr.Jitter = op.pre.Jitter()
 	tr.DuplicateCenters = cs.dropped
 	tr.LambdaLeverage = cs.lambdaLeverage
-	m, err := fitModel(plan, cs, enc, op, st, ymean, tr)
+	final := st
+	if bestBeta != nil && tr.BestIteration != st.Iter {
+		// Config.Patience: the model of the best validated iteration.
+		final = &cgState{Iter: tr.BestIteration, Beta: bestBeta}
+		lastVal, lastValIter = bestVal, tr.BestIteration
+	}
+	m, err := fitModel(plan, cs, enc, op, final, ymean, tr)
 	if err != nil {
 		return nil, err
 	}
-	if lastValIter != st.Iter {
+	if lastValIter != final.Iter {
 		lastVal = nil
+	}
+	if m.task != TaskRegression && opts.Validation != nil {
+		ph.start("calibration", 0)
 	}
 	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
 		return nil, err
 	}
+	m.training.Phases = ph.done()
+	m.training.PeakRSS = procstat.PeakRSS()
+	m.training.Seconds = time.Since(start).Seconds()
 	report(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: plan.Config.Iterations, Residual: st.relResidual()})
 	return m, nil
 }
@@ -391,9 +415,10 @@ func kmmRows(kern kernel.Kernel, centres []float64, m, d int) (*kernel.Centers, 
 }
 
 func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding,
-	pass passFunc, report func(Progress)) (*fitOperator, error) {
+	pass passFunc, report func(Progress), ph *phaseClock) (*fitOperator, error) {
 	cfg := plan.Config
 	d, m := plan.D, cs.m
+	ph.start("kmm", 0)
 	report(Progress{Stage: StageKernel})
 	t0 := time.Now()
 	// K_MM goes block by block straight into the preconditioner's one
@@ -404,6 +429,12 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		Jitter: cfg.Jitter, Workers: plan.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
 		Precision: cfg.PrecondPrecision,
 		Progress: func(done float64) {
+			switch name := phaseOfFactorise(cfg.Preconditioner, done); {
+			case !started:
+				ph.start(name, 0)
+			case name != ph.phases[len(ph.phases)-1].Name:
+				ph.start(name, 0)
+			}
 			started = true
 			report(Progress{Stage: StagePrecond, Fraction: done})
 		},
@@ -548,13 +579,36 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 	return b, mu, nil
 }
 
-// solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance)
-// and returns what it did. After each iteration it validates (when
-// opts.Validation is set, every opts.ValEvery iterations and after the
-// last) with validate, then calls checkpoint, then reports progress.
-func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, opts RunOptions,
+// phaseOfFactorise names the step of the preconditioner's set-up that
+// its progress fraction done is in: precond.Build's Cholesky method
+// reports T = chol(K_MM + εMI), T Tᵀ and A = chol(T Tᵀ/M + λI) in thirds.
+func phaseOfFactorise(m precond.Method, done float64) string {
+	if m != "" && m != precond.MethodCholesky {
+		return "factorise"
+	}
+	switch {
+	case done < 1.0/3:
+		return "chol_t"
+	case done < 2.0/3:
+		return "t_tt"
+	}
+	return "chol_a"
+}
+
+// errPatience stops conjugateGradient when the validation metric stops
+// improving (Config.Patience); solveCG turns it into StatusPatience.
+var errPatience = errors.New("patience")
+
+// solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance,
+// or cfg.Patience) and returns what it did. After each iteration it
+// validates (when opts.Validation is set, every opts.ValEvery iterations
+// and after the last) with validate, calls best when that validation is
+// the best so far (by the task's selection metric), then calls
+// checkpoint, then reports progress.
+func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
 	checkpoint func(context.Context, *cgState) error,
 	validate func(context.Context, *cgState) (*ValPoint, error),
+	best func(*cgState),
 	report func(Progress)) (Training, error) {
 	var tr Training
 	every := opts.ValEvery
@@ -564,24 +618,47 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, opts
 	iterStart := time.Now()
 	startIter := st.Iter
 	op.iter = st.Iter
+	bestMetric, since := math.Inf(1), 0
+	ph.start("iteration", st.Iter+1)
 	after := func(st *cgState) error {
 		tr.Residuals = append(tr.Residuals, st.relResidual())
 		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.relResidual()}
+		stop := false
 		if opts.Validation != nil && (st.Iter%every == 0 || st.Iter == cfg.Iterations) {
+			ph.start("validation", st.Iter)
 			vp, err := validate(ctx, st)
 			if err != nil {
 				return err
 			}
 			tr.Validation = append(tr.Validation, *vp)
 			p.Val = vp
+			v := selectionMetric(task, &vp.Metrics)
+			switch {
+			case v < bestMetric*(1-1e-4) || (math.IsInf(bestMetric, 1) && !math.IsInf(v, 1)):
+				bestMetric, since, tr.BestIteration = v, 0, st.Iter
+				best(st)
+			default:
+				since++
+				stop = cfg.Patience > 0 && since >= cfg.Patience
+			}
 		}
 		if err := checkpoint(ctx, st); err != nil {
 			return err
 		}
 		report(p)
+		if stop {
+			return errPatience
+		}
+		ph.start("iteration", st.Iter+1)
 		return nil
 	}
 	status, err := conjugateGradient(ctx, op, st, op.k, cfg.Iterations, cfg.Tolerance, after)
+	if n := len(ph.phases); n > 0 && ph.phases[n-1].Name == "iteration" && ph.phases[n-1].Iteration > st.Iter {
+		ph.phases = ph.phases[:n-1] // opened after the last iteration, never run
+	}
+	if errors.Is(err, errPatience) {
+		status, err = StatusPatience, nil
+	}
 	if err != nil {
 		return Training{}, err
 	}

@@ -197,9 +197,13 @@ func invStdOf(std []float64) []float64 {
 
 // Training records how a model was fitted.
 type Training struct {
-	N                   int64      `json:"n"`
-	Iterations          int        `json:"iterations"`
-	Status              Status     `json:"status"`
+	N          int64  `json:"n"`
+	Iterations int    `json:"iterations"`
+	Status     Status `json:"status"`
+	// BestIteration is the iteration with the best validation metric
+	// (0 without validation). With Config.Patience the model is that
+	// iteration's; without, the last iteration's.
+	BestIteration       int        `json:"best_iteration,omitempty"`
 	Residuals           []float64  `json:"residuals"`
 	Validation          []ValPoint `json:"validation,omitempty"`
 	Seconds             float64    `json:"seconds"`
@@ -219,6 +223,16 @@ type Training struct {
 	// leverage scores were computed: the one whose effective dimension
 	// d_eff(λ) is M (0 for uniform sampling).
 	LambdaLeverage float64 `json:"lambda_leverage,omitempty"`
+	// Phases are the wall and CPU seconds of each phase of the fit, in
+	// order, and PeakRSS the process's peak resident memory in bytes at
+	// its end (both absent from models written before they existed).
+	Phases  []Phase `json:"phases,omitempty"`
+	PeakRSS int64   `json:"peak_rss_bytes,omitempty"`
+	// Search is the search that chose σ and λ (FitTuned), without its
+	// candidates' models.
+	Search *TuneResult `json:"search,omitempty"`
+	// Handoff is what FitTuned carried from the search to the fit.
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // modelMeta is the JSON metadata of a model file (docs/MODEL_FORMAT.md);

@@ -54,7 +54,7 @@ func normaliseStderr(s string) string {
 		s = strings.ReplaceAll(s, wd+"/", "") // paths made absolute: as the user gave them
 	}
 	s = strings.ReplaceAll(s, strings.TrimSuffix(os.TempDir(), "/")+"/", "$TMPDIR/")
-	s = regexp.MustCompile(`(\.tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
+	s = regexp.MustCompile(`(\.falkon-tmp-|falkon-ooc-input-)[0-9]+(-[0-9]+-[0-9]+)?`).ReplaceAllString(s, "${1}N")
 	s = regexp.MustCompile(`(fingerprint|this fit) [0-9a-f]{12}…`).ReplaceAllString(s, "$1 …")
 	s = regexp.MustCompile(`\(stored [0-9a-f]{8}, computed [0-9a-f]{8}\)`).ReplaceAllString(s, "(stored H, computed H)")
 	s = regexp.MustCompile(`process [0-9]+`).ReplaceAllString(s, "process PID")
@@ -273,7 +273,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			setup:   writeBigCSV,
 			args:    []string{"ingest", "--out", "big.store", "--target", "y", "--codec", "none", "big.csv"},
 			code:    1,
-			stderr:  "falkon-ooc ingest: chunkstore: write segment-000000.dat: write .big.store.tmp-N/.big.store.tmp-N/segment-000000.dat: file too large",
+			stderr:  "falkon-ooc ingest: chunkstore: write segment-000000.dat: write .big.store.falkon-tmp-N/.big.store.falkon-tmp-N/segment-000000.dat: file too large",
 			fix:     "Free space or write the store elsewhere (--out on another disk); a failed ingest removes its temporary directory. On a really full disk the message ends in \"no space left on device\".",
 			run:     runWithFileSizeLimit,
 		},
@@ -412,9 +412,44 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "predict --out naming its own input",
 			setup:   writeText(t, "new-rows.csv", "a,b,c\n1,2,3\n"),
 			args:    []string{"predict", "--model", "model.falkon", "--out", "new-rows.csv", "new-rows.csv"},
-			code:    1,
+			code:    2,
 			stderr:  "falkon-ooc predict: --out new-rows.csv is the input new-rows.csv: writing it would destroy the input; choose another --out",
-			fix:     "Choose another --out. Inputs are compared by device and inode, so a link or another spelling of the same file is caught too.",
+			fix:     "Choose another --out. Inputs are compared by device and inode after the directory walk and the glob's expansion, so a file found in an input directory, a match of 't*.csv', a link or another spelling of the same file is caught too.",
+		},
+		{
+			mistake: "fit on a CSV file with --out naming that file (also tune, Parquet, a directory or glob input)",
+			setup:   writeText(t, "d.csv", csv3),
+			args:    []string{"fit", "--out", "d.csv", "--target", "y", "d.csv"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --out d.csv is the input d.csv: writing it would destroy the input; choose another --out",
+			fix:     "Choose another --out. The check is made before the inputs are ingested, so nothing was written.",
+		},
+		{
+			mistake: "fit whose summary (MODEL.json, written beside --out MODEL) would overwrite an input",
+			setup:   writeText(t, "d.json", csv3),
+			args:    []string{"fit", "--out", "d", "--target", "y", "d.json"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --out d: its summary d.json is the input d.json: writing it would destroy the input; choose another --out",
+			fix:     "Fit also writes MODEL.json, MODEL.ckpt and, for Parquet/CSV inputs, MODEL.store and MODEL.store.key: choose an --out none of whose side files is an input (e.g. d.falkon).",
+		},
+		{
+			mistake: "fit on CSV where MODEL.store is a store made by ingest, not fit's cache",
+			setup: func(t *testing.T) {
+				writeText(t, "part-1.csv", csv3)(t)
+				copyStore(t, "train.store", "m4.store")
+			},
+			args:   []string{"fit", "--out", "m4", "--target", "y", "part-1.csv"},
+			code:   1,
+			stderr: "falkon-ooc fit: --out m4: its store of the ingested inputs m4.store exists and is not fit's (no m4.store.key beside it): not replacing it; pass --cache DIR to keep fit's store elsewhere, --force to replace it, or choose another --out",
+			fix:    "Fit keeps the store it ingests Parquet/CSV into beside the model, and replaces it only when MODEL.store.key shows it wrote it. Keep yours: pass --cache DIR (fit's store goes there) or another --out; or --force to replace it.",
+		},
+		{
+			mistake: "a file of the user's where fit writes its summary MODEL.json (or MODEL.ckpt, or --out itself)",
+			setup:   writeText(t, "m5.json", `{"notes": "mine"}`),
+			args:    []string{"fit", "--out", "m5", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc fit: --out m5: its summary m5.json exists and is not the summary of a falkon-ooc model: not replacing it; pass --force to replace it, or choose another --out",
+			fix:     "Fit replaces MODEL, MODEL.json and MODEL.ckpt only when they are its own (a model's or checkpoint's magic number, a summary's \"format\"). Choose another --out, move the file away, or pass --force to replace it.",
 		},
 		{
 			mistake: "ingest into an --out that another ingest is writing (its lock is held)",
@@ -537,17 +572,17 @@ func errorCases(t *testing.T, interop string) []errorCase {
 				if err := cmd.Run(); err != nil {
 					t.Skip(err)
 				}
-				left := filepath.Join("runs", ".old.store.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-123-1")
+				left := filepath.Join("runs", ".old.store.falkon-tmp-"+strconv.Itoa(cmd.Process.Pid)+"-123-1")
 				if err := os.MkdirAll(left, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				writeText(t, filepath.Join(left, "segment-000000.dat"), strings.Repeat("x", 2000))(t)
+				writeText(t, filepath.Join(left, "segment-000000.dat"), chunkstore.Magic+strings.Repeat("x", 1996))(t)
 				writeText(t, "part-1.csv", csv3)(t)
 			},
 			args:   []string{"ingest", "--quiet", "--out", "runs/new.store", "--target", "y", "part-1.csv"},
 			code:   0,
-			stderr: "falkon-ooc: removed leftover runs/.old.store.tmp-N (2.0 kB, from process PID, no longer running)",
-			fix:    "Nothing to do: ingest, fit and predict remove, in the directory of their --out, what killed runs left there (only when the owner process is gone). 'falkon-ooc clean DIR' does the same on demand and lists each removal on stdout.",
+			stderr: "falkon-ooc: removed leftover runs/.old.store.falkon-tmp-N (2.0 kB, from process PID, no longer running)",
+			fix:    "Nothing to do: ingest, fit and predict remove, in the directory of their --out, what killed runs left there: only entries named .NAME.falkon-tmp-PID-START-N whose owner process is gone and whose content proves them falkon-ooc's (a temporary directory's marker, a store's files, a model's magic). A user's file is never removed, whatever its name. 'falkon-ooc clean --dry-run DIR' lists what would go; 'falkon-ooc clean DIR' removes it and lists each removal on stdout.",
 		},
 		{
 			mistake: "clean on a directory that does not exist",

@@ -42,7 +42,16 @@ on standardised data: M = 10√n clamped to [1000, 10000], a Gaussian kernel
 with sigma = √d, lambda = 1e-6, 20 iterations. A checkpoint is written
 next to the model after every iteration (MODEL.ckpt) and kept: --resume
 continues an interrupted fit from it, or extends a finished one with a
-larger --iters; with no checkpoint, --resume starts from the beginning.`,
+larger --iters; with no checkpoint, --resume starts from the beginning.
+
+--tune is the whole job in one command: it holds out validation rows
+(--val-fraction, default 0.1, or --val), searches --sigma × --lambda (LISTs
+or LO:HI:COUNT ranges, as tune reads them) on a subsample of --tune-rows
+training rows at M = --tune-centers, every candidate sharing each pass, then
+fits all the training rows at --centers with the best σ and λ (λ carried by
+--handoff), stopping when the validation metric stops improving
+(--patience, default 3; --iters is then a cap, default 50) and keeping the
+best iteration. The search's table is printed, and kept in the model.`,
 		Flags: fitFlags,
 	})
 }
@@ -54,13 +63,14 @@ type fitOpts struct {
 	gamma, coef0                         float64
 	seed                                 uint64
 	resume, noCheckpoint, jsonOut        bool
-	quiet                                bool
+	quiet, force                         bool
 	val, plot, sampling, precondMethod   string
 	maxMemory, precondPrecision          string
 	candidates                           int
 	valFraction                          float64
 	valEvery                             int
 	input                                inputOptions
+	tuneFit                              fitTuneOpts
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -79,12 +89,15 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
 	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
 	fs.StringVar(&o.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian, matern12, matern32, matern52, linear, polynomial")
-	fs.Float64Var(&o.sigma, "sigma", 0, "kernel length scale (0: √d, on standardised features)")
+	o.tuneFit.sigmaGrid = gridValue{name: "sigma", one: &o.sigma}
+	fs.Var(&o.tuneFit.sigmaGrid, "sigma", "kernel length scale (default √d, on standardised features); with --tune a `LIST` or LO:HI:COUNT to search")
 	fs.StringVar(&o.sigmas, "sigmas", "", "per-feature length scales, comma-separated (distance kernels)")
 	fs.IntVar(&o.degree, "degree", 2, "polynomial degree")
 	fs.Float64Var(&o.gamma, "gamma", 0, "scale of x·c in linear and polynomial kernels (0: 1)")
 	fs.Float64Var(&o.coef0, "coef0", 0, "offset in linear and polynomial kernels")
-	fs.Float64Var(&o.lambda, "lambda", ooc.DefaultLambda, "ridge regularisation λ > 0")
+	o.lambda = ooc.DefaultLambda
+	o.tuneFit.lamGrid = gridValue{name: "lambda", one: &o.lambda}
+	fs.Var(&o.tuneFit.lamGrid, "lambda", "ridge regularisation λ > 0; with --tune a `LIST` or LO:HI:COUNT to search (default 1e-8:1e-3:6)")
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
@@ -99,6 +112,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit (or extend a finished one to --iters) from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.BoolVar(&o.force, "force", false, "replace MODEL, MODEL.json, MODEL.ckpt, MODEL.store(.key) and --plot even when they are not files fit wrote")
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
 	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
 	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
@@ -109,6 +123,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error or drop (the row)")
+	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
 }
 
@@ -251,6 +266,15 @@ type fitResult struct {
 	// is its calibration on the validation rows (nil without them).
 	Classes     []string         `json:"classes,omitempty"`
 	Calibration *ooc.Calibration `json:"calibration,omitempty"`
+	// BestIteration is the iteration of the model with --patience.
+	BestIteration int `json:"best_iteration,omitempty"`
+	// Phases are the wall and CPU seconds of each phase and PeakRSS the
+	// process's peak resident memory (bytes).
+	Phases  []ooc.Phase `json:"phases"`
+	PeakRSS int64       `json:"peak_rss_bytes"`
+	// Search and Handoff are fit --tune's search and what it carried.
+	Search  *ooc.TuneResult `json:"search,omitempty"`
+	Handoff *ooc.Handoff    `json:"handoff,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
@@ -266,14 +290,20 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 			return usagef("--plot %s: the name must end in .png", o.plot)
 		}
-		return nil
+		if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
+			o.valFraction = ooc.DefaultValFraction
+		}
+		if o.tuneFit.on && !set["iters"] {
+			o.iters = defaultTunedIters // a cap: --patience stops the fit
+		}
+		return o.tuneFit.check(o, set)
 	}
 	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := prepareOut(e, "--out", o.out, false, storePath, o.val); err != nil {
+	if err := prepareOut(e, "--out", o.out, false, inputPaths(storePath, o.val)...); err != nil {
 		return err
 	}
 	if err := checkTargets(r, storePath); err != nil {
@@ -307,6 +337,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return flagErr(err)
 	}
 	cfg = plan.Config
+	cfg.Patience = o.tuneFit.patience
 	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err
@@ -362,7 +393,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			pr.update("preconditioner", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		}
 	}
-	m, err := ooc.Fit(ctx, train, cfg, run)
+	var m *ooc.Model
+	if o.tuneFit.on {
+		m, err = runTuned(ctx, o, cfg, set, train, run, pr, r.Dim())
+	} else {
+		m, err = ooc.Fit(ctx, train, cfg, run)
+	}
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
 		return fmt.Errorf("--resume: %w", err)
 	}
@@ -384,7 +420,8 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
-		Classes: m.ClassNames(), Calibration: m.Calibration(),
+		Classes: m.ClassNames(), Calibration: m.Calibration(), BestIteration: tr.BestIteration,
+		Phases: tr.Phases, PeakRSS: tr.PeakRSS, Search: tr.Search, Handoff: tr.Handoff,
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -392,14 +429,30 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if o.jsonOut {
 		return writeJSON(e.stdout, res)
 	}
+	if tr.Search != nil {
+		writeTuneTable(e.stdout, tr.Search)
+		fmt.Fprintln(e.stdout)
+		writeHandoff(e.stdout, tr.Search, tr.Handoff)
+	}
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
 	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
 	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D())
 	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
-	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
+	if tr.Status == ooc.StatusPatience {
+		fmt.Fprintf(e.stdout, "patience   the model is iteration %d's, the best on the validation rows\n", tr.BestIteration)
+	}
+	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration; peak memory %s\n", tr.Seconds, tr.SecondsPerIteration, ooc.FormatBytes(tr.PeakRSS))
 	if nv := len(tr.Validation); nv > 0 {
-		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&tr.Validation[nv-1].Metrics), tr.Validation[nv-1].Iteration)
+		vp := tr.Validation[nv-1]
+		if tr.Status == ooc.StatusPatience {
+			for _, p := range tr.Validation {
+				if p.Iteration == tr.BestIteration {
+					vp = p
+				}
+			}
+		}
+		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&vp.Metrics), vp.Iteration)
 	}
 	if m.Task() != ooc.TaskRegression {
 		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m))

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 )
 
 // writeScaledCSV writes a,b,y with y = a² + 0.3 b + noise, a scaled by sa,
@@ -107,9 +109,9 @@ func TestOutGuards(t *testing.T) {
 	}{
 		{[]string{"fit", "--out", filepath.Join(st, "meta.json"), st}, 1, "lies inside the store " + st + ", which it would damage; choose another --out"},
 		{[]string{"fit", "--out", filepath.Join(st, "x.falkon"), st}, 1, "lies inside the store"},
-		{[]string{"predict", "--model", model, "--out", in, in}, 1, "--out " + in + " is the input " + in + ": writing it would destroy the input; choose another --out"},
-		{[]string{"predict", "--model", model, "--out", link, in}, 1, "--out " + link + " is the input " + in},
-		{[]string{"predict", "--model", model, "--out", in, link}, 1, "is the input " + link},
+		{[]string{"predict", "--model", model, "--out", in, in}, 2, "--out " + in + " is the input " + in + ": writing it would destroy the input; choose another --out"},
+		{[]string{"predict", "--model", model, "--out", link, in}, 2, "--out " + link + " is the input " + in},
+		{[]string{"predict", "--model", model, "--out", in, link}, 2, "is the input " + link},
 		{[]string{"ingest", "--out", filepath.Join(dir, "afile", "x.store"), "--target", "y", in}, 1, "cannot write in " + filepath.Join(dir, "afile") + ": not a directory"},
 		{[]string{"fit", "--out", dir, st}, 1, "--out " + dir + " is a directory; name a file"},
 		{[]string{"fit", "--out", filepath.Join(dir, "nodir", "m.falkon"), st}, 1, "its directory"},
@@ -148,12 +150,21 @@ func TestCleanLeftovers(t *testing.T) {
 	mk := func(name string) string {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(p, 0o755)
-		os.WriteFile(filepath.Join(p, "segment-000000.dat"), make([]byte, 2000), 0o644)
+		seg := make([]byte, 2000)
+		copy(seg, chunkstore.Magic)
+		os.WriteFile(filepath.Join(p, "segment-000000.dat"), seg, 0o644)
 		return p
 	}
-	a := mk(".out.store.tmp-" + dead + "-123-1")
-	live := mk(".out.store.tmp-" + strconv.Itoa(os.Getpid()) + "-0-2")
-	code, out, e := runCLI("clean", dir)
+	a := mk(".out.store.falkon-tmp-" + dead + "-123-1")
+	live := mk(".out.store.falkon-tmp-" + strconv.Itoa(os.Getpid()) + "-0-2")
+	code, out, e := runCLI("clean", "--dry-run", dir)
+	if code != 0 || !strings.Contains(out, "would remove "+a+" (2.0 kB, from process "+dead+", no longer running)") || strings.Contains(out, live) {
+		t.Fatalf("clean --dry-run: exit %d\n%s%s", code, out, e)
+	}
+	if _, err := os.Stat(a); err != nil {
+		t.Fatal("clean --dry-run removed the leftover")
+	}
+	code, out, e = runCLI("clean", dir)
 	if code != 0 || !strings.Contains(out, "removed "+a+" (2.0 kB, from process "+dead+", no longer running)") {
 		t.Fatalf("clean: exit %d\n%s%s", code, out, e)
 	}
@@ -166,11 +177,58 @@ func TestCleanLeftovers(t *testing.T) {
 	if _, out, _ := runCLI("clean", dir); !strings.Contains(out, "nothing to remove") {
 		t.Fatalf("second clean: %s", out)
 	}
-	b := mk(".m.falkon.tmp-" + dead + "-5-3")
+	b := mk(".m.falkon.tmp-" + dead + "-5-3") // the old shape, proved ours by the segment's magic
 	in := filepath.Join(dir, "in.csv")
 	writeScaledCSV(t, in, 1, 1, 1)
 	code, _, e = runCLI("ingest", "--quiet", "--out", filepath.Join(dir, "s.store"), "--target", "y", in)
 	if code != 0 || !strings.Contains(e, "falkon-ooc: removed leftover "+b) {
 		t.Fatalf("ingest: exit %d\n%s", code, e)
+	}
+}
+
+// TestCleanSparesUserFiles (issue 21 item 3): the names of the issue, which
+// look like temporary names of rounds 1–4 but are a user's, survive
+// ingest, predict, fit and clean in their directory, byte for byte; so do
+// old-shape names with a dead owner but no proof of being falkon-ooc's.
+func TestCleanSparesUserFiles(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	dead := strconv.Itoa(cmd.Process.Pid)
+	_, model, in, _ := predictFixture(t, 200)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var victims []string
+	put := func(rel, text string) {
+		p := filepath.Join(out, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		victims = append(victims, p)
+	}
+	put("photos.tmp-2023-12-25/1.jpg", "img\n")
+	put("report.tmp-2024-06-01", "quarterly report")
+	put("db.sql.tmp-20240601-1200-3", "INSERT INTO t VALUES (1);")
+	put(".notes.tmp-"+dead+"-0-1", "old shape, dead owner, no magic")
+	put(".pics.tmp-"+dead+"-0-2/a.jpg", "old shape directory, no marker")
+	snap := takeSnapshot(t, victims...)
+	for _, c := range [][]string{
+		{"ingest", "--quiet", "--out", filepath.Join(out, "x.store"), "--target", "y", "--exclude", "id", in},
+		{"predict", "--quiet", "--model", model, "--out", filepath.Join(out, "p.csv"), in},
+		{"fit", "--quiet", "--out", filepath.Join(out, "m.falkon"), "--centers", "20", "--iters", "1", filepath.Join(out, "x.store")},
+		{"clean", out},
+	} {
+		code, stdout, e := runCLI(c...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", c, code, e)
+		}
+		if strings.Contains(e+stdout, "removed") {
+			t.Errorf("%q removed something:\n%s%s", c, stdout, e)
+		}
+		snap.check(t, c[0])
 	}
 }

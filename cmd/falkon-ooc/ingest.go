@@ -152,7 +152,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
-	if err := prepareOut(e, "--out", o.out, true, args...); err != nil {
+	if err := prepareOut(e, "--out", o.out, true, inputPaths(args...)...); err != nil {
 		return err
 	}
 	pr := newProgress(e.stderr, o.quiet)

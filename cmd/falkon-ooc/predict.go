@@ -166,7 +166,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			return usagef("standard input (-) must be the only INPUT")
 		}
 	}
-	if err := prepareOut(e, "--out", o.out, false, append([]string{o.model}, args...)...); err != nil {
+	if err := prepareOut(e, "--out", o.out, false, inputPaths(append([]string{o.model}, args...)...)...); err != nil {
 		return err
 	}
 	start := time.Now()

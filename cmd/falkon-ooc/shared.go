@@ -42,8 +42,15 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 			return cfg, nil, "", err
 		}
 	}
+	rawInputs := !(len(args) == 1 && isStore(args[0]))
+	if err := o.checkFitClobber(args, rawInputs); err != nil {
+		return cfg, nil, "", err
+	}
+	if err := o.checkOwnOutputs(rawInputs); err != nil {
+		return cfg, nil, "", err
+	}
 	var storePath string
-	if len(args) == 1 && isStore(args[0]) {
+	if !rawInputs {
 		storePath = args[0]
 		for _, f := range []string{"target", "features", "exclude", "cache"} {
 			if set[f] {
@@ -83,8 +90,11 @@ func passUpdate(pr *progress, step string, chunk, chunks int, start *time.Time) 
 		*start = time.Now()
 	}
 	frac := float64(chunk) / float64(chunks)
-	pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), chunk, chunks,
-		eta(float64(chunk), float64(chunks), time.Since(*start))), false)
+	left := ""
+	if chunk > 1 { // one chunk's time says nothing of the pass's
+		left = eta(float64(chunk-1), float64(chunks-1), time.Since(*start))
+	}
+	pr.update(step, fmt.Sprintf("%s %d/%d chunks%s", bar(frac), chunk, chunks, left), false)
 }
 
 // saveModel writes the model to out and its JSON summary to out.json.

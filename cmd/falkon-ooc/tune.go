@@ -50,7 +50,7 @@ candidate's validation curve); progress to stderr.`,
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
 	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
-	"target", "features", "exclude", "nulls", "cache"}
+	"target", "features", "exclude", "nulls", "cache", "force"}
 
 type tuneOpts struct {
 	fit                   fitOpts
@@ -217,41 +217,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if plan, err := ooc.Plan(r, base, ooc.RunOptions{}); err == nil {
 		taskNote(pr, "tune", base.Task, plan)
 	}
-	var passStart, precondStart time.Time
-	tc.Progress = func(p ooc.TuneProgress) {
-		if p.Memory != nil {
-			mem := *p.Memory
-			pr.printf("tune: n = %d training rows, %d validation rows, d = %d, M = %d centres; memory needed ≈ %s",
-				p.N, p.ValRows, r.Dim(), p.M, mem)
-			softMemoryLimit(mem)
-			return
-		}
-		switch p.Stage {
-		case ooc.StageSample, ooc.StageRHS, ooc.StageIterate, ooc.StageValidate:
-			step := string(p.Stage)
-			if p.Stage == ooc.StageIterate || p.Stage == ooc.StageValidate {
-				step = fmt.Sprintf("iteration %d/%d (%d candidates)", p.Iteration, p.Iterations, p.Live)
-			}
-			if p.Chunks > 0 {
-				passUpdate(pr, step, p.Chunk, p.Chunks, &passStart)
-				return
-			}
-			if len(p.Stopped) > 0 {
-				pr.printf("tune: after iteration %d, %d candidate(s) stopped, %d still in the pass", p.Iteration, len(p.Stopped), p.Live)
-			}
-		case ooc.StagePrecond:
-			// Reported at 0 before the right-hand side's pass (the
-			// factorisations run beside it), then by σ done, then 1.
-			if p.Fraction == 0 || precondStart.IsZero() {
-				precondStart = time.Now()
-				pr.printf("tune: factorising the preconditioners (K_MM and T per σ, A per candidate) beside the right-hand side's pass")
-				return
-			}
-			pr.update("preconditioners", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
-		case ooc.StageARD:
-			pr.printf("tune: learning one length scale per feature on a subsample (--ard)")
-		}
-	}
+	var passStart time.Time
+	tc.Progress = tuneProgress(pr, "tune", r.Dim(), &passStart)
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
 		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
 	res, err := ooc.Tune(ctx, r, tc, run)

@@ -1,8 +1,10 @@
 package fileutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +28,7 @@ type Leftover struct {
 	Path  string `json:"path"`
 	Owner Owner  `json:"owner"`
 	Bytes int64  `json:"bytes"` // size of the files, recursively
+	Kind  string `json:"kind"`  // what proved it falkon-ooc's (see Owned)
 }
 
 func (l Leftover) String() string {
@@ -33,27 +36,172 @@ func (l Leftover) String() string {
 }
 
 // ParseTemp reports whether name (a base name) is a temporary name made by
-// TempName, and its owner.
-func ParseTemp(name string) (Owner, bool) {
-	i := strings.LastIndex(name, tmpMark)
-	if i <= 0 {
-		return Owner{}, false
+// TempName, "." + BASE + ".falkon-tmp-PID-START-RAND", and its owner. old
+// is true for the shape of rounds 1–4, "." + BASE + ".tmp-PID-START-RAND",
+// which a user may write too: such a name is only a candidate, removed
+// only when its content proves it falkon-ooc's (Owned).
+func ParseTemp(name string) (o Owner, old, ok bool) {
+	if !strings.HasPrefix(name, ".") {
+		return Owner{}, false, false
 	}
-	parts := strings.Split(name[i+len(tmpMark):], "-")
+	mark := tmpMark
+	i := strings.LastIndex(name, mark)
+	if i < 0 {
+		mark, old = oldTmpMark, true
+		i = strings.LastIndex(name, mark)
+	}
+	if i <= 0 {
+		return Owner{}, false, false
+	}
+	parts := strings.Split(name[i+len(mark):], "-")
 	if len(parts) != 3 {
-		return Owner{}, false
+		return Owner{}, false, false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return Owner{}, false, false
+		}
 	}
 	pid, err1 := strconv.Atoi(parts[0])
 	start, err2 := strconv.ParseUint(parts[1], 10, 64)
 	_, err3 := strconv.ParseUint(parts[2], 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || pid <= 0 {
-		return Owner{}, false
+		return Owner{}, false, false
 	}
-	return Owner{PID: pid, Start: start}, true
+	return Owner{PID: pid, Start: start}, old, true
 }
 
-// Leftovers lists the temporary names in dir (not its subdirectories) whose
-// owner is dead. It never lists a live process's files.
+// magics are the first bytes of the files falkon-ooc writes in binary:
+// models ("FKOM", ooc/model.go), checkpoints ("FKCP", ooc/checkpoint.go)
+// and chunk store segments ("FOOC", chunkstore/format.go). Tests in those
+// packages check that Owned recognises their files.
+var magics = [][]byte{[]byte("FKOM"), []byte("FKCP"), []byte("FOOC")}
+
+// textExts are the endings of the final names of falkon-ooc's text and
+// foreign-format outputs (predictions, summaries, a store's key, plots),
+// which carry no magic of their own.
+var textExts = []string{".csv", ".tsv", ".jsonl", ".json", ".parquet", ".png", ".key"}
+
+// Owned reports whether the temporary entry at path (a name that
+// ParseTemp accepts) is provably falkon-ooc's, and what it is:
+//
+//   - a directory holding DirMarker with its text ("temporary directory"),
+//     or, for either name shape, one whose every file is a store's
+//     (segment files starting with "FOOC", meta.json, and directories of
+//     the same kind), empty files aside ("store");
+//   - a regular file starting with a model's, checkpoint's or segment's
+//     magic ("model", "checkpoint", "segment");
+//   - for the new name shape only: an empty regular file ("empty file":
+//     nothing to lose), or one whose final name ends in an extension of
+//     falkon-ooc's text outputs (.csv, .json, …: "output").
+//
+// Links and anything else are never falkon-ooc's. An old-shape name needs
+// the proof from the content: the marker or a magic.
+func Owned(path string, old bool) (kind string, ok bool) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return "", false
+	}
+	switch {
+	case st.IsDir():
+		if b, err := os.ReadFile(filepath.Join(path, DirMarker)); err == nil && string(b) == dirMarkerText {
+			return "temporary directory", true
+		}
+		if storeLike(path, 0) {
+			return "store", true
+		}
+		return "", false
+	case st.Mode().IsRegular():
+		if k := magicKind(path); k != "" {
+			return k, true
+		}
+		if old {
+			return "", false
+		}
+		if st.Size() == 0 {
+			return "empty file", true
+		}
+		base := strings.ToLower(filepath.Base(path))
+		if i := strings.LastIndex(base, tmpMark); i > 0 {
+			for _, ext := range textExts {
+				if strings.HasSuffix(base[:i], ext) {
+					return "output", true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// magicKind names the file at path by its first four bytes, or returns "".
+func magicKind(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return ""
+	}
+	for i, m := range magics {
+		if bytes.Equal(b[:], m) {
+			return [...]string{"model", "checkpoint", "segment"}[i]
+		}
+	}
+	return ""
+}
+
+// storeLike reports whether every entry under dir is a store's: segment
+// files (magic "FOOC"), a meta.json that is a JSON object, empty files,
+// DirMarker, and directories of the same kind (at most 3 levels: ingest
+// builds a store inside a temporary directory). An empty directory
+// qualifies.
+func storeLike(dir string, depth int) bool {
+	if depth > 3 {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if !storeLike(p, depth+1) {
+				return false
+			}
+		case e.Type().IsRegular():
+			if e.Name() == DirMarker || magicKind(p) == "segment" {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return false
+			}
+			if fi.Size() == 0 {
+				continue
+			}
+			if e.Name() == "meta.json" {
+				b, err := os.ReadFile(p)
+				if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+					continue
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Leftovers lists what Clean would remove in dir (not its subdirectories):
+// temporary names (ParseTemp) whose owner is dead and whose entry is
+// provably falkon-ooc's (Owned), and lock files (LockSuffix) that no
+// process holds. It never lists a live process's files, nor a user's: a
+// name that merely looks temporary is left alone. It removes nothing.
 func Leftovers(dir string) ([]Leftover, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -61,20 +209,55 @@ func Leftovers(dir string) ([]Leftover, error) {
 	}
 	var out []Leftover
 	for _, e := range ents {
-		o, ok := ParseTemp(e.Name())
+		p := filepath.Join(dir, e.Name())
+		if l, ok := staleLock(p, e); ok {
+			out = append(out, l)
+			continue
+		}
+		o, old, ok := ParseTemp(e.Name())
 		if !ok || o.Alive() {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		out = append(out, Leftover{Path: p, Owner: o, Bytes: size(p)})
+		kind, ok := Owned(p, old)
+		if !ok {
+			continue
+		}
+		out = append(out, Leftover{Path: p, Owner: o, Bytes: size(p), Kind: kind})
 	}
 	return out, nil
 }
 
-// Clean removes the leftovers of dead processes in dir (see Leftovers) and
-// the lock files (LockSuffix) that no process holds, and returns what it
-// removed. It holds a lock on dir meanwhile, so two Cleans do not report
-// the same leftover. On an error it returns what it removed until then.
+// staleLock reports whether the entry at p is a lock file made by Lock
+// (".NAME" + LockSuffix, a regular file holding a process id) that no
+// process holds.
+func staleLock(p string, e fs.DirEntry) (Leftover, bool) {
+	name := e.Name()
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, LockSuffix) || !e.Type().IsRegular() {
+		return Leftover{}, false
+	}
+	fi, err := e.Info()
+	if err != nil || fi.Size() > 32 {
+		return Leftover{}, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Leftover{}, false
+	}
+	s := strings.TrimSpace(string(b))
+	pid, err := strconv.Atoi(s)
+	if s != "" && (err != nil || pid <= 0) {
+		return Leftover{}, false // not a lock file's content
+	}
+	if held, err := lockHeld(p); err != nil || held {
+		return Leftover{}, false
+	}
+	return Leftover{Path: p, Owner: Owner{PID: pid}, Bytes: int64(len(b)), Kind: "lock"}, true
+}
+
+// Clean removes what Leftovers lists in dir and returns what it removed.
+// It holds a lock on dir meanwhile, so two Cleans do not report the same
+// leftover; each entry is checked again just before its removal. On an
+// error it returns what it removed until then.
 func Clean(dir string) ([]Leftover, error) {
 	unlock, err := lockDir(dir)
 	if err != nil {
@@ -87,33 +270,18 @@ func Clean(dir string) ([]Leftover, error) {
 	}
 	var done []Leftover
 	for _, l := range left {
-		if err := os.RemoveAll(l.Path); err != nil {
+		if l.Kind == "lock" {
+			lk, err := Lock(l.Path)
+			if err != nil {
+				continue // taken meanwhile, or gone
+			}
+			if err := lk.Release(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return done, fmt.Errorf("clean %s: %w", dir, err)
+			}
+		} else if err := os.RemoveAll(l.Path); err != nil {
 			return done, fmt.Errorf("clean %s: %w", dir, err)
 		}
 		done = append(done, l)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return done, fmt.Errorf("clean %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), LockSuffix) || !e.Type().IsRegular() {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		l, err := Lock(p)
-		if err != nil {
-			continue // held, or gone
-		}
-		if err := l.Release(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return done, fmt.Errorf("clean %s: %w", dir, err)
-		}
-		done = append(done, Leftover{Path: p, Owner: Owner{PID: pid}, Bytes: int64(len(b))})
 	}
 	return done, nil
 }

@@ -15,18 +15,23 @@ import (
 
 func TestTempNameOwner(t *testing.T) {
 	name := fileutil.TempName("out.store")
-	if !strings.HasPrefix(name, ".out.store.tmp-"+strconv.Itoa(os.Getpid())+"-") {
-		t.Fatalf("TempName = %q, want .out.store.tmp-PID-…", name)
+	if !strings.HasPrefix(name, ".out.store.falkon-tmp-"+strconv.Itoa(os.Getpid())+"-") {
+		t.Fatalf("TempName = %q, want .out.store.falkon-tmp-PID-…", name)
 	}
-	o, ok := fileutil.ParseTemp(name)
-	if !ok || o != fileutil.Self() {
-		t.Fatalf("ParseTemp(%q) = %v, %v; want %v", name, o, ok, fileutil.Self())
+	o, old, ok := fileutil.ParseTemp(name)
+	if !ok || old || o != fileutil.Self() {
+		t.Fatalf("ParseTemp(%q) = %v, %v, %v; want %v", name, o, old, ok, fileutil.Self())
 	}
 	if runtime.GOOS == "linux" && o.Start == 0 {
 		t.Fatal("no start time on Linux")
 	}
-	for _, bad := range []string{"out.store", ".a.tmp-12", ".a.tmp-x-1-2", ".a.tmp-1-2-3-4", ".tmp-1-2-3", ".a.tmp-0-1-2"} {
-		if _, ok := fileutil.ParseTemp(bad); ok {
+	if _, old, ok := fileutil.ParseTemp(".a.tmp-1-2-3"); !ok || !old {
+		t.Errorf("ParseTemp(.a.tmp-1-2-3): %v %v; want an old-shape candidate", old, ok)
+	}
+	// The names of issue 21: no leading dot, or not three numbers.
+	for _, bad := range []string{"out.store", ".a.tmp-12", ".a.tmp-x-1-2", ".a.tmp-1-2-3-4", ".tmp-1-2-3", ".a.tmp-0-1-2",
+		"photos.tmp-2023-12-25", "report.tmp-2024-06-01", "db.sql.tmp-20240601-1200-3", ".a.tmp-+1-2-3", ".falkon-tmp-1-2-3"} {
+		if _, _, ok := fileutil.ParseTemp(bad); ok {
 			t.Errorf("ParseTemp(%q) accepted", bad)
 		}
 	}
@@ -42,48 +47,97 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// segment returns n bytes that start as a chunk store segment does.
+func segment(n int) []byte {
+	b := make([]byte, n)
+	copy(b, "FOOC")
+	return b
+}
+
 func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("owners cannot be told dead here")
 	}
 	dir := t.TempDir()
-	dead := deadPID(t)
+	dead := strconv.Itoa(deadPID(t))
 	self := fileutil.Self()
-	mk := func(name string, dirToo bool) string {
+	mkdir := func(name string) string {
 		p := filepath.Join(dir, name)
-		if dirToo {
-			if err := os.Mkdir(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			p2 := filepath.Join(p, "seg-000000")
-			if err := os.WriteFile(p2, make([]byte, 1000), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(p, "segment-000000.dat"), segment(1000))
 		return p
 	}
-	deadStore := mk(".out.store.tmp-"+strconv.Itoa(dead)+"-12345-99", true)
-	deadModel := mk(".m.falkon.tmp-"+strconv.Itoa(dead)+"-0-7", false)
-	// Our own pid with another start time: the id was reused, so the
-	// owner is dead.
-	reused := mk(".m.falkon.tmp-"+strconv.Itoa(self.PID)+"-"+strconv.FormatUint(self.Start+1, 10)+"-7", false)
-	live := mk(fileutil.TempName("out.store"), true)
-	parent := mk(".x.tmp-"+strconv.Itoa(os.Getppid())+"-0-1", false) // a live process, start unknown
-	user := mk("data.csv", false)
-	old := mk(".old.store.tmp-123456", true) // no owner: never touched
+	mkfile := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		writeFile(t, p, b)
+		return p
+	}
+	// A temporary directory made by MkdirTemp, its owner then dead: the
+	// marker proves it ours whatever it holds.
+	live, err := fileutil.MkdirTemp(dir, "out.store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(live, "notes"), []byte("half-written"))
+	marker, _ := os.ReadFile(filepath.Join(live, fileutil.DirMarker))
+	deadMarked := filepath.Join(dir, ".out.store.falkon-tmp-"+dead+"-12345-99")
+	writeFile(t, filepath.Join(deadMarked, fileutil.DirMarker), marker)
+	writeFile(t, filepath.Join(deadMarked, "seg"), make([]byte, 1000))
+	deadStore := mkdir(".s.store.falkon-tmp-" + dead + "-12345-98")                 // no marker, a store's files
+	deadModel := mkfile(".m.falkon.falkon-tmp-"+dead+"-0-7", []byte("FKOM...."))    // model magic
+	deadPred := mkfile(".p.csv.falkon-tmp-"+dead+"-0-8", []byte("prediction\n1\n")) // an output's extension
+	oldStore := mkdir(".old.store.tmp-" + dead + "-12345-97")                       // old shape, a store's files
+	oldCkpt := mkfile(".m.falkon.ckpt.tmp-"+dead+"-0-6", []byte("FKCP...."))        // old shape, checkpoint magic
+	reused := mkfile(".m.falkon.falkon-tmp-"+strconv.Itoa(self.PID)+"-"+strconv.FormatUint(self.Start+1, 10)+"-7", []byte("FKOM"))
+	parent := mkfile(".x.falkon.falkon-tmp-"+strconv.Itoa(os.Getppid())+"-0-1", []byte("FKOM")) // a live process, start unknown
+	// Never ours: a user's files whatever their names.
+	user := mkfile("data.csv", []byte("a,b\n"))
+	oldUser := mkfile(".report.tmp-"+dead+"-1-2", []byte("my report")) // old shape, no proof
+	oldUserDir := filepath.Join(dir, ".photos.tmp-"+dead+"-12-25")
+	writeFile(t, filepath.Join(oldUserDir, "1.jpg"), []byte("img"))
+	newUnknown := mkfile(".notes.txt.falkon-tmp-"+dead+"-0-3", []byte("text")) // no magic, no output extension
+	link := filepath.Join(dir, ".l.csv.falkon-tmp-"+dead+"-0-4")
+	if err := os.Symlink(user, link); err != nil {
+		t.Fatal(err)
+	}
+	noOwner := mkdir(".old.store.tmp-123456") // no owner: never touched
 
 	held, err := fileutil.Lock(fileutil.LockPath(filepath.Join(dir, "busy.store")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Release()
-	stale := filepath.Join(dir, ".gone.store"+fileutil.LockSuffix)
-	if err := os.WriteFile(stale, []byte(strconv.Itoa(dead)+"\n"), 0o644); err != nil {
+	stale := mkfile(".gone.store"+fileutil.LockSuffix, []byte(dead+"\n"))
+	notLock := mkfile(".mine"+fileutil.LockSuffix, []byte("my notes, not a pid"))
+
+	want := []string{deadMarked, deadStore, deadModel, deadPred, oldStore, oldCkpt, stale}
+	if runtime.GOOS == "linux" {
+		want = append(want, reused)
+	}
+	kept := []string{live, parent, user, oldUser, oldUserDir, newUnknown, link, noOwner, notLock, fileutil.LockPath(filepath.Join(dir, "busy.store"))}
+
+	// Leftovers (clean --dry-run) lists exactly what Clean removes, and
+	// removes nothing.
+	listed, err := fileutil.Leftovers(dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(listed) != len(want) {
+		t.Errorf("Leftovers listed %d entries, want %d: %v", len(listed), len(want), listed)
+	}
+	for _, p := range append(want, kept...) {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("Leftovers removed %s", p)
+		}
 	}
 
 	got, err := fileutil.Clean(dir)
@@ -96,10 +150,6 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 		if !strings.Contains(l.String(), "no longer running") {
 			t.Errorf("String() = %q", l.String())
 		}
-	}
-	want := []string{deadStore, deadModel, stale}
-	if runtime.GOOS == "linux" {
-		want = append(want, reused)
 	}
 	for _, p := range want {
 		if !removed[p] {
@@ -117,10 +167,38 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 			t.Errorf("%s: %d bytes, want 1000", l.Path, l.Bytes)
 		}
 	}
-	for _, p := range []string{live, parent, user, old, fileutil.LockPath(filepath.Join(dir, "busy.store"))} {
+	for _, p := range kept {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(oldUserDir, "1.jpg")); string(b) != "img" {
+		t.Errorf("the user's photo changed: %q", b)
+	}
+	if b, _ := os.ReadFile(oldUser); string(b) != "my report" {
+		t.Errorf("the user's report changed: %q", b)
+	}
+}
+
+// TestUnmark: MkdirTemp marks the directory, Unmark removes the marker
+// (and a second Unmark is no error).
+func TestUnmark(t *testing.T) {
+	d, err := fileutil.MkdirTemp(t.TempDir(), "x.store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := fileutil.Owned(d, false); !ok || k != "temporary directory" {
+		t.Fatalf("Owned(MkdirTemp) = %q, %v", k, ok)
+	}
+	writeFile(t, filepath.Join(d, "user.txt"), []byte("x"))
+	if err := fileutil.Unmark(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := fileutil.Unmark(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fileutil.Owned(d, false); ok {
+		t.Fatal("an unmarked directory holding a non-store file is still owned")
 	}
 }
 

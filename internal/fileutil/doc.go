@@ -21,9 +21,14 @@
 //
 // # Invariants
 //
-// A temporary name has the form PREFIX.tmp-PID-START-RAND (PREFIX usually
-// "." and the final base name), where START is the owner's start time in
-// clock ticks since boot (Linux) or 0 where it is unknown. A name whose owner
-// cannot be shown dead is never removed: on systems without /proc, only
-// names whose process id is unused count as dead.
+// A temporary name has the form .BASE.falkon-tmp-PID-START-RAND (BASE the
+// final base name), where START is the owner's start time in clock ticks
+// since boot (Linux) or 0 where it is unknown. A name whose owner cannot be
+// shown dead is never removed: on systems without /proc, only names whose
+// process id is unused count as dead. Nor is an entry removed unless its
+// content proves it falkon-ooc's ([Owned]): a temporary directory holds
+// [DirMarker] until [Unmark] before its rename, binary files start with a
+// magic number. Names of the older shape .BASE.tmp-PID-START-RAND, which a
+// user may write ("photos.tmp-2023-12-25" once matched), are removed only
+// on that proof.
 package fileutil

@@ -13,13 +13,35 @@ import (
 	"syscall"
 )
 
-// tmpMark separates the prefix of a temporary name from its owner tag.
-const tmpMark = ".tmp-"
+// tmpMark separates the prefix of a temporary name from its owner tag:
+// ".falkon-tmp-", a shape no user writes (a user's "photos.tmp-2023-12-25"
+// matched the ".tmp-" of rounds 1–4, oldTmpMark).
+const (
+	tmpMark    = ".falkon-tmp-"
+	oldTmpMark = ".tmp-"
+)
 
 // TempName returns a fresh temporary name for base in the form
-// "." + base + ".tmp-PID-START-RAND" (no directory), owned by this process.
+// "." + base + ".falkon-tmp-PID-START-RAND" (no directory), owned by this
+// process.
 func TempName(base string) string {
 	return "." + base + tmpMark + selfTag() + "-" + strconv.FormatUint(rand.Uint64()%1e10, 10)
+}
+
+// DirMarker is the file MkdirTemp writes first in every temporary
+// directory, holding dirMarkerText: Clean removes a dead owner's
+// temporary directory only when it proves the directory is falkon-ooc's
+// (see Owned). Unmark removes it before the directory takes its final
+// name.
+const (
+	DirMarker     = ".falkon-tmp"
+	dirMarkerText = "falkon-ooc temporary directory: removed by 'falkon-ooc clean' once its owner has died\n"
+)
+
+// Unmark removes the DirMarker of a temporary directory made by MkdirTemp,
+// before it is renamed to its final name. A missing marker is no error.
+func Unmark(dir string) error {
+	return ignoreNotExist(os.Remove(filepath.Join(dir, DirMarker)))
 }
 
 // CreateTemp creates a new temporary file in dir for the final name base,
@@ -37,12 +59,17 @@ func CreateTemp(dir, base string) (*os.File, error) {
 // MkdirTemp creates a new temporary directory in parent for the final name
 // base, with a name from TempName and the permissions of os.Mkdir(name,
 // 0o777) (so the umask applies, as it does to the files written in it),
-// since the directory becomes the final one.
+// since the directory becomes the final one, and writes DirMarker in it
+// (call Unmark before the rename to the final name).
 func MkdirTemp(parent, base string) (string, error) {
 	for range 100 {
 		name := filepath.Join(parent, TempName(base))
 		err := os.Mkdir(name, 0o777)
 		if err == nil {
+			if err := os.WriteFile(filepath.Join(name, DirMarker), []byte(dirMarkerText), 0o644); err != nil {
+				os.RemoveAll(name)
+				return "", err
+			}
 			return name, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {

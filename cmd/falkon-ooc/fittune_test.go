@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+// TestFitTune runs the whole job through the CLI: the search's table on
+// stdout and in --json, the model's metadata carrying it, the final fit at
+// --centers with the pick, stopped by patience.
+func TestFitTune(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 4000, 3, "y")
+	model := filepath.Join(dir, "m.falkon")
+	code, out, errOut := runCLI("fit", "--tune", "--out", model, "--centers", "400", "--tune-centers", "100",
+		"--tune-rows", "2000", "--sigma", "0.7,1.4,2.8", "--lambda", "1e-7:1e-3:3", "--json", train)
+	if code != 0 {
+		t.Fatalf("fit --tune exit %d: %s", code, errOut)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("fit --tune --json is not one document: %v\n%s", err, out)
+	}
+	if res.Search == nil || len(res.Search.Candidates) != 9 || res.Search.M != 100 || res.Search.N != 2000 {
+		t.Fatalf("--json search: %+v", res.Search)
+	}
+	best := res.Search.Candidates[res.Search.Best]
+	if res.Centers != 400 || res.Config.Lambda != best.Lambda || res.Config.Kernel.Sigma != best.Sigma {
+		t.Errorf("final fit: M = %d, λ = %g, σ = %g; search picked λ = %g, σ = %g", res.Centers, res.Config.Lambda,
+			res.Config.Kernel.Sigma, best.Lambda, best.Sigma)
+	}
+	if res.Handoff == nil || res.Handoff.Rule != ooc.HandoffKeep || res.Handoff.SearchValRows != 4000-res.N {
+		t.Errorf("--json handoff: %+v", res.Handoff)
+	}
+	if res.Config.Patience != ooc.DefaultPatience || res.Iterations > 50 || len(res.Validation) != res.Iterations {
+		t.Errorf("patience %d, %d iterations, %d validations (want patience 3, a cap of 50, one validation each)",
+			res.Config.Patience, res.Iterations, len(res.Validation))
+	}
+	if len(res.Phases) == 0 || res.PeakRSS <= 0 {
+		t.Errorf("--json lacks the phases or the peak RSS: %d phases, %d bytes", len(res.Phases), res.PeakRSS)
+	}
+	for _, want := range []string{"fit --tune: searching σ × λ", "fit --tune: search: n = 2000 training rows"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	summary, err := os.ReadFile(model + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(summary), `"search"`) || !strings.Contains(string(summary), `"handoff"`) {
+		t.Errorf("the model's summary lacks the search or the hand-off")
+	}
+	// All 431 validation rows: fewer than the search's 1000.
+	// The text output: the table, the pick and the hand-off.
+	code, out, errOut = runCLI("fit", "--tune", "--out", model, "--centers", "300", "--tune-centers", "100",
+		"--sigma", "1,2", "--lambda", "1e-6,1e-4", "--quiet", train)
+	if code != 0 {
+		t.Fatalf("fit --tune exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"best rmse  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestFitTuneUsage: the search's flags without --tune, and bad values,
+// are usage errors naming the flag, before any input is read.
+func TestFitTuneUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lambda", "1e-8:1e-3:6"}, "--lambda 1e-8:1e-3:6 gives 6 values: a search over them needs --tune"},
+		{[]string{"--sigma", "1,2"}, "--sigma 1,2 gives 2 values: a search over them needs --tune"},
+		{[]string{"--tune-rows", "100"}, "--tune-rows goes with --tune"},
+		{[]string{"--tune", "--handoff", "cubic"}, `--handoff must be keep, sqrt or linear, got "cubic"`},
+		{[]string{"--patience", "2"}, "--patience stops by the validation metric: give --val-fraction or --val"},
+		{[]string{"--tune", "--lambda", "1e-3:1e-8:3"}, `invalid value "1e-3:1e-8:3" for flag --lambda: "1e-3:1e-8:3": want LO:HI:COUNT with 0 < LO ≤ HI`},
+		{[]string{"--tune", "--ard", "--sigmas", "1,2,3"}, "--ard learns the per-feature length scales: give no --sigmas"},
+	} {
+		args := append([]string{"fit", "--out", filepath.Join(dir, "m"), filepath.Join(dir, "no-such.store")}, tc.args...)
+		code, _, errOut := runCLI(args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -1,0 +1,311 @@
+package ooc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// Defaults of TunedConfig, documented on its fields.
+const (
+	DefaultTuneRows    = 100_000
+	DefaultTuneCenters = 2000
+)
+
+// HandoffRule is how FitTuned carries the λ chosen by the search on a
+// subsample of n_s rows with a small M to the fit of n rows with the
+// requested M. σ (or the per-feature σⱼ) carries unchanged: the features
+// are standardised with the statistics of all rows in both steps.
+type HandoffRule string
+
+// Hand-off rules (bench/PAPER.md, "Hand-off" has the measurements that
+// chose the default).
+const (
+	// HandoffKeep uses the search's λ as it is.
+	HandoffKeep HandoffRule = "keep"
+	// HandoffSqrt scales λ by √(n_s/n), the rate of the optimal λ in n
+	// for the hardest problems of FALKON's analysis (λ ∝ n^-1/2).
+	HandoffSqrt HandoffRule = "sqrt"
+	// HandoffLinear scales λ by n_s/n (λ·n, the weight of the penalty
+	// against the summed loss, is kept).
+	HandoffLinear HandoffRule = "linear"
+	// DefaultHandoff is the rule that measured best.
+	DefaultHandoff = HandoffKeep
+)
+
+// TunedConfig configures FitTuned: a search over σ × λ on a row
+// subsample at a small M, then one fit of all the rows at the requested M
+// with what the search chose. The zero value of every field means the
+// default stated in its comment.
+type TunedConfig struct {
+	// Fit is the final fit. Its Kernel's Sigma or Sigmas and its Lambda
+	// are replaced by the search's choice; Iterations is its cap, and a
+	// Patience of 0 means DefaultPatience here (FitTuned stops the final
+	// fit by its validation metric: see Config.Patience).
+	Fit Config
+	// Search is the search: Sigmas (nil: √d × {1/4, 1/2, 1, 2, 4} for a
+	// distance kernel), Lambdas (nil: 1e-8 … 1e-3, 6 values), ARD,
+	// Patience, Halving, SigmaSteps, MaxMemory and Progress as Tune reads
+	// them. Its Base is Fit with the search's Centers. ValFraction is the
+	// fraction of all rows held out (by Fit.Seed) from both steps when
+	// RunOptions.Validation is nil (0: DefaultValFraction).
+	Search TuneConfig
+	// Rows is the number of training rows the search runs on, drawn
+	// uniformly without replacement (by Fit.Seed) and held in memory.
+	// 0 means min(n, DefaultTuneRows).
+	Rows int64
+	// Centers is the search's M. 0 means min(DefaultTuneCenters, the
+	// final M, Rows/10) (at least 1).
+	Centers int
+	// ValRows is the number of validation rows the search scores (a
+	// uniform sample of the validation rows, held in memory). 0 means
+	// Rows·f/(1−f) for a held-out fraction f (Rows/9 with an explicit
+	// validation source), at least 1000, at most all of them.
+	ValRows int64
+	// Handoff is how λ carries to the final fit. "" means
+	// DefaultHandoff.
+	Handoff HandoffRule
+}
+
+// Handoff records what FitTuned carried from the search to the fit.
+type Handoff struct {
+	Rule          HandoffRule `json:"rule"`
+	SearchRows    int64       `json:"search_rows"`
+	SearchValRows int64       `json:"search_val_rows"`
+	SearchCenters int         `json:"search_centers"`
+	SearchLambda  float64     `json:"search_lambda"`
+	// Lambda is the final fit's λ: SearchLambda after the rule.
+	Lambda float64 `json:"lambda"`
+	// Sigma or Sigmas is the length scale carried.
+	Sigma  float64   `json:"sigma,omitempty"`
+	Sigmas []float64 `json:"sigmas,omitempty"`
+	// SubsampleSeconds is the time to draw the subsamples (one read of
+	// the data), SearchSeconds the search's.
+	SubsampleSeconds float64 `json:"subsample_seconds"`
+	SearchSeconds    float64 `json:"search_seconds"`
+}
+
+// StageSubsample is the stage of FitTuned that reads its row subsamples
+// (reported through TunedConfig.Search.Progress).
+const StageSubsample Stage = "subsample"
+
+// FitTuned is the whole job in one call: it holds out validation rows
+// (RunOptions.Validation, or TunedConfig.Search.ValFraction of src),
+// draws a row subsample of the training rows and of the validation rows
+// into memory, searches σ × λ there with Tune at a small M (the
+// candidates sharing every pass), and fits all the training rows with the
+// requested M, σ as chosen and λ carried by TunedConfig.Handoff,
+// validating every iteration on all the validation rows and stopping when
+// that stops improving (Config.Patience). The model's Training().Search
+// holds the search's table and Training().Handoff what was carried.
+//
+// It reads src 2 + t times in full for t CG iterations (the subsample,
+// the right-hand side, the iterations), plus a part for the centres, and
+// the validation rows once per iteration.
+func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOptions) (*Model, error) {
+	start := time.Now()
+	search := tc.Search
+	if search.ValFraction != 0 && opts.Validation != nil {
+		return nil, configErr("TunedConfig.Search.ValFraction", "a validation fraction and a validation source exclude each other")
+	}
+	if tc.Rows < 0 || tc.Centers < 0 || tc.ValRows < 0 {
+		return nil, configErr("TunedConfig.Rows", "rows, centres and validation rows must be ≥ 0 (0: the default)")
+	}
+	switch tc.Handoff {
+	case "":
+		tc.Handoff = DefaultHandoff
+	case HandoffKeep, HandoffSqrt, HandoffLinear:
+	default:
+		return nil, configErr("TunedConfig.Handoff", "unknown hand-off rule %q (want keep, sqrt or linear)", tc.Handoff)
+	}
+	fitCfg := tc.Fit
+	if fitCfg.Patience == 0 {
+		fitCfg.Patience = DefaultPatience
+	}
+	train, val := src, opts.Validation
+	frac := 0.0
+	if val == nil {
+		frac = search.ValFraction
+		if frac == 0 {
+			frac = DefaultValFraction
+		}
+		train, val = stream.Holdout(src, frac, fitCfg.Seed)
+		if train.NumChunks() == 0 || val.NumChunks() == 0 {
+			return nil, configErr("TunedConfig.Search.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+		}
+	} else {
+		var err error
+		if val, err = AlignLabels(src, val); err != nil {
+			return nil, err
+		}
+	}
+	// The final fit's plan first: a bad Config fails before any pass.
+	plan, err := Plan(train, fitCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	n, nv := plan.N, rowsOf(val)
+	rows := tc.Rows
+	if rows == 0 {
+		rows = DefaultTuneRows
+	}
+	rows = min(rows, n)
+	vrows := tc.ValRows
+	if vrows == 0 {
+		if frac > 0 {
+			vrows = int64(math.Ceil(float64(rows) * frac / (1 - frac)))
+		} else {
+			vrows = rows / 9
+		}
+		vrows = max(vrows, 1000)
+	}
+	vrows = min(vrows, nv)
+	m := tc.Centers
+	if m == 0 {
+		m = min(DefaultTuneCenters, plan.Config.Centers, int(max(rows/10, 1)))
+	}
+	if int64(m) > rows {
+		return nil, configErr("TunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
+	}
+	if search.Sigmas == nil && search.ARD == nil && plan.Config.Kernel.Kind.IsDistance() && fitCfg.Kernel.Sigmas == nil {
+		s := DefaultSigma(plan.D)
+		search.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
+	}
+	if search.Lambdas == nil {
+		search.Lambdas = []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3}
+	}
+	search.Base = fitCfg
+	search.Base.Centers = m
+	search.Base.Patience = 0
+	search.ValFraction = 0
+	if err := ValidateTune(search, RunOptions{Workers: opts.Workers, Validation: val}); err != nil {
+		return nil, err
+	}
+
+	// One read of the data draws both subsamples.
+	sub := func(s stream.Source, k int64, salt uint64, what string) (stream.Source, error) {
+		report := func(done, chunks int) {
+			if search.Progress != nil {
+				search.Progress(TuneProgress{Progress: Progress{Stage: StageSubsample, Chunk: done, Chunks: chunks,
+					Elapsed: time.Since(start)}})
+			}
+		}
+		x, y, err := readRows(ctx, s, sampleIndices(rowsOf(s), int(k), fitCfg.Seed^salt), report)
+		if err != nil {
+			return nil, fmt.Errorf("%s subsample: %w", what, err)
+		}
+		return &sampleSource{MemSource: stream.NewMemSource(x, s.Dim(), y, s.NumTargets(), 4096), meta: s}, nil
+	}
+	st, err := sub(train, rows, 0x73656172636874, "search") // "searcht"
+	if err != nil {
+		return nil, err
+	}
+	sv, err := sub(val, vrows, 0x73656172636876, "validation") // "searchv"
+	if err != nil {
+		return nil, err
+	}
+	subSeconds := time.Since(start).Seconds()
+	res, err := Tune(ctx, st, search, RunOptions{Workers: opts.Workers, Validation: sv})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	best := res.Candidates[res.Best]
+	ho := &Handoff{Rule: tc.Handoff, SearchRows: rows, SearchValRows: vrows, SearchCenters: res.M,
+		SearchLambda: best.Lambda, SubsampleSeconds: subSeconds, SearchSeconds: res.Seconds}
+	ho.Lambda = handoffLambda(tc.Handoff, best.Lambda, rows, n)
+	fitCfg.Lambda = ho.Lambda
+	fitCfg.Kernel = best.Kernel
+	ho.Sigma, ho.Sigmas = best.Kernel.Sigma, slices.Clone(best.Kernel.Sigmas)
+	for i := range res.Candidates {
+		res.Candidates[i].model = nil
+	}
+	opts.Validation = val
+	mdl, err := Fit(ctx, train, fitCfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	mdl.training.Search, mdl.training.Handoff = res, ho
+	mdl.training.Seconds = time.Since(start).Seconds()
+	return mdl, nil
+}
+
+// handoffLambda carries λ from a search on ns rows to a fit on n rows.
+func handoffLambda(rule HandoffRule, lambda float64, ns, n int64) float64 {
+	r := float64(ns) / float64(n)
+	switch rule {
+	case HandoffSqrt:
+		return lambda * math.Sqrt(r)
+	case HandoffLinear:
+		return lambda * r
+	}
+	return lambda
+}
+
+// readRows reads rows of src (row numbers idx, sorted) with all their
+// targets, reading only the chunks that hold one, and calls report after
+// each chunk (nil: no reports).
+func readRows(ctx context.Context, src stream.Source, idx []int64, report func(done, chunks int)) (x, y []float64, err error) {
+	d, kt := src.Dim(), src.NumTargets()
+	x, y = make([]float64, 0, len(idx)*d), make([]float64, 0, len(idx)*kt)
+	var bx, by []float64
+	var lo int64
+	p := 0
+	chunks := src.NumChunks()
+	for c := 0; c < chunks && p < len(idx); c++ {
+		rows := src.ChunkRows(c)
+		hi := lo + int64(rows)
+		if idx[p] < hi {
+			bx = slices.Grow(bx[:0], rows*d)[:rows*d]
+			by = slices.Grow(by[:0], rows*kt)[:rows*kt]
+			if err := src.ReadChunk(ctx, c, bx, by); err != nil {
+				return nil, nil, fmt.Errorf("read chunk %d: %w", c, err)
+			}
+			for ; p < len(idx) && idx[p] < hi; p++ {
+				r := int(idx[p] - lo)
+				x = append(x, bx[r*d:(r+1)*d]...)
+				y = append(y, by[r*kt:(r+1)*kt]...)
+			}
+		}
+		lo = hi
+		if report != nil {
+			report(c+1, chunks)
+		}
+	}
+	return x, y, nil
+}
+
+// sampleSource is a subsample held in memory that reports its parent's
+// column names, statistics (those of all the parent's rows, so that a
+// search on it standardises as the fit of the parent does), target
+// values and labels.
+type sampleSource struct {
+	*stream.MemSource
+	meta stream.Source
+}
+
+func (s *sampleSource) Columns() (features, targets []string) { return stream.ColumnsOf(s.meta) }
+
+func (s *sampleSource) FeatureStats() (mean, std []float64) {
+	if st, ok := s.meta.(stream.Statser); ok {
+		return st.FeatureStats()
+	}
+	return nil, nil
+}
+
+func (s *sampleSource) TargetDistinct() [][]float64 {
+	if tv, ok := s.meta.(stream.TargetValuer); ok {
+		return tv.TargetDistinct()
+	}
+	return nil
+}
+
+func (s *sampleSource) TargetLabels() [][]string {
+	if l, ok := s.meta.(stream.Labeler); ok {
+		return l.TargetLabels()
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package ooc_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// TestFitPatienceKeepsBestIteration: with Config.Patience, Fit stops once
+// the validation metric has not improved for that many iterations, and
+// its model is the model of the best validated iteration: the model Fit
+// returns with Iterations = that iteration and no patience (the CG
+// iterates are the same).
+func TestFitPatienceKeepsBestIteration(t *testing.T) {
+	const n, d = 1500, 3
+	x, y := synth(n, d, 41)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	train, held := stream.Holdout(src, 0.3, 3)
+	// A λ so small that the validation error turns up after a few
+	// iterations (the fit starts to follow the noise).
+	cfg := ooc.Config{Centers: 300, Iterations: 60, Lambda: 1e-12, Seed: 3, Kernel: kernelSigma(0.4), Patience: 2}
+	run := ooc.RunOptions{Validation: held, Workers: 2}
+	got, err := ooc.Fit(context.Background(), train, cfg, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := got.Training()
+	if tr.Status != ooc.StatusPatience {
+		t.Fatalf("status %q after %d iterations, want %q (validation %v)", tr.Status, tr.Iterations, ooc.StatusPatience, tr.Validation)
+	}
+	if tr.Iterations != tr.BestIteration+cfg.Patience {
+		t.Errorf("stopped after %d iterations, best %d, patience %d", tr.Iterations, tr.BestIteration, cfg.Patience)
+	}
+	// No validation beats the best iteration's by the relative
+	// improvement that counts (1e-4), and every earlier one is worse.
+	bestRMSE := *tr.Validation[tr.BestIteration-1].RMSE
+	for _, p := range tr.Validation {
+		if *p.RMSE < bestRMSE*(1-1e-4) || (p.Iteration < tr.BestIteration && *p.RMSE <= bestRMSE) {
+			t.Errorf("iteration %d has RMSE %v, the best iteration %d %v", p.Iteration, *p.RMSE, tr.BestIteration, bestRMSE)
+		}
+	}
+	ref := cfg
+	ref.Patience, ref.Iterations = 0, tr.BestIteration
+	want, err := ooc.Fit(context.Background(), train, ref, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := synth(100, d, 42)
+	pg, pw := make([]float64, 100), make([]float64, 100)
+	got.PredictTo(pg, tx, 100)
+	want.PredictTo(pw, tx, 100)
+	if !slices.Equal(pg, pw) {
+		t.Errorf("the patience model differs from Fit's at iteration %d by %.3g relative", tr.BestIteration, maxRelDiff(pg, pw))
+	}
+	// Phases: sample, K_MM, the three factorisation steps, rhs, then an
+	// iteration and a validation per iteration.
+	var names []string
+	for _, p := range tr.Phases {
+		if p.Wall < 0 || p.CPU < 0 {
+			t.Errorf("phase %s: negative time %+v", p.Name, p)
+		}
+		if len(names) == 0 || names[len(names)-1] != p.Name {
+			names = append(names, p.Name)
+		}
+	}
+	wantStart := []string{"sample", "kmm", "chol_t", "t_tt", "chol_a", "rhs", "iteration", "validation", "iteration"}
+	if len(names) < len(wantStart) || !slices.Equal(names[:len(wantStart)], wantStart) {
+		t.Errorf("phases %v, want them to start %v", names, wantStart)
+	}
+	iters := 0
+	for _, p := range tr.Phases {
+		if p.Name == "iteration" {
+			iters++
+		}
+	}
+	if iters != tr.Iterations {
+		t.Errorf("%d iteration phases for %d iterations", iters, tr.Iterations)
+	}
+}
+
+// TestFitTuned checks the whole job against its parts: the search runs
+// on the subsample with the validation rows held out of it, the final fit
+// is Fit on the training rows with the best candidate's σ and λ (carried
+// by the rule) and patience, validated on all the held-out rows.
+func TestFitTuned(t *testing.T) {
+	const n, d = 4000, 3
+	x, y := synth(n, d, 51)
+	src := stream.NewMemSource(x, d, y, 1, 300)
+	fit := ooc.Config{Centers: 400, Iterations: 15, Seed: 7}
+	tc := ooc.TunedConfig{Fit: fit, Rows: 1500, Centers: 100, Handoff: ooc.HandoffSqrt,
+		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-5, 1e-3}, ValFraction: 0.2}}
+	got, err := ooc.FitTuned(context.Background(), src, tc, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := got.Training()
+	res, ho := tr.Search, tr.Handoff
+	if res == nil || ho == nil {
+		t.Fatal("the model carries no search or hand-off")
+	}
+	if len(res.Candidates) != 9 || res.M != 100 || res.N != 1500 {
+		t.Fatalf("search: %d candidates, M = %d, n = %d; want 9, 100, 1500", len(res.Candidates), res.M, res.N)
+	}
+	for i, c := range res.Candidates {
+		if c.BestMetric < res.Candidates[res.Best].BestMetric {
+			t.Errorf("candidate %d (%.4g) beats the pick %d (%.4g)", i, c.BestMetric, res.Best, res.Candidates[res.Best].BestMetric)
+		}
+	}
+	best := res.Candidates[res.Best]
+	train, held := stream.Holdout(src, 0.2, fit.Seed)
+	ntrain := int64(rowCount(train))
+	// 1500·0.2/0.8 = 375 validation rows, raised to 1000, cut to the
+	// held-out rows.
+	if ho.SearchRows != 1500 || ho.SearchValRows != min(1000, int64(rowCount(held))) {
+		t.Errorf("hand-off rows %d and %d validation", ho.SearchRows, ho.SearchValRows)
+	}
+	wantLambda := best.Lambda * math.Sqrt(1500/float64(ntrain))
+	if math.Abs(ho.Lambda-wantLambda) > 1e-15*wantLambda || got.Config().Lambda != ho.Lambda {
+		t.Errorf("λ %g (model %g), want %g × √(1500/%d) = %g", ho.Lambda, got.Config().Lambda, best.Lambda, ntrain, wantLambda)
+	}
+	if got.Kernel().Sigma != best.Sigma || ho.Sigma != best.Sigma {
+		t.Errorf("σ %g, the search chose %g", got.Kernel().Sigma, best.Sigma)
+	}
+	ref := fit
+	ref.Kernel, ref.Lambda, ref.Patience = best.Kernel, ho.Lambda, ooc.DefaultPatience
+	want, err := ooc.Fit(context.Background(), train, ref, ooc.RunOptions{Workers: 2, Validation: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.M() != 400 || tr.N != ntrain {
+		t.Errorf("final fit: M = %d, n = %d; want 400, %d", got.M(), tr.N, ntrain)
+	}
+	tx, _ := synth(100, d, 52)
+	pg, pw := make([]float64, 100), make([]float64, 100)
+	got.PredictTo(pg, tx, 100)
+	want.PredictTo(pw, tx, 100)
+	if !slices.Equal(pg, pw) {
+		t.Errorf("the final model differs from Fit's with the hand-off by %.3g relative", maxRelDiff(pg, pw))
+	}
+	// The search's table survives the model file.
+	b, err := got.SummaryJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Training struct {
+			Search  *ooc.TuneResult `json:"search"`
+			Handoff *ooc.Handoff    `json:"handoff"`
+		} `json:"training"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Training.Search == nil || len(doc.Training.Search.Candidates) != 9 || doc.Training.Handoff.Lambda != ho.Lambda {
+		t.Errorf("summary JSON lacks the search or the hand-off: %s", b)
+	}
+}
+
+// TestFitTunedErrors: settings that cannot work fail before any pass,
+// naming the field.
+func TestFitTunedErrors(t *testing.T) {
+	x, y := synth(500, 2, 61)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	for _, tc := range []struct {
+		name  string
+		cfg   ooc.TunedConfig
+		field string
+	}{
+		{"rule", ooc.TunedConfig{Handoff: "cubic"}, "TunedConfig.Handoff"},
+		{"rows", ooc.TunedConfig{Rows: -1}, "TunedConfig.Rows"},
+		{"centres over rows", ooc.TunedConfig{Rows: 50, Centers: 60, Fit: ooc.Config{Centers: 100}}, "TunedConfig.Centers"},
+		{"lambda", ooc.TunedConfig{Search: ooc.TuneConfig{Lambdas: []float64{-1}}}, "TuneConfig.Lambdas"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ooc.FitTuned(context.Background(), src, tc.cfg, ooc.RunOptions{})
+			var ce *ooc.ConfigError
+			if !asConfigError(err, &ce) || ce.Field != tc.field {
+				t.Fatalf("error %v, want a ConfigError on %s", err, tc.field)
+			}
+		})
+	}
+}
+
+func kernelSigma(s float64) kernel.Kernel { return kernel.Kernel{Kind: kernel.Gaussian, Sigma: s} }
+
+func asConfigError(err error, ce **ooc.ConfigError) bool { return errors.As(err, ce) }
