@@ -107,3 +107,79 @@ func TestInputClobber(t *testing.T) {
 		}
 	}
 }
+
+// TestSideFilesNotOwn (issue 21 item 4): fit replaces MODEL, MODEL.json,
+// MODEL.ckpt and MODEL.store(.key) only when they are its own; a store
+// made by ingest, a user's model.json, checkpoint or --out are refused,
+// before any work, naming the file and the flag that allows it, and keep
+// their bytes. A second fit over its own files, and --force, go on.
+func TestSideFilesNotOwn(t *testing.T) {
+	_, _, in, _ := predictFixture(t, 300)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model")
+	fitArgs := []string{"--target", "y", "--exclude", "id", "--centers", "30", "--iters", "2", "--quiet"}
+	fit := func(extra ...string) (int, string) {
+		code, _, e := runCLI(append(append([]string{"fit", "--out", model, in}, fitArgs...), extra...)...)
+		return code, e
+	}
+	// A store made by ingest from other data where fit keeps its own.
+	other := filepath.Join(dir, "other.csv")
+	writeScaledCSV(t, other, 1, 1, 1)
+	if code, _, e := runCLI("ingest", "--quiet", "--out", model+".store", "--target", "y", other); code != 0 {
+		t.Fatal(e)
+	}
+	meta := filepath.Join(model+".store", "meta.json")
+	snap := takeSnapshot(t, meta)
+	code, e := fit()
+	if want := "--out " + model + ": its store of the ingested inputs " + model + ".store exists and is not fit's (no " + model + ".store.key beside it): not replacing it; pass --cache DIR to keep fit's store elsewhere, --force to replace it, or choose another --out"; code != 1 || !strings.Contains(e, want) {
+		t.Fatalf("fit over ingest's store: exit %d\n%s\nwant %q", code, e, want)
+	}
+	snap.check(t, "fit over ingest's store")
+	if code, e := fit("--cache", filepath.Join(dir, "cache")); code != 0 {
+		t.Fatalf("--cache: exit %d\n%s", code, e)
+	}
+	snap.check(t, "fit --cache")
+	if err := os.RemoveAll(model + ".store"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file, text, want string
+	}{
+		{model + ".json", `{"mine": true}`, "--out " + model + ": its summary " + model + ".json exists and is not the summary of a falkon-ooc model: not replacing it; pass --force to replace it, or choose another --out"},
+		{model + ".ckpt", "my checkpoint", "its checkpoint " + model + ".ckpt exists and is not a falkon-ooc checkpoint"},
+		{model, "my notes", "--out " + model + " exists and is not a falkon-ooc model: not replacing it; pass --force to replace it"},
+		{model + ".store.key", "a key of mine\n", "its store's key " + model + ".store.key exists and is not a key written by fit"},
+	} {
+		if err := os.WriteFile(c.file, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		snap := takeSnapshot(t, c.file)
+		code, e := fit()
+		if code != 1 || !strings.Contains(e, c.want) {
+			t.Errorf("%s: exit %d\n%s\nwant %q", c.file, code, e, c.want)
+		}
+		if strings.Contains(e, "ingest") {
+			t.Errorf("%s: work started before the check:\n%s", c.file, e)
+		}
+		snap.check(t, filepath.Base(c.file))
+		if _, err := os.Stat(model + ".store"); err == nil {
+			t.Errorf("%s: the inputs were ingested before the check", c.file)
+		}
+		os.Remove(c.file)
+	}
+	// fit's own files are replaced without a word; --force replaces a
+	// user's.
+	if code, e := fit(); code != 0 {
+		t.Fatalf("first fit: %s", e)
+	}
+	if code, e := fit("--iters", "3"); code != 0 {
+		t.Fatalf("second fit over its own files: %s", e)
+	}
+	os.WriteFile(model+".json", []byte("mine"), 0o644)
+	if code, e := fit("--force"); code != 0 {
+		t.Fatalf("--force: %s", e)
+	}
+	if !isModelSummary(model + ".json") {
+		t.Fatal("--force did not write the summary")
+	}
+}

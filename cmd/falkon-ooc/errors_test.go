@@ -433,6 +433,25 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Fit also writes MODEL.json, MODEL.ckpt and, for Parquet/CSV inputs, MODEL.store and MODEL.store.key: choose an --out none of whose side files is an input (e.g. d.falkon).",
 		},
 		{
+			mistake: "fit on CSV where MODEL.store is a store made by ingest, not fit's cache",
+			setup: func(t *testing.T) {
+				writeText(t, "part-1.csv", csv3)(t)
+				copyStore(t, "train.store", "m4.store")
+			},
+			args:   []string{"fit", "--out", "m4", "--target", "y", "part-1.csv"},
+			code:   1,
+			stderr: "falkon-ooc fit: --out m4: its store of the ingested inputs m4.store exists and is not fit's (no m4.store.key beside it): not replacing it; pass --cache DIR to keep fit's store elsewhere, --force to replace it, or choose another --out",
+			fix:    "Fit keeps the store it ingests Parquet/CSV into beside the model, and replaces it only when MODEL.store.key shows it wrote it. Keep yours: pass --cache DIR (fit's store goes there) or another --out; or --force to replace it.",
+		},
+		{
+			mistake: "a file of the user's where fit writes its summary MODEL.json (or MODEL.ckpt, or --out itself)",
+			setup:   writeText(t, "m5.json", `{"notes": "mine"}`),
+			args:    []string{"fit", "--out", "m5", "train.store"},
+			code:    1,
+			stderr:  "falkon-ooc fit: --out m5: its summary m5.json exists and is not the summary of a falkon-ooc model: not replacing it; pass --force to replace it, or choose another --out",
+			fix:     "Fit replaces MODEL, MODEL.json and MODEL.ckpt only when they are its own (a model's or checkpoint's magic number, a summary's \"format\"). Choose another --out, move the file away, or pass --force to replace it.",
+		},
+		{
 			mistake: "ingest into an --out that another ingest is writing (its lock is held)",
 			setup: func(t *testing.T) {
 				writeText(t, "part-1.csv", csv3)(t)

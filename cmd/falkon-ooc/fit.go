@@ -63,7 +63,7 @@ type fitOpts struct {
 	gamma, coef0                         float64
 	seed                                 uint64
 	resume, noCheckpoint, jsonOut        bool
-	quiet                                bool
+	quiet, force                         bool
 	val, plot, sampling, precondMethod   string
 	maxMemory, precondPrecision          string
 	candidates                           int
@@ -112,6 +112,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit (or extend a finished one to --iters) from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.BoolVar(&o.force, "force", false, "replace MODEL, MODEL.json, MODEL.ckpt, MODEL.store(.key) and --plot even when they are not files fit wrote")
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
 	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
 	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")

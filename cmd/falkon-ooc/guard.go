@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
@@ -19,12 +22,48 @@ import (
 // directory is removed.
 
 // prepareOut checks --out (flag names it in messages) against the inputs
-// (from inputPaths) and its directory before any work: it must not be, or
-// hold, or lie inside, an input, nor lie inside a store (compared by device and inode after resolving links);
-// it must not be a directory unless dirOK; its directory must be writable
-// (a temporary file is created and removed there). Then the leftovers of
-// dead processes in that directory are removed and listed on stderr.
+// (from inputPaths) and its directory before any work (checkOutPath), then
+// that its directory is writable (a temporary file is created and removed
+// there). Then the leftovers of dead processes in that directory are
+// removed and listed on stderr.
 func prepareOut(e *env, flag, out string, dirOK bool, inputs ...string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if err := checkOutPath(flag, out, dirOK, inputs); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, clipArg(out), err)
+	}
+	dir := filepath.Dir(abs)
+	f, err := fileutil.CreateTemp(dir, filepath.Base(abs))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s %s: cannot write in %s: %w", flag, clipArg(out), filepath.Dir(out), err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	removed, err := fileutil.Clean(dir)
+	for _, l := range removed {
+		fmt.Fprintf(e.stderr, "falkon-ooc: removed leftover %s\n", l)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "falkon-ooc: warning: %v\n", err)
+	}
+	return nil
+}
+
+// checkOutPath makes prepareOut's checks that write nothing: --out must
+// not be, or hold (a directory it replaces), or lie inside, an input, nor
+// lie inside a store (compared by device and inode after resolving
+// links), and must not be a directory unless dirOK. fit and tune run it
+// before any work.
+func checkOutPath(flag, out string, dirOK bool, inputs []string) error {
 	if out == "" || out == "-" {
 		return nil
 	}
@@ -62,23 +101,6 @@ func prepareOut(e *env, flag, out string, dirOK bool, inputs ...string) error {
 		if filepath.Dir(d) == d {
 			break
 		}
-	}
-	f, err := fileutil.CreateTemp(dir, filepath.Base(abs))
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("%s %s: cannot write in %s: %w", flag, clipArg(out), filepath.Dir(out), err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	removed, err := fileutil.Clean(dir)
-	for _, l := range removed {
-		fmt.Fprintf(e.stderr, "falkon-ooc: removed leftover %s\n", l)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "falkon-ooc: warning: %v\n", err)
 	}
 	return nil
 }
@@ -221,10 +243,113 @@ func (o *fitOpts) fitOutputs(rawInputs bool) []output {
 // inputs after the directory walk and glob expansion, and --val's.
 func (o *fitOpts) checkFitClobber(args []string, rawInputs bool) error {
 	inputs := inputPaths(append(append([]string(nil), args...), o.val)...)
+	if err := checkOutPath("--out", o.out, false, inputs); err != nil {
+		return err
+	}
 	for _, out := range o.fitOutputs(rawInputs) {
 		if err := checkClobber(out, o.out, inputs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notOwnErr is the refusal to replace an existing side file that is not
+// fit's own.
+func notOwnErr(out output, flagValue, kind, fix string) error {
+	return fmt.Errorf("%s exists and is not %s: not replacing it; %s, or choose another %s", out.describe(flagValue), kind, fix, out.flag)
+}
+
+// checkOwnOutputs refuses, before any work, a fit or tune that would
+// replace an existing file or directory that is not provably its own
+// (unless --force): --out must be a model (magic "FKOM"), MODEL.json a
+// model summary, MODEL.ckpt a checkpoint ("FKCP"), MODEL.store a store
+// with MODEL.store.key beside it (the key fit writes), MODEL.store.key
+// such a key, --plot a PNG.
+func (o *fitOpts) checkOwnOutputs(rawInputs bool) error {
+	if o.force {
+		return nil
+	}
+	const force = "pass --force to replace it"
+	for _, out := range o.fitOutputs(rawInputs) {
+		st, err := os.Lstat(out.path)
+		if err != nil {
+			continue // absent: nothing to lose
+		}
+		regular := st.Mode().IsRegular()
+		switch {
+		case out.path == o.out:
+			if st.IsDir() {
+				continue // refused by prepareOut: "is a directory"
+			}
+			if !regular || !hasPrefixFile(out.path, "FKOM") {
+				return notOwnErr(out, o.out, "a falkon-ooc model", force)
+			}
+		case out.path == o.out+".json":
+			if !regular || !isModelSummary(out.path) {
+				return notOwnErr(out, o.out, "the summary of a falkon-ooc model", force)
+			}
+		case out.path == o.out+".ckpt":
+			if !regular || !hasPrefixFile(out.path, "FKCP") {
+				return notOwnErr(out, o.out, "a falkon-ooc checkpoint", force)
+			}
+		case out.path == o.out+".store":
+			if !st.IsDir() || !isStoreKey(o.out+".store.key") {
+				return notOwnErr(out, o.out, "fit's (no "+clipArg(o.out+".store.key")+" beside it)",
+					"pass --cache DIR to keep fit's store elsewhere, --force to replace it")
+			}
+		case out.path == o.out+".store.key":
+			if !regular || !isStoreKey(out.path) {
+				return notOwnErr(out, o.out, "a key written by fit", force)
+			}
+		case out.flag == "--plot":
+			if !regular || !hasPrefixFile(out.path, "\x89PNG") {
+				return notOwnErr(out, o.out, "a PNG image", force)
+			}
+		}
+	}
+	return nil
+}
+
+// hasPrefixFile reports whether the file at path starts with prefix.
+func hasPrefixFile(path, prefix string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(prefix))
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == prefix
+}
+
+// isModelSummary reports whether path holds a model's summary, as
+// saveModel writes it: a JSON object whose "format" is "falkon-ooc model".
+func isModelSummary(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() > 64<<20 {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var v struct {
+		Format string `json:"format"`
+	}
+	return json.Unmarshal(b, &v) == nil && v.Format == "falkon-ooc model"
+}
+
+// isStoreKey reports whether path holds a key as trainingStore writes it:
+// 16 lower-case hex digits and a newline.
+func isStoreKey(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != 17 {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) != 17 || b[16] != '\n' {
+		return false
+	}
+	return strings.Trim(string(b[:16]), "0123456789abcdef") == ""
 }

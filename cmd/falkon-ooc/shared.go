@@ -46,6 +46,9 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 	if err := o.checkFitClobber(args, rawInputs); err != nil {
 		return cfg, nil, "", err
 	}
+	if err := o.checkOwnOutputs(rawInputs); err != nil {
+		return cfg, nil, "", err
+	}
 	var storePath string
 	if !rawInputs {
 		storePath = args[0]
