@@ -36,6 +36,13 @@ type Checkpoint struct {
 	P           []float64 `json:"-"`
 	RS          []float64 `json:"-"`
 	BN          []float64 `json:"-"`
+	// With Config.Patience: the best validated iteration so far, its
+	// metric, the validations since, and its β (M × k). Absent from
+	// checkpoints written without patience, and from older ones.
+	BestIteration int       `json:"best_iteration,omitempty"`
+	BestMetric    float64   `json:"best_metric,omitempty"`
+	Since         int       `json:"since,omitempty"`
+	BestBeta      []float64 `json:"-"`
 }
 
 // ErrCheckpointMismatch is matched by the error for a checkpoint from
@@ -75,7 +82,11 @@ func (c *Checkpoint) WriteFile(path string) error {
 
 // encode writes the checkpoint's bytes, as WriteFile stores them, to w.
 func (c *Checkpoint) encode(w io.Writer) error {
-	return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
+	arrays := [][]float64{c.Beta, c.R, c.P, c.RS, c.BN}
+	if c.BestIteration > 0 {
+		arrays = append(arrays, c.BestBeta)
+	}
+	return writeContainer(w, checkpointMagic, checkpointVersion, c, arrays...)
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteFile.
@@ -102,12 +113,22 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	if c.M < 1 || c.K < 1 || c.M > maxDim || c.K > maxDim || len(c.TargetMean) != c.K || c.Iteration < 0 {
 		return nil, ferr(fmt.Errorf("%w: implausible shape M=%d k=%d", ErrFormat, c.M, c.K))
 	}
+	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) {
+		return nil, ferr(fmt.Errorf("%w: implausible best iteration %d of %d", ErrFormat, c.BestIteration, c.Iteration))
+	}
 	mk := c.M * c.K
-	arrs, err := decodeArrays(payload, mk, mk, mk, c.K, c.K)
+	lens := []int{mk, mk, mk, c.K, c.K}
+	if c.BestIteration > 0 {
+		lens = append(lens, mk)
+	}
+	arrs, err := decodeArrays(payload, lens...)
 	if err != nil {
 		return nil, ferr(err)
 	}
 	c.Beta, c.R, c.P, c.RS, c.BN = arrs[0], arrs[1], arrs[2], arrs[3], arrs[4]
+	if c.BestIteration > 0 {
+		c.BestBeta = arrs[5]
+	}
 	return c, nil
 }
 

@@ -113,8 +113,8 @@ type Config struct {
 	Tolerance float64 `json:"tolerance,omitempty"`
 	// Patience, when > 0 and the fit validates (RunOptions.Validation),
 	// stops CG once this many validations in a row bring no relative
-	// improvement of 1e-4 in the validation metric (RMSE, or the error
-	// rate for classification) over the best so far; the model is then
+	// improvement of 1e-4 in the validation metric (RMSE, or 1 − AUC for
+	// classification) over the best so far; the model is then
 	// the one at the best validated iteration, and Iterations is the
 	// cap. 0 runs all Iterations and returns the last iterate.
 	Patience int `json:"patience,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -191,3 +192,53 @@ func TestFitTunedErrors(t *testing.T) {
 func kernelSigma(s float64) kernel.Kernel { return kernel.Kernel{Kind: kernel.Gaussian, Sigma: s} }
 
 func asConfigError(err error, ce **ooc.ConfigError) bool { return errors.As(err, ce) }
+
+// A patience fit killed after each of its iterations in turn and resumed
+// from the checkpoint stops where the uninterrupted one stops, with the
+// same model bit for bit: the checkpoint carries the best iteration, its
+// β and the validations since; resuming a fit that had already stopped
+// runs no iteration.
+func TestResumePatience(t *testing.T) {
+	const d = 3
+	x, y := synth(1500, d, 41)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	train, held := stream.Holdout(src, 0.3, 3)
+	cfg := ooc.Config{Centers: 300, Iterations: 60, Lambda: 1e-12, Seed: 3, Kernel: kernelSigma(0.4), Patience: 2}
+	full, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Validation: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := full.Training()
+	path := filepath.Join(t.TempDir(), "fit.ckpt")
+	killed := errors.New("killed")
+	for _, at := range []int{ft.BestIteration - 1, ft.BestIteration, ft.BestIteration + 1, ft.Iterations} {
+		run := ooc.RunOptions{Validation: held, Checkpoint: func(cp *ooc.Checkpoint) error {
+			if err := cp.WriteFile(path); err != nil {
+				return err
+			}
+			if cp.Iteration == at {
+				return killed
+			}
+			return nil
+		}}
+		if _, err := ooc.Fit(context.Background(), train, cfg, run); !errors.Is(err, killed) {
+			t.Fatalf("killed at %d: err = %v", at, err)
+		}
+		cp, err := ooc.ReadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Validation: held, Resume: cp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := resumed.Training()
+		if rt.Iterations != ft.Iterations || rt.BestIteration != ft.BestIteration || rt.Status != ooc.StatusPatience {
+			t.Errorf("killed at %d: resumed fit ran %d iterations, best %d, %s; uninterrupted %d, best %d", at,
+				rt.Iterations, rt.BestIteration, rt.Status, ft.Iterations, ft.BestIteration)
+		}
+		if !slices.Equal(resumed.Alpha(), full.Alpha()) {
+			t.Errorf("killed at %d: α differs from the uninterrupted fit's by %.3g relative", at, maxRelDiff(resumed.Alpha(), full.Alpha()))
+		}
+	}
+}

@@ -290,13 +290,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 			return usagef("--plot %s: the name must end in .png", o.plot)
 		}
-		if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
-			o.valFraction = ooc.DefaultValFraction
-		}
-		if o.tuneFit.on && !set["iters"] {
-			o.iters = defaultTunedIters // a cap: --patience stops the fit
-		}
 		return o.tuneFit.check(o, set)
+	}
+	if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
+		o.valFraction = ooc.DefaultValFraction
+	}
+	if o.tuneFit.on && !set["iters"] {
+		o.iters = defaultTunedIters // a cap: --patience stops the fit
 	}
 	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
 	if err != nil {

@@ -2,12 +2,46 @@ package dense
 
 import "fmt"
 
-// best is the fastest micro-kernel this CPU supports.
-var best = kernels()[0]
+// best and best32 are the fastest float64 and float32 micro-kernels this
+// CPU supports.
+var (
+	best   = kernels()[0]
+	best32 = kernels32()[0]
+)
 
-// Kernel names the micro-kernel in use ("avx512-12x16", "avx2-6x8" or
-// "go4x4"), for benchmark reports.
+// A kernelSet is the pair of micro-kernels a call runs: k64 for float64
+// storage and for the parts of float32 routines that accumulate in
+// float64 (the diagonal blocks of Cholesky), k32 for the rest of the
+// float32 routines. With k32.fn nil, float32 storage runs entirely
+// through k64, as before round 5 (tests and benchmarks compare the two).
+type kernelSet struct {
+	k64 microKernel[float64]
+	k32 microKernel[float32]
+}
+
+// bestSet is the fastest kernelSet of this CPU.
+var bestSet = kernelSet{best, best32}
+
+// wide returns ks without its float32 kernel.
+func (ks kernelSet) wide() kernelSet { return kernelSet{k64: ks.k64} }
+
+// as32 is s as []float32 when E is float32 and ks has a float32 kernel:
+// the routine then runs in float32 arithmetic.
+func as32[E Float](ks kernelSet, s []E) ([]float32, bool) {
+	if ks.k32.fn == nil {
+		return nil, false
+	}
+	s32, ok := any(s).([]float32)
+	return s32, ok
+}
+
+// Kernel names the float64 micro-kernel in use ("avx512-12x16", "avx2-6x8"
+// or "go4x4"), for benchmark reports.
 func Kernel() string { return best.name }
+
+// Kernel32 names the float32 micro-kernel in use ("avx512-f32-12x32",
+// "avx2-f32-6x16" or "go4x4-f32").
+func Kernel32() string { return best32.name }
 
 func checkMat[E Float](name string, s []E, rows, cols, ld int) {
 	if rows < 0 || cols < 0 {
@@ -30,7 +64,7 @@ func Gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int,
 	gemmWith(best, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
 }
 
-func gemmWith(kern microKernel, transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
+func gemmWith(kern microKernel[float64], transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
 	if transA {
 		checkMat("Gemm A", a, k, m, lda)
 	} else {

@@ -18,32 +18,37 @@ const aAhead = 8
 
 func p(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
 
-// kernel writes func name(kc int, a, b, c *float64, ldc int): C[mr×nr] (row
-// stride ldc) += Σ_p a[p*mr+i] b[p*nr+j], vectors of vl doubles along j.
+// kernel writes func name(kc int, a, b, c *T, ldc int): C[mr×nr] (row
+// stride ldc) += Σ_p a[p*mr+i] b[p*nr+j], vectors of vl elements along j,
+// T float64 (sz = 8: the PD instructions) or float32 (sz = 4: PS).
 //
 // Registers: SI = a, DI = b, DX = c, R8 = ldc in bytes, CX = kc.
 // Accumulators acc(i, v) hold C[i][v*vl : v*vl+vl]; nv = nr/vl vectors of B
 // are loaded per step, and a[p*mr+i] is broadcast into one of two
 // alternating registers (AVX2) or straight into the FMA's memory operand
 // (AVX-512 embedded broadcast).
-func kernel(name, reg string, vl, mr, nr int, bcst bool) {
+func kernel(name, reg string, sz, vl, mr, nr int, bcst bool) {
+	typ, sfx, bc := "float64", "PD", "VBROADCASTSD"
+	if sz == 4 {
+		typ, sfx, bc = "float32", "PS", "VBROADCASTSS"
+	}
 	nv := nr / vl
 	acc := func(i, v int) string { return fmt.Sprintf("%s%d", reg, i*nv+v) }
 	breg := func(v int) string { return fmt.Sprintf("%s%d", reg, mr*nv+v) }
 	treg := func(i int) string { return fmt.Sprintf("%s%d", reg, mr*nv+nv+i%2) }
-	p("// func %s(kc int, a, b, c *float64, ldc int)", name)
+	p("// func %s(kc int, a, b, c *%s, ldc int)", name, typ)
 	p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
 	p("\tMOVQ kc+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ b+16(FP), DI")
 	p("\tMOVQ c+24(FP), DX")
 	p("\tMOVQ ldc+32(FP), R8")
-	p("\tSHLQ $3, R8")
+	p("\tSHLQ $%d, R8", map[int]int{4: 2, 8: 3}[sz])
 	// Prefetch the C tile now so that its misses overlap the FMAs.
 	p("\tMOVQ DX, R9")
 	for i := 0; i < mr; i++ {
 		p("\tPREFETCHT0 (R9)")
-		p("\tPREFETCHT0 %d(R9)", 8*nr-8)
+		p("\tPREFETCHT0 %d(R9)", sz*nr-sz)
 		if i < mr-1 {
 			p("\tADDQ R8, R9")
 		}
@@ -53,35 +58,35 @@ func kernel(name, reg string, vl, mr, nr int, bcst bool) {
 			if reg == "Z" {
 				p("\tVPXORQ %s, %s, %s", acc(i, v), acc(i, v), acc(i, v))
 			} else {
-				p("\tVXORPD %s, %s, %s", acc(i, v), acc(i, v), acc(i, v))
+				p("\tVXORP%s %s, %s, %s", sfx[1:], acc(i, v), acc(i, v), acc(i, v))
 			}
 		}
 	}
 	p("loop:")
-	p("\tPREFETCHT0 %d(SI)", 8*mr*aAhead)
+	p("\tPREFETCHT0 %d(SI)", sz*mr*aAhead)
 	for v := 0; v < nv; v++ {
-		p("\tVMOVUPD %d(DI), %s", 8*vl*v, breg(v))
+		p("\tVMOVUP%s %d(DI), %s", sfx[1:], sz*vl*v, breg(v))
 	}
 	for i := 0; i < mr; i++ {
 		if bcst {
 			for v := 0; v < nv; v++ {
-				p("\tVFMADD231PD.BCST %d(SI), %s, %s", 8*i, breg(v), acc(i, v))
+				p("\tVFMADD231%s.BCST %d(SI), %s, %s", sfx, sz*i, breg(v), acc(i, v))
 			}
 			continue
 		}
-		p("\tVBROADCASTSD %d(SI), %s", 8*i, treg(i))
+		p("\t%s %d(SI), %s", bc, sz*i, treg(i))
 		for v := 0; v < nv; v++ {
-			p("\tVFMADD231PD %s, %s, %s", breg(v), treg(i), acc(i, v))
+			p("\tVFMADD231%s %s, %s, %s", sfx, breg(v), treg(i), acc(i, v))
 		}
 	}
-	p("\tADDQ $%d, SI", 8*mr)
-	p("\tADDQ $%d, DI", 8*nr)
+	p("\tADDQ $%d, SI", sz*mr)
+	p("\tADDQ $%d, DI", sz*nr)
 	p("\tDECQ CX")
 	p("\tJNZ loop")
 	for i := 0; i < mr; i++ {
 		for v := 0; v < nv; v++ {
-			p("\tVADDPD %d(DX), %s, %s", 8*vl*v, acc(i, v), acc(i, v))
-			p("\tVMOVUPD %s, %d(DX)", acc(i, v), 8*vl*v)
+			p("\tVADD%s %d(DX), %s, %s", sfx, sz*vl*v, acc(i, v), acc(i, v))
+			p("\tVMOVUP%s %s, %d(DX)", sfx[1:], acc(i, v), sz*vl*v)
 		}
 		if i < mr-1 {
 			p("\tADDQ R8, DX")
@@ -99,8 +104,11 @@ func main() {
 	p("")
 	p("#include \"textflag.h\"")
 	p("")
-	kernel("kernAVX512", "Z", 8, 12, 16, true)
-	kernel("kernAVX2", "Y", 4, 6, 8, false)
+	kernel("kernAVX512", "Z", 8, 8, 12, 16, true)
+	kernel("kernAVX2", "Y", 8, 4, 6, 8, false)
+	kernel("kern32AVX512", "Z", 4, 16, 12, 32, true)
+	kernel("kern32AVX512x14", "Z", 4, 16, 14, 32, true)
+	kernel("kern32AVX2", "Y", 4, 8, 6, 16, false)
 	w.WriteString(rows4)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -109,7 +117,8 @@ func main() {
 }
 
 // rows4 holds the AVX2 row kernels of the triangular solves: four rows of U
-// (stride ldu) against one vector, n a positive multiple of 8.
+// (stride ldu) against one vector, n a positive multiple of 8 (16 for
+// the float32 axpy).
 const rows4 = `// func axpy4AVX2(n int, a *[4]float64, u *float64, ldu int, y *float64)
 // y[j] -= a[0] u[j] + a[1] u[ldu+j] + a[2] u[2ldu+j] + a[3] u[3ldu+j]
 TEXT ·axpy4AVX2(SB), NOSPLIT, $0-40
@@ -145,6 +154,46 @@ axpyloop:
 	ADDQ $8, BX
 	CMPQ BX, CX
 	JLT axpyloop
+	VZEROUPPER
+	RET
+
+// func axpy4F32AVX2(n int, a *[4]float32, u *float32, ldu int, y *float32)
+// y[j] -= a[0] u[j] + a[1] u[ldu+j] + a[2] u[2ldu+j] + a[3] u[3ldu+j]
+// in float32 (products summed in that order, fused), n a positive
+// multiple of 16
+TEXT ·axpy4F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ u+16(FP), SI
+	MOVQ ldu+24(FP), R8
+	MOVQ y+32(FP), DI
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VBROADCASTSS 0(AX), Y12
+	VBROADCASTSS 4(AX), Y13
+	VBROADCASTSS 8(AX), Y14
+	VBROADCASTSS 12(AX), Y15
+	XORQ BX, BX
+axpy32loop:
+	VMULPS (SI)(BX*4), Y12, Y0
+	VMULPS 32(SI)(BX*4), Y12, Y1
+	VFMADD231PS (R9)(BX*4), Y13, Y0
+	VFMADD231PS 32(R9)(BX*4), Y13, Y1
+	VFMADD231PS (R10)(BX*4), Y14, Y0
+	VFMADD231PS 32(R10)(BX*4), Y14, Y1
+	VFMADD231PS (R11)(BX*4), Y15, Y0
+	VFMADD231PS 32(R11)(BX*4), Y15, Y1
+	VMOVUPS (DI)(BX*4), Y2
+	VMOVUPS 32(DI)(BX*4), Y3
+	VSUBPS Y0, Y2, Y2
+	VSUBPS Y1, Y3, Y3
+	VMOVUPS Y2, (DI)(BX*4)
+	VMOVUPS Y3, 32(DI)(BX*4)
+	ADDQ $16, BX
+	CMPQ BX, CX
+	JLT axpy32loop
 	VZEROUPPER
 	RET
 

@@ -70,6 +70,33 @@ func BenchmarkKernel(b *testing.B) {
 	}
 }
 
+// BenchmarkKernel32 is BenchmarkKernel for the float32 micro-kernels.
+func BenchmarkKernel32(b *testing.B) {
+	for _, k := range kernels32() {
+		b.Run(k.name, func(b *testing.B) {
+			const kc = 256
+			rnd := rand.New(rand.NewPCG(1, 1))
+			a := to32(randMat(rnd, k.mr*kc, 1, 1))
+			bb := to32(randMat(rnd, k.nr*kc, 1, 1))
+			c := make([]float32, k.mr*k.nr)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				k.fn(kc, a, bb, c, k.nr)
+			}
+			gflops(b, 2*kc*float64(k.mr*k.nr), cpu0)
+		})
+	}
+}
+
+// to32 rounds x to float32.
+func to32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
+}
+
 // BenchmarkCholesky compares Cholesky with gonum's mat.Cholesky (n³/3
 // flops). gonum takes minutes at M = 10000; select it with -bench.
 func BenchmarkCholesky(b *testing.B) {
@@ -259,7 +286,7 @@ func benchPacked[E Float](b *testing.B, k []float64, a []E, n, workers int) {
 			a[i] = E(v)
 		}
 		b.StartTimer()
-		if _, ok := packedPrecond(best, a, n, n, 1/float64(n), 1e-6, workers); !ok {
+		if _, ok := packedPrecond(bestSet, a, n, n, 1/float64(n), 1e-6, workers); !ok {
 			b.Fatal("not PD")
 		}
 	}

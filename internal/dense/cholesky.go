@@ -30,10 +30,11 @@ const (
 // U₁₁ᵀ U₁₂ = A₁₂ in parallel over column blocks, and update the trailing
 // upper triangle A₂₂ −= U₁₂ᵀ U₁₂ with the parallel GEMM.
 //
-// a may be float32: the result is then rounded to float32 after each
-// panel's update, while the products are formed in float64.
+// a may be float32: the panel solves and the trailing updates then run in
+// float32 arithmetic (the float32 micro-kernel), while each 256 × 256
+// diagonal block is factored with float64 sums (see doc.go).
 func Cholesky[E Float](a []E, n, lda int, workers int) (ok bool, col int) {
-	return choleskyWith(best, a, n, lda, workers, nil)
+	return choleskyWith(bestSet, a, n, lda, workers, nil)
 }
 
 // Monitor is called by the long routines (CholeskyMon, UUtLower) between
@@ -45,7 +46,7 @@ type Monitor func(done float64) bool
 // CholeskyMon is Cholesky with a Monitor (nil means none). If mon
 // abandons the factorisation, CholeskyMon returns ok = false and col = -1.
 func CholeskyMon[E Float](a []E, n, lda int, workers int, mon Monitor) (ok bool, col int) {
-	return choleskyWith(best, a, n, lda, workers, mon)
+	return choleskyWith(bestSet, a, n, lda, workers, mon)
 }
 
 // cubeDone is the fraction of the n³ flops of a right-looking
@@ -55,13 +56,28 @@ func cubeDone(k, n int) float64 {
 	return 1 - r*r*r
 }
 
-func choleskyWith[E Float](kern microKernel, a []E, n, lda int, workers int, mon Monitor) (bool, int) {
+func choleskyWith[E Float](ks kernelSet, a []E, n, lda int, workers int, mon Monitor) (bool, int) {
 	checkMat("Cholesky", a, n, n, lda)
 	if n == 0 {
 		return true, -1
 	}
+	if a32, ok := as32(ks, a); ok {
+		return choleskyP(ks.k32, ks.k64, a32, n, lda, workers, mon)
+	}
+	return choleskyP(ks.k64, ks.k64, a, n, lda, workers, mon)
+}
+
+// choleskyP is the blocked factorisation with the panel solves and
+// trailing updates in precision P (kernel kern) and the diagonal blocks in
+// float64 (kernel kd).
+func choleskyP[E, P Float](kern microKernel[P], kd microKernel[float64], a []E, n, lda int, workers int, mon Monitor) (bool, int) {
 	ws := newWorkspace(kern, workers)
 	defer ws.release()
+	wd, ok := any(ws).(*workspace[float64])
+	if !ok {
+		wd = newWorkspace(kd, 1)
+		defer wd.release()
+	}
 	workers = len(ws.s)
 	for k := 0; k < n; k += cholBlock {
 		if mon != nil && !mon(cubeDone(k, n)) {
@@ -69,7 +85,7 @@ func choleskyWith[E Float](kern microKernel, a []E, n, lda int, workers int, mon
 		}
 		kb := min(cholBlock, n-k)
 		a11 := a[k*lda+k:]
-		if f := potrfRec(ws, ws.s[0], a11, kb, lda); f >= 0 {
+		if f := potrfRec(wd, wd.s[0], a11, kb, lda); f >= 0 {
 			return false, k + f
 		}
 		rest := n - k - kb
@@ -92,11 +108,12 @@ func choleskyWith[E Float](kern microKernel, a []E, n, lda int, workers int, mon
 	return true, -1
 }
 
-// potrfRec factors the n×n upper triangle of a in place, recursively
+// potrfRec factors the n×n upper triangle of a in place, recursively, its
+// products in precision P
 // (Gustavson, "Recursive leads to automatic variable blocking for dense
 // linear-algebra algorithms", IBM J. Res. Dev. 41(6), 1997). It returns the
 // failing column or -1.
-func potrfRec[E Float](ws *workspace, s *scratch, a []E, n, lda int) int {
+func potrfRec[E, P Float](ws *workspace[P], s *scratch[P], a []E, n, lda int) int {
 	if n <= cholLeaf {
 		return potrfLeaf(a, n, lda)
 	}
@@ -113,7 +130,7 @@ func potrfRec[E Float](ws *workspace, s *scratch, a []E, n, lda int) int {
 		b: a12, ldb: lda,
 		c: a[n1*lda+n1:], ldc: lda,
 		upper: true,
-	}, []*scratch{s})
+	}, []*scratch[P]{s})
 	if f := potrfRec(ws, s, a[n1*lda+n1:], n2, lda); f >= 0 {
 		return n1 + f
 	}
@@ -150,10 +167,10 @@ func potrfLeaf[E Float](a []E, n, lda int) int {
 // trsmPar solves Uᵀ X = B (trans) or U X = B in place for B n×m, splitting
 // the columns of B among workers; each worker runs the serial recursive
 // solve on its own scratch.
-func trsmPar[E Float](ws *workspace, trans bool, u []E, n, ldu int, b []E, m, ldb int, workers int) {
-	solve := trsmUN[E]
+func trsmPar[E, P Float](ws *workspace[P], trans bool, u []E, n, ldu int, b []E, m, ldb int, workers int) {
+	solve := trsmUN[E, P]
 	if trans {
-		solve = trsmUT[E]
+		solve = trsmUT[E, P]
 	}
 	const minCols = 64
 	w := min(workers, len(ws.s), m/minCols)
@@ -178,7 +195,7 @@ func trsmPar[E Float](ws *workspace, trans bool, u []E, n, ldu int, b []E, m, ld
 
 // trsmUT solves Uᵀ X = B in place (B n×m), recursively: X₁ = U₁₁⁻ᵀ B₁,
 // B₂ −= U₁₂ᵀ X₁, X₂ = U₂₂⁻ᵀ B₂.
-func trsmUT[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb int) {
+func trsmUT[E, P Float](ws *workspace[P], s *scratch[P], u []E, n, ldu int, b []E, m, ldb int) {
 	if n <= trsmLeaf {
 		trsmUTLeaf(u, n, ldu, b, m, ldb)
 		return
@@ -191,13 +208,13 @@ func trsmUT[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb
 		a: u[n1:], lda: ldu, tA: true,
 		b: b, ldb: ldb,
 		c: b[n1*ldb:], ldc: ldb,
-	}, []*scratch{s})
+	}, []*scratch[P]{s})
 	trsmUT(ws, s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
 }
 
 // trsmUN solves U X = B in place (B n×m), recursively: X₂ = U₂₂⁻¹ B₂,
 // B₁ −= U₁₂ X₂, X₁ = U₁₁⁻¹ B₁.
-func trsmUN[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb int) {
+func trsmUN[E, P Float](ws *workspace[P], s *scratch[P], u []E, n, ldu int, b []E, m, ldb int) {
 	if n <= trsmLeaf {
 		trsmUNLeaf(u, n, ldu, b, m, ldb)
 		return
@@ -210,7 +227,7 @@ func trsmUN[E Float](ws *workspace, s *scratch, u []E, n, ldu int, b []E, m, ldb
 		a: u[n1:], lda: ldu,
 		b: b[n1*ldb:], ldb: ldb,
 		c: b, ldc: ldb,
-	}, []*scratch{s})
+	}, []*scratch[P]{s})
 	trsmUN(ws, s, u, n1, ldu, b, m, ldb)
 }
 

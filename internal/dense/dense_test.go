@@ -16,19 +16,23 @@ const eps = 0x1p-52
 // testKernels are the kernels exercised by every test: the CPU's own
 // (assembly where available), the portable Go kernel, and reference loops
 // with odd tile shapes that push every edge case of packing and masking.
-func testKernels() []microKernel {
-	ks := append([]microKernel(nil), kernels()...)
+func testKernels() []microKernel[float64] {
+	ks := append([]microKernel[float64](nil), kernels()...)
 	if raceEnabled {
-		return append(ks[:1], microKernel{name: "ref3x5", mr: 3, nr: 5, fn: refKernel(3, 5)})
+		return append(ks[:1], microKernel[float64]{name: "ref3x5", mr: 3, nr: 5, fn: refKernel[float64](3, 5)})
 	}
 	if ks[len(ks)-1].name != goKernel.name {
 		ks = append(ks, goKernel)
 	}
 	return append(ks,
-		microKernel{name: "ref3x5", mr: 3, nr: 5, fn: refKernel(3, 5)},
-		microKernel{name: "ref1x1", mr: 1, nr: 1, fn: refKernel(1, 1)},
+		microKernel[float64]{name: "ref3x5", mr: 3, nr: 5, fn: refKernel[float64](3, 5)},
+		microKernel[float64]{name: "ref1x1", mr: 1, nr: 1, fn: refKernel[float64](1, 1)},
 	)
 }
+
+// wideSet is the kernel set that runs everything, float32 storage
+// included, through the float64 kernel k.
+func wideSet(k microKernel[float64]) kernelSet { return kernelSet{k64: k} }
 
 func randMat(rnd *rand.Rand, r, c, ld int) []float64 {
 	a := make([]float64, max(0, (r-1)*ld+c))
@@ -147,13 +151,13 @@ func TestCholesky(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(t *testing.T) {
 				ld := n + 5
 				if n == 0 {
-					if ok, col := choleskyWith(k, []float64(nil), 0, 1, 2, nil); !ok || col != -1 {
+					if ok, col := choleskyWith(wideSet(k), []float64(nil), 0, 1, 2, nil); !ok || col != -1 {
 						t.Fatal("n=0 failed")
 					}
 					return
 				}
 				a, s := spd(rnd, n, ld, 0.1)
-				ok, col := choleskyWith(k, a, n, ld, 2, nil)
+				ok, col := choleskyWith(wideSet(k), a, n, ld, 2, nil)
 				if !ok || col != -1 {
 					t.Fatalf("Cholesky failed at column %d", col)
 				}
@@ -289,7 +293,7 @@ func TestUUt(t *testing.T) {
 					c[i] = math.NaN()
 				}
 				alpha := 0.5
-				uutWith(k, u, n, ld, alpha, c, ld, 2)
+				uutWith(wideSet(k), u, n, ld, alpha, c, ld, 2)
 				// Reference through gonum's Dgemm on a dense copy (its Dtrmm
 				// path for TriDense is two orders of magnitude slower).
 				ut := mat.DenseCopyOf(upperOf(u, n, ld))
@@ -383,7 +387,7 @@ func FuzzKernel(f *testing.F) {
 			ldc := k.nr + int(pad%8)
 			c := randMat(rnd, k.mr, ldc, ldc)
 			want := append([]float64(nil), c...)
-			refKernel(k.mr, k.nr)(kc, a, b, want, ldc)
+			refKernel[float64](k.mr, k.nr)(kc, a, b, want, ldc)
 			k.fn(kc, a, b, c, ldc)
 			for i := range c {
 				// FMA and separate multiply-add differ by at most one
@@ -460,8 +464,8 @@ func FuzzCholesky(f *testing.F) {
 		rnd := rand.New(rand.NewPCG(seed, 5))
 		a, s := spd(rnd, n, n, 0.1)
 		b := append([]float64(nil), a...)
-		ok1, _ := choleskyWith(kernels()[0], a, n, n, 2, nil)
-		ok2, _ := choleskyWith(goKernel, b, n, n, 1, nil)
+		ok1, _ := choleskyWith(wideSet(kernels()[0]), a, n, n, 2, nil)
+		ok2, _ := choleskyWith(wideSet(goKernel), b, n, n, 1, nil)
 		if !ok1 || !ok2 {
 			t.Fatalf("not PD: %v %v", ok1, ok2)
 		}

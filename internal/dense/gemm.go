@@ -7,18 +7,23 @@ import (
 )
 
 // Float is the element type of stored matrices: float64, or float32 for
-// FALKON's half-size preconditioner. Whatever the storage, the packed
-// operands, the micro-kernel and every accumulation are float64; only the
-// stored results are rounded to E.
+// FALKON's half-size preconditioner. It is also the precision P of the
+// packed operands and of the micro-kernel's sums (see doc.go for which
+// routine accumulates in which).
 type Float interface{ float32 | float64 }
 
 // as64 returns s itself as []float64 when E is float64, and nil otherwise.
-func as64[E Float](s []E) []float64 {
+func as64[E Float](s []E) []float64 { return asP[E, float64](s) }
+
+// asP returns s itself as []P when E and P are the same type, and nil
+// otherwise.
+func asP[E, P Float](s []E) []P {
 	var z E
-	if unsafe.Sizeof(z) != 8 || len(s) == 0 {
+	var zp P
+	if unsafe.Sizeof(z) != unsafe.Sizeof(zp) || len(s) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+	return unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // Cache blocking (Goto & van de Geijn, "Anatomy of high-performance matrix
@@ -32,27 +37,28 @@ const (
 	ncBlock = 4096
 )
 
-// scratch is one worker's packing buffers.
-type scratch struct {
-	a, b, tile []float64
+// scratch is one worker's packing buffers, in the kernel's precision P.
+type scratch[P Float] struct {
+	a, b, tile []P
 }
 
 // workspace carries the kernel and one scratch per worker through a call.
-type workspace struct {
-	k  microKernel
+type workspace[P Float] struct {
+	k  microKernel[P]
 	mc int
-	s  []*scratch
+	s  []*scratch[P]
 }
 
-func newWorkspace(k microKernel, workers int) *workspace {
+func newWorkspace[P Float](k microKernel[P], workers int) *workspace[P] {
 	if workers < 1 {
 		workers = 1
 	}
-	ws := &workspace{k: k, mc: max(k.mr, mcBlock/k.mr*k.mr), s: make([]*scratch, workers)}
+	ws := &workspace[P]{k: k, mc: max(k.mr, mcBlock/k.mr*k.mr), s: make([]*scratch[P], workers)}
+	pool := poolOf[P]()
 	for i := range ws.s {
-		s, _ := scratchPool.Get().(*scratch)
+		s, _ := pool.Get().(*scratch[P])
 		if s == nil {
-			s = new(scratch)
+			s = new(scratch[P])
 		}
 		s.tile = grow(s.tile, k.mr*k.nr)
 		ws.s[i] = s
@@ -60,25 +66,35 @@ func newWorkspace(k microKernel, workers int) *workspace {
 	return ws
 }
 
-// scratchPool keeps packing buffers between calls: a factorisation's
-// first GEMM would otherwise allocate (and the runtime zero) up to
-// kcBlock × ncBlock floats, once per call; a search factorises dozens of
+// scratchPool and scratchPool32 (float32) keep packing buffers between
+// calls: a factorisation's first GEMM would otherwise allocate (and the
+// runtime zero) up to kcBlock × ncBlock floats, once per call; a search factorises dozens of
 // M × M matrices in a row (bench/TUNE.md, round 4). Packing writes every
 // element it later reads, so stale contents are harmless.
-var scratchPool sync.Pool
+var scratchPool, scratchPool32 sync.Pool
 
-// release returns the workspace's buffers to scratchPool; ws must not be
+// poolOf is the pool of *scratch[P].
+func poolOf[P Float]() *sync.Pool {
+	var z P
+	if unsafe.Sizeof(z) == 4 {
+		return &scratchPool32
+	}
+	return &scratchPool
+}
+
+// release returns the workspace's buffers to their pool; ws must not be
 // used after it.
-func (ws *workspace) release() {
+func (ws *workspace[P]) release() {
+	pool := poolOf[P]()
 	for i, s := range ws.s {
-		scratchPool.Put(s)
+		pool.Put(s)
 		ws.s[i] = nil
 	}
 }
 
-func grow(s []float64, n int) []float64 {
+func grow[P Float](s []P, n int) []P {
 	if cap(s) < n {
-		return make([]float64, n)
+		return make([]P, n)
 	}
 	return s[:n]
 }
@@ -105,19 +121,19 @@ type gemmArgs[E Float] struct {
 	// triangular matrix whose lower triangle may hold anything.
 	tri  bool
 	triD int
-	// c64 is c when E is float64 (set by gemm): the micro-kernel then
-	// adds into C directly rather than through a tile.
-	c64 []float64
 }
 
-// gemm runs g with up to one goroutine per scratch in ss. The packed B
-// block lives in ss[0] and is packed and read by all of them; each packs its
-// own row blocks of A.
-func gemm[E Float](ws *workspace, g *gemmArgs[E], ss []*scratch) {
+// gemm runs g with up to one goroutine per scratch in ss, the operands
+// packed into and multiplied in precision P. The packed B block lives in
+// ss[0] and is packed and read by all of them; each packs its own row
+// blocks of A.
+func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 	if g.m <= 0 || g.n <= 0 || g.k <= 0 || g.alpha == 0 {
 		return
 	}
-	g.c64 = as64(g.c)
+	// When E is P the micro-kernel adds into C directly rather than
+	// through a tile.
+	cd := asP[E, P](g.c)
 	workers := len(ss)
 	nr, mc := ws.k.nr, ws.mc
 	// Work below this many flops per (jc, pc) block is not worth a goroutine.
@@ -150,7 +166,7 @@ func gemm[E Float](ws *workspace, g *gemmArgs[E], ss []*scratch) {
 			w := min(workers, nIc)
 			if w <= 1 {
 				for ic := 0; ic < mEff; ic += mc {
-					block(ws, ss[0], g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
+					block(ws, ss[0], g, cd, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
 				}
 				continue
 			}
@@ -164,7 +180,7 @@ func gemm[E Float](ws *workspace, g *gemmArgs[E], ss []*scratch) {
 						if ic >= mEff {
 							return
 						}
-						block(ws, s, g, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
+						block(ws, s, g, cd, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
 					}
 				})
 			}
@@ -174,8 +190,8 @@ func gemm[E Float](ws *workspace, g *gemmArgs[E], ss []*scratch) {
 }
 
 // block packs rows ic..ic+mb of op(A) (columns pc..pc+kb) and multiplies
-// them by the packed B block into C.
-func block[E Float](ws *workspace, s *scratch, g *gemmArgs[E], bp []float64, ic, jc, pc, mb, nb, kb int) {
+// them by the packed B block into C; cd is C as []P when E is P, else nil.
+func block[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, bp []P, ic, jc, pc, mb, nb, kb int) {
 	mr, nr := ws.k.mr, ws.k.nr
 	mbR := (mb + mr - 1) / mr * mr
 	s.a = grow(s.a, mbR*kb)
@@ -202,8 +218,8 @@ func block[E Float](ws *workspace, s *scratch, g *gemmArgs[E], bp []float64, ic,
 			}
 			mi := min(mr, mb-ir)
 			apan := ap[ir*kb : ir*kb+mr*kb]
-			if g.c64 != nil && mi == mr && nj == nr && (!g.upper || i0+mr-1+diagOff <= j0) {
-				kern(kb, apan, bpan, g.c64[i0*ldc+j0:], ldc)
+			if cd != nil && mi == mr && nj == nr && (!g.upper || i0+mr-1+diagOff <= j0) {
+				kern(kb, apan, bpan, cd[i0*ldc+j0:], ldc)
 				continue
 			}
 			clear(tile)
@@ -216,7 +232,7 @@ func block[E Float](ws *workspace, s *scratch, g *gemmArgs[E], bp []float64, ic,
 					jStart = max(0, i0+i-j0+diagOff)
 				}
 				for j := jStart; j < nj; j++ {
-					ci[j0+j] = E(float64(ci[j0+j]) + ti[j])
+					ci[j0+j] = E(P(ci[j0+j]) + ti[j])
 				}
 			}
 		}
@@ -225,8 +241,8 @@ func block[E Float](ws *workspace, s *scratch, g *gemmArgs[E], bp []float64, ic,
 
 // packA packs op(A)[ic:ic+mb, pc:pc+kb], scaled by alpha, into micro-panels
 // of mr rows: ap[(i/mr)*mr*kb + p*mr + i%mr]. Rows past mb are zero.
-func packA[E Float](ap []float64, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
-	alpha := g.alpha
+func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
+	alpha := P(g.alpha)
 	a, lda := g.a, g.lda
 	for ir := 0; ir < mb; ir += mr {
 		pan := ap[ir*kb : ir*kb+mr*kb]
@@ -246,7 +262,7 @@ func packA[E Float](ap []float64, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+iEnd]
 				dst := pan[p*mr : p*mr+iEnd]
 				for i, v := range src {
-					dst[i] = alpha * float64(v)
+					dst[i] = alpha * P(v)
 				}
 			}
 			continue
@@ -260,7 +276,7 @@ func packA[E Float](ap []float64, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 			}
 			row := a[gi*lda+pc : gi*lda+pc+kb]
 			for p := pStart; p < kb; p++ {
-				pan[p*mr+i] = alpha * float64(row[p])
+				pan[p*mr+i] = alpha * P(row[p])
 			}
 		}
 	}
@@ -269,7 +285,7 @@ func packA[E Float](ap []float64, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 // packB packs op(B)[pc:pc+kb, jc+j0:jc+j1] (j0 a multiple of nr) into
 // micro-panels of nr columns: bp[(j/nr)*nr*kb + p*nr + j%nr]. Columns past
 // nb are zero.
-func packB[E Float](bp []float64, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 int) {
+func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 int) {
 	b, ldb := g.b, g.ldb
 	for jr := j0; jr < j1; jr += nr {
 		pan := bp[jr*kb : jr*kb+nr*kb]
@@ -278,12 +294,12 @@ func packB[E Float](bp []float64, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1
 			for p := 0; p < kb; p++ {
 				src := b[(pc+p)*ldb+jc+jr : (pc+p)*ldb+jc+jr+nr]
 				dst := pan[p*nr : p*nr+nr]
-				if s64 := as64(src); s64 != nil {
-					copy(dst, s64)
+				if sp := asP[E, P](src); sp != nil {
+					copy(dst, sp)
 					continue
 				}
 				for j, v := range src {
-					dst[j] = float64(v)
+					dst[j] = P(v)
 				}
 			}
 			continue
@@ -302,7 +318,7 @@ func packB[E Float](bp []float64, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1
 				src := b[(pc+p)*ldb+jc+jr : (pc+p)*ldb+jc+jr+jEnd]
 				dst := pan[p*nr : p*nr+jEnd]
 				for j, v := range src {
-					dst[j] = float64(v)
+					dst[j] = P(v)
 				}
 			}
 			continue
@@ -315,7 +331,7 @@ func packB[E Float](bp []float64, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1
 			}
 			row := b[gj*ldb+pc : gj*ldb+pc+kb]
 			for p := pStart; p < kb; p++ {
-				pan[p*nr+j] = float64(row[p])
+				pan[p*nr+j] = P(row[p])
 			}
 		}
 	}

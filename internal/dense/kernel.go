@@ -7,20 +7,20 @@ package dense
 //
 // where a is a packed micro-panel of mr rows of op(A) (column by column) and
 // b a packed micro-panel of nr columns of op(B) (row by row). The sum is
-// accumulated from zero in registers and added to C once, so the result for
-// an element does not depend on whether the driver hands the kernel C itself
-// or a scratch tile.
-type microKernel struct {
+// accumulated from zero in registers, in precision P, and added to C once,
+// so the result for an element does not depend on whether the driver hands
+// the kernel C itself or a scratch tile.
+type microKernel[P Float] struct {
 	name   string
 	mr, nr int
-	fn     func(kc int, a, b, c []float64, ldc int)
+	fn     func(kc int, a, b, c []P, ldc int)
 }
 
 // refKernel is the reference loop for any mr·nr ≤ 1024; tests hold the
 // fast kernels to it.
-func refKernel(mr, nr int) func(kc int, a, b, c []float64, ldc int) {
-	return func(kc int, a, b, c []float64, ldc int) {
-		var buf [32 * 32]float64
+func refKernel[P Float](mr, nr int) func(kc int, a, b, c []P, ldc int) {
+	return func(kc int, a, b, c []P, ldc int) {
+		var buf [32 * 32]P
 		acc := buf[:mr*nr]
 		for p := 0; p < kc; p++ {
 			ap := a[p*mr : p*mr+mr]
@@ -41,14 +41,29 @@ func refKernel(mr, nr int) func(kc int, a, b, c []float64, ldc int) {
 	}
 }
 
-// goKernel is the portable 4×4 kernel: 16 scalar accumulators.
-var goKernel = microKernel{name: "go4x4", mr: 4, nr: 4, fn: kernel4x4}
+// goKernel and goKernel32 are the portable 4×4 kernels (kernel4x4), in
+// float64 and float32 arithmetic.
+var (
+	goKernel   = microKernel[float64]{name: "go4x4", mr: 4, nr: 4, fn: kernel4x4[float64]}
+	goKernel32 = microKernel[float32]{name: "go4x4-f32", mr: 4, nr: 4, fn: kernel4x4[float32]}
+)
 
-func kernel4x4(kc int, a, b, c []float64, ldc int) {
-	var c00, c01, c02, c03 float64
-	var c10, c11, c12, c13 float64
-	var c20, c21, c22, c23 float64
-	var c30, c31, c32, c33 float64
+// kernel4x4 is refKernel(4, 4) with its 16 sums in scalar variables (in
+// precision P), so that they stay in registers:
+//
+//	for p := 0; p < kc; p++ {
+//		for i := 0; i < 4; i++ {
+//			for j := 0; j < 4; j++ {
+//				acc[i][j] += a[p*4+i] * b[p*4+j]
+//			}
+//		}
+//	}
+//	c[i*ldc+j] += acc[i][j]
+func kernel4x4[P Float](kc int, a, b, c []P, ldc int) {
+	var c00, c01, c02, c03 P
+	var c10, c11, c12, c13 P
+	var c20, c21, c22, c23 P
+	var c30, c31, c32, c33 P
 	a = a[:4*kc]
 	b = b[:4*kc]
 	for p := 0; p+4 <= len(a); p += 4 {

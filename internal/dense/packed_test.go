@@ -14,20 +14,20 @@ import (
 // precond does: T = chol(K) in the upper triangle, moved to the lower,
 // S = T Tᵀ·alpha + shift·I formed in the upper triangle (its diagonal
 // through RowNorms2), A = chol(S) there; T's diagonal is returned aside.
-func packedPrecond[E Float](kern microKernel, a []E, n, ld int, alpha, shift float64, workers int) (tdiag []float64, ok bool) {
-	if ok, _ := choleskyWith(kern, a, n, ld, workers, nil); !ok {
+func packedPrecond[E Float](ks kernelSet, a []E, n, ld int, alpha, shift float64, workers int) (tdiag []float64, ok bool) {
+	if ok, _ := choleskyWith(ks, a, n, ld, workers, nil); !ok {
 		return nil, false
 	}
 	sdiag := make([]float64, n)
 	RowNorms2(a, n, ld, alpha, sdiag)
 	TransposeUpper(a, n, ld)
-	uutPackedWith(kern, a, n, ld, alpha, workers, nil)
+	uutPackedWith(ks, a, n, ld, alpha, workers, nil)
 	tdiag = make([]float64, n)
 	for i := range n {
 		tdiag[i] = float64(a[i*ld+i])
 		a[i*ld+i] = E(sdiag[i] + shift)
 	}
-	ok, _ = choleskyWith(kern, a, n, ld, workers, nil)
+	ok, _ = choleskyWith(ks, a, n, ld, workers, nil)
 	return tdiag, ok
 }
 
@@ -60,7 +60,7 @@ func TestPackedLayout(t *testing.T) {
 					t.Fatal("S not PD")
 				}
 				p := append([]float64(nil), a...)
-				tdiag, ok := packedPrecond(kern, p, n, ld, alpha, shift, 2)
+				tdiag, ok := packedPrecond(wideSet(kern), p, n, ld, alpha, shift, 2)
 				if !ok {
 					t.Fatal("packed: not PD")
 				}
@@ -68,9 +68,19 @@ func TestPackedLayout(t *testing.T) {
 				for i, v := range a {
 					a32[i] = float32(v)
 				}
-				tdiag32, ok := packedPrecond(kern, a32, n, ld, alpha, shift, 2)
+				tdiag32, ok := packedPrecond(wideSet(kern), a32, n, ld, alpha, shift, 2)
 				if !ok {
 					t.Fatal("packed float32: not PD")
+				}
+				// The same in float32 arithmetic (bestSet's float32
+				// kernel): the tolerance below holds both.
+				n32 := make([]float32, len(a))
+				for i, v := range a {
+					n32[i] = float32(v)
+				}
+				ndiag32, ok := packedPrecond(kernelSet{k64: kern, k32: best32}, n32, n, ld, alpha, shift, 2)
+				if !ok {
+					t.Fatal("packed float32 arithmetic: not PD")
 				}
 				// Factors: T in the lower triangle (diagonal aside), A in the upper.
 				for i := range n {
@@ -100,6 +110,16 @@ func TestPackedLayout(t *testing.T) {
 						}
 						if d := math.Abs(g32A - s[i*ld+j]); d > tol {
 							t.Fatalf("float32 A[%d,%d] = %v, want %v", i, j, g32A, s[i*ld+j])
+						}
+						n32T, n32A := float64(n32[j*ld+i]), float64(n32[i*ld+j])
+						if i == j {
+							n32T = ndiag32[i]
+						}
+						if d := math.Abs(n32T - tt[i*ld+j]); d > tol {
+							t.Fatalf("float32 arithmetic T[%d,%d] = %v, want %v", i, j, n32T, tt[i*ld+j])
+						}
+						if d := math.Abs(n32A - s[i*ld+j]); d > tol {
+							t.Fatalf("float32 arithmetic A[%d,%d] = %v, want %v", i, j, n32A, s[i*ld+j])
 						}
 					}
 				}

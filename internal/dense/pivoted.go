@@ -24,11 +24,20 @@ import "math"
 // called before each panel with the fraction of the work of a full-rank
 // factorisation done; returning false abandons the call (rank −1).
 func PivotedCholesky[E Float](a []E, n, lda int, tol float64, workers int, mon Monitor) (perm []int, rank int) {
-	return pivotedWith(best, a, n, lda, tol, workers, mon)
+	return pivotedWith(bestSet, a, n, lda, tol, workers, mon)
 }
 
-func pivotedWith[E Float](kern microKernel, a []E, n, lda int, tol float64, workers int, mon Monitor) ([]int, int) {
+func pivotedWith[E Float](ks kernelSet, a []E, n, lda int, tol float64, workers int, mon Monitor) ([]int, int) {
 	checkMat("PivotedCholesky", a, n, n, lda)
+	if a32, ok := as32(ks, a); ok {
+		return pivotedP(ks.k32, a32, n, lda, tol, workers, mon)
+	}
+	return pivotedP(ks.k64, a, n, lda, tol, workers, mon)
+}
+
+// pivotedP is PivotedCholesky with the trailing updates in precision P;
+// the panels' rows are formed with float64 sums.
+func pivotedP[E, P Float](kern microKernel[P], a []E, n, lda int, tol float64, workers int, mon Monitor) ([]int, int) {
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
@@ -138,7 +147,15 @@ func symSwap[E Float](a []E, n, lda, j, p int) {
 func SyrkStrictUpper[E Float](x []E, n, k, ldx int, alpha float64, c []E, ldc int, workers int) {
 	checkMat("SyrkStrictUpper X", x, n, k, ldx)
 	checkMat("SyrkStrictUpper C", c, n, n, ldc)
-	ws := newWorkspace(best, workers)
+	if x32, ok := as32(bestSet, x); ok {
+		syrkStrictUpperP(best32, x32, n, k, ldx, alpha, any(c).([]float32), ldc, workers)
+		return
+	}
+	syrkStrictUpperP(best, x, n, k, ldx, alpha, c, ldc, workers)
+}
+
+func syrkStrictUpperP[E, P Float](kern microKernel[P], x []E, n, k, ldx int, alpha float64, c []E, ldc int, workers int) {
+	ws := newWorkspace(kern, workers)
 	defer ws.release()
 	gemm(ws, &gemmArgs[E]{
 		m: n, n: n, k: k, alpha: alpha,

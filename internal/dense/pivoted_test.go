@@ -48,7 +48,7 @@ func TestPivotedCholesky(t *testing.T) {
 					}
 				}
 				orig := append([]float64(nil), a...)
-				perm, rank := pivotedWith(kern, a, n, ld, 1e-10, 2, nil)
+				perm, rank := pivotedWith(wideSet(kern), a, n, ld, 1e-10, 2, nil)
 				if rank != c.r {
 					t.Fatalf("rank %d, want %d", rank, c.r)
 				}
@@ -82,7 +82,7 @@ func TestPivotedCholesky(t *testing.T) {
 				}
 				// The same factor for any number of workers.
 				b := append([]float64(nil), orig...)
-				perm1, rank1 := pivotedWith(kern, b, n, ld, 1e-10, 1, nil)
+				perm1, rank1 := pivotedWith(wideSet(kern), b, n, ld, 1e-10, 1, nil)
 				for i := 0; i < rank; i++ {
 					if perm1[i] != perm[i] {
 						t.Fatal("perm depends on workers")

@@ -17,6 +17,23 @@ func axpy4Go(a *[4]float64, u []float64, ldu int, y []float64) {
 	}
 }
 
+// axpy4F32Go is the reference for axpy4F32: y[j] −= Σ_{r<4} a[r]
+// u[r*ldu+j] in float32, summed in order r = 0, 1, 2, 3.
+func axpy4F32Go(a *[4]float32, u []float32, ldu int, y []float32) {
+	n := len(y)
+	if n == 0 {
+		return
+	}
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	u0 := u[:n]
+	u1 := u[ldu : ldu+n]
+	u2 := u[2*ldu : 2*ldu+n]
+	u3 := u[3*ldu : 3*ldu+n]
+	for j := range y {
+		y[j] -= a0*u0[j] + a1*u1[j] + a2*u2[j] + a3*u3[j]
+	}
+}
+
 // dot4Go is the reference for dot4: s[r] = Σ_j u[r*ldu+j] x[j].
 func dot4Go(u []float64, ldu int, x []float64) (s [4]float64) {
 	n := len(x)
@@ -49,7 +66,9 @@ func axpyG[X, Y Float](alpha float64, x []X, y []Y) {
 }
 
 // axpy4G is axpy4 for any storage types: the assembly when both are
-// float64, otherwise a loop in float64 rounded to Y on store.
+// float64; in float32 arithmetic (axpy4F32, assembly too) when both are
+// float32 (then a must hold float32 values: elements of a float32 U);
+// otherwise a loop in float64 rounded to Y on store.
 func axpy4G[U, Y Float](a *[4]float64, u []U, ldu int, y []Y) {
 	n := len(y)
 	if n == 0 {
@@ -57,6 +76,11 @@ func axpy4G[U, Y Float](a *[4]float64, u []U, ldu int, y []Y) {
 	}
 	if u64, y64 := as64(u), as64(y); u64 != nil && y64 != nil {
 		axpy4(a, u64, ldu, y64)
+		return
+	}
+	if u32, y32 := asP[U, float32](u), asP[Y, float32](y); u32 != nil && y32 != nil {
+		a32 := [4]float32{float32(a[0]), float32(a[1]), float32(a[2]), float32(a[3])}
+		axpy4F32(&a32, u32, ldu, y32)
 		return
 	}
 	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]

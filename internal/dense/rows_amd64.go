@@ -10,6 +10,9 @@ func axpy4AVX2(n int, a *[4]float64, u *float64, ldu int, y *float64)
 //go:noescape
 func dot4AVX2(n int, u *float64, ldu int, x *float64, s *[16]float64)
 
+//go:noescape
+func axpy4F32AVX2(n int, a *[4]float32, u *float32, ldu int, y *float32)
+
 var rowsAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // axpy4 computes y[j] −= Σ_{r<4} a[r] u[r*ldu+j] for j < len(y).
@@ -41,4 +44,18 @@ func dot4(u []float64, ldu int, x []float64) [4]float64 {
 		t[r] += (l[0] + l[1]) + (l[2] + l[3])
 	}
 	return t
+}
+
+// axpy4F32 computes y[j] −= Σ_{r<4} a[r] u[r*ldu+j] for j < len(y), in
+// float32 arithmetic.
+func axpy4F32(a *[4]float32, u []float32, ldu int, y []float32) {
+	n := len(y)
+	m := n &^ 15
+	if !rowsAsm || m == 0 {
+		axpy4F32Go(a, u, ldu, y)
+		return
+	}
+	_ = u[3*ldu+n-1]
+	axpy4F32AVX2(m, a, &u[0], ldu, &y[0])
+	axpy4F32Go(a, u[m:], ldu, y[m:])
 }

@@ -5,3 +5,5 @@ package dense
 func axpy4(a *[4]float64, u []float64, ldu int, y []float64) { axpy4Go(a, u, ldu, y) }
 
 func dot4(u []float64, ldu int, x []float64) [4]float64 { return dot4Go(u, ldu, x) }
+
+func axpy4F32(a *[4]float32, u []float32, ldu int, y []float32) { axpy4F32Go(a, u, ldu, y) }

@@ -15,13 +15,13 @@ const smallK = 32
 // the result does not depend on workers. u may be float32; B is float64
 // and the arithmetic is float64 either way.
 func SolveUpper[E Float](u []E, n, ldu int, b []float64, k, ldb int, workers int) {
-	solveTri(best, Tri[E]{Data: u, N: n, Stride: ldu}, false, b, k, ldb, workers)
+	solveTri(bestSet.k64, Tri[E]{Data: u, N: n, Stride: ldu}, false, b, k, ldb, workers)
 }
 
 // SolveUpperT solves Uᵀ X = B in place, with U and B as for SolveUpper
 // (dtrsm left, upper, transpose, non-unit).
 func SolveUpperT[E Float](u []E, n, ldu int, b []float64, k, ldb int, workers int) {
-	solveTri(best, Tri[E]{Data: u, N: n, Stride: ldu}, true, b, k, ldb, workers)
+	solveTri(bestSet.k64, Tri[E]{Data: u, N: n, Stride: ldu}, true, b, k, ldb, workers)
 }
 
 // SolveUpperVec solves U x = b in place for a contiguous vector x of
@@ -69,14 +69,14 @@ func (u Tri[E]) diag(i int) float64 {
 // a time; with Lower, Diag or E = float32 the right-hand sides always go
 // through the row kernels (k ≥ 32 included), otherwise as in SolveUpper.
 func SolveTri[E Float](u Tri[E], trans bool, b []float64, k, ldb int, workers int) {
-	solveTri(best, u, trans, b, k, ldb, workers)
+	solveTri(bestSet.k64, u, trans, b, k, ldb, workers)
 }
 
-func solveWith(kern microKernel, trans bool, u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
+func solveWith(kern microKernel[float64], trans bool, u []float64, n, ldu int, b []float64, k, ldb int, workers int) {
 	solveTri(kern, Tri[float64]{Data: u, N: n, Stride: ldu}, trans, b, k, ldb, workers)
 }
 
-func solveTri[E Float](kern microKernel, u Tri[E], trans bool, b []float64, k, ldb int, workers int) {
+func solveTri[E Float](kern microKernel[float64], u Tri[E], trans bool, b []float64, k, ldb int, workers int) {
 	n := u.N
 	checkMat("SolveUpper U", u.Data, n, n, u.Stride)
 	checkMat("SolveUpper B", b, n, k, ldb)

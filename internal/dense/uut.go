@@ -13,12 +13,20 @@ package dense
 // C₀:ₑ,₀:ₑ += U₀:ₑ,ₚ:ₑ U₀:ₑ,ₚ:ₑᵀ (e = p+256) through the parallel GEMM, with
 // the triangular part of each column slice masked while packing.
 func UUt[E Float](u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
-	uutWith(best, u, n, ldu, alpha, c, ldc, workers)
+	uutWith(bestSet, u, n, ldu, alpha, c, ldc, workers)
 }
 
-func uutWith[E Float](kern microKernel, u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
+func uutWith[E Float](ks kernelSet, u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
 	checkMat("UUt U", u, n, n, ldu)
 	checkMat("UUt C", c, n, n, ldc)
+	if u32, ok := as32(ks, u); ok {
+		uutP(ks.k32, u32, n, ldu, alpha, any(c).([]float32), ldc, workers)
+		return
+	}
+	uutP(ks.k64, u, n, ldu, alpha, c, ldc, workers)
+}
+
+func uutP[E, P Float](kern microKernel[P], u []E, n, ldu int, alpha float64, c []E, ldc int, workers int) {
 	for i := 0; i < n; i++ {
 		clear(c[i*ldc+i : i*ldc+n])
 	}
@@ -47,11 +55,18 @@ func uutWith[E Float](kern microKernel, u []E, n, ldu int, alpha float64, c []E,
 // called between the rank-256 updates, and abandons the call when it
 // returns false (UUtPacked then returns false).
 func UUtPacked[E Float](a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
-	return uutPackedWith(best, a, n, lda, alpha, workers, mon)
+	return uutPackedWith(bestSet, a, n, lda, alpha, workers, mon)
 }
 
-func uutPackedWith[E Float](kern microKernel, a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
+func uutPackedWith[E Float](ks kernelSet, a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
 	checkMat("UUtPacked", a, n, n, lda)
+	if a32, ok := as32(ks, a); ok {
+		return uutPackedP(ks.k32, a32, n, lda, alpha, workers, mon)
+	}
+	return uutPackedP(ks.k64, a, n, lda, alpha, workers, mon)
+}
+
+func uutPackedP[E, P Float](kern microKernel[P], a []E, n, lda int, alpha float64, workers int, mon Monitor) bool {
 	for i := 0; i < n; i++ {
 		clear(a[i*lda+i+1 : i*lda+n])
 	}
