@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -112,14 +112,11 @@ func (s *session) inspectParquet(fi *fileInfo) (err error) {
 			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", fi.path, p)
 		}
 	}()
-	rdr, err := file.OpenParquetFile(fi.path, false, file.WithReadProps(s.readerProps()))
+	rdr, err := table.OpenParquet(fi.path, fi.size, s.mem)
 	if err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file: %w", fi.path, err)
-	}
-	defer rdr.Close()
-	if err := checkChunkMeta(fi.path, rdr, fi.size); err != nil {
 		return err
 	}
+	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, s.mem)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fi.path, err)
