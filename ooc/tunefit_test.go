@@ -114,6 +114,23 @@ func TestFitTuned(t *testing.T) {
 			t.Errorf("candidate %d (%.4g) beats the pick %d (%.4g)", i, c.BestMetric, res.Best, res.Candidates[res.Best].BestMetric)
 		}
 	}
+	var names []string
+	iters := 0
+	for _, p := range res.Phases {
+		if len(names) == 0 || names[len(names)-1] != p.Name {
+			names = append(names, p.Name)
+		}
+		if p.Name == "iteration" {
+			iters++
+		}
+	}
+	maxIter := 0
+	for _, c := range res.Candidates {
+		maxIter = max(maxIter, c.Iterations)
+	}
+	if len(names) < 3 || !slices.Equal(names[:3], []string{"sample", "precond_rhs", "iteration"}) || iters != maxIter || res.PeakRSS <= 0 {
+		t.Errorf("search phases %v (%d iterations, the longest candidate ran %d), peak RSS %d", names, iters, maxIter, res.PeakRSS)
+	}
 	best := res.Candidates[res.Best]
 	train, held := stream.Holdout(src, 0.2, fit.Seed)
 	ntrain := int64(rowCount(train))
