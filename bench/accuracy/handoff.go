@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -107,4 +109,67 @@ func rowsOf(src stream.Source) int64 {
 		n += int64(src.ChunkRows(i))
 	}
 	return n
+}
+
+// tunedTiming times, interleaved, te.reps times each: ooc.FitTuned (the
+// whole job: subsample, search at the default small M, fit at -m with
+// patience, the iterations capped at 50) and one ooc.Fit at -m with the
+// σ and λ FitTuned picked and -iters iterations, on the same training
+// part; it prints the minima, their ratio, CPU seconds and both test
+// RMSEs. Pin it with taskset and run it on a quiet machine.
+func tunedTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
+	run := ooc.RunOptions{Workers: te.workers}
+	tunedMin, fitMin := math.Inf(1), math.Inf(1)
+	var tunedCPU, fitCPU, tunedTest, fitTest float64
+	var picked ooc.Config
+	var tr ooc.Training
+	for rep := range te.reps {
+		cfg := base
+		cfg.Iterations = 50
+		c0, t0 := cpuSeconds(), time.Now()
+		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg,
+			Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
+		if err != nil {
+			return err
+		}
+		if s := time.Since(t0).Seconds(); s < tunedMin {
+			tunedMin, tunedCPU = s, cpuSeconds()-c0
+		}
+		picked, tr = m.Config(), m.Training()
+		met, err := m.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		tunedTest = *met.RMSE
+		one := base
+		one.Kernel, one.Lambda = picked.Kernel, picked.Lambda
+		train, _ := stream.Holdout(trs, valFrac, base.Seed)
+		c0, t0 = cpuSeconds(), time.Now()
+		fm, err := ooc.Fit(ctx, train, one, run)
+		if err != nil {
+			return err
+		}
+		if s := time.Since(t0).Seconds(); s < fitMin {
+			fitMin, fitCPU = s, cpuSeconds()-c0
+		}
+		fmet, err := fm.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		fitTest = *fmet.RMSE
+		logf("%s: rep %d: fit --tune %.2f s, one fit %.2f s (load %s)", name, rep+1, tunedMin, fitMin, loadavg())
+	}
+	fmt.Printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f (search) | %d (best %d) | %.4f | %.4f |\n", name, base.Centers,
+		fitMin, tunedMin, tunedMin/fitMin, fitCPU, tunedCPU, tr.Handoff.SearchSeconds, tr.Iterations, tr.BestIteration,
+		tunedTest, fitTest)
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
 }

@@ -92,6 +92,8 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 		return row, tuneCurves(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "handoff":
 		return row, tuneHandoff(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "tuned-timing":
+		return row, tunedTiming(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -319,6 +321,8 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			fmt.Println("| data | one fit s | tune s | tune / fit | fit CPU s | tune CPU s | CPU tune / fit | tune passes | pick |")
 		case "ard":
 			fmt.Println("| data | M | --ard test RMSE | grid test RMSE | --ard vs grid | pick | learned σⱼ | subsample hold-out MSE | ARD s | --ard s | ARD share | grid s |")
+		case "tuned-timing":
+			fmt.Println("| data | M | one fit s | fit --tune s | ratio | fit CPU s | fit --tune CPU s | search s | iterations | fit --tune test RMSE | one fit test RMSE |")
 		case "handoff":
 			fmt.Println("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows | on n/8, keep | n/8, sqrt | n/8, linear | grid s |")
 		}
