@@ -70,9 +70,12 @@ type TuneConfig struct {
 	// after which the σ are halved, and SigmaHalving is not read.
 	SigmaSteps []int
 	// ARD, when set, first learns per-feature length scales on a row
-	// subsample of the training rows (LearnARD's method) and searches the
-	// Lambdas with that kernel; Sigmas must then be nil and the kernel
-	// Gaussian.
+	// subsample of the training rows (gradient steps on a hold-out error,
+	// on the codes a classification regresses on) and searches the
+	// Lambdas with that kernel beside the Sigmas grid (when not nil), so
+	// that the learned scales compete with the grid on the same
+	// validation rows and the search never picks them when they are
+	// worse. The kernel must be Gaussian.
 	ARD *ARDConfig
 	// MaxMemory, when > 0, is a bound in bytes on the estimated peak
 	// memory of the whole search (EstimateTuneMemory); Tune fails with
@@ -384,8 +387,8 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 			return configErr("TuneConfig.Lambdas", "lambda must be > 0 and finite, got %g", l)
 		}
 	}
-	if tc.ARD != nil && tc.Sigmas != nil {
-		return configErr("TuneConfig.ARD", "ARD learns the length scales: give no sigmas")
+	if tc.ARD != nil && base.Kernel.Sigmas != nil {
+		return configErr("TuneConfig.ARD", "ARD learns the per-feature length scales: give no Base.Kernel.Sigmas")
 	}
 	if tc.ARD != nil && base.Kernel.Kind != "" && base.Kernel.Kind != kernel.Gaussian {
 		return configErr("TuneConfig.ARD", "ARD learns the length scales of the Gaussian kernel, not of the %s kernel", base.Kernel.Kind)
@@ -457,7 +460,12 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	kernels := []kernel.Kernel{cfg.Kernel}
 	if tc.Sigmas != nil {
-		kernels = kernels[:0]
+		// With ARD, the first group's kernel is the learned one (set by
+		// Tune once learnARD has run): it competes with the grid's σ on
+		// the same validation rows, and loses when it is worse.
+		if tc.ARD == nil {
+			kernels = kernels[:0]
+		}
 		for _, s := range tc.Sigmas {
 			kn := cfg.Kernel
 			kn.Sigma, kn.Sigmas = s, nil

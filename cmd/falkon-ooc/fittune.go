@@ -231,7 +231,13 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 			}
 			pr.update("preconditioners", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		case ooc.StageARD:
-			pr.printf("%s: learning one length scale per feature on a subsample (--ard)", who)
+			if p.Iteration == 0 && p.Elapsed == 0 {
+				pr.printf("%s: learning one length scale per feature on a subsample (--ard), %d gradient steps", who, p.Iterations)
+				return
+			}
+			frac := float64(p.Iteration) / float64(max(p.Iterations, 1))
+			pr.update("ard", fmt.Sprintf("%s step %d/%d%s", bar(frac), p.Iteration, p.Iterations,
+				eta(float64(p.Iteration), float64(p.Iterations), p.Elapsed)), p.Iteration == p.Iterations)
 		}
 	}
 }
