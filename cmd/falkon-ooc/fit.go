@@ -414,7 +414,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		case ooc.StageKernel:
 			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
 		case ooc.StagePrecond:
-			if p.Fraction == 0 || precondStart.IsZero() {
+			if precondStart.IsZero() { // one line per stage, then the bar
 				precondStart = time.Now()
 				pr.printf("fit: factorising the preconditioner (%s)", precondName(cfg))
 			}
