@@ -382,3 +382,18 @@ func benchPacked[E Float](b *testing.B, k []float64, a []E, n, workers int) {
 	}
 	gflops(b, float64(n)*float64(n)*float64(n), cpu0)
 }
+
+// BenchmarkTransposeUpper times the move of T to the lower triangle in
+// float32 (n²/2 elements), on huge pages.
+func BenchmarkTransposeUpper(b *testing.B) {
+	for _, n := range []int{2000, 10000} {
+		a := make([]float32, n*n)
+		hugePages(a)
+		b.Run(fmt.Sprintf("M=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				TransposeUpper(a, n, n)
+			}
+			b.ReportMetric(float64(n)*float64(n)/2*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
+}
