@@ -37,10 +37,12 @@ type Checkpoint struct {
 	RS          []float64 `json:"-"`
 	BN          []float64 `json:"-"`
 	// With Config.Patience: the best validated iteration so far, its
-	// metric, the validations since, and its β (M × k). Absent from
+	// metric, the metric of the last improvement by MinImprovement and
+	// the validations since, and the best iteration's β (M × k). Absent from
 	// checkpoints written without patience, and from older ones.
 	BestIteration int       `json:"best_iteration,omitempty"`
 	BestMetric    float64   `json:"best_metric,omitempty"`
+	RefMetric     float64   `json:"ref_metric,omitempty"`
 	Since         int       `json:"since,omitempty"`
 	BestBeta      []float64 `json:"-"`
 }
@@ -113,7 +115,7 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	if c.M < 1 || c.K < 1 || c.M > maxDim || c.K > maxDim || len(c.TargetMean) != c.K || c.Iteration < 0 {
 		return nil, ferr(fmt.Errorf("%w: implausible shape M=%d k=%d", ErrFormat, c.M, c.K))
 	}
-	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) {
+	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) || math.IsNaN(c.RefMetric) {
 		return nil, ferr(fmt.Errorf("%w: implausible best iteration %d of %d", ErrFormat, c.BestIteration, c.Iteration))
 	}
 	mk := c.M * c.K
@@ -135,7 +137,7 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 // fingerprint hashes what a resumed fit must share with the original,
 // that is what changes the result: the source's shape and chunking (the
 // order of the sums), its column names, the resolved Config except
-// Iterations, Tolerance and Patience (which only say when to stop, so a finished
+// Iterations, Tolerance, Patience and MinImprovement (which only say when to stop, so a finished
 // fit can be extended), the standardisation, the task and classes, and
 // the centres and their weights (which depend on the data and the
 // seed). Workers, progress, validation and the executor are not in it.
@@ -146,7 +148,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 		h.Write(b)
 	}
 	cfg := plan.Config
-	cfg.Iterations, cfg.Tolerance, cfg.Patience = 0, 0, 0
+	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement = 0, 0, 0, 0
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
 		cs.std.mean, cs.std.std, enc.task, enc.classes})

@@ -64,7 +64,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	fp := fingerprint(plan, cs, enc)
 	var st *cgState
 	var ymean []float64
-	ps := &patience{metric: math.Inf(1)}
+	ps := &patience{metric: math.Inf(1), ref: math.Inf(1)}
 	var bestBeta []float64 // β at the best validation (Config.Patience)
 	if res := opts.Resume; res != nil {
 		if err := res.matches(fp, op.pre.Rank(), enc.k); err != nil {
@@ -72,7 +72,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
 		if res.BestIteration > 0 {
-			ps.metric, ps.since, ps.iter = res.BestMetric, res.Since, res.BestIteration
+			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
 		}
 	} else {
@@ -91,7 +91,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		c := newCheckpoint(fp, st, ymean)
 		if ps.iter > 0 && plan.Config.Patience > 0 {
-			c.BestIteration, c.BestMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.since, bestBeta
+			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
 		}
 		if err := opts.Checkpoint(c); err != nil {
 			return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
@@ -636,11 +636,14 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 }
 
 // patience is the state of Config.Patience: the best validation metric
-// so far, its iteration, and the validations since (checkpointed, so that
-// a resumed fit stops where the uninterrupted one would).
+// so far and its iteration (the model kept), the metric of the last
+// improvement by MinImprovement and the validations since then
+// (checkpointed, so that a resumed fit stops where the uninterrupted one
+// would).
 type patience struct {
 	metric float64
 	iter   int
+	ref    float64
 	since  int
 }
 
@@ -657,6 +660,10 @@ func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, 
 	iterStart := time.Now()
 	startIter := st.Iter
 	op.iter = st.Iter
+	minImp := cfg.MinImprovement
+	if minImp == 0 {
+		minImp = DefaultMinImprovement
+	}
 	if cfg.Patience > 0 && ps.iter > 0 && ps.since >= cfg.Patience {
 		// A resumed fit that had already stopped on patience.
 		return Training{Iterations: st.Iter, Status: StatusPatience}, nil
@@ -675,11 +682,13 @@ func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, 
 			tr.Validation = append(tr.Validation, *vp)
 			p.Val = vp
 			v := stoppingMetric(task, &vp.Metrics)
-			switch {
-			case v < ps.metric*(1-1e-4) || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)):
-				ps.metric, ps.since, ps.iter = v, 0, st.Iter
+			if v < ps.metric || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)) {
+				ps.metric, ps.iter = v, st.Iter
 				best(st)
-			default:
+			}
+			if v < ps.ref*(1-minImp) || (math.IsInf(ps.ref, 1) && !math.IsInf(v, 1)) {
+				ps.ref, ps.since = v, 0
+			} else {
 				ps.since++
 				stop = cfg.Patience > 0 && ps.since >= cfg.Patience
 			}

@@ -337,7 +337,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return flagErr(err)
 	}
 	cfg = plan.Config
-	cfg.Patience = o.tuneFit.patience
+	cfg.Patience, cfg.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
 	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err
