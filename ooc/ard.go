@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
-	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // StageARD is the stage of Tune that learns per-feature length scales.
@@ -68,11 +68,16 @@ func (a ARDConfig) resolved(n int64) ARDConfig {
 // KRR with a Gaussian ARD kernel fitted on (x, y) with centres c, scored
 // on (xv, yv). Rows are standardised; y is centred on the training mean.
 type ardProblem struct {
+	// y and yv hold k outputs per row (row-major; k = 0 means 1): the
+	// regression target, or the ±1 / one-hot codes a fit of a binary or
+	// multiclass task regresses on. The loss sums over the outputs.
 	x, y, xv, yv, c []float64
-	n, nv, m, d     int
+	n, nv, m, d, k  int
 	workers         int // goroutines of the dense algebra
 	// Scratch kept between steps: K_nM, K_vM, K_MM and H.
 	knm, kvm, kmm, h []float64
+	// progress, when not nil, is called after each step of learn.
+	progress func(step int)
 }
 
 // lossGrad returns the hold-out MSE at log length scales theta (d) and
@@ -130,36 +135,53 @@ func (p *ardProblem) lossGrad(theta []float64, phi float64, grad []float64) floa
 		dense.SolveUpperTVec(h, m, m, x)
 		dense.SolveUpperVec(h, m, m, x)
 	}
-	alpha := matTVec(knm, n, m, p.y)
-	solve(alpha)
-	r := matVec(kvm, nv, m, alpha)
-	for i := range r {
-		r[i] -= p.yv[i]
+	k := max(p.k, 1)
+	col := func(y []float64, rows, o int) []float64 {
+		if k == 1 {
+			return y
+		}
+		c := make([]float64, rows)
+		for i := range c {
+			c[i] = y[i*k+o]
+		}
+		return c
 	}
-	loss := dot(r, r) / float64(nv)
-	if math.IsNaN(loss) {
-		return math.Inf(1)
+	loss := 0.0
+	if grad != nil {
+		clear(grad)
 	}
-	if grad == nil {
-		return loss
-	}
-	g := matTVec(kvm, nv, m, r)
-	solve(g)
-	e := matVec(knm, n, m, alpha)
-	for i := range e {
-		e[i] = p.y[i] - e[i]
-	}
-	kg := matVec(knm, n, m, g)
-	for i := range kg {
-		kg[i] = -kg[i]
-	}
-	clear(grad)
 	c := 2 / float64(nv)
-	pairSums(grad[:d], r, alpha, kvm, xvs, cs, d, c, w)
-	pairSums(grad[:d], e, g, knm, xs, cs, d, c, w)
-	pairSums(grad[:d], kg, alpha, knm, xs, cs, d, c, w)
-	pairSums(grad[:d], g, alpha, kmm, cs, cs, d, -c*ln, w)
-	grad[d] = -c * ln * dot(g, matVec(kmm, m, m, alpha))
+	for o := range k {
+		y, yv := col(p.y, n, o), col(p.yv, nv, o)
+		alpha := matTVec(knm, n, m, y)
+		solve(alpha)
+		r := matVec(kvm, nv, m, alpha)
+		for i := range r {
+			r[i] -= yv[i]
+		}
+		loss += dot(r, r) / float64(nv)
+		if math.IsNaN(loss) {
+			return math.Inf(1)
+		}
+		if grad == nil {
+			continue
+		}
+		g := matTVec(kvm, nv, m, r)
+		solve(g)
+		e := matVec(knm, n, m, alpha)
+		for i := range e {
+			e[i] = y[i] - e[i]
+		}
+		kg := matVec(knm, n, m, g)
+		for i := range kg {
+			kg[i] = -kg[i]
+		}
+		pairSums(grad[:d], r, alpha, kvm, xvs, cs, d, c, w)
+		pairSums(grad[:d], e, g, knm, xs, cs, d, c, w)
+		pairSums(grad[:d], kg, alpha, knm, xs, cs, d, c, w)
+		pairSums(grad[:d], g, alpha, kmm, cs, cs, d, -c*ln, w)
+		grad[d] += -c * ln * dot(g, matVec(kmm, m, m, alpha))
+	}
 	return loss
 }
 
@@ -289,6 +311,9 @@ func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDC
 			res.Loss, res.Steps = loss, step
 			copy(best, x)
 		}
+		if p.progress != nil {
+			p.progress(step)
+		}
 		if step == ac.Steps || math.IsInf(loss, 0) || math.IsNaN(loss) {
 			break
 		}
@@ -310,71 +335,79 @@ func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDC
 	return res, nil
 }
 
-// ardSubsample reads rows of src (row numbers idx, sorted) with their
-// first target, standardised with mean and invStd (nil: as they are).
-func ardSubsample(ctx context.Context, src stream.Source, idx []int64, mean, invStd []float64) (x, y []float64, err error) {
-	x, yall, err := readRows(ctx, src, idx, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ARD subsample: %w", err)
-	}
-	kt := src.NumTargets()
-	y = make([]float64, len(idx))
-	for i := range y {
-		y[i] = yall[i*kt]
-	}
-	if invStd != nil {
-		standardize(x, mean, invStd)
-	}
-	return x, y, nil
-}
-
-// learnARD learns length scales for the tuner's training rows.
+// learnARD learns length scales for the tuner's training rows: on the
+// regression target, or for a classification on the codes its fit
+// regresses on (±1 for binary, one-hot for multiclass), so the length
+// scales are those the squared loss of the fit prefers.
 func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
 	plan, cfg := t.plan, t.plan.Config
-	if t.enc.task != TaskRegression || plan.TargetColumns != 1 {
-		return nil, configErr("TuneConfig.ARD", "ARD learns length scales for regression on one target, not %s on %d", t.enc.task, plan.TargetColumns)
+	if t.enc.task == TaskRegression && plan.TargetColumns != 1 {
+		return nil, configErr("TuneConfig.ARD", "ARD learns length scales for one target, not %d", plan.TargetColumns)
 	}
 	if cfg.Kernel.Kind != kernel.Gaussian {
 		return nil, configErr("TuneConfig.ARD", "ARD needs the Gaussian kernel, not %s", cfg.Kernel.Kind)
 	}
 	ac := t.tc.ARD.resolved(plan.N)
-	t.progress(TuneProgress{Progress: Progress{Stage: StageARD}})
+	t.progress(TuneProgress{Progress: Progress{Stage: StageARD, Iterations: ac.Steps}})
 	idx := sampleIndices(plan.N, ac.Rows, cfg.Seed^0x617264) // "ard"
-	x, y, err := ardSubsample(ctx, plan.src, idx, t.cs.std.mean, t.cs.std.invStd)
+	x, yraw, err := readRows(ctx, plan.src, idx, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ARD subsample: %w", err)
 	}
-	return learnOn(ctx, x, y, plan.D, ac, cfg.Kernel.Sigma, cfg.Seed, t.run.Workers)
+	if t.cs.std.invStd != nil {
+		standardize(x, t.cs.std.mean, t.cs.std.invStd)
+	}
+	k := t.enc.k
+	y := make([]float64, len(idx)*k)
+	if err := t.enc.encode(yraw, len(idx), plan.TargetColumns, y, k, plan.Targets); err != nil {
+		return nil, fmt.Errorf("ARD subsample: %w", err)
+	}
+	sigma0 := cfg.Kernel.Sigma
+	if len(t.tc.Sigmas) > 0 {
+		// Start from the middle of the grid the scales compete with.
+		s := slices.Sorted(slices.Values(t.tc.Sigmas))
+		sigma0 = s[len(s)/2]
+	}
+	start := time.Now()
+	return learnOn(ctx, x, y, plan.D, k, ac, sigma0, cfg.Seed, t.run.Workers, func(step int) {
+		t.progress(TuneProgress{Progress: Progress{Stage: StageARD, Iteration: step, Iterations: ac.Steps,
+			Elapsed: time.Since(start)}})
+	})
 }
 
 // learnOn splits the subsample 80/20 (shuffled by seed), takes the
-// centres from the training part and learns σⱼ and λ.
-func learnOn(ctx context.Context, x, y []float64, d int, ac ARDConfig, sigma0 float64, seed uint64, workers int) (*ARDResult, error) {
-	n := len(y)
+// centres from the training part and learns σⱼ and λ; y holds k outputs
+// per row. progress, when not nil, is called after each step.
+func learnOn(ctx context.Context, x, y []float64, d, k int, ac ARDConfig, sigma0 float64, seed uint64, workers int,
+	progress func(step int)) (*ARDResult, error) {
+	n := len(x) / d
 	perm := newRand(seed, 0x617264).Perm(n)
 	nv := max(n/5, 1)
 	if n-nv < ac.Centers || nv < 1 {
 		return nil, configErr("TuneConfig.ARD", "ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
 	}
-	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, workers: workers}
-	for k, i := range perm {
-		if k < nv {
-			p.xv, p.yv = append(p.xv, x[i*d:(i+1)*d]...), append(p.yv, y[i])
+	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, k: k, workers: workers}
+	for j, i := range perm {
+		if j < nv {
+			p.xv, p.yv = append(p.xv, x[i*d:(i+1)*d]...), append(p.yv, y[i*k:(i+1)*k]...)
 		} else {
-			p.x, p.y = append(p.x, x[i*d:(i+1)*d]...), append(p.y, y[i])
+			p.x, p.y = append(p.x, x[i*d:(i+1)*d]...), append(p.y, y[i*k:(i+1)*k]...)
 		}
 	}
 	p.c = slices.Clone(p.x[:ac.Centers*d])
-	mu := 0.0
-	for _, v := range p.y {
-		mu += v
+	for o := range k {
+		mu := 0.0
+		for i := o; i < len(p.y); i += k {
+			mu += p.y[i]
+		}
+		mu /= float64(p.n)
+		for i := o; i < len(p.y); i += k {
+			p.y[i] -= mu
+		}
+		for i := o; i < len(p.yv); i += k {
+			p.yv[i] -= mu
+		}
 	}
-	mu /= float64(len(p.y))
-	for i := range p.y {
-		p.y[i] -= mu
-	}
-	for i := range p.yv {
-		p.yv[i] -= mu
-	}
+	p.progress = progress
 	return p.learn(ctx, sigma0, 1e-4, ac)
 }

@@ -36,6 +36,15 @@ type Checkpoint struct {
 	P           []float64 `json:"-"`
 	RS          []float64 `json:"-"`
 	BN          []float64 `json:"-"`
+	// With Config.Patience: the best validated iteration so far, its
+	// metric, the metric of the last improvement by MinImprovement and
+	// the validations since, and the best iteration's β (M × k). Absent from
+	// checkpoints written without patience, and from older ones.
+	BestIteration int       `json:"best_iteration,omitempty"`
+	BestMetric    float64   `json:"best_metric,omitempty"`
+	RefMetric     float64   `json:"ref_metric,omitempty"`
+	Since         int       `json:"since,omitempty"`
+	BestBeta      []float64 `json:"-"`
 }
 
 // ErrCheckpointMismatch is matched by the error for a checkpoint from
@@ -75,7 +84,11 @@ func (c *Checkpoint) WriteFile(path string) error {
 
 // encode writes the checkpoint's bytes, as WriteFile stores them, to w.
 func (c *Checkpoint) encode(w io.Writer) error {
-	return writeContainer(w, checkpointMagic, checkpointVersion, c, c.Beta, c.R, c.P, c.RS, c.BN)
+	arrays := [][]float64{c.Beta, c.R, c.P, c.RS, c.BN}
+	if c.BestIteration > 0 {
+		arrays = append(arrays, c.BestBeta)
+	}
+	return writeContainer(w, checkpointMagic, checkpointVersion, c, arrays...)
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteFile.
@@ -102,19 +115,29 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	if c.M < 1 || c.K < 1 || c.M > maxDim || c.K > maxDim || len(c.TargetMean) != c.K || c.Iteration < 0 {
 		return nil, ferr(fmt.Errorf("%w: implausible shape M=%d k=%d", ErrFormat, c.M, c.K))
 	}
+	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) || math.IsNaN(c.RefMetric) {
+		return nil, ferr(fmt.Errorf("%w: implausible best iteration %d of %d", ErrFormat, c.BestIteration, c.Iteration))
+	}
 	mk := c.M * c.K
-	arrs, err := decodeArrays(payload, mk, mk, mk, c.K, c.K)
+	lens := []int{mk, mk, mk, c.K, c.K}
+	if c.BestIteration > 0 {
+		lens = append(lens, mk)
+	}
+	arrs, err := decodeArrays(payload, lens...)
 	if err != nil {
 		return nil, ferr(err)
 	}
 	c.Beta, c.R, c.P, c.RS, c.BN = arrs[0], arrs[1], arrs[2], arrs[3], arrs[4]
+	if c.BestIteration > 0 {
+		c.BestBeta = arrs[5]
+	}
 	return c, nil
 }
 
 // fingerprint hashes what a resumed fit must share with the original,
 // that is what changes the result: the source's shape and chunking (the
 // order of the sums), its column names, the resolved Config except
-// Iterations, Tolerance and Patience (which only say when to stop, so a finished
+// Iterations, Tolerance, Patience and MinImprovement (which only say when to stop, so a finished
 // fit can be extended), the standardisation, the task and classes, and
 // the centres and their weights (which depend on the data and the
 // seed). Workers, progress, validation and the executor are not in it.
@@ -125,7 +148,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 		h.Write(b)
 	}
 	cfg := plan.Config
-	cfg.Iterations, cfg.Tolerance, cfg.Patience = 0, 0, 0
+	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement = 0, 0, 0, 0
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
 		cs.std.mean, cs.std.std, enc.task, enc.classes})

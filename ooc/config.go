@@ -73,8 +73,10 @@ func ParseTask(s string) (Task, error) {
 const (
 	DefaultLambda     = 1e-6
 	DefaultIterations = 20
-	MinDefaultCenters = 1000
-	MaxDefaultCenters = 10000
+	// DefaultMinImprovement is Config.MinImprovement's default.
+	DefaultMinImprovement = 1e-3
+	MinDefaultCenters     = 1000
+	MaxDefaultCenters     = 10000
 )
 
 // DefaultCenters is the number of centres used when Config.Centers is 0:
@@ -113,11 +115,16 @@ type Config struct {
 	Tolerance float64 `json:"tolerance,omitempty"`
 	// Patience, when > 0 and the fit validates (RunOptions.Validation),
 	// stops CG once this many validations in a row bring no relative
-	// improvement of 1e-4 in the validation metric (RMSE, or the error
-	// rate for classification) over the best so far; the model is then
+	// improvement of MinImprovement in the validation metric (RMSE, or
+	// 1 − AUC for classification) over the best so far; the model is then
 	// the one at the best validated iteration, and Iterations is the
 	// cap. 0 runs all Iterations and returns the last iterate.
 	Patience int `json:"patience,omitempty"`
+	// MinImprovement is the relative improvement of the validation metric
+	// that Patience counts as one. 0 means DefaultMinImprovement (0.1 %:
+	// each iteration of a large fit is a pass over all the data, and
+	// gains below that are not worth one).
+	MinImprovement float64 `json:"min_improvement,omitempty"`
 	// Precision of the kernel blocks: float64 (default) or float32. The
 	// preconditioner and the M-vectors are float64 either way. (The model
 	// file records it beside the Config, as "precision".)
@@ -272,6 +279,9 @@ func (c Config) validate() error {
 	}
 	if c.Iterations < 0 {
 		return configErr("Config.Iterations", "iterations must be ≥ 1, got %d", c.Iterations)
+	}
+	if c.MinImprovement < 0 || c.MinImprovement >= 1 || math.IsNaN(c.MinImprovement) {
+		return configErr("Config.MinImprovement", "minimum improvement must be in [0, 1), got %g", c.MinImprovement)
 	}
 	if c.Patience < 0 {
 		return configErr("Config.Patience", "patience must be ≥ 0 (0: off), got %d", c.Patience)

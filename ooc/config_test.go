@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -32,10 +33,14 @@ func TestConfigError(t *testing.T) {
 			func() error { return ooc.ValidateTune(ooc.TuneConfig{Base: ooc.Config{Jitter: -1}}, ooc.RunOptions{}) }},
 		{"halving", "TuneConfig.Halving", "halving must be ≥ 0, got -3",
 			func() error { return ooc.ValidateTune(ooc.TuneConfig{Halving: -3}, ooc.RunOptions{}) }},
-		{"ard sigmas", "TuneConfig.ARD", "ARD learns the length scales: give no sigmas",
+		{"ard sigmas", "TuneConfig.ARD", "ARD learns the per-feature length scales: give no Base.Kernel.Sigmas",
 			func() error {
-				return ooc.ValidateTune(ooc.TuneConfig{Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
+				return ooc.ValidateTune(ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Sigmas: []float64{1}}}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
 			}},
+		{"min improvement", "Config.MinImprovement", "minimum improvement must be in [0, 1), got 2",
+			func() error { return ooc.Validate(ooc.Config{MinImprovement: 2}, ooc.RunOptions{}) }},
+		{"patience", "Config.Patience", "patience must be ≥ 0 (0: off), got -1",
+			func() error { return ooc.Validate(ooc.Config{Patience: -1}, ooc.RunOptions{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err()

@@ -64,11 +64,17 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	fp := fingerprint(plan, cs, enc)
 	var st *cgState
 	var ymean []float64
+	ps := &patience{metric: math.Inf(1), ref: math.Inf(1)}
+	var bestBeta []float64 // β at the best validation (Config.Patience)
 	if res := opts.Resume; res != nil {
 		if err := res.matches(fp, op.pre.Rank(), enc.k); err != nil {
 			return nil, err
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
+		if res.BestIteration > 0 {
+			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
+			bestBeta = slices.Clone(res.BestBeta)
+		}
 	} else {
 		ph.start("rhs", 0)
 		b, mu, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
@@ -79,12 +85,15 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
 	lastValIter := -1
-	var bestBeta []float64 // β at the best validation (Config.Patience)
-	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, func(ctx context.Context, st *cgState) error {
+	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, ps, func(ctx context.Context, st *cgState) error {
 		if opts.Checkpoint == nil {
 			return nil
 		}
-		if err := opts.Checkpoint(newCheckpoint(fp, st, ymean)); err != nil {
+		c := newCheckpoint(fp, st, ymean)
+		if ps.iter > 0 && plan.Config.Patience > 0 {
+			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
+		}
+		if err := opts.Checkpoint(c); err != nil {
 			return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
 		}
 		return nil
@@ -117,7 +126,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	tr.DuplicateCenters = cs.dropped
 	tr.LambdaLeverage = cs.lambdaLeverage
 	final := st
-	if bestBeta != nil && tr.BestIteration != st.Iter {
+	if bestBeta != nil && plan.Config.Patience > 0 && tr.BestIteration != st.Iter {
 		// Config.Patience: the model of the best validated iteration.
 		final = &cgState{Iter: tr.BestIteration, Beta: bestBeta}
 		lastVal, lastValIter = bestVal, tr.BestIteration
@@ -595,6 +604,17 @@ func phaseOfFactorise(m precond.Method, done float64) string {
 	return "chol_a"
 }
 
+// stoppingMetric is the validation metric Config.Patience watches: the
+// RMSE for regression, 1 − AUC for classification (the error rate moves
+// in steps of one row and stalls for several iterations while the scores
+// still improve), the error rate when no AUC could be computed.
+func stoppingMetric(t Task, m *Metrics) float64 {
+	if t != TaskRegression && m.AUC != nil && !math.IsNaN(*m.AUC) {
+		return 1 - *m.AUC
+	}
+	return selectionMetric(t, m)
+}
+
 // errPatience stops conjugateGradient when the validation metric stops
 // improving (Config.Patience); solveCG turns it into StatusPatience.
 var errPatience = errors.New("patience")
@@ -606,7 +626,29 @@ var errPatience = errors.New("patience")
 // the best so far (by the task's selection metric), then calls
 // checkpoint, then reports progress.
 func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
-	checkpoint func(context.Context, *cgState) error,
+	ps *patience, checkpoint func(context.Context, *cgState) error,
+	validate func(context.Context, *cgState) (*ValPoint, error),
+	best func(*cgState),
+	report func(Progress)) (Training, error) {
+	tr, err := solveCGOnce(ctx, op, st, cfg, task, opts, ph, ps, checkpoint, validate, best, report)
+	tr.BestIteration = ps.iter
+	return tr, err
+}
+
+// patience is the state of Config.Patience: the best validation metric
+// so far and its iteration (the model kept), the metric of the last
+// improvement by MinImprovement and the validations since then
+// (checkpointed, so that a resumed fit stops where the uninterrupted one
+// would).
+type patience struct {
+	metric float64
+	iter   int
+	ref    float64
+	since  int
+}
+
+func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
+	ps *patience, checkpoint func(context.Context, *cgState) error,
 	validate func(context.Context, *cgState) (*ValPoint, error),
 	best func(*cgState),
 	report func(Progress)) (Training, error) {
@@ -618,7 +660,14 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	iterStart := time.Now()
 	startIter := st.Iter
 	op.iter = st.Iter
-	bestMetric, since := math.Inf(1), 0
+	minImp := cfg.MinImprovement
+	if minImp == 0 {
+		minImp = DefaultMinImprovement
+	}
+	if cfg.Patience > 0 && ps.iter > 0 && ps.since >= cfg.Patience {
+		// A resumed fit that had already stopped on patience.
+		return Training{Iterations: st.Iter, Status: StatusPatience}, nil
+	}
 	ph.start("iteration", st.Iter+1)
 	after := func(st *cgState) error {
 		tr.Residuals = append(tr.Residuals, st.relResidual())
@@ -632,14 +681,16 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 			}
 			tr.Validation = append(tr.Validation, *vp)
 			p.Val = vp
-			v := selectionMetric(task, &vp.Metrics)
-			switch {
-			case v < bestMetric*(1-1e-4) || (math.IsInf(bestMetric, 1) && !math.IsInf(v, 1)):
-				bestMetric, since, tr.BestIteration = v, 0, st.Iter
+			v := stoppingMetric(task, &vp.Metrics)
+			if v < ps.metric || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)) {
+				ps.metric, ps.iter = v, st.Iter
 				best(st)
-			default:
-				since++
-				stop = cfg.Patience > 0 && since >= cfg.Patience
+			}
+			if v < ps.ref*(1-minImp) || (math.IsInf(ps.ref, 1) && !math.IsInf(v, 1)) {
+				ps.ref, ps.since = v, 0
+			} else {
+				ps.since++
+				stop = cfg.Patience > 0 && ps.since >= cfg.Patience
 			}
 		}
 		if err := checkpoint(ctx, st); err != nil {

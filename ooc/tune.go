@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -70,9 +71,12 @@ type TuneConfig struct {
 	// after which the σ are halved, and SigmaHalving is not read.
 	SigmaSteps []int
 	// ARD, when set, first learns per-feature length scales on a row
-	// subsample of the training rows (LearnARD's method) and searches the
-	// Lambdas with that kernel; Sigmas must then be nil and the kernel
-	// Gaussian.
+	// subsample of the training rows (gradient steps on a hold-out error,
+	// on the codes a classification regresses on) and searches the
+	// Lambdas with that kernel beside the Sigmas grid (when not nil), so
+	// that the learned scales compete with the grid on the same
+	// validation rows and the search never picks them when they are
+	// worse. The kernel must be Gaussian.
 	ARD *ARDConfig
 	// MaxMemory, when > 0, is a bound in bytes on the estimated peak
 	// memory of the whole search (EstimateTuneMemory); Tune fails with
@@ -162,6 +166,13 @@ type TuneResult struct {
 	Memory  Memory  `json:"memory_estimate"`
 	// ARD is what the ARD step learned (nil without TuneConfig.ARD).
 	ARD *ARDResult `json:"ard,omitempty"`
+	// Phases are the wall and CPU seconds of the search's phases (sample,
+	// ard, precond_rhs: the factorisations beside the right-hand side's
+	// pass, then one iteration phase per CG iteration, each with its
+	// validation, and a final validation), and PeakRSS the process's
+	// peak resident memory at the end.
+	Phases  []Phase `json:"phases,omitempty"`
+	PeakRSS int64   `json:"peak_rss_bytes,omitempty"`
 }
 
 // Model returns the best candidate's model.
@@ -248,6 +259,7 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 		return nil, err
 	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
+	t.ph.start("sample", 0)
 	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }); err != nil {
 		return nil, err
 	}
@@ -257,6 +269,7 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	}
 	t.k = t.enc.k
 	if tc.ARD != nil {
+		t.ph.start("ard", 0)
 		if t.ard, err = t.learnARD(ctx); err != nil {
 			return nil, err
 		}
@@ -270,6 +283,7 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	// runs while the preconditioners are factorised, and each fills the
 	// cores the other leaves idle (prepare's last σ, the pass's last
 	// chunks).
+	t.ph.start("precond_rhs", 0)
 	t.kernels()
 	t.gatherLive(false)
 	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
@@ -292,7 +306,9 @@ func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions
 	if err := t.iterate(ctx); err != nil {
 		return nil, err
 	}
-	return t.result(), nil
+	res := t.result()
+	res.Phases, res.PeakRSS = t.ph.done(), procstat.PeakRSS()
+	return res, nil
 }
 
 // tuner is the state of one Tune.
@@ -318,6 +334,7 @@ type tuner struct {
 	prepared atomic.Int64
 	mem      Memory
 	ard      *ARDResult
+	ph       phaseClock
 }
 
 // sigmaGroup is one σ: its kernel, centres, T and its candidates.
@@ -384,8 +401,8 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 			return configErr("TuneConfig.Lambdas", "lambda must be > 0 and finite, got %g", l)
 		}
 	}
-	if tc.ARD != nil && tc.Sigmas != nil {
-		return configErr("TuneConfig.ARD", "ARD learns the length scales: give no sigmas")
+	if tc.ARD != nil && base.Kernel.Sigmas != nil {
+		return configErr("TuneConfig.ARD", "ARD learns the per-feature length scales: give no Base.Kernel.Sigmas")
 	}
 	if tc.ARD != nil && base.Kernel.Kind != "" && base.Kernel.Kind != kernel.Gaussian {
 		return configErr("TuneConfig.ARD", "ARD learns the length scales of the Gaussian kernel, not of the %s kernel", base.Kernel.Kind)
@@ -457,7 +474,12 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	kernels := []kernel.Kernel{cfg.Kernel}
 	if tc.Sigmas != nil {
-		kernels = kernels[:0]
+		// With ARD, the first group's kernel is the learned one (set by
+		// Tune once learnARD has run): it competes with the grid's σ on
+		// the same validation rows, and loses when it is worse.
+		if tc.ARD == nil {
+			kernels = kernels[:0]
+		}
 		for _, s := range tc.Sigmas {
 			kn := cfg.Kernel
 			kn.Sigma, kn.Sigmas = s, nil
@@ -918,7 +940,9 @@ func (t *tuner) iterate(ctx context.Context) error {
 	cfg := t.plan.Config
 	nc := len(t.cands) * t.k
 	op := &tuneOperator{t: t}
+	t.ph.start("iteration", t.st.Iter+1)
 	after := func(st *cgState) error {
+		t.ph.start("iteration", st.Iter+1)
 		t.stepAlpha(st.Step)
 		for _, c := range t.cands {
 			if c.live {
@@ -934,12 +958,16 @@ func (t *tuner) iterate(ctx context.Context) error {
 		return nil
 	}
 	_, err := conjugateGradient(ctx, op, t.st, nc, cfg.Iterations, cfg.Tolerance, after)
+	if n := len(t.ph.phases); n > 0 && t.ph.phases[n-1].Name == "iteration" && t.ph.phases[n-1].Iteration > t.st.Iter {
+		t.ph.phases = t.ph.phases[:n-1] // opened after the last iteration, never run
+	}
 	if err != nil && !errors.Is(err, errAllStopped) {
 		return err
 	}
 	if t.live() == 0 {
 		return nil
 	}
+	t.ph.start("validation", t.st.Iter)
 	// The last iterate of the candidates still live has not been
 	// validated: one pass over the validation rows only.
 	if err := op.validate(ctx); err != nil {

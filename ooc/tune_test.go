@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -266,8 +267,26 @@ func TestTuneARD(t *testing.T) {
 	if e := maxRelDiff(pg, pw); e > 1e-9 {
 		t.Errorf("ARD model differs from Fit's with the learned σ by %.3g", e)
 	}
-	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
-	if want := "invalid configuration: ARD learns the length scales: give no sigmas"; err == nil || err.Error() != want {
+	// With a grid, the learned scales compete with it: one more group of
+	// candidates, the pick the best of all on the validation rows.
+	grid := []float64{0.5, 4}
+	res2, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: grid, Lambdas: []float64{1e-6, 1e-4},
+		SigmaHalving: -1, ARD: &ooc.ARDConfig{Rows: 1000, Centers: 100, Steps: 30}}, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Candidates) != 6 || !slices.Equal(res2.Candidates[0].Kernel.Sigmas, res2.ARD.Sigmas) ||
+		res2.Candidates[2].Sigma != 0.5 || res2.Candidates[5].Sigma != 4 {
+		t.Fatalf("candidates %+v", res2.Candidates)
+	}
+	for i, c := range res2.Candidates {
+		if c.BestMetric < res2.Candidates[res2.Best].BestMetric {
+			t.Errorf("candidate %d (%v) beats the pick %d", i, c.BestMetric, res2.Best)
+		}
+	}
+	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigmas: []float64{1, 1, 1}}},
+		ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
+	if want := "invalid configuration: ARD learns the per-feature length scales: give no Base.Kernel.Sigmas"; err == nil || err.Error() != want {
 		t.Errorf("ARD with sigmas: %v, want %q", err, want)
 	}
 	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Laplacian}}, ARD: &ooc.ARDConfig{}}, ooc.RunOptions{})
@@ -485,5 +504,35 @@ func TestTuneProgressPrecond(t *testing.T) {
 	}
 	if start < 0 || done < 0 || rhs < 0 || iter < 0 || !(start < rhs && rhs < done && done < iter) {
 		t.Fatalf("precond start %d, right-hand side %d, precond done %d, first iteration %d: want them in that order", start, rhs, done, iter)
+	}
+}
+
+// TestTuneARDBinary: ARD learns length scales for a binary task on the
+// ±1 codes the fit regresses on: a feature the label does not depend on
+// gets a longer length scale than the ones it does.
+func TestTuneARDBinary(t *testing.T) {
+	const n, d = 3000, 3
+	rng := rand.New(rand.NewPCG(61, 1))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		a, b, c := rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		x[i*d], x[i*d+1], x[i*d+2] = a, b, c
+		if math.Sin(2*a)+0.5*b+0.3*rng.NormFloat64() > 0 {
+			y[i] = 1
+		}
+	}
+	src := stream.NewMemSource(x, d, y, 1, 250)
+	base := ooc.Config{Centers: 150, Iterations: 8, Seed: 2}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Lambdas: []float64{1e-6, 1e-4},
+		ARD: &ooc.ARDConfig{Rows: 1500, Centers: 150, Steps: 40}}, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.ARD.Sigmas
+	if !(res.ARD.Loss < res.ARD.Start) || !(s[2] > s[0] && s[2] > s[1]) {
+		t.Errorf("ARD on a binary label: loss %.4g → %.4g, σ = %v (want the irrelevant third feature's longest)", res.ARD.Start, res.ARD.Loss, s)
+	}
+	if res.Metric != "error_rate" || res.Model().Task() != ooc.TaskBinary {
+		t.Errorf("metric %s, task %s", res.Metric, res.Model().Task())
 	}
 }

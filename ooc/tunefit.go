@@ -171,7 +171,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	if int64(m) > rows {
 		return nil, configErr("TunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
 	}
-	if search.Sigmas == nil && search.ARD == nil && plan.Config.Kernel.Kind.IsDistance() && fitCfg.Kernel.Sigmas == nil {
+	if search.Sigmas == nil && plan.Config.Kernel.Kind.IsDistance() && fitCfg.Kernel.Sigmas == nil {
 		s := DefaultSigma(plan.D)
 		search.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 	}

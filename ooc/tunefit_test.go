@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -35,20 +36,27 @@ func TestFitPatienceKeepsBestIteration(t *testing.T) {
 	if tr.Status != ooc.StatusPatience {
 		t.Fatalf("status %q after %d iterations, want %q (validation %v)", tr.Status, tr.Iterations, ooc.StatusPatience, tr.Validation)
 	}
-	if tr.Iterations != tr.BestIteration+cfg.Patience {
-		t.Errorf("stopped after %d iterations, best %d, patience %d", tr.Iterations, tr.BestIteration, cfg.Patience)
-	}
-	// No validation beats the best iteration's by the relative
-	// improvement that counts (1e-4), and every earlier one is worse.
+	// The model is the best validated iteration's; the fit stopped after
+	// Patience validations without a 0.1 % improvement over the metric
+	// of the last one that had.
 	bestRMSE := *tr.Validation[tr.BestIteration-1].RMSE
+	ref, since := math.Inf(1), 0
 	for _, p := range tr.Validation {
-		if *p.RMSE < bestRMSE*(1-1e-4) || (p.Iteration < tr.BestIteration && *p.RMSE <= bestRMSE) {
-			t.Errorf("iteration %d has RMSE %v, the best iteration %d %v", p.Iteration, *p.RMSE, tr.BestIteration, bestRMSE)
+		if *p.RMSE < bestRMSE {
+			t.Errorf("iteration %d has RMSE %v, below the best iteration %d's %v", p.Iteration, *p.RMSE, tr.BestIteration, bestRMSE)
+		}
+		if *p.RMSE < ref*(1-ooc.DefaultMinImprovement) {
+			ref, since = *p.RMSE, 0
+		} else {
+			since++
+		}
+		if since == cfg.Patience && p.Iteration != tr.Iterations {
+			t.Errorf("patience ran out at iteration %d, the fit stopped after %d", p.Iteration, tr.Iterations)
 		}
 	}
-	ref := cfg
-	ref.Patience, ref.Iterations = 0, tr.BestIteration
-	want, err := ooc.Fit(context.Background(), train, ref, run)
+	refCfg := cfg
+	refCfg.Patience, refCfg.Iterations = 0, tr.BestIteration
+	want, err := ooc.Fit(context.Background(), train, refCfg, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +120,23 @@ func TestFitTuned(t *testing.T) {
 		if c.BestMetric < res.Candidates[res.Best].BestMetric {
 			t.Errorf("candidate %d (%.4g) beats the pick %d (%.4g)", i, c.BestMetric, res.Best, res.Candidates[res.Best].BestMetric)
 		}
+	}
+	var names []string
+	iters := 0
+	for _, p := range res.Phases {
+		if len(names) == 0 || names[len(names)-1] != p.Name {
+			names = append(names, p.Name)
+		}
+		if p.Name == "iteration" {
+			iters++
+		}
+	}
+	maxIter := 0
+	for _, c := range res.Candidates {
+		maxIter = max(maxIter, c.Iterations)
+	}
+	if len(names) < 3 || !slices.Equal(names[:3], []string{"sample", "precond_rhs", "iteration"}) || iters != maxIter || res.PeakRSS <= 0 {
+		t.Errorf("search phases %v (%d iterations, the longest candidate ran %d), peak RSS %d", names, iters, maxIter, res.PeakRSS)
 	}
 	best := res.Candidates[res.Best]
 	train, held := stream.Holdout(src, 0.2, fit.Seed)
@@ -191,3 +216,59 @@ func TestFitTunedErrors(t *testing.T) {
 func kernelSigma(s float64) kernel.Kernel { return kernel.Kernel{Kind: kernel.Gaussian, Sigma: s} }
 
 func asConfigError(err error, ce **ooc.ConfigError) bool { return errors.As(err, ce) }
+
+// A patience fit killed after each of its iterations in turn and resumed
+// from the checkpoint stops where the uninterrupted one stops, with the
+// same model bit for bit: the checkpoint carries the best iteration, its
+// β and the validations since; resuming a fit that had already stopped
+// runs no iteration.
+func TestResumePatience(t *testing.T) {
+	const d = 3
+	x, y := synth(1500, d, 41)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	train, held := stream.Holdout(src, 0.3, 3)
+	cfg := ooc.Config{Centers: 300, Iterations: 60, Lambda: 1e-12, Seed: 3, Kernel: kernelSigma(0.4), Patience: 2}
+	full, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Validation: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := full.Training()
+	path := filepath.Join(t.TempDir(), "fit.ckpt")
+	killed := errors.New("killed")
+	if ft.Status != ooc.StatusPatience || ft.Iterations < 4 {
+		t.Fatalf("the uninterrupted fit: %s after %d iterations", ft.Status, ft.Iterations)
+	}
+	for _, at := range []int{1, ft.BestIteration - 1, ft.BestIteration, ft.Iterations - 1, ft.Iterations} {
+		if at < 1 {
+			continue
+		}
+		run := ooc.RunOptions{Validation: held, Checkpoint: func(cp *ooc.Checkpoint) error {
+			if err := cp.WriteFile(path); err != nil {
+				return err
+			}
+			if cp.Iteration == at {
+				return killed
+			}
+			return nil
+		}}
+		if _, err := ooc.Fit(context.Background(), train, cfg, run); !errors.Is(err, killed) {
+			t.Fatalf("killed at %d: err = %v", at, err)
+		}
+		cp, err := ooc.ReadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Validation: held, Resume: cp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := resumed.Training()
+		if rt.Iterations != ft.Iterations || rt.BestIteration != ft.BestIteration || rt.Status != ooc.StatusPatience {
+			t.Errorf("killed at %d: resumed fit ran %d iterations, best %d, %s; uninterrupted %d, best %d", at,
+				rt.Iterations, rt.BestIteration, rt.Status, ft.Iterations, ft.BestIteration)
+		}
+		if !slices.Equal(resumed.Alpha(), full.Alpha()) {
+			t.Errorf("killed at %d: α differs from the uninterrupted fit's by %.3g relative", at, maxRelDiff(resumed.Alpha(), full.Alpha()))
+		}
+	}
+}

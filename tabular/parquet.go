@@ -3,22 +3,25 @@ package tabular
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // parquetFile reads the chosen columns of a Parquet file, each through its
 // own pqarrow column reader, batch by batch.
 type parquetFile struct {
-	path  string
-	rdr   *file.Reader
-	num   []*pqarrow.ColumnReader // numeric columns, in batch order
-	keep  []*pqarrow.ColumnReader
-	total int64
-	done  int64
+	path   string
+	rdr    *file.Reader
+	num    []*pqarrow.ColumnReader // numeric columns, in batch order
+	keep   []*pqarrow.ColumnReader
+	total  int64
+	done   int64
+	groups table.RowGroupEnds
 	// labels maps a string column (by index in num) to its label
 	// indices (Options.Labels).
 	labels map[int]map[string]int
@@ -31,14 +34,17 @@ func (r *Reader) openParquet(path string) (fr fileReader, names []string, err er
 			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", path, p)
 		}
 	}()
-	props := parquet.NewReaderProperties(r.mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = 256 << 10
-	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
+	// The footer is checked as chunkstore/ingest checks it (one reader,
+	// STYLE.md §2c): a forged row count is refused, not believed.
+	st, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return nil, nil, err
 	}
-	pf := &parquetFile{path: path, rdr: rdr, total: rdr.NumRows()}
+	rdr, err := table.OpenParquet(path, st.Size(), len(r.columns())+len(r.opt.Keep), r.mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	pf := &parquetFile{path: path, rdr: rdr, total: rdr.NumRows(), groups: table.RowGroups(rdr)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -122,8 +128,7 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 			if cur != nil {
 				name = cur.Field().Name
 			}
-			keep, rows, err = nil, 0, at(fmt.Errorf("column %q, %s: damaged or unsupported Parquet data; the Parquet reader panicked: %s",
-				clip(name), p.rowGroups(p.done, want), clip(fmt.Sprint(e))))
+			keep, rows, err = nil, 0, at(table.PanicError(name, p.groups.Span(p.done, want), e))
 		}
 	}()
 	for j, cr := range p.num {
@@ -184,25 +189,4 @@ func (p *parquetFile) Close() error {
 	}
 	p.num, p.keep = nil, nil
 	return p.rdr.Close()
-}
-
-// rowGroups names the row groups that rows [first, first+n) (0-based) of
-// the file lie in: "row group 3" or "row groups 3–4".
-func (p *parquetFile) rowGroups(first int64, n int) string {
-	md := p.rdr.MetaData()
-	at := func(row int64) int {
-		var end int64
-		for k := range md.NumRowGroups() {
-			end += md.RowGroup(k).NumRows()
-			if row < end {
-				return k
-			}
-		}
-		return md.NumRowGroups() - 1
-	}
-	a, b := at(first), at(first+int64(max(n, 1))-1)
-	if a == b {
-		return fmt.Sprintf("row group %d", a)
-	}
-	return fmt.Sprintf("row groups %d–%d", a, b)
 }

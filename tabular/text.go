@@ -10,18 +10,14 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 )
-
-// nullTokens are the text values read as NULL, as chunkstore/ingest reads
-// them.
-var nullTokens = []string{"", "NULL", "null", "NA"}
 
 // textFile reads a delimited text stream with encoding/csv: every field a
 // string, the numeric columns parsed here.
@@ -36,10 +32,16 @@ type textFile struct {
 	keep   []int
 	kbld   []*array.StringBuilder
 	done   int64
-	first  []string // the first data record, read while sniffing (headerless files)
-	ncol   int
-	labels map[int]map[string]int // numeric column → label index (Options.Labels)
-	known  map[int][]string
+	// pending holds the first data records, read to infer each numeric
+	// column's kind as chunkstore/ingest does (table.Infer); pendErr is
+	// the read error that ended them, returned once they are consumed.
+	pending [][]string
+	pendErr error
+	pendRec []string     // the record returned with pendErr
+	kinds   []table.Kind // of each numeric column
+	ncol    int
+	labels  map[int]map[string]int // numeric column → label index (Options.Labels)
+	known   map[int][]string
 }
 
 func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr fileReader, names []string, err error) {
@@ -67,14 +69,14 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, nil, fmt.Errorf("%s: empty input", path)
 	}
-	if bytes.IndexByte(line, 0) >= 0 {
-		return nil, nil, fmt.Errorf("%s: neither Parquet nor text (it holds NUL bytes)", path)
+	if err := table.CheckHead(path, line); err != nil {
+		return nil, nil, err
 	}
 	// The peek above is bounded; the limiter bounds every record after it,
 	// so the csv reader's buffers stay within a small multiple of MaxLine
 	// however long a (decompressed) line is.
 	t.cr = csv.NewReader(bufio.NewReaderSize(textlimit.NewLimiter(br, path, r.opt.MaxLine), 64<<10))
-	t.cr.Comma = sniffComma(path, line)
+	t.cr.Comma = table.SniffComma(path, line)
 	t.cr.ReuseRecord = false
 	rec, err := t.cr.Read()
 	if err != nil {
@@ -87,15 +89,18 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 			return nil, nil, fmt.Errorf("%s: %d column names given, but the first line has %d fields", path, len(r.opt.Names), len(rec))
 		}
 		names = slices.Clone(r.opt.Names)
-		t.first = rec
+		t.pending = append(t.pending, rec)
 	case r.opt.NoHeader:
 		for i := range rec {
 			names = append(names, "c"+strconv.Itoa(i))
 		}
-		t.first = rec
+		t.pending = append(t.pending, rec)
 	default:
 		t.hdr = true
 		names = slices.Clone(rec)
+		if err := table.CheckNames(path, names, " (use --no-header if the file has no header)"); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := r.choose(path, names); err != nil {
 		return nil, nil, err
@@ -110,6 +115,47 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 		}
 	}
 	t.names = names
+	// The first rows, up to table.SniffRows or 1 MiB of fields, give each
+	// numeric column its kind, as in chunkstore/ingest: a column of
+	// true/false is read as 1/0 and one of dates as days, but "true" in a
+	// column of numbers is an error, as there.
+	bytes := 0
+	for _, rec := range t.pending {
+		for _, f := range rec {
+			bytes += len(f)
+		}
+	}
+	for len(t.pending) < table.SniffRows+boolInt(!t.hdr) && bytes < 1<<20 {
+		rec, err := t.cr.Read()
+		if err != nil {
+			if err != io.EOF {
+				t.pendErr, t.pendRec = err, rec
+			}
+			break
+		}
+		for _, f := range rec {
+			bytes += len(f)
+		}
+		t.pending = append(t.pending, rec)
+	}
+	t.kinds = make([]table.Kind, len(t.num))
+	for j, f := range t.num {
+		if _, ok := t.labels[j]; ok {
+			continue
+		}
+		t.kinds[j] = table.Infer(func(yield func(string) bool) {
+			for _, rec := range t.pending {
+				if f < len(rec) && !yield(rec[f]) {
+					return
+				}
+			}
+		})
+		if t.kinds[j] == table.String {
+			// Read as numbers: the first value that is not one is an
+			// error naming its row.
+			t.kinds[j] = table.Number
+		}
+	}
 	for _, c := range r.opt.Keep {
 		t.keep = append(t.keep, slices.Index(names, c))
 		t.kbld = append(t.kbld, array.NewStringBuilder(r.mem))
@@ -127,11 +173,19 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 	rows := 0
 	for rows < n {
 		var rec []string
-		if t.first != nil {
-			rec, t.first = t.first, nil
-		} else {
-			var err error
+		var err error
+		switch {
+		case len(t.pending) > 0:
+			rec, t.pending = t.pending[0], t.pending[1:]
+			if len(t.pending) == 0 {
+				t.pending = nil
+			}
+		case t.pendErr != nil:
+			rec, err, t.pendErr, t.pendRec = t.pendRec, t.pendErr, nil, nil
+		default:
 			rec, err = t.cr.Read()
+		}
+		{
 			if err == io.EOF {
 				break
 			}
@@ -144,8 +198,7 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 			}
 		}
 		for j, f := range t.num {
-			s := strings.TrimSpace(rec[f])
-			if slices.Contains(nullTokens, rec[f]) {
+			if table.IsNull(rec[f]) {
 				cols[j][rows] = 0
 				bads[j].add(rows, "NULL")
 				continue
@@ -158,12 +211,9 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 				cols[j][rows] = float64(k)
 				continue
 			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				v, err = parseBool(s)
-				if err != nil {
-					return nil, 0, fmt.Errorf("%s: %s: column %q: %q is not a number", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), clip(t.names[f]), clip(rec[f]))
-				}
+			v, want, err := table.Parse(t.kinds[j], rec[f])
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %s: column %q: %q is not %s", t.path, rowPhrase(t.done+int64(rows)+1, t.hdr), clip(t.names[f]), clip(rec[f]), want)
 			}
 			cols[j][rows] = v
 			if v-v != 0 {
@@ -205,15 +255,6 @@ func textError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// parseBool reads true/false as ingest stores a bool column: 1 and 0.
-func parseBool(s string) (float64, error) {
-	v, err := strconv.ParseBool(s)
-	if v {
-		return 1, err
-	}
-	return 0, err
-}
-
 func (t *textFile) Close() error {
 	for _, b := range t.kbld {
 		b.Release()
@@ -228,36 +269,12 @@ func (t *textFile) Close() error {
 	return nil
 }
 
-// sniffComma picks the delimiter as chunkstore/ingest does: a tab for .tsv
-// files, else the most frequent of , \t ; | outside quotes in the first
-// line (a comma if none).
-func sniffComma(path string, head []byte) rune {
-	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
-	if strings.HasSuffix(lower, ".tsv") {
-		return '\t'
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	counts := map[byte]int{}
-	inQuote := false
-	for _, c := range head {
-		if c == '"' {
-			inQuote = !inQuote
-			continue
-		}
-		if inQuote {
-			continue
-		}
-		if c == '\n' {
-			break
-		}
-		counts[c]++
-	}
-	best, n := byte(','), 0
-	for _, c := range []byte{',', '\t', ';', '|'} {
-		if counts[c] > n {
-			best, n = c, counts[c]
-		}
-	}
-	return rune(best)
+	return 0
 }
 
 // clip shortens a user's value quoted in an error message, as

@@ -48,7 +48,7 @@ func main() {
 	tune := flag.Bool("tune", false, "instead: ooc.Tune over a σ × λ grid against the same grid fitted point by point (bench/TUNE.md)")
 	tuneM := flag.Int("tune-centers", 1000, "with -tune: centres M")
 	tuneIters := flag.Int("tune-iters", 20, "with -tune: CG iterations")
-	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard over λ)")
+	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard beside the σ grid against the grid alone), handoff (the σ, λ of a small-M search against the grid at -m, and ooc.FitTuned's hand-off rules), tuned-timing (fit --tune against one fit at -m, interleaved)")
 	tuneHalving := flag.Int("tune-halving", 4, "with -tune-mode timing: the halving step of the second tune")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (runtime/pprof) of the whole run to this file")
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")

@@ -90,6 +90,10 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 		return row, tuneARD(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "curves":
 		return row, tuneCurves(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "handoff":
+		return row, tuneHandoff(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "tuned-timing":
+		return row, tunedTiming(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -222,15 +226,21 @@ func tuneTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.S
 	return nil
 }
 
-// tuneARD runs Tune with ARD over the λ grid and reports its test RMSE
-// (the pick is by validation; every candidate's test RMSE is logged).
+// tuneARD runs Tune with ARD beside the σ grid and Tune with the grid
+// alone, over the same λ and validation rows, and reports both test
+// RMSEs and the ARD step's share of the --ard run (every candidate's test
+// RMSE is logged).
 func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	t0 := time.Now()
+	var ardStart, ardEnd time.Duration
 	ac := &ooc.ARDConfig{Rows: *ardRowsFlag, Centers: *ardCentersFlag, Steps: *ardStepsFlag}
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac,
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac,
 		Progress: func(p ooc.TuneProgress) {
-			if p.Stage == ooc.StageARD || p.Stage == ooc.StagePrecond || p.Stage == ooc.StageKernel {
-				logf("%s: %s (%.0f s)", name, p.Stage, p.Elapsed.Seconds())
+			switch {
+			case p.Stage == ooc.StageARD && ardStart == 0:
+				ardStart = time.Since(t0)
+			case p.Stage == ooc.StageARD:
+				ardEnd = time.Since(t0)
 			}
 		}}, ooc.RunOptions{Workers: te.workers})
 	if err != nil {
@@ -246,20 +256,37 @@ func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sour
 		if err != nil {
 			return err
 		}
-		logf("%s:   λ=%.0e: validation %.4f at iteration %d of %d (%s), test %.4f", name, c.Lambda, c.BestMetric,
+		logf("%s:   %s λ=%.0e: validation %.4f at iteration %d of %d (%s), test %.4f", name, c.Kernel, c.Lambda, c.BestMetric,
 			c.BestIteration, c.Iterations, c.Stop, *cm.RMSE)
 	}
 	met, err := res.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
 	if err != nil {
 		return err
 	}
+	t1 := time.Now()
+	gres, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac},
+		ooc.RunOptions{Workers: te.workers})
+	if err != nil {
+		return err
+	}
+	gsecs := time.Since(t1).Seconds()
+	gmet, err := gres.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+	if err != nil {
+		return err
+	}
 	best := res.Candidates[res.Best]
+	pick := fmt.Sprintf("grid σ %g", best.Sigma)
+	if best.Kernel.Sigmas != nil {
+		pick = "ARD"
+	}
 	sig := make([]string, len(res.ARD.Sigmas))
 	for j, s := range res.ARD.Sigmas {
 		sig[j] = fmt.Sprintf("%.2f", s)
 	}
-	fmt.Printf("| %s | %d | %.4f | λ %.0e, it %d | %s (λ %.1e) | %.4g → %.4g | %.1f |\n", name, res.M, *met.RMSE, best.Lambda,
-		best.BestIteration, strings.Join(sig, " "), res.ARD.Lambda, res.ARD.Start, res.ARD.Loss, secs)
+	ard := (ardEnd - ardStart).Seconds()
+	fmt.Printf("| %s | %d | %.4f | %.4f | %+.2f %% | %s, λ %.0e, it %d | %s (λ %.1e) | %.4g → %.4g | %.1f | %.1f | %.0f %% | %.1f |\n", name, res.M,
+		*met.RMSE, *gmet.RMSE, 100*(*met.RMSE / *gmet.RMSE - 1), pick, best.Lambda, best.BestIteration, strings.Join(sig, " "),
+		res.ARD.Lambda, res.ARD.Start, res.ARD.Loss, ard, secs, 100*ard/secs, gsecs)
 	return nil
 }
 
@@ -293,7 +320,11 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 		case "timing":
 			fmt.Println("| data | one fit s | tune s | tune / fit | fit CPU s | tune CPU s | CPU tune / fit | tune passes | pick |")
 		case "ard":
-			fmt.Println("| data | M | test RMSE | pick | learned σⱼ | subsample hold-out MSE | s |")
+			fmt.Println("| data | M | --ard test RMSE | grid test RMSE | --ard vs grid | pick | learned σⱼ | subsample hold-out MSE | ARD s | --ard s | ARD share | grid s |")
+		case "tuned-timing":
+			fmt.Println("| data | M | one fit s | fit --tune s | ratio | fit CPU s | fit --tune CPU s | search s | iterations | fit --tune test RMSE | one fit test RMSE |")
+		case "handoff":
+			fmt.Println("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows | on n/8, keep | n/8, sqrt | n/8, linear | grid s |")
 		}
 		r, err := runTuneBench(ctx, te, ds)
 		if err != nil {

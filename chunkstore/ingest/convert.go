@@ -1,15 +1,14 @@
 package ingest
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // class groups column types by what ingest can do with them.
@@ -308,38 +307,23 @@ func parseText(arr arrow.Array, typ colType, dst []float64, b *bad) (*parseError
 			b.add(i, "NULL")
 			continue
 		}
-		s := strings.TrimSpace(a.Value(i))
 		switch typ.class {
-		case classNumeric:
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return &parseError{i, a.Value(i), "a number"}, nil
+		case classNumeric, classBool, classTemporal:
+			k := map[class]table.Kind{classNumeric: table.Number, classBool: table.Bool, classTemporal: table.Date}[typ.class]
+			v, want, err := table.Parse(k, a.Value(i))
+			if err != nil {
+				return &parseError{i, a.Value(i), want}, nil
 			}
 			// Out of range: v is ±Inf (flagged below) or ±0 after rounding.
 			dst[i] = v
 			if v-v != 0 {
 				b.add(i, nonFinite(v))
 			}
-		case classBool:
-			v, err := strconv.ParseBool(s)
-			if err != nil {
-				return &parseError{i, a.Value(i), "true or false"}, nil
-			}
-			dst[i] = 0
-			if v {
-				dst[i] = 1
-			}
 		case classString:
 			if typ.labels == nil {
 				return nil, fmt.Errorf("internal error: a string column that is not a target")
 			}
 			// Encoded below, for the whole batch under one lock.
-		case classTemporal:
-			t, err := time.Parse(time.DateOnly, s)
-			if err != nil {
-				return &parseError{i, a.Value(i), "a date YYYY-MM-DD"}, nil
-			}
-			dst[i] = float64(t.Unix() / 86400)
 		default:
 			return nil, fmt.Errorf("internal error: text column of class %d", typ.class)
 		}

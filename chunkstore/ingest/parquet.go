@@ -4,28 +4,20 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
-
-// parquetBufferSize is the read buffer of each column's buffered stream.
-const parquetBufferSize = 256 << 10
-
-func (s *session) readerProps() *parquet.ReaderProperties {
-	props := parquet.NewReaderProperties(s.mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = parquetBufferSize
-	return props
-}
 
 // readParquet streams the chosen columns of a Parquet file, batch by batch,
 // decoding the columns of a batch in parallel.
 func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batch) error {
-	rdr, err := file.OpenParquetFile(f.path, false, file.WithReadProps(s.readerProps()))
+	// The footer is checked again: the file may have changed since
+	// inspectParquet.
+	rdr, err := table.OpenParquet(f.path, f.size, len(s.names), s.mem)
 	if err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file: %w", f.path, err)
+		return err
 	}
 	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(s.batchRows)}, s.mem)
@@ -76,14 +68,11 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 			rgEnds = append(rgEnds, end)
 		}
 	}
-	groups := rowGroups(rdr)
+	groups := table.RowGroups(rdr)
 
 	total := rdr.NumRows()
 	if total != f.rows {
 		return fmt.Errorf("%s: the file changed while ingesting (%d rows, then %d)", f.path, f.rows, total)
-	}
-	if end != total {
-		return fmt.Errorf("%s: corrupt footer: its row groups hold %d rows, but it says %d", f.path, end, total)
 	}
 	bads := make([]bad, len(s.names))
 	var done int64
@@ -112,7 +101,7 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 				// which column and row group.
 				defer func() {
 					if p := recover(); p != nil {
-						err = panicError(s.names[j], groups.span(done, want), p)
+						err = table.PanicError(s.names[j], groups.Span(done, want), p)
 					}
 				}()
 				if direct[j] != nil {
@@ -166,86 +155,4 @@ func readColumnBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float
 		off += n
 	}
 	return nil
-}
-
-// checkChunkMeta checks what the footer says of each column chunk before
-// any page is read: sizes and offsets that are negative or reach beyond
-// the file (a chunk claiming size -5 once made arrow-go's reader panic in
-// makeslice). It names the file, the row group and the column.
-func checkChunkMeta(path string, rdr *file.Reader, size int64) error {
-	md := rdr.MetaData()
-	for g := range md.NumRowGroups() {
-		rg := md.RowGroup(g)
-		if rg.NumRows() < 0 {
-			return fmt.Errorf("%s: damaged Parquet metadata: row group %d claims %d rows", path, g, rg.NumRows())
-		}
-		for c := range rg.NumColumns() {
-			cc, err := rg.ColumnChunk(c)
-			if err != nil {
-				return fmt.Errorf("%s: damaged Parquet metadata: row group %d, column %d: %w", path, g, c, err)
-			}
-			bad := func(what string, v int64) error {
-				return fmt.Errorf("%s: damaged Parquet metadata: row group %d, column %q: %s %d", path, g, clip(cc.PathInSchema().String()), what, v)
-			}
-			switch {
-			case cc.TotalCompressedSize() < 0:
-				return bad("negative compressed size", cc.TotalCompressedSize())
-			case cc.TotalUncompressedSize() < 0:
-				return bad("negative uncompressed size", cc.TotalUncompressedSize())
-			case cc.NumValues() < 0:
-				return bad("negative value count", cc.NumValues())
-			case cc.DataPageOffset() < 0:
-				return bad("negative data page offset", cc.DataPageOffset())
-			case cc.HasDictionaryPage() && cc.DictionaryPageOffset() < 0:
-				return bad("negative dictionary page offset", cc.DictionaryPageOffset())
-			}
-			start := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-				start = cc.DictionaryPageOffset()
-			}
-			if start > size || cc.TotalCompressedSize() > size-start {
-				return bad(fmt.Sprintf("chunk at offset %d extends beyond the end of the %d-byte file: size", start, size), cc.TotalCompressedSize())
-			}
-		}
-	}
-	return nil
-}
-
-// rowGroupEnds lists, for each row group of a file, the row where it
-// ends: row group k holds rows [ends[k-1], ends[k]) (0-based).
-type rowGroupEnds []int64
-
-func rowGroups(rdr *file.Reader) rowGroupEnds {
-	ends := make(rowGroupEnds, rdr.NumRowGroups())
-	var end int64
-	for k := range ends {
-		end += rdr.MetaData().RowGroup(k).NumRows()
-		ends[k] = end
-	}
-	return ends
-}
-
-// span names the row groups that rows [first, first+n) (0-based) lie in:
-// "row group 3" or "row groups 3–4".
-func (e rowGroupEnds) span(first int64, n int) string {
-	at := func(row int64) int {
-		for k, end := range e {
-			if row < end {
-				return k
-			}
-		}
-		return len(e) - 1
-	}
-	a, b := at(first), at(first+int64(max(n, 1))-1)
-	if a == b {
-		return fmt.Sprintf("row group %d", a)
-	}
-	return fmt.Sprintf("row groups %d–%d", a, b)
-}
-
-// panicError turns a panic of arrow-go while reading a column into an
-// error naming the column and the row groups read.
-func panicError(column, groups string, p any) error {
-	return fmt.Errorf("column %q, %s: damaged or unsupported Parquet data; the Parquet reader panicked: %s",
-		clip(column), groups, clip(fmt.Sprint(p)))
 }

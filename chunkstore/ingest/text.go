@@ -11,10 +11,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowcsv "github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
@@ -26,9 +26,6 @@ const (
 	sniffBytes = 1 << 20
 	sniffRows  = 1000
 )
-
-// nullTokens are the text values read as NULL.
-var nullTokens = []string{"", "NULL", "null", "NA"}
 
 // textFile is an open text file: r reads its decompressed bytes, with a
 // UTF-8 byte order mark removed.
@@ -114,6 +111,14 @@ func (s *session) inspectText(fi *fileInfo) error {
 	}
 	defer t.Close()
 	fi.gzip = t.gzip
+	if len(s.cfg.Columns) == 0 && !s.cfg.NoHeader {
+		// A header name longer than table.MaxName is refused from the
+		// first bytes, before a line of hundreds of megabytes is read.
+		peek, _ := t.r.Peek(t.r.Size())
+		if err := longHeaderName(fi.path, t.r, peek, len(peek) < t.r.Size()); err != nil {
+			return err
+		}
+	}
 	head, _, truncated, err := sniffHead(t.r, fi.path, s.cfg.MaxLine)
 	if err != nil {
 		return err
@@ -121,10 +126,10 @@ func (s *session) inspectText(fi *fileInfo) error {
 	if len(bytes.TrimSpace(head)) == 0 {
 		return fmt.Errorf("%s: empty file", fi.path)
 	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return fmt.Errorf("%s: neither Parquet nor text (it holds NUL bytes)", fi.path)
+	if err := table.CheckHead(fi.path, head); err != nil {
+		return err
 	}
-	fi.comma = sniffComma(fi.path, head)
+	fi.comma = table.SniffComma(fi.path, head)
 
 	cr := csv.NewReader(bytes.NewReader(head))
 	cr.Comma = fi.comma
@@ -167,13 +172,8 @@ func (s *session) inspectText(fi *fileInfo) error {
 		fi.header = true
 		fi.names = append([]string(nil), recs[0]...)
 		data = recs[1:]
-		for i, n := range fi.names {
-			if len(n) > maxName {
-				return fmt.Errorf("%s: the name of column %d is %d bytes long, more than %d: %q (use --no-header if the file has no header)", fi.path, i+1, len(n), maxName, clip(n))
-			}
-			if strings.TrimSpace(n) == "" {
-				return fmt.Errorf("%s: the header names no column %d (use --no-header if the file has no header)", fi.path, i+1)
-			}
+		if err := table.CheckNames(fi.path, fi.names, " (use --no-header if the file has no header)"); err != nil {
+			return err
 		}
 	}
 	if len(data) == 0 && !truncated {
@@ -193,9 +193,6 @@ func (s *session) inspectText(fi *fileInfo) error {
 	fi.rows = -1 // unknown until read
 	return nil
 }
-
-// maxName is the longest column name accepted, in bytes.
-const maxName = 4096
 
 // sniffHead returns the first two records of r whatever their length (up
 // to maxLine each: a header and a data row, or two data rows) followed by
@@ -245,81 +242,28 @@ func (l lineTooLong) Error() string {
 }
 func (l lineTooLong) Unwrap() error { return l.e }
 
-// sniffComma picks the delimiter: a tab for .tsv files, else the most
-// frequent of , \t ; | outside quotes in the first line (a comma if none).
-func sniffComma(path string, head []byte) rune {
-	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
-	if strings.HasSuffix(lower, ".tsv") {
-		return '\t'
-	}
-	counts := map[byte]int{}
-	inQuote := false
-	for _, c := range head {
-		if c == '"' {
-			inQuote = !inQuote
-			continue
-		}
-		if inQuote {
-			continue
-		}
-		if c == '\n' {
-			break
-		}
-		counts[c]++
-	}
-	best, n := byte(','), 0
-	for _, c := range []byte{',', '\t', ';', '|'} {
-		if counts[c] > n {
-			best, n = c, counts[c]
-		}
-	}
-	return rune(best)
-}
-
-// inferText infers the type of column c from the sample rows.
+// inferText infers the type of column c from the sample rows
+// (table.Infer, as predict's reader does).
 func inferText(rows [][]string, c int) colType {
-	numeric, boolean, date := true, true, true
-	for _, r := range rows {
-		v := strings.TrimSpace(r[c])
-		if isNullToken(r[c]) {
-			continue
-		}
-		if numeric {
-			if _, err := strconv.ParseFloat(v, 64); err != nil && !errors.Is(err, strconv.ErrRange) {
-				numeric = false
+	switch table.Infer(func(yield func(string) bool) {
+		for _, r := range rows {
+			if !yield(r[c]) {
+				return
 			}
 		}
-		if boolean {
-			if _, err := strconv.ParseBool(v); err != nil {
-				boolean = false
-			}
-		}
-		if date {
-			if _, err := time.Parse(time.DateOnly, v); err != nil {
-				date = false
-			}
-		}
-	}
-	switch {
-	case numeric: // also a column of NULLs only
+	}) {
+	case table.Number:
 		return textNumeric
-	case boolean:
+	case table.Bool:
 		return textBool
-	case date:
+	case table.Date:
 		return textDate
 	default:
 		return textString
 	}
 }
 
-func isNullToken(s string) bool {
-	for _, t := range nullTokens {
-		if s == t {
-			return true
-		}
-	}
-	return false
-}
+func isNullToken(s string) bool { return table.IsNull(s) }
 
 // readText streams the chosen columns of a text file through arrow's csv
 // reader, which hands them over as strings, parsed here with row numbers
@@ -353,7 +297,7 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 		arrowcsv.WithChunk(s.batchRows),
 		arrowcsv.WithIncludeColumns(include),
 		arrowcsv.WithColumnTypes(types),
-		arrowcsv.WithNullReader(true, nullTokens...),
+		arrowcsv.WithNullReader(true, table.NullTokens...),
 	)
 	defer r.Release()
 
@@ -431,4 +375,38 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 	}
 	f.rows = done
 	return nil
+}
+
+// longHeaderName refuses a header whose first line, in head (all of the
+// file when whole, else the start of r, not yet read), has a field
+// without quotes longer than table.MaxName. A field that runs past head is
+// measured by reading on through r, keeping nothing.
+func longHeaderName(path string, r *bufio.Reader, head []byte, whole bool) error {
+	comma := table.SniffComma(path, head)
+	col, start, n, ok := table.LongName(head, comma)
+	if !ok {
+		return nil
+	}
+	quote := string(head[start : start+min(n, textlimit.MaxQuote+1)])
+	if start+n == len(head) && !whole {
+		// The field goes on beyond head: count the rest.
+		r.Discard(len(head))
+		for {
+			b, err := r.ReadSlice('\n')
+			i := bytes.IndexAny(b, string([]rune{comma, '\n'}))
+			if i >= 0 {
+				n += i
+				if i > 0 && b[i-1] == '\r' && b[i] == '\n' {
+					n--
+				}
+				break
+			}
+			n += len(b)
+			if err != nil && err != bufio.ErrBufferFull {
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%s: the name of column %d is %d bytes long, more than %d: %q (use --no-header if the file has no header)",
+		path, col, n, table.MaxName, textlimit.ClipPrefix(quote, n))
 }

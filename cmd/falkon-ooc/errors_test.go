@@ -452,6 +452,41 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Fit replaces MODEL, MODEL.json and MODEL.ckpt only when they are its own (a model's or checkpoint's magic number, a summary's \"format\"). Choose another --out, move the file away, or pass --force to replace it.",
 		},
 		{
+			mistake: "predict on a Parquet file whose footer says 1000 rows over row groups of 2000 (also 0 or -1)",
+			setup: func(t *testing.T) {
+				writeTwoGroupParquet(t, "forged.parquet")
+				forgeRowCount(t, "forged.parquet", 1000)
+			},
+			args:   []string{"predict", "--model", "model.falkon", "forged.parquet"},
+			code:   1,
+			stderr: "falkon-ooc predict: forged.parquet: corrupt footer: its row groups hold 2000 rows, but it says 1000",
+			fix:    "The file is damaged or was written by a faulty tool: export it again. predict and ingest check the footer in the same code (internal/table) before any row is read, so neither writes or stores a part of the rows.",
+		},
+		{
+			mistake: "predict on a CSV whose number column holds 1_000 (or true, or 0x10)",
+			setup:   writeText(t, "sep.csv", "a,b,c\n1,2,3\n1_000,2,3\n"),
+			args:    []string{"predict", "--model", "model.falkon", "sep.csv"},
+			code:    1,
+			stderr:  `falkon-ooc predict: sep.csv: row 2 (1-based, counted within this file, header line not counted): column "a": "1_000" is not a number`,
+			fix:     "Write numbers in plain decimal notation (1000, 1.5e3). Ingest and predict read numbers with one parser (internal/table): Go's digit separators and hexadecimal floats are not numbers to either, and true/false only in a column that holds only them.",
+		},
+		{
+			mistake: "a CSV whose lines end in CR alone (classic Mac OS)",
+			setup:   writeText(t, "mac.csv", "a,b,y\r1,2,3\r4,5,6\r"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "mac.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: mac.csv: its lines end in a carriage return alone (CR, classic Mac OS); convert them to LF, e.g. tr '\r' '\n' < mac.csv > fixed.csv`,
+			fix:     "Convert the line ends to LF (or CRLF) with the command shown, or export the file again; predict says the same.",
+		},
+		{
+			mistake: "a CSV header that is not valid UTF-8 (here Latin-1 café)",
+			setup:   writeText(t, "latin1.csv", "caf\xe9,b,y\n1,2,3\n4,5,6\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "latin1.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: latin1.csv: the name of column 1 is not valid UTF-8: "caf\xe9" (is the file in another encoding? convert it to UTF-8)`,
+			fix:     "Convert the file to UTF-8 (iconv -f latin1 -t utf-8), or name the columns with --columns after deleting the header; predict says the same.",
+		},
+		{
 			mistake: "ingest into an --out that another ingest is writing (its lock is held)",
 			setup: func(t *testing.T) {
 				writeText(t, "part-1.csv", csv3)(t)

@@ -290,13 +290,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 			return usagef("--plot %s: the name must end in .png", o.plot)
 		}
-		if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
-			o.valFraction = ooc.DefaultValFraction
-		}
-		if o.tuneFit.on && !set["iters"] {
-			o.iters = defaultTunedIters // a cap: --patience stops the fit
-		}
 		return o.tuneFit.check(o, set)
+	}
+	if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
+		o.valFraction = ooc.DefaultValFraction
+	}
+	if o.tuneFit.on && !set["iters"] {
+		o.iters = defaultTunedIters // a cap: --patience stops the fit
 	}
 	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
 	if err != nil {
@@ -337,7 +337,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		return flagErr(err)
 	}
 	cfg = plan.Config
-	cfg.Patience = o.tuneFit.patience
+	cfg.Patience, cfg.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
 	mem, err := planMemory(o, &cfg, plan, pr)
 	if err != nil {
 		return err

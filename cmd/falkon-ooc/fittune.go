@@ -21,6 +21,7 @@ type fitTuneOpts struct {
 	centers             int
 	handoff             string
 	patience            int
+	minImprovement      float64
 	ard                 bool
 	ardRows, ardSteps   int
 	sigmaGrid, lamGrid  gridValue
@@ -76,6 +77,7 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.centers, "tune-centers", 0, fmt.Sprintf("with --tune: the search's M (0: min(%d, --centers, rows/10))", ooc.DefaultTuneCenters))
 	fs.StringVar(&t.handoff, "handoff", string(ooc.DefaultHandoff), "with --tune: how λ carries from the search's n_s rows to the fit's n: keep, sqrt (λ·√(n_s/n)) or linear (λ·n_s/n); σ carries unchanged")
 	fs.IntVar(&t.patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (0: run all --iters; with --tune the default is 3, and it also stops the search's candidates)")
+	fs.Float64Var(&t.minImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 	fs.BoolVar(&t.ard, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
 	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
 	fs.IntVar(&t.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
@@ -100,10 +102,16 @@ func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 		if t.patience < 0 {
 			return usagef("--patience must be ≥ 0, got %d", t.patience)
 		}
+		if !(t.minImprovement >= 0 && t.minImprovement < 1) {
+			return usagef("--min-improvement must be in [0, 1), got %g", t.minImprovement)
+		}
 		if t.patience > 0 && o.val == "" && o.valFraction == 0 {
 			return usagef("--patience stops by the validation metric: give --val-fraction or --val")
 		}
 		return nil
+	}
+	if !(t.minImprovement >= 0 && t.minImprovement < 1) {
+		return usagef("--min-improvement must be in [0, 1), got %g", t.minImprovement)
 	}
 	if t.rows < 0 || t.centers < 0 || t.patience < 0 || t.ardRows < 0 || t.ardSteps < 0 {
 		return usagef("--tune-rows, --tune-centers, --patience, --ard-rows and --ard-steps must be ≥ 0")
@@ -121,6 +129,7 @@ func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 
 // config returns the FitTuned settings of the flags; cfg is fit's.
 func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool, valFraction float64) (ooc.TunedConfig, error) {
+	cfg.MinImprovement = t.minImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: t.rows, Centers: t.centers, Handoff: ooc.HandoffRule(t.handoff)}
 	s := &tc.Search
 	switch {
@@ -231,7 +240,13 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 			}
 			pr.update("preconditioners", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		case ooc.StageARD:
-			pr.printf("%s: learning one length scale per feature on a subsample (--ard)", who)
+			if p.Iteration == 0 && p.Elapsed == 0 {
+				pr.printf("%s: learning one length scale per feature on a subsample (--ard), %d gradient steps", who, p.Iterations)
+				return
+			}
+			frac := float64(p.Iteration) / float64(max(p.Iterations, 1))
+			pr.update("ard", fmt.Sprintf("%s step %d/%d%s", bar(frac), p.Iteration, p.Iterations,
+				eta(float64(p.Iteration), float64(p.Iterations), p.Elapsed)), p.Iteration == p.Iterations)
 		}
 	}
 }

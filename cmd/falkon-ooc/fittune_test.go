@@ -56,6 +56,16 @@ func TestFitTune(t *testing.T) {
 	if !strings.Contains(string(summary), `"search"`) || !strings.Contains(string(summary), `"handoff"`) {
 		t.Errorf("the model's summary lacks the search or the hand-off")
 	}
+	// inspect shows the search, the hand-off, the patience and the phases.
+	code, out, errOut = runCLI("inspect", model)
+	if code != 0 {
+		t.Fatalf("inspect exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"search (fit --tune):", "handoff    λ = ", "patience  ", "phases    sample ", "iteration ×"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
 	// All 431 validation rows: fewer than the search's 1000.
 	// The text output: the table, the pick and the hand-off.
 	code, out, errOut = runCLI("fit", "--tune", "--out", model, "--centers", "300", "--tune-centers", "100",

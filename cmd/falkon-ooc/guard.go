@@ -50,10 +50,10 @@ func prepareOut(e *env, flag, out string, dirOK bool, inputs ...string) error {
 	os.Remove(f.Name())
 	removed, err := fileutil.Clean(dir)
 	for _, l := range removed {
-		fmt.Fprintf(e.stderr, "falkon-ooc: removed leftover %s\n", l)
+		fmt.Fprintf(e.stderr, "falkon-ooc: removed leftover %s\n", oneLine(l.String()))
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "falkon-ooc: warning: %v\n", err)
+		fmt.Fprintf(e.stderr, "falkon-ooc: warning: %s\n", oneLine(err.Error()))
 	}
 	return nil
 }

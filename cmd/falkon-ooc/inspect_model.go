@@ -86,8 +86,23 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	if tr.PrecondSeconds > 0 {
 		fmt.Fprintf(tw, "\t%.2f s for K_MM and the preconditioner\n", tr.PrecondSeconds)
 	}
-	fmt.Fprintf(tw, "memory\t%s for the preconditioner (T and A)\n", mb(tr.PrecondBytes))
+	fmt.Fprintf(tw, "memory\t%s for the preconditioner (T and A)", mb(tr.PrecondBytes))
+	if tr.PeakRSS > 0 {
+		fmt.Fprintf(tw, ", peak RSS %s", mb(tr.PeakRSS))
+	}
+	fmt.Fprintln(tw)
+	if tr.Status == ooc.StatusPatience {
+		fmt.Fprintf(tw, "patience\tstopped after %d validations without improvement; the model is iteration %d's\n", cfg.Patience, tr.BestIteration)
+	}
+	if len(tr.Phases) > 0 {
+		fmt.Fprintf(tw, "phases\t%s\n", phaseSummary(tr.Phases))
+	}
 	tw.Flush()
+	if tr.Search != nil && tr.Handoff != nil {
+		fmt.Fprintf(w, "\nsearch (fit --tune):\n")
+		writeTuneTable(w, tr.Search)
+		writeHandoff(w, tr.Search, tr.Handoff)
+	}
 	if len(tr.Validation) == 0 {
 		fmt.Fprintf(w, "\nvalidation: none\n")
 		return
@@ -130,4 +145,36 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		rows = append(rows, r)
 	}
 	printTable(w, rows, 0)
+}
+
+// phaseSummary sums the phases by name, in the order they first ran:
+// "sample 0.1 s, kmm 2.0 s, …, iteration ×20 41.2 s (CPU 80.1 s)".
+func phaseSummary(phases []ooc.Phase) string {
+	type sum struct {
+		n         int
+		wall, cpu float64
+	}
+	var order []string
+	sums := map[string]*sum{}
+	for _, p := range phases {
+		s, ok := sums[p.Name]
+		if !ok {
+			s = &sum{}
+			sums[p.Name] = s
+			order = append(order, p.Name)
+		}
+		s.n++
+		s.wall += p.Wall
+		s.cpu += p.CPU
+	}
+	parts := make([]string, len(order))
+	for i, name := range order {
+		s := sums[name]
+		times := ""
+		if s.n > 1 {
+			times = fmt.Sprintf(" ×%d", s.n)
+		}
+		parts[i] = fmt.Sprintf("%s%s %.2f s (CPU %.2f s)", name, times, s.wall, s.cpu)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -11,8 +11,14 @@ import (
 	"syscall"
 )
 
+// stopSignals end a command as Ctrl-C does: the context is cancelled, the
+// command stops at its next check, removes its temporary files and exits
+// 130. SIGHUP (the terminal closed) is one of them: its default action
+// killed the process mid-write, leaving a temporary file, with exit 129.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Exit codes, following the flag package and shell conventions.
@@ -122,16 +125,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "falkon-ooc %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(err.Error()))
 		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
 		return exitUsage
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "falkon-ooc %s: interrupted\n", name)
 		return exitInterrupted
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(err.Error()))
 		return exitFailure
 	}
+}
+
+// oneLine keeps an error on one line whatever the names in it hold: a
+// control character (a newline in a file name) or a byte that is not
+// UTF-8 is written as %q writes it (\n, \x1b, \xff); the rest is left as
+// it is, so ordinary names read as typed.
+func oneLine(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if (r == utf8.RuneError && n <= 1) || unicode.IsControl(r) {
+			q := strconv.Quote(s[:n])
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func newFlagSet(c *command, out io.Writer) *flag.FlagSet {

@@ -76,7 +76,7 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
 	fs.StringVar(&o.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "successive halving over whole σ: after each iteration in `LIST` the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
-	fs.BoolVar(&o.ard, "ard", false, "first learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel, regression), then search --lambda with them")
+	fs.BoolVar(&o.ard, "ard", false, "also learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel) and search --lambda with them beside the --sigma grid, on the same validation rows")
 	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
@@ -200,7 +200,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		return err
 	}
 	defer r.Close()
-	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && tc.ARD == nil {
+	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && base.Kernel.Sigmas == nil {
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 	}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// The -tune-mode handoff (bench/PAPER.md, "Hand-off"): how the best σ and
+// λ move between a search at a small M on a row subsample and the grid
+// fitted at the large M on all the training rows, and which hand-off
+// rule of ooc.FitTuned carries λ best.
+//
+// On the training part (validation rows held out as Tune holds them out):
+//   - the grid at M = -m, one ooc.Tune per σ (patience and halving off,
+//     so every candidate is the separate fit at its best validated
+//     iteration), each candidate scored on the test part;
+//   - ooc.FitTuned with the search on all the training rows (only M
+//     differs; every rule gives the same λ) and on 1/8 of them with each
+//     rule (keep, sqrt, linear), each scored on the test part.
+func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
+	run := ooc.RunOptions{Workers: te.workers}
+	type point struct{ sigma, lambda, val, test float64 }
+	var grid []point
+	t0 := time.Now()
+	for _, s := range te.sigmas {
+		res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: []float64{s}, Lambdas: te.lambdas, ValFraction: valFrac,
+			Patience: -1, SigmaHalving: -1}, run)
+		if err != nil {
+			return fmt.Errorf("grid σ=%g: %w", s, err)
+		}
+		for _, c := range res.Candidates {
+			if c.Model() == nil {
+				continue
+			}
+			tm, err := c.Model().Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+			if err != nil {
+				return err
+			}
+			grid = append(grid, point{s, c.Lambda, c.BestMetric, *tm.RMSE})
+			logf("%s: grid M=%d σ=%g λ=%.0e: validation %.4f (iteration %d), test %.4f", name, base.Centers, s, c.Lambda,
+				c.BestMetric, c.BestIteration, *tm.RMSE)
+		}
+	}
+	gridSecs := time.Since(t0).Seconds()
+	bestTest, bestVal := point{test: math.Inf(1)}, point{val: math.Inf(1)}
+	for _, p := range grid {
+		if p.test < bestTest.test {
+			bestTest = p
+		}
+		if p.val < bestVal.val {
+			bestVal = p
+		}
+	}
+	n := rowsOf(trs)
+	ntrain := int64(float64(n) * (1 - valFrac))
+	type tuned struct {
+		rows               int64
+		rule               ooc.HandoffRule
+		sigma, searchLam   float64
+		lambda, test, secs float64
+		searchSecs         float64
+		iters, best        int
+	}
+	var out []tuned
+	for _, c := range []struct {
+		rows int64
+		rule ooc.HandoffRule
+	}{{0, ooc.HandoffKeep}, {ntrain / 8, ooc.HandoffKeep}, {ntrain / 8, ooc.HandoffSqrt}, {ntrain / 8, ooc.HandoffLinear}} {
+		t1 := time.Now()
+		cfg := base
+		cfg.Iterations = 50
+		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg, Rows: c.rows, Handoff: c.rule,
+			Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
+		if err != nil {
+			return fmt.Errorf("FitTuned rows %d %s: %w", c.rows, c.rule, err)
+		}
+		secs := time.Since(t1).Seconds()
+		tm, err := m.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		tr := m.Training()
+		ho := tr.Handoff
+		out = append(out, tuned{ho.SearchRows, c.rule, ho.Sigma, ho.SearchLambda, ho.Lambda, *tm.RMSE, secs, ho.SearchSeconds,
+			tr.Iterations, tr.BestIteration})
+		logf("%s: FitTuned search on %d rows at M=%d: σ=%g λ=%.0e → %s λ=%.2e; final M=%d: %d iterations (best %d), test %.4f, %.1f s (search %.1f s)",
+			name, ho.SearchRows, ho.SearchCenters, ho.Sigma, ho.SearchLambda, c.rule, ho.Lambda, m.M(), tr.Iterations,
+			tr.BestIteration, *tm.RMSE, secs, ho.SearchSeconds)
+	}
+	fmt.Printf("| %s | %d | %d | %.4f (σ %g, λ %.0e) | %.4f (σ %g, λ %.0e) |", name, ntrain, base.Centers,
+		bestTest.test, bestTest.sigma, bestTest.lambda, bestVal.test, bestVal.sigma, bestVal.lambda)
+	for _, t := range out {
+		fmt.Printf(" %.4f (%+.2f %%; σ %g, λ %.0e→%.1e; %d it) |", t.test, 100*(t.test/bestTest.test-1), t.sigma, t.searchLam, t.lambda, t.best)
+	}
+	fmt.Printf(" %.0f s |\n", gridSecs)
+	return nil
+}
+
+func rowsOf(src stream.Source) int64 {
+	var n int64
+	for i := range src.NumChunks() {
+		n += int64(src.ChunkRows(i))
+	}
+	return n
+}
+
+// tunedTiming times, interleaved, te.reps times each: ooc.FitTuned (the
+// whole job: subsample, search at the default small M, fit at -m with
+// patience, the iterations capped at 50) and one ooc.Fit at -m with the
+// σ and λ FitTuned picked and -iters iterations, on the same training
+// part; it prints the minima, their ratio, CPU seconds and both test
+// RMSEs. Pin it with taskset and run it on a quiet machine.
+func tunedTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
+	run := ooc.RunOptions{Workers: te.workers}
+	tunedMin, fitMin := math.Inf(1), math.Inf(1)
+	var tunedCPU, fitCPU, tunedTest, fitTest float64
+	var picked ooc.Config
+	var tr ooc.Training
+	for rep := range te.reps {
+		cfg := base
+		cfg.Iterations = 50
+		c0, t0 := cpuSeconds(), time.Now()
+		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg,
+			Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
+		if err != nil {
+			return err
+		}
+		if s := time.Since(t0).Seconds(); s < tunedMin {
+			tunedMin, tunedCPU = s, cpuSeconds()-c0
+		}
+		picked, tr = m.Config(), m.Training()
+		met, err := m.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		tunedTest = *met.RMSE
+		one := base
+		one.Kernel, one.Lambda = picked.Kernel, picked.Lambda
+		train, _ := stream.Holdout(trs, valFrac, base.Seed)
+		c0, t0 = cpuSeconds(), time.Now()
+		fm, err := ooc.Fit(ctx, train, one, run)
+		if err != nil {
+			return err
+		}
+		if s := time.Since(t0).Seconds(); s < fitMin {
+			fitMin, fitCPU = s, cpuSeconds()-c0
+		}
+		fmet, err := fm.Evaluate(ctx, tes, ooc.PredictOptions{Workers: te.workers})
+		if err != nil {
+			return err
+		}
+		fitTest = *fmet.RMSE
+		logf("%s: rep %d: fit --tune %.2f s, one fit %.2f s (load %s)", name, rep+1, tunedMin, fitMin, loadavg())
+	}
+	fmt.Printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f (search) | %d (best %d) | %.4f | %.4f |\n", name, base.Centers,
+		fitMin, tunedMin, tunedMin/fitMin, fitCPU, tunedCPU, tr.Handoff.SearchSeconds, tr.Iterations, tr.BestIteration,
+		tunedTest, fitTest)
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
