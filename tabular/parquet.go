@@ -40,7 +40,7 @@ func (r *Reader) openParquet(path string) (fr fileReader, names []string, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	rdr, err := table.OpenParquet(path, st.Size(), r.mem)
+	rdr, err := table.OpenParquet(path, st.Size(), len(r.columns())+len(r.opt.Keep), r.mem)
 	if err != nil {
 		return nil, nil, err
 	}

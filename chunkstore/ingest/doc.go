@@ -79,10 +79,38 @@
 // Run reads up to four files at once and the columns of each batch in
 // parallel, up to Config.Workers goroutines each, and writes the batches to
 // the store in input order, so the store is the same for any worker count.
-// Memory stays bounded: at most three batches of Config.BatchRows rows per
-// file in flight, plus 256 KiB of read buffer per Parquet column and the
-// Parquet pages being decoded. Config.Progress is called from a single
-// goroutine.
+// Memory stays bounded (see Memory below). Config.Progress is called from
+// a single goroutine.
+//
+// # Memory
+//
+// Run's peak Go heap is estimated before the first row is read, and
+// reported in the first Progress (Progress.Memory) and in Result.Memory.
+// With C the chosen columns, W the workers, F = min(W, files, 4) the files
+// read at once, B = Config.BatchRows (default 2²⁰/C, in [128, 65 536]) and
+// R = Config.ChunkRows (default min(32 768, 32 MiB / 8C), at least 256):
+//
+//	Total   = 32 MiB + Readers + Batches + Chunks
+//	Readers = Σ over the F largest files being read of:
+//	          Parquet: Σ over columns of (buffer + 2·pages + 32 KiB),
+//	                   buffer = min(256 KiB, max(16 KiB, 64 MiB / C)),
+//	                   pages  = min(4 MiB, the column's largest chunk,
+//	                            compressed plus uncompressed bytes)
+//	          text:    7 · min(Config.MaxLine, the file's size)
+//	Batches = 4F · B · C · 8
+//	Chunks  = 2(W+2) · R · C · 8 + (W+3) · C · 2 KiB
+//
+// Before the columns are known (reading the first records of text files)
+// the bound is InspectMemory: 32 MiB + 7 · Config.MaxLine. The command
+// sets a soft memory limit of 1.25 × the larger of the two, so its peak
+// RSS stays near that figure plus the program text (measured at 10 000
+// Parquet columns and a 100 MiB text line: bench/RESULTS.md, "Ingest
+// memory (round 5)"). A Parquet column's reader state dominates wide
+// files: about 150 KiB per column for a file of small row groups.
+//
+// A record longer than Config.MaxLine is refused as soon as the limit is
+// passed, and a header name longer than 4096 bytes from the first bytes of
+// the file, without reading the line whole.
 //
 // # Invariants
 //

@@ -39,7 +39,8 @@ type Config struct {
 	// (the default) stops with a *ValueError, "drop" skips the row.
 	Nulls string `json:"nulls"`
 	// ChunkRows is the number of rows per stored chunk. 0: chunkstore's
-	// default.
+	// default, fewer for wide inputs so that a chunk of float64 holds at
+	// most MaxChunkBytes (at least 1024 rows; see ChunkRowsFor).
 	ChunkRows int `json:"chunk_rows"`
 	// Codec is the store's chunk codec. "": chunkstore's default.
 	Codec string `json:"codec"`
@@ -69,14 +70,18 @@ type Config struct {
 
 // Progress reports how far Run has got.
 type Progress struct {
-	Rows       int64         // rows written so far
-	Dropped    int64         // rows dropped so far (Nulls == "drop")
-	BytesIn    int64         // input bytes consumed so far (estimated within a file)
-	BytesTotal int64         // size of all inputs on disk
-	File       string        // the file being written
-	FileIndex  int           // its index in Result.Files
-	Files      int           // number of input files
-	Elapsed    time.Duration // since Run started
+	Rows       int64  // rows written so far
+	Dropped    int64  // rows dropped so far (Nulls == "drop")
+	BytesIn    int64  // input bytes consumed so far (estimated within a file)
+	BytesTotal int64  // size of all inputs on disk
+	File       string // the file being written
+	// Memory, in the first call only (before any row is read), is the
+	// estimate of Run's peak memory; the caller may set a soft memory
+	// limit from it (runtime/debug.SetMemoryLimit), as the CLI does.
+	Memory    *Memory
+	FileIndex int           // its index in Result.Files
+	Files     int           // number of input files
+	Elapsed   time.Duration // since Run started
 }
 
 // Result summarises a finished ingest.
@@ -86,6 +91,10 @@ type Result struct {
 	Features []string `json:"features"` // feature columns, in store order
 	Targets  []string `json:"targets"`  // target columns, in store order
 	Chunks   int      `json:"chunks"`   // chunks in the store
+	// ChunkRows is the rows per chunk (the last may hold fewer).
+	ChunkRows int `json:"chunk_rows"`
+	// Memory is the estimate of the peak memory (see Progress.Memory).
+	Memory   Memory   `json:"memory_estimate"`
 	BytesIn  int64    `json:"bytes_in"` // size of the inputs on disk
 	BytesOut int64    `json:"bytes_out"`
 	Seconds  float64  `json:"seconds"`
@@ -94,6 +103,26 @@ type Result struct {
 	// input order: feature, target, or skipped and why. The store's
 	// manifest records the same list (chunkstore.Reader.InputColumns).
 	Columns []chunkstore.InputColumn `json:"columns"`
+}
+
+// MaxChunkBytes bounds a chunk of float64 rows when Config.ChunkRows is 0:
+// the store's writer holds up to Workers+2 chunks at once, so a wide input
+// (10 000 columns) with chunkstore's default of 32 768 rows would need
+// 2.6 GB per chunk.
+const MaxChunkBytes = 32 << 20
+
+// ChunkRowsFor returns the rows per chunk Run uses for cols columns when
+// Config.ChunkRows is 0: chunkstore.DefaultChunkRows, or fewer so that a
+// chunk holds at most MaxChunkBytes of float64, but at least 256.
+func ChunkRowsFor(cols int) int {
+	return min(chunkstore.DefaultChunkRows, max(256, MaxChunkBytes/(8*max(cols, 1))))
+}
+
+// batchRowsFor returns the rows of a read batch for cols columns when
+// Config.BatchRows is 0: 1 MiB values (8 MiB of float64), at least 128
+// and at most 65 536 rows.
+func batchRowsFor(cols int) int {
+	return min(max((1<<20)/max(cols, 1), 128), 65536)
 }
 
 // Run ingests the inputs into a new store at cfg.Out. Inputs are Parquet or
@@ -212,7 +241,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	}
 	s.batchRows = cfg.BatchRows
 	if s.batchRows == 0 {
-		s.batchRows = min(max((1<<20)/len(s.names), 1024), 65536)
+		s.batchRows = batchRowsFor(len(s.names))
 	}
 
 	var feats, targs []chunkstore.ColumnSpec
@@ -257,7 +286,15 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, filepath.Base(out))
-	opt := chunkstore.Options{ChunkRows: cfg.ChunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources}
+	chunkRows := cfg.ChunkRows
+	if chunkRows == 0 {
+		chunkRows = ChunkRowsFor(len(s.names))
+	}
+	opt := chunkstore.Options{ChunkRows: chunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources}
+	est := s.memoryEstimate(chunkRows, s.inFlight())
+	if cfg.Progress != nil {
+		cfg.Progress(Progress{BytesTotal: total, Files: len(s.files), Memory: &est})
+	}
 	w, err := chunkstore.Create(tmp, feats, targs, opt)
 	if err != nil {
 		return nil, err
@@ -315,7 +352,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err != nil {
 		return nil, fmt.Errorf("reopen the new store: %w", err)
 	}
-	res.Chunks = r.NumChunks()
+	res.Chunks, res.ChunkRows, res.Memory = r.NumChunks(), r.Manifest().ChunkRows, est
 	if err := r.Close(); err != nil {
 		return nil, err
 	}
@@ -330,6 +367,11 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	return res, nil
 }
 
+// inFlight is the number of files pump reads at once.
+func (s *session) inFlight() int {
+	return max(1, min(s.workers, len(s.files), maxFilesInFlight))
+}
+
 // pump reads the files, several at a time, and appends their batches to w
 // in input order. It returns the number of rows dropped.
 func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, start time.Time) (int64, error) {
@@ -341,7 +383,7 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 	// default) and its readers' buffers, so memory stays bounded however
 	// many workers there are; a file's columns are decoded in parallel
 	// anyway.
-	inFlight := max(1, min(s.workers, len(s.files), maxFilesInFlight))
+	inFlight := s.inFlight()
 	const queue = 2 // batches buffered per file
 	s.pool = make(chan *batch, inFlight*(queue+2))
 	chans := make([]chan *batch, len(s.files))

@@ -15,7 +15,7 @@ import (
 func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batch) error {
 	// The footer is checked again: the file may have changed since
 	// inspectParquet.
-	rdr, err := table.OpenParquet(f.path, f.size, s.mem)
+	rdr, err := table.OpenParquet(f.path, f.size, len(s.names), s.mem)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,11 @@ type fileInfo struct {
 	types []colType
 	index map[string]int // name -> position in names
 
+	// Parquet files only: the largest column chunk of each top-level
+	// column (names order), compressed plus uncompressed bytes, for the
+	// memory estimate.
+	chunkBytes []int64
+
 	// text files only
 	comma  rune
 	header bool // the first line is a header
@@ -112,7 +117,7 @@ func (s *session) inspectParquet(fi *fileInfo) (err error) {
 			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", fi.path, p)
 		}
 	}()
-	rdr, err := table.OpenParquet(fi.path, fi.size, s.mem)
+	rdr, err := table.OpenParquet(fi.path, fi.size, 0, s.mem)
 	if err != nil {
 		return err
 	}
@@ -128,6 +133,29 @@ func (s *session) inspectParquet(fi *fileInfo) (err error) {
 	for _, f := range sc.Fields() {
 		fi.names = append(fi.names, f.Name)
 		fi.types = append(fi.types, classify(f.Type))
+	}
+	// Each top-level column's largest chunk: its leaves summed.
+	fi.chunkBytes = make([]int64, len(fi.names))
+	md := rdr.MetaData()
+	top := make([]int, md.Schema.NumColumns())
+	for c := range top {
+		top[c] = md.Schema.Root().FieldIndexByField(md.Schema.ColumnRoot(c))
+	}
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		sums := make([]int64, len(fi.names))
+		for c := range min(rg.NumColumns(), len(top)) {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				continue
+			}
+			if k := top[c]; k >= 0 && k < len(sums) {
+				sums[k] += cc.TotalCompressedSize() + cc.TotalUncompressedSize()
+			}
+		}
+		for k, v := range sums {
+			fi.chunkBytes[k] = max(fi.chunkBytes[k], v)
+		}
 	}
 	fi.rows = rdr.NumRows()
 	return nil

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
 func init() {
@@ -66,7 +69,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error or drop (the row)")
-	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d)", chunkstore.DefaultChunkRows))
+	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(baseCodecs(), ", ")+"; +shuffle after a name byte-shuffles each block first")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines that decode input and compress chunks (0: one per CPU)")
 	fs.BoolVar(&o.noHeader, "no-header", false, "text files have no header row; their columns are c0, c1, …")
@@ -146,9 +149,6 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		Force:     o.force,
 		MaxLine:   o.maxLine,
 	}
-	if cfg.ChunkRows == 0 {
-		cfg.ChunkRows = chunkstore.DefaultChunkRows
-	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -156,7 +156,15 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return err
 	}
 	pr := newProgress(e.stderr, o.quiet)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // the limit before, after Run
+	ingestMemoryLimit(ingest.InspectMemory(cfg.MaxLine))
 	cfg.Progress = func(p ingest.Progress) {
+		if p.Memory != nil {
+			pr.printf("ingest: memory needed ≈ %s (readers %s, batches %s, chunks %s)", ooc.FormatBytes(p.Memory.Total),
+				ooc.FormatBytes(p.Memory.Readers), ooc.FormatBytes(p.Memory.Batches), ooc.FormatBytes(p.Memory.Chunks))
+			ingestMemoryLimit(max(p.Memory.Total, ingest.InspectMemory(cfg.MaxLine)))
+			return
+		}
 		pr.update("ingest", progressLine(p), false)
 	}
 	res, err := ingest.Run(ctx, args, cfg)
@@ -214,7 +222,7 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 	} else {
 		fmt.Fprintf(w, "targets   none\n")
 	}
-	fmt.Fprintf(w, "chunks    %d of up to %d rows, codec %s\n", r.Chunks, cfg.ChunkRows, cfg.Codec)
+	fmt.Fprintf(w, "chunks    %d of up to %d rows, codec %s\n", r.Chunks, r.ChunkRows, cfg.Codec)
 	raw := r.Rows * int64(len(r.Features)+len(r.Targets)) * 8
 	ratio := ""
 	if r.BytesOut > 0 {
@@ -266,4 +274,14 @@ func humanCount(n int64) string {
 // CSV or TSV.
 func maxLineFlag(fs *flag.FlagSet, p *int) {
 	fs.IntVar(p, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes` (a line, or lines joined by a quoted field); a longer one is an error")
+}
+
+// ingestMemoryLimit holds the Go heap near ingest's estimate (a soft
+// limit, GOMEMLIMIT wins): without it the collector lets the heap grow to
+// twice what is live, and a wide Parquet file's column readers alone are
+// hundreds of megabytes (bench/RESULTS.md, "Ingest memory (round 5)").
+func ingestMemoryLimit(total int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(total + total/4)
+	}
 }

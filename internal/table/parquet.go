@@ -10,14 +10,29 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 )
 
-// ParquetBufferSize is the read buffer of each column's buffered stream.
-const ParquetBufferSize = 256 << 10
+// ParquetBufferSize is the largest read buffer of a column's buffered
+// stream, and ParquetBuffers bounds their sum: a file read by many
+// columns at once gets smaller buffers (ParquetBufferFor).
+const (
+	ParquetBufferSize = 256 << 10
+	ParquetBuffers    = 64 << 20
+	minParquetBuffer  = 16 << 10
+)
 
-// OpenParquet opens the Parquet file at path, of size bytes, with a
-// buffered stream of ParquetBufferSize per column, and checks its footer
-// before any page is read (CheckFooter). A panic of the Parquet library
-// on a damaged footer is returned as an error. Errors name path.
-func OpenParquet(path string, size int64, mem memory.Allocator) (rdr *file.Reader, err error) {
+// ParquetBufferFor returns the read buffer of each column's stream when
+// cols columns are read at once: ParquetBufferSize, or less so that the
+// buffers hold ParquetBuffers in all, but at least 16 KiB (a read of a
+// page larger than its buffer goes past it).
+func ParquetBufferFor(cols int) int {
+	return min(ParquetBufferSize, max(minParquetBuffer, ParquetBuffers/max(cols, 1)))
+}
+
+// OpenParquet opens the Parquet file at path, of size bytes, for reading
+// cols columns at once (0: only the footer), each through a buffered
+// stream of ParquetBufferFor(cols), and checks its footer before any page
+// is read (CheckFooter). A panic of the Parquet library on a damaged
+// footer is returned as an error. Errors name path.
+func OpenParquet(path string, size int64, cols int, mem memory.Allocator) (rdr *file.Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if rdr != nil {
@@ -28,7 +43,7 @@ func OpenParquet(path string, size int64, mem memory.Allocator) (rdr *file.Reade
 	}()
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
-	props.BufferSize = ParquetBufferSize
+	props.BufferSize = int64(ParquetBufferFor(cols))
 	rdr, err = file.OpenParquetFile(path, false, file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)

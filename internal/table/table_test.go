@@ -81,3 +81,29 @@ func TestCheckNames(t *testing.T) {
 		t.Errorf("valid names: %v", err)
 	}
 }
+
+func TestLongName(t *testing.T) {
+	long := strings.Repeat("n", MaxName+1)
+	for _, c := range []struct {
+		head string
+		col  int
+		ok   bool
+	}{
+		{"a,b\n1,2\n", 0, false},
+		{"a," + long + ",c\n1,2,3\n", 2, true},
+		{long + "\r\n", 1, true},
+		{"a;" + long, 2, true},
+		{"\"a\"," + long + "\n", 0, false}, // after a quote the parser decides
+		{"a," + strings.Repeat("n", MaxName) + "\n", 0, false},
+		{"a\n" + long + "\n", 0, false}, // the second line is data
+	} {
+		comma := ','
+		if strings.Contains(c.head, ";") {
+			comma = ';'
+		}
+		col, start, n, ok := LongName([]byte(c.head), comma)
+		if ok != c.ok || col != c.col || ok && (n != MaxName+1 || c.head[start:start+n] != long) {
+			t.Errorf("LongName(%.20q…) = %d, %d, %v; want column %d, %v", c.head, col, n, ok, c.col, c.ok)
+		}
+	}
+}

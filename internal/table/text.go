@@ -205,3 +205,42 @@ func Parse(k Kind, s string) (v float64, want string, err error) {
 	}
 	return v, want, err
 }
+
+// LongName finds, in the first line of head (a header), the first field
+// without quotes that is longer than MaxName bytes, and returns its
+// column (1-based), its offset in head and its length. Readers call it before parsing the header,
+// so that a line of hundreds of megabytes that cannot be a header is
+// refused before the CSV parser copies it twice more.
+func LongName(head []byte, comma rune) (col, start, n int, ok bool) {
+	if comma >= utf8.RuneSelf {
+		return 0, 0, 0, false
+	}
+	c := byte(comma)
+	col, start, quoted := 1, 0, false
+	for i := 0; i <= len(head); i++ {
+		if i < len(head) {
+			switch head[i] {
+			case '"':
+				quoted = true
+				continue
+			case c, '\n':
+			default:
+				continue
+			}
+		}
+		end := i
+		if end > start && i < len(head) && head[i] == '\n' && head[end-1] == '\r' {
+			end--
+		}
+		if !quoted && end-start > MaxName {
+			return col, start, end - start, true
+		}
+		if i == len(head) || head[i] == '\n' || quoted {
+			// A quoted field may hold the delimiter or a newline: stop
+			// at the first, the CSV parser judges the rest.
+			return 0, 0, 0, false
+		}
+		col, start = col+1, i+1
+	}
+	return 0, 0, 0, false
+}

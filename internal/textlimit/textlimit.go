@@ -128,12 +128,19 @@ const MaxQuote = 200
 // Clip shortens s to at most MaxQuote bytes (at a rune boundary), marking
 // the cut and the full length.
 func Clip(s string) string {
-	if len(s) <= MaxQuote {
+	return ClipPrefix(s, len(s))
+}
+
+// ClipPrefix is Clip of a value of total bytes of which s is the start
+// (at least MaxQuote+1 bytes of it, or all of it), for a value too long
+// to copy into a string.
+func ClipPrefix(s string, total int) string {
+	if total <= MaxQuote {
 		return s
 	}
-	i := MaxQuote
+	i := min(MaxQuote, len(s)-1)
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], total)
 }
