@@ -630,7 +630,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,
-			stderr:  "falkon-ooc predict: unknown flag --modle",
+			stderr:  "falkon-ooc predict: unknown flag --modle (did you mean --model?)",
 			fix:     "Check the spelling with 'falkon-ooc COMMAND --help'. Flags may come before or after the inputs; -- ends them.",
 		},
 	}
