@@ -396,6 +396,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	run.Progress = func(p ooc.Progress) {
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
+			if p.Stage == ooc.StageSample && p.Centers > 0 {
+				lower := *plan
+				lower.Config.Centers = p.Centers
+				centresNote(pr, "fit", p, cfg.Centers, lower.MemoryWith(cfg.PrecondPrecision))
+				return
+			}
 			step := string(p.Stage)
 			if p.Stage == ooc.StageIterate {
 				step = fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,5 +36,37 @@ func TestOneLinePerStage(t *testing.T) {
 				t.Errorf("%s: %q printed %d times, want once:\n%s", tc.args[0], line, n, errOut)
 			}
 		}
+	}
+}
+
+// TestCentresNote: when the data repeats rows, fit says at once that
+// duplicates were replaced, or that the data holds fewer distinct rows
+// than M, with both numbers.
+func TestCentresNote(t *testing.T) {
+	dir := t.TempDir()
+	// 20 distinct rows, each 30 times.
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for i := range 600 {
+		k := i % 20
+		fmt.Fprintf(&b, "%d,%d,%d\n", k, k*k%7, k%3)
+	}
+	csv := filepath.Join(dir, "rep.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI("fit", "--out", filepath.Join(dir, "m.falkon"), "--target", "y", "--task", "regression",
+		"--centers", "40", "--iters", "2", "--precond", "pivoted", csv)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "fit: the data repeats rows: only 20 distinct rows could be drawn as centres ("
+	if !strings.Contains(errOut, want) || !strings.Contains(errOut, "so M = 20, not 40; memory needed ≈ ") {
+		t.Errorf("stderr lacks %q … M = 20, not 40:\n%s", want, errOut)
+	}
+	code, _, errOut = runCLI("fit", "--out", filepath.Join(dir, "m2.falkon"), "--target", "y", "--task", "regression",
+		"--centers", "15", "--iters", "2", "--precond", "pivoted", csv)
+	if code != 0 || !strings.Contains(errOut, "repeated another row and were replaced by other rows: 15 distinct centres") {
+		t.Errorf("exit %d, stderr lacks the replacement:\n%s", code, errOut)
 	}
 }
