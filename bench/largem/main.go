@@ -23,6 +23,14 @@
 //
 //	go run ./bench/largem -mode pivot -centers 2000,4000,20000 -methods pivoted,eigen
 //
+// setup times the preconditioner's set-up as a fit runs it, K_MM filled
+// row block by row block straight into the one buffer (kernel.Centers,
+// Gaussian, σ = -sigma, on M random 5-D points) and T, T Tᵀ and A
+// factorised (precond.Build, λ = -lambda), for each -precisions, and prints
+// the seconds of each phase:
+//
+//	go run ./bench/largem -mode setup -centers 20000 -precisions float32
+//
 // The fit at M = 5·10⁴ itself runs through the CLI (falkon-ooc fit) in a
 // cgroup: see bench/RESULTS.md.
 package main
@@ -37,6 +45,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
@@ -49,17 +58,17 @@ import (
 const d = 5
 
 func main() {
-	mode := flag.String("mode", "sweep", "gen, sweep or pivot")
+	mode := flag.String("mode", "sweep", "gen, sweep, pivot or setup")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "largem"), "work `directory` for the stores (not the repository)")
 	n := flag.Int("n", 1000000, "gen: train rows")
 	ntest := flag.Int("ntest", 20000, "gen: test rows")
 	centers := flag.String("centers", "1000,2000,5000", "M values, comma-separated")
-	precisions := flag.String("precisions", "float64", "sweep: preconditioner precisions, comma-separated")
+	precisions := flag.String("precisions", "float64", "sweep, setup: preconditioner precisions, comma-separated")
 	methods := flag.String("methods", "pivoted,eigen", "pivot: preconditioner methods, comma-separated")
 	perCenter := flag.Int("rows-per-center", 20, "sweep: rows used per centre (the whole store at most)")
 	iters := flag.Int("iters", 30, "sweep: CG iterations")
-	sigma := flag.Float64("sigma", 0.5, "sweep: Gaussian kernel σ")
-	lambda := flag.Float64("lambda", 1e-7, "sweep: λ")
+	sigma := flag.Float64("sigma", 0.5, "sweep, setup: Gaussian kernel σ")
+	lambda := flag.Float64("lambda", 1e-7, "sweep, setup: λ")
 	flag.Parse()
 	ms, err := ints(*centers)
 	if err != nil {
@@ -72,6 +81,8 @@ func main() {
 		err = sweep(*dir, ms, strings.Split(*precisions, ","), *perCenter, *iters, *sigma, *lambda)
 	case "pivot":
 		err = pivot(ms, strings.Split(*methods, ","))
+	case "setup":
+		err = setup(ms, strings.Split(*precisions, ","), *sigma, *lambda)
 	default:
 		err = fmt.Errorf("unknown -mode %q", *mode)
 	}
@@ -251,6 +262,67 @@ func pivot(ms []int, methods []string) error {
 				return fmt.Errorf("M = %d, %s: %w", m, meth, err)
 			}
 			fmt.Printf("| %d | %s | %d | %.2f |\n", m, meth, p.Rank(), time.Since(t0).Seconds())
+		}
+	}
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load after: %s", load)
+	return nil
+}
+
+// setup times precond.Build as a fit calls it (ooc's kmmRows): K_MM by
+// kernel.Centers into the buffer, then the three factorisations, whose
+// boundaries the progress callback marks (thirds of its range).
+func setup(ms []int, precs []string, sigma, lambda float64) error {
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("# load before: %s", load)
+	fmt.Println("| M | precision | K_MM s | T s | T Tᵀ s | A s | total s |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, m := range ms {
+		rng := rand.New(rand.NewPCG(uint64(m), 4))
+		pts := make([]float64, m*d)
+		for i := range pts {
+			pts[i] = rng.NormFloat64()
+		}
+		kern := kernel.Kernel{Kind: kernel.Gaussian, Sigma: sigma}
+		c := kernel.NewCenters(kern, pts, m, d, kernel.Float64)
+		var mu sync.Mutex
+		var wss []*kernel.Workspace
+		rows := func(dst []float64, lo, hi int) {
+			mu.Lock()
+			var ws *kernel.Workspace
+			if n := len(wss); n > 0 {
+				ws, wss = wss[n-1], wss[:n-1]
+			} else {
+				ws = c.NewWorkspace()
+			}
+			mu.Unlock()
+			c.BlockTo(ws, dst, pts[lo*d:hi*d], hi-lo)
+			mu.Lock()
+			wss = append(wss, ws)
+			mu.Unlock()
+		}
+		for _, prec := range precs {
+			var marks [4]time.Duration // K_MM done, T done, T Tᵀ done, A done
+			t0 := time.Now()
+			phase := 0
+			progress := func(done float64) {
+				for phase < 3 && done >= float64(phase)/3 {
+					marks[phase] = time.Since(t0)
+					phase++
+				}
+			}
+			_, err := precond.Build(context.Background(), m, rows, lambda, precond.Options{Precision: precond.Precision(prec), Progress: progress})
+			if err != nil {
+				return fmt.Errorf("M = %d, %s: %w", m, prec, err)
+			}
+			marks[3] = time.Since(t0)
+			s := func(i int) float64 {
+				if i == 0 {
+					return marks[0].Seconds()
+				}
+				return (marks[i] - marks[i-1]).Seconds()
+			}
+			fmt.Printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m, prec, s(0), s(1), s(2), s(3), marks[3].Seconds())
 		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")

@@ -230,6 +230,30 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
+// BenchmarkGemm32 is BenchmarkGemm for the float32 driver and kernel
+// (C += AᵀB, as in Cholesky's trailing update).
+func BenchmarkGemm32(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range []int{512, 2048, 4096} {
+		rnd := rand.New(rand.NewPCG(1, 1))
+		a := to32(randMat(rnd, n, n, n))
+		bm := to32(randMat(rnd, n, n, n))
+		c := make([]float32, n*n)
+		hugePages(c)
+		for _, w := range []int{1, workers} {
+			b.Run(fmt.Sprintf("kernel=%s/workers=%d/n=%d", Kernel32(), w, n), func(b *testing.B) {
+				ws := newWorkspace(best32, w)
+				defer ws.release()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					gemm(ws, &gemmArgs[float32]{m: n, n: n, k: n, alpha: 1, a: a, lda: n, tA: true, b: bm, ldb: n, c: c, ldc: n}, ws.s)
+				}
+				gflops(b, 2*float64(n)*float64(n)*float64(n), cpu0)
+			})
+		}
+	}
+}
+
 // BenchmarkPreconditioner times FALKON's set-up, the target of this
 // package: T = chol(K), S = T Tᵀ/M + λI, A = chol(S) (n³ flops in all).
 func BenchmarkPreconditioner(b *testing.B) {
@@ -270,10 +294,76 @@ func BenchmarkPacked(b *testing.B) {
 	for _, n := range benchSizes {
 		k := kernelMatrix(n)
 		b.Run(fmt.Sprintf("prec=float64/M=%d", n), func(b *testing.B) {
-			benchPacked(b, k, make([]float64, len(k)), n, workers)
+			a := make([]float64, len(k))
+			hugePages(a)
+			benchPacked(b, k, a, n, workers)
 		})
 		b.Run(fmt.Sprintf("prec=float32/M=%d", n), func(b *testing.B) {
-			benchPacked(b, k, make([]float32, len(k)), n, workers)
+			a := make([]float32, len(k))
+			hugePages(a)
+			benchPacked(b, k, a, n, workers)
+		})
+	}
+}
+
+// BenchmarkOps32 times the float32 building blocks against LAPACK's
+// single-precision routines in testdata/lapack_bench.py (--ops
+// chol,lauum,syrk,trsmk --dtype float32): op=potrf Cholesky (spotrf, n³/3
+// flops), op=lauum U Uᵀ (slauum, n³/3), op=syrk the strict upper triangle
+// of X Xᵀ for X n × n/4 (ssyrk, n²·n/4), op=trsm Uᵀ X = B for B
+// n × n/4 (strsm, n²·n/4; the recursive float32 solve of Cholesky's
+// panels). Matrices are backed by huge pages, as package precond's are.
+func BenchmarkOps32(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0)
+	for _, n := range benchSizes {
+		k := to32(kernelMatrix(n))
+		a := make([]float32, n*n)
+		hugePages(a)
+		u := append([]float32(nil), k...)
+		if ok, _ := Cholesky(u, n, n, workers); !ok {
+			b.Fatal("not PD")
+		}
+		nf := float64(n)
+		b.Run(fmt.Sprintf("op=potrf/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				b.StopTimer()
+				copy(a, k)
+				b.StartTimer()
+				if ok, _ := Cholesky(a, n, n, workers); !ok {
+					b.Fatal("not PD")
+				}
+			}
+			gflops(b, nf*nf*nf/3, cpu0)
+		})
+		b.Run(fmt.Sprintf("op=lauum/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				UUt(u, n, n, 1, a, n, workers)
+			}
+			gflops(b, nf*nf*nf/3, cpu0)
+		})
+		q := n / 4
+		b.Run(fmt.Sprintf("op=syrk/M=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				SyrkStrictUpper(k, n, q, n, 1, a, n, workers)
+			}
+			gflops(b, nf*nf*float64(q), cpu0)
+		})
+		b.Run(fmt.Sprintf("op=trsm/M=%d", n), func(b *testing.B) {
+			ws := newWorkspace(best32, workers)
+			defer ws.release()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				b.StopTimer()
+				for i := range n {
+					copy(a[i*n:i*n+q], k[i*n:i*n+q])
+				}
+				b.StartTimer()
+				trsmPar(ws, true, u, n, n, a, q, n, workers)
+			}
+			gflops(b, nf*nf*float64(q), cpu0)
 		})
 	}
 }
@@ -291,4 +381,19 @@ func benchPacked[E Float](b *testing.B, k []float64, a []E, n, workers int) {
 		}
 	}
 	gflops(b, float64(n)*float64(n)*float64(n), cpu0)
+}
+
+// BenchmarkTransposeUpper times the move of T to the lower triangle in
+// float32 (n²/2 elements), on huge pages.
+func BenchmarkTransposeUpper(b *testing.B) {
+	for _, n := range []int{2000, 10000} {
+		a := make([]float32, n*n)
+		hugePages(a)
+		b.Run(fmt.Sprintf("M=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				TransposeUpper(a, n, n)
+			}
+			b.ReportMetric(float64(n)*float64(n)/2*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
 }

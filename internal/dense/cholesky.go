@@ -239,10 +239,7 @@ func trsmUTLeaf[E Float](u []E, n, ldu int, b []E, m, ldb int) {
 		i1 := min(n, i0+4)
 		for i := i0; i < i1; i++ {
 			bi := b[i*ldb : i*ldb+m]
-			inv := 1 / float64(u[i*ldu+i])
-			for c := range bi {
-				bi[c] = E(float64(bi[c]) * inv)
-			}
+			scaleG(1/float64(u[i*ldu+i]), bi)
 			for r := i + 1; r < i1; r++ {
 				axpyG(-float64(u[i*ldu+r]), bi, b[r*ldb:r*ldb+m])
 			}

@@ -30,12 +30,21 @@ func asP[E, P Float](s []E) []P {
 // multiplication", ACM TOMS 34(3), 2008): a kc × nc block of op(B) is packed
 // once and stays in L3, an mc × kc block of op(A) is packed per worker and
 // stays in L2, and the micro-kernel streams an mr × kc sliver of it against a
-// kc × nr sliver of B that stays in L1.
+// kc × nr sliver of B that stays in L1. ncBlock is in float64 elements: a
+// float32 B block has twice the columns (ncOf), the same 8 MiB, so that A
+// is packed half as often.
 const (
 	kcBlock = 256
 	mcBlock = 192 // rounded down to a multiple of mr
 	ncBlock = 4096
 )
+
+// ncOf is the width of a packed B block in precision P: ncBlock × 8 bytes
+// per row.
+func ncOf[P Float]() int {
+	var z P
+	return ncBlock * 8 / int(unsafe.Sizeof(z))
+}
 
 // scratch is one worker's packing buffers, in the kernel's precision P.
 type scratch[P Float] struct {
@@ -68,8 +77,8 @@ func newWorkspace[P Float](k microKernel[P], workers int) *workspace[P] {
 
 // scratchPool and scratchPool32 (float32) keep packing buffers between
 // calls: a factorisation's first GEMM would otherwise allocate (and the
-// runtime zero) up to kcBlock × ncBlock floats, once per call; a search factorises dozens of
-// M × M matrices in a row (bench/TUNE.md, round 4). Packing writes every
+// runtime zero) up to 8 MiB of packed B, once per call; a search
+// factorises dozens of M × M matrices in a row (bench/TUNE.md, round 4). Packing writes every
 // element it later reads, so stale contents are harmless.
 var scratchPool, scratchPool32 sync.Pool
 
@@ -140,8 +149,9 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 	if 2*g.m*g.n*g.k < 1<<22 {
 		workers = 1
 	}
-	for jc := 0; jc < g.n; jc += ncBlock {
-		nb := min(ncBlock, g.n-jc)
+	nc := ncOf[P]()
+	for jc := 0; jc < g.n; jc += nc {
+		nb := min(nc, g.n-jc)
 		mEff := g.m
 		if g.upper {
 			mEff = min(g.m, jc+nb)

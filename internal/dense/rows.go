@@ -53,15 +53,38 @@ func dot4Go(u []float64, ldu int, x []float64) (s [4]float64) {
 	return s
 }
 
-// axpyG computes y += alpha x for any storage types, in float64.
+// axpyG computes y += alpha x for any storage types, in float64, or in
+// float32 when both are float32.
 func axpyG[X, Y Float](alpha float64, x []X, y []Y) {
 	if x64, y64 := as64(x), as64(y); x64 != nil && y64 != nil {
 		axpy(alpha, x64, y64)
 		return
 	}
+	if x32, y32 := asP[X, float32](x), asP[Y, float32](y); x32 != nil && y32 != nil {
+		a := float32(alpha)
+		y32 = y32[:len(x32)]
+		for i, v := range x32 {
+			y32[i] += a * v
+		}
+		return
+	}
 	y = y[:len(x)]
 	for i, v := range x {
 		y[i] = Y(float64(y[i]) + alpha*float64(v))
+	}
+}
+
+// scaleG computes x *= s, in float32 when x is float32.
+func scaleG[X Float](s float64, x []X) {
+	if x32 := asP[X, float32](x); x32 != nil {
+		s32 := float32(s)
+		for i := range x32 {
+			x32[i] *= s32
+		}
+		return
+	}
+	for i := range x {
+		x[i] = X(float64(x[i]) * s)
 	}
 }
 

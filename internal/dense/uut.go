@@ -130,7 +130,26 @@ func TransposeUpper[E Float](a []E, n, lda int) {
 		i1 := min(n, i0+tile)
 		for j0 := i0; j0 < n; j0 += tile {
 			j1 := min(n, j0+tile)
-			for i := i0; i < i1; i++ {
+			i := i0
+			// Four source rows at a time: each destination row gets four
+			// consecutive elements per visit (columns j ≥ i+4 only; the
+			// rest of the 4-row group goes element by element).
+			for ; i+4 <= i1; i += 4 {
+				r0 := a[i*lda : i*lda+n]
+				r1 := a[(i+1)*lda : (i+1)*lda+n]
+				r2 := a[(i+2)*lda : (i+2)*lda+n]
+				r3 := a[(i+3)*lda : (i+3)*lda+n]
+				for k := i; k < i+4; k++ {
+					for j := max(j0, k+1); j < min(j1, i+4); j++ {
+						a[j*lda+k] = a[k*lda+j]
+					}
+				}
+				for j := max(j0, i+4); j < j1; j++ {
+					d := a[j*lda+i : j*lda+i+4 : j*lda+i+4]
+					d[0], d[1], d[2], d[3] = r0[j], r1[j], r2[j], r3[j]
+				}
+			}
+			for ; i < i1; i++ {
 				for j := max(j0, i+1); j < j1; j++ {
 					a[j*lda+i] = a[i*lda+j]
 				}

@@ -8,7 +8,9 @@ OpenBLAS). Usage:
     OPENBLAS_NUM_THREADS=2 [OPENBLAS_CORETYPE=SkylakeX] python3 lapack_bench.py 1000 2000 5000 10000
     python3 lapack_bench.py --ops precond --dtype float32 --reps 1 10000
 
---ops limits the operations (comma-separated: chol, lauum, precond, trsm);
+--ops limits the operations (comma-separated: chol, lauum, precond, trsm,
+and syrk and trsmk, the peers of BenchmarkOps32: C = X Xᵀ with X M × M/4
+and Uᵀ X = B with B M × M/4);
 --dtype float32 uses spotrf/slauum/strsm (the peer of the float32
 preconditioner); --reps sets the repetitions (default 3, 1 above M = 5000).
 
@@ -17,6 +19,7 @@ GFLOP per CPU-second (the machine is shared, so CPU time is the steadier
 measure).
 """
 import argparse
+import ctypes
 import time
 
 import numpy as np
@@ -57,7 +60,15 @@ def main():
     potrf = lapack.spotrf if f32 else lapack.dpotrf
     lauum_ = lapack.slauum if f32 else lapack.dlauum
     trsm = blas.strsm if f32 else blas.dtrsm
+    syrk = blas.ssyrk if f32 else blas.dsyrk
     p = "s" if f32 else "d"
+    try:
+        from scipy.linalg import _fblas
+        core = ctypes.CDLL(_fblas.__file__).openblas_get_corename
+        core.restype = ctypes.c_char_p
+        print("OpenBLAS core:", core().decode(), flush=True)
+    except (ImportError, OSError, AttributeError):
+        pass
     for n in args.sizes:
         a = kernel_matrix(n, dtype=np.float32 if f32 else np.float64)
         reps = args.reps or (3 if n <= 5000 else 1)
@@ -69,7 +80,7 @@ def main():
             assert info == 0, info
             out["l"] = c
 
-        if ops & {"chol", "lauum", "trsm"}:
+        if ops & {"chol", "lauum", "trsm", "trsmk"}:
             timed(p + "potrf", n, n**3 / 3, chol, reps)
             l = out["l"]
 
@@ -92,6 +103,15 @@ def main():
 
         if "precond" in ops:
             timed("precond", n, n**3, precond, reps)
+        q = n // 4
+        if "syrk" in ops:
+            x = np.asfortranarray(a[:, :q])
+            timed(p + "syrk k=M/4", n, n * n * q,
+                  lambda: syrk(1.0, x, lower=1, trans=0), reps)
+        if "trsmk" in ops:
+            bq = np.asfortranarray(a[:, :q])
+            timed(p + "trsm k=M/4", n, n * n * q,
+                  lambda: trsm(1.0, l, bq, lower=1, trans_a=0), reps)
         if "trsm" not in ops:
             continue
         for k in (1, 10):

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The float32 preconditioner's set-up (K_MM fill, T, T Tᵀ, A; bench/largem
+# -mode setup) of a commit BEFORE against the working tree's, interleaved,
+# pinned with taskset to the cores CPUS (default "0,1", both; "0" is one),
+# REPS times each (issue #22, round 5). The setup mode is new in round 5:
+# it is copied into BEFORE's tree, so BEFORE's preconditioner code runs.
+#
+#   bash bench/largem/setup.sh BEFORE [M] [REPS] [CPUS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BEFORE=$1
+M=${2:-20000}
+REPS=${3:-2}
+CPUS=${4:-0,1}
+n=$(( ${#CPUS} > 1 ? 2 : 1 ))
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir "$TMP/before"
+git archive "$BEFORE" | tar -x -C "$TMP/before"
+cp bench/largem/main.go "$TMP/before/bench/largem/main.go"
+(cd "$TMP/before" && go build -o "$TMP/largem-before" ./bench/largem)
+go build -o "$TMP/largem-after" ./bench/largem
+echo "after $(git rev-parse --short HEAD)  before $BEFORE  M=$M reps=$REPS cpus=$CPUS  $(date -u +%FT%TZ)"
+for rep in $(seq "$REPS"); do
+  for which in before after; do
+    echo "== rep $rep $which cpus $CPUS load $(cut -d' ' -f1-3 /proc/loadavg)"
+    taskset -c "$CPUS" env GOMAXPROCS=$n "$TMP/largem-$which" -mode setup -centers "$M" \
+      -precisions float32 -sigma 1 -lambda 1e-7 | grep -E '^\| [0-9]'
+  done
+done
+echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"

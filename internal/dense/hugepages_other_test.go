@@ -1,0 +1,5 @@
+//go:build !linux
+
+package dense
+
+func hugePages[E any](buf []E) {}
