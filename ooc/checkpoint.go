@@ -45,6 +45,10 @@ type Checkpoint struct {
 	RefMetric     float64   `json:"ref_metric,omitempty"`
 	Since         int       `json:"since,omitempty"`
 	BestBeta      []float64 `json:"-"`
+	// Settings is the calling program's own record of how the fit was
+	// asked for (falkon-ooc fit keeps its flags here, so that --resume
+	// continues the fit as it was); ooc stores it and does not read it.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // ErrCheckpointMismatch is matched by the error for a checkpoint from

@@ -216,7 +216,13 @@ type Progress struct {
 	// work done (0 to 1; they take minutes at M = 5·10⁴).
 	Fraction float64
 	Val      *ValPoint
-	Elapsed  time.Duration
+	// Centers and Duplicates are set in the last StageSample report of
+	// uniform sampling: the number of distinct centres drawn (M, or
+	// fewer when the data holds fewer distinct rows) and how many rows
+	// drawn repeated another (each replaced by another row while the
+	// data had one to give).
+	Centers, Duplicates int
+	Elapsed             time.Duration
 }
 
 // Errors returned for invalid configurations. Each error's message says

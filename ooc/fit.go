@@ -2,6 +2,7 @@ package ooc
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -338,6 +339,17 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 	if dropped > 0 && len(centres) == 0 {
 		return nil, configErr("", "no centres could be drawn")
 	}
+	if dropped > 0 && !leverage {
+		// Rows drawn twice (the data repeats rows): draw others in their
+		// place, while the data has distinct rows to give.
+		var err error
+		if centres, err = replaceDuplicates(ctx, plan, idx, centres, cs.std); err != nil {
+			return nil, err
+		}
+	}
+	if !leverage {
+		report(Progress{Stage: StageSample, Centers: len(centres) / d, Duplicates: dropped})
+	}
 	if leverage {
 		report(Progress{Stage: StageLeverage})
 		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
@@ -350,6 +362,79 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 	}
 	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
 	return cs, nil
+}
+
+// replaceDuplicates draws rows in place of the duplicates dropped from
+// the uniformly drawn centres (standardised, distinct, in centres): up to
+// eight rounds, each drawing new row numbers (never one drawn before;
+// four times the missing centres times the draws per distinct row so
+// far; seeded by Config.Seed) and reading
+// only the chunks that hold them, keeping the rows not yet among the
+// centres. It stops when M distinct centres are reached, when every row
+// has been drawn, or after two rounds in a row that found no new
+// distinct row: the data then holds (about) that few distinct rows, and
+// M is lower.
+func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization) ([]float64, error) {
+	d, m := plan.D, plan.Config.Centers
+	used := make(map[int64]struct{}, len(drawn))
+	for _, i := range drawn {
+		used[i] = struct{}{}
+	}
+	seen := make(map[string]struct{}, len(centres)/d)
+	key := func(row []float64) string {
+		b := make([]byte, 8*d)
+		for j, v := range row {
+			binary.LittleEndian.PutUint64(b[8*j:], math.Float64bits(v))
+		}
+		return string(b)
+	}
+	for i := 0; i < len(centres); i += d {
+		seen[key(centres[i:i+d])] = struct{}{}
+	}
+	rng := newRand(plan.Config.Seed, 0x7265706c616365) // "replace"
+	empty := 0 // rounds in a row that found no new distinct row
+	for round := 0; round < 8 && empty < 2 && len(centres)/d < m && int64(len(used)) < plan.N; round++ {
+		// As many draws as the duplicates so far suggest it takes to find
+		// the missing distinct rows, twice over.
+		need := m - len(centres)/d
+		draws := int(min(int64(4*need*len(used)/max(len(centres)/d, 1)), plan.N))
+		var idx []int64
+		for len(idx) < draws && int64(len(used)) < plan.N {
+			i := rng.Int64N(plan.N)
+			if _, ok := used[i]; ok {
+				continue
+			}
+			used[i] = struct{}{}
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		x, _, err := readRows(ctx, plan.src, idx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sample centres: %w", err)
+		}
+		if err := stream.CheckFinite(x, plan.Features); err != nil {
+			return nil, fmt.Errorf("sample centres: %w", err)
+		}
+		if std.invStd != nil {
+			standardize(x, std.mean, std.invStd)
+		}
+		added := 0
+		for i := 0; i < len(x) && len(centres)/d < m; i += d {
+			k := key(x[i : i+d])
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+			centres = append(centres, x[i:i+d]...)
+			added++
+		}
+		if added == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+	}
+	return centres, nil
 }
 
 // targetEncoding is the resolved task and the encoding of the targets

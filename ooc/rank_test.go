@@ -106,6 +106,12 @@ func TestDuplicateRows(t *testing.T) {
 			if m.M() > distinct {
 				t.Errorf("%s, M = %d: %d centres kept, more than the %d distinct rows", method, centers, m.M(), distinct)
 			}
+			// Duplicates are replaced by other rows while the data has
+			// distinct ones to give: M = 35 distinct centres, and for
+			// M = 60 all 40 distinct rows.
+			if want := min(centers, distinct); m.M() != want {
+				t.Errorf("%s, M = %d: %d centres, want %d (duplicates replaced)", method, centers, m.M(), want)
+			}
 			ev, err := m.Evaluate(context.Background(), src, ooc.PredictOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +122,7 @@ func TestDuplicateRows(t *testing.T) {
 	}
 	// Same accuracy with either preconditioner at each M (duplicates are
 	// merged before factorising, so the jitter does no harm); with 60
-	// draws (31 distinct centres) the fit reaches the noise level.
+	// draws (40 distinct centres) the fit reaches the noise level.
 	for i := range 2 {
 		if math.Abs(rmse[i]-rmse[i+2]) > 1e-6 {
 			t.Errorf("M = %d: cholesky RMSE %.6f, eigen %.6f", []int{35, 60}[i], rmse[i], rmse[i+2])
@@ -169,5 +175,36 @@ func TestPivotedMatchesEigen(t *testing.T) {
 				t.Errorf("pivoted predictions differ from eigen's by %.3g relative", r)
 			}
 		})
+	}
+}
+
+// TestCentresReport: the sampling stage's last report says how many
+// distinct centres were drawn and how many draws repeated a row.
+func TestCentresReport(t *testing.T) {
+	const distinct, n, d = 30, 1000, 2
+	rng := rand.New(rand.NewPCG(43, 1))
+	base := make([]float64, distinct*d)
+	for i := range base {
+		base[i] = rng.NormFloat64()
+	}
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		p := rng.IntN(distinct)
+		copy(x[i*d:], base[p*d:(p+1)*d])
+		y[i] = x[i*d] + 0.1*rng.NormFloat64()
+	}
+	src := stream.NewMemSource(x, d, y, 1, 100)
+	var got ooc.Progress
+	_, err := ooc.Fit(context.Background(), src, ooc.Config{Centers: 50, Iterations: 2, Preconditioner: precond.MethodPivoted},
+		ooc.RunOptions{Progress: func(p ooc.Progress) {
+			if p.Stage == ooc.StageSample && p.Centers > 0 {
+				got = p
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Centers != distinct || got.Duplicates == 0 {
+		t.Errorf("sampling report: %d centres, %d duplicates; want %d and some", got.Centers, got.Duplicates, distinct)
 	}
 }

@@ -143,3 +143,27 @@ func TestPermute(t *testing.T) {
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// TestFlagSpellings: the British spelling the documentation's prose uses
+// is the same flag (--centres is --centers), and an unknown flag names
+// the nearest one.
+func TestFlagSpellings(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 1500, 3, "y")
+	code, out, errOut := runCLI("fit", "--out", dir+"/m.falkon", "--centres", "120", "--centres-sampling", "uniform", "--iters", "2", "--json", train)
+	if code != 0 || !strings.Contains(out, `"centers": 120`) {
+		t.Fatalf("fit --centres 120: exit %d, %s\n%s", code, errOut, out)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"fit --centre 10", "falkon-ooc fit: unknown flag --centre (did you mean --centers?)"},
+		{"tune --lamda 1", "falkon-ooc tune: unknown flag --lamda (did you mean --lambda?)"},
+		{"predict --modle m", "falkon-ooc predict: unknown flag --modle (did you mean --model?)"},
+		{"fit --tune-centre 5", "falkon-ooc fit: unknown flag --tune-centre (did you mean --tune-centers?)"},
+		{"ingest --zzzzzz 1", "falkon-ooc ingest: unknown flag --zzzzzz\n"},
+	} {
+		code, _, errOut := runCLI(strings.Fields(tc.args)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

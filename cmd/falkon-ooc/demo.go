@@ -141,9 +141,11 @@ func runDemo(ctx context.Context, e *env, o *demoOpts) error {
 	}
 	pr.printf("demo: fit with M = %d, Gaussian σ = %g, λ = %g, %d iterations; memory ≈ %s",
 		cfg.Centers, o.sigma, o.lambda, o.iters, ooc.FormatBytes(plan.Memory.Total))
+	said := map[ooc.Stage]bool{} // one line per stage
 	run.Progress = func(p ooc.Progress) {
 		switch {
-		case p.Stage == ooc.StagePrecond:
+		case p.Stage == ooc.StagePrecond && !said[p.Stage]:
+			said[p.Stage] = true
 			pr.printf("demo: factorising the preconditioner (%d × %d)", cfg.Centers, cfg.Centers)
 		case p.Stage == ooc.StageIterate && p.Chunks == 0 && p.Iteration > 0:
 			pr.update("demo: fit", fmt.Sprintf("iteration %d/%d, residual %.3g", p.Iteration, p.Iterations, p.Residual), p.Iteration == p.Iterations)

@@ -337,9 +337,9 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "--resume with a checkpoint from another configuration (fit --lambda 1e-3 interrupted, resumed with --lambda 1e-4)",
 			setup:   interruptedFit,
 			args:    []string{"fit", "--out", "resume.falkon", "--centers", "50", "--lambda", "1e-4", "--resume", "train.store"},
-			code:    1,
-			stderr:  "falkon-ooc fit: --resume: checkpoint does not match this fit: it was written for other data, centres or settings (fingerprint …, this fit …); resume with the same store and flags, or start afresh without --resume",
-			fix:     "Resume with exactly the flags and store of the interrupted fit, or drop --resume to start afresh (the checkpoint is then overwritten).",
+			code:    2,
+			stderr:  "falkon-ooc fit: --resume: resume.falkon.ckpt was written by a fit with other settings: --lambda 1e-4 (the checkpoint's: 1e-3); leave these flags out to continue it as it was (or give --iters to extend it), or start afresh without --resume",
+			fix:     "The checkpoint keeps the interrupted fit's flags: run `fit --resume --out MODEL INPUT` with no others (an interrupted fit prints that command), or drop --resume to start afresh (the checkpoint is then overwritten).",
 		},
 		{
 			mistake: "a NULL in a feature of the input of predict",
@@ -630,7 +630,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,
-			stderr:  "falkon-ooc predict: unknown flag --modle",
+			stderr:  "falkon-ooc predict: unknown flag --modle (did you mean --model?)",
 			fix:     "Check the spelling with 'falkon-ooc COMMAND --help'. Flags may come before or after the inputs; -- ends them.",
 		},
 	}

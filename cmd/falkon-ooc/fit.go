@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,6 +42,9 @@ with sigma = √d, lambda = 1e-6, 20 iterations. A checkpoint is written
 next to the model after every iteration (MODEL.ckpt) and kept: --resume
 continues an interrupted fit from it, or extends a finished one with a
 larger --iters; with no checkpoint, --resume starts from the beginning.
+The checkpoint records the fit's flags, so 'fit --resume --out MODEL
+INPUT' needs no other; a flag that contradicts it is refused. An
+interrupted fit prints that command.
 
 --tune is the whole job in one command: it holds out validation rows
 (--val-fraction, default 0.1, or --val), searches --sigma × --lambda (LISTs
@@ -71,6 +73,8 @@ type fitOpts struct {
 	valEvery                             int
 	input                                inputOptions
 	tuneFit                              fitTuneOpts
+	settings                             map[string]string // the flags a checkpoint records
+	resumeFrom                           *ooc.Checkpoint   // read by --resume
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -79,6 +83,21 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if o.resume && o.out != "" {
+			// The checkpoint's settings first: a contradiction is refused
+			// before any input is read.
+			c, err := readResume(o.out + ".ckpt")
+			if err != nil {
+				return err
+			}
+			if c != nil && c.Settings != nil {
+				if err := restoreSettings(fs, set, c.Settings, o.out+".ckpt"); err != nil {
+					return err
+				}
+			}
+			o.resumeFrom = c
+		}
+		o.settings = fitSettings(fs)
 		return runFit(ctx, e, o, set, args)
 	}
 }
@@ -348,26 +367,41 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 
 	ckpt := o.out + ".ckpt"
 	if o.resume {
-		c, err := ooc.ReadCheckpoint(ckpt)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
+		if c := o.resumeFrom; c == nil {
 			// A crash before the first iteration leaves no checkpoint:
 			// start from the beginning rather than fail.
 			fmt.Fprintf(e.stderr, "fit: --resume: no checkpoint %s; starting from the beginning\n", ckpt)
-		case err != nil:
-			return fmt.Errorf("--resume: %w", err)
-		default:
+		} else {
 			run.Resume = c
 			pr.printf("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
 		}
 	}
+	lastCkpt := 0
 	if !o.noCheckpoint {
-		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
+		run.Checkpoint = func(c *ooc.Checkpoint) error {
+			c.Settings = o.settings
+			if err := c.WriteFile(ckpt); err != nil {
+				return err
+			}
+			lastCkpt = c.Iteration
+			return nil
+		}
 	}
+	defer func() {
+		if ctx.Err() != nil && lastCkpt > 0 {
+			fmt.Fprintf(e.stderr, "fit: interrupted; %s holds iteration %d. Continue with:\n  %s\n", ckpt, lastCkpt, resumeCommand(o.out, args))
+		}
+	}()
 	var passStart, precondStart time.Time
 	run.Progress = func(p ooc.Progress) {
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
+			if p.Stage == ooc.StageSample && p.Centers > 0 {
+				lower := *plan
+				lower.Config.Centers = p.Centers
+				centresNote(pr, "fit", p, cfg.Centers, lower.MemoryWith(cfg.PrecondPrecision))
+				return
+			}
 			step := string(p.Stage)
 			if p.Stage == ooc.StageIterate {
 				step = fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations)
@@ -386,7 +420,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		case ooc.StageKernel:
 			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
 		case ooc.StagePrecond:
-			if p.Fraction == 0 || precondStart.IsZero() {
+			if precondStart.IsZero() { // one line per stage, then the bar
 				precondStart = time.Now()
 				pr.printf("fit: factorising the preconditioner (%s)", precondName(cfg))
 			}

@@ -209,8 +209,10 @@ func rowsOf(src stream.Source) int64 {
 // search) under the name who.
 func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(ooc.TuneProgress) {
 	var precondStart time.Time
+	asked := 0
 	return func(p ooc.TuneProgress) {
 		if p.Memory != nil {
+			asked = p.M
 			mem := *p.Memory
 			pr.printf("%s: n = %d training rows, %d validation rows, d = %d, M = %d centres; memory needed ≈ %s",
 				who, p.N, p.ValRows, dim, p.M, mem)
@@ -219,6 +221,10 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 		}
 		switch p.Stage {
 		case ooc.StageSubsample, ooc.StageSample, ooc.StageRHS, ooc.StageIterate, ooc.StageValidate:
+			if p.Stage == ooc.StageSample && p.Centers > 0 {
+				centresNote(pr, who, p.Progress, asked, ooc.Memory{})
+				return
+			}
 			step := string(p.Stage)
 			if p.Stage == ooc.StageIterate || p.Stage == ooc.StageValidate {
 				step = fmt.Sprintf("iteration %d/%d (%d candidates)", p.Iteration, p.Iterations, p.Live)
@@ -249,4 +255,24 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 				eta(float64(p.Iteration), float64(p.Iterations), p.Elapsed)), p.Iteration == p.Iterations)
 		}
 	}
+}
+
+// centresNote says, once sampling is done, when rows drawn as centres
+// repeated others: replaced by other rows, or, when the data holds too
+// few distinct rows, M lowered (with the memory at the lower M when mem
+// is known). asked is the M asked for (0: unknown, said as "M").
+func centresNote(pr *progress, who string, p ooc.Progress, asked int, mem ooc.Memory) {
+	if p.Duplicates == 0 {
+		return
+	}
+	if asked == 0 || p.Centers >= asked {
+		pr.printf("%s: %d of the rows drawn as centres repeated another row and were replaced by other rows: %d distinct centres", who, p.Duplicates, p.Centers)
+		return
+	}
+	line := fmt.Sprintf("%s: the data repeats rows: only %d distinct rows could be drawn as centres (%d draws repeated another), so M = %d, not %d",
+		who, p.Centers, p.Duplicates, p.Centers, asked)
+	if mem.Total > 0 {
+		line += "; memory needed ≈ " + ooc.FormatBytes(mem.Total)
+	}
+	pr.printf("%s", line)
 }

@@ -101,6 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(c, stderr)
 	runner := c.Flags(fs)
+	addAliases(fs)
 	usage := fs.Usage
 	fs.Usage = func() {}     // flag would print it to stderr on --help too
 	fs.SetOutput(io.Discard) // its messages are reported below, as usage errors
@@ -114,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			usage()
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, flagMessage(err))
+		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, flagMessage(err, fs))
 		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
 		return exitUsage
 	}
@@ -186,6 +187,9 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 func printDefaults(fs *flag.FlagSet) {
 	w := fs.Output()
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage == aliasUsage {
+			return
+		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
 		if name != "" {
@@ -223,9 +227,12 @@ func printCommands(w io.Writer) {
 // flagMessage rewords the flag package's parse errors as the
 // documentation writes flags: "unknown flag --bogus" rather than "flag
 // provided but not defined: -bogus".
-func flagMessage(err error) string {
+func flagMessage(err error, fs *flag.FlagSet) string {
 	s := err.Error()
 	if name, ok := strings.CutPrefix(s, "flag provided but not defined: -"); ok {
+		if near := suggestFlag(fs, strings.TrimPrefix(name, "-")); near != "" {
+			return "unknown flag --" + name + " (did you mean --" + near + "?)"
+		}
 		return "unknown flag --" + name
 	}
 	if name, ok := strings.CutPrefix(s, "flag needs an argument: -"); ok {

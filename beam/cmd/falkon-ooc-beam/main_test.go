@@ -119,6 +119,12 @@ func TestFitJSON(t *testing.T) {
 	if strings.Contains(stderr, "level=INFO") {
 		t.Errorf("Beam's info logs reach stderr: %q", stderr)
 	}
+	// One line per stage, however often the stage reports progress.
+	for _, line := range []string{"fit: computing K_MM", "fit: factorising the preconditioner"} {
+		if n := strings.Count(stderr, line); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", line, n, stderr)
+		}
+	}
 	m, err := ooc.Load(out)
 	if err != nil {
 		t.Fatal(err)

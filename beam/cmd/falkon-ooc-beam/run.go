@@ -311,13 +311,16 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 	if !o.noCheckpoint {
 		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
 	}
+	said := map[ooc.Stage]bool{} // one line per stage
 	run.Progress = func(p ooc.Progress) {
-		switch p.Stage {
-		case ooc.StageKernel:
+		first := !said[p.Stage]
+		said[p.Stage] = true
+		switch {
+		case p.Stage == ooc.StageKernel && first:
 			say("fit: computing K_MM")
-		case ooc.StagePrecond:
+		case p.Stage == ooc.StagePrecond && first:
 			say("fit: factorising the preconditioner")
-		case ooc.StageIterate:
+		case p.Stage == ooc.StageIterate:
 			if p.Iteration > 0 && p.Chunks == 0 {
 				say("iteration %d/%d: residual %.3g, %s elapsed", p.Iteration, p.Iterations, p.Residual, p.Elapsed.Round(time.Millisecond))
 			}
