@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -28,7 +29,13 @@ type parquetFile struct {
 	known  map[int][]string
 }
 
-func (r *Reader) openParquet(path string) (fr fileReader, names []string, err error) {
+func (r *Reader) openParquet(path string) (fileReader, []string, error) {
+	return r.openParquetFrom(path, nil, 0)
+}
+
+// openParquetFrom opens the Parquet file held by src (size bytes), or the
+// file at path when src is nil.
+func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size int64) (fr fileReader, names []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", path, p)
@@ -36,11 +43,17 @@ func (r *Reader) openParquet(path string) (fr fileReader, names []string, err er
 	}()
 	// The footer is checked as chunkstore/ingest checks it (one reader,
 	// STYLE.md §2c): a forged row count is refused, not believed.
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, err
+	cols := len(r.columns()) + len(r.opt.Keep)
+	var rdr *file.Reader
+	if src != nil {
+		rdr, err = table.OpenParquetFrom(path, src, size, cols, r.mem)
+	} else {
+		var st os.FileInfo
+		if st, err = os.Stat(path); err != nil {
+			return nil, nil, err
+		}
+		rdr, err = table.OpenParquet(path, st.Size(), cols, r.mem)
 	}
-	rdr, err := table.OpenParquet(path, st.Size(), len(r.columns())+len(r.opt.Keep), r.mem)
 	if err != nil {
 		return nil, nil, err
 	}

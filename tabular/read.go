@@ -1,6 +1,7 @@
 package tabular
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,10 @@ type Options struct {
 	BatchRows int
 	// Stdin is read, as delimited text, for the input "-".
 	Stdin io.Reader
+
+	// mem, in tests and fuzzing, holds the bytes of inputs by name, read
+	// instead of the file system.
+	mem map[string][]byte
 }
 
 // Batch is a block of consecutive input rows.
@@ -253,6 +258,12 @@ func (r *Reader) open(path string) (fileReader, []string, error) {
 			return nil, nil, errors.New("tabular: input - (standard input) without Options.Stdin")
 		}
 		return r.openText("-", r.opt.Stdin, nil)
+	}
+	if data, ok := r.opt.mem[path]; ok {
+		if bytes.HasPrefix(data, []byte("PAR1")) {
+			return r.openParquetFrom(path, bytes.NewReader(data), int64(len(data)))
+		}
+		return r.openText(path, bytes.NewReader(data), nil)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -2,8 +2,6 @@ package ingest
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -104,183 +102,14 @@ func (b *bad) merge(off int, c *bad) {
 	}
 }
 
-// scanFinite adds every NaN or ±Inf in dst that is not already a NULL to b.
-// nulls is nil or reports NULL rows (already recorded in b by the caller).
-func scanFinite(dst []float64, b *bad, isNull func(int) bool) {
-	for i, v := range dst {
-		if v-v == 0 { // finite
-			continue
-		}
-		if isNull != nil && isNull(i) {
-			continue
-		}
-		b.add(i, nonFinite(v))
-	}
-}
-
-func nonFinite(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case v > 0:
-		return "+Inf"
-	default:
-		return "-Inf"
-	}
-}
+// nonFinite names a value that is not finite (table.NonFinite).
+func nonFinite(v float64) string { return table.NonFinite(v) }
 
 // convertArray writes the values of arr as float64 into dst (len(dst) ==
-// arr.Len()) and records NULLs, NaNs and infinities in b, in row order.
+// arr.Len()) and records NULLs, NaNs and infinities in b, in row order:
+// table.Convert, which predict's reader (tabular) uses too.
 func convertArray(arr arrow.Array, dst []float64, b *bad) error {
-	n := arr.Len()
-	if len(dst) != n {
-		return fmt.Errorf("internal error: %d values for a buffer of %d", n, len(dst))
-	}
-	switch a := arr.(type) {
-	case *array.Float64:
-		copy(dst, a.Float64Values())
-	case *array.Float32:
-		for i, v := range a.Float32Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Int8:
-		for i, v := range a.Int8Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Int16:
-		for i, v := range a.Int16Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Int32:
-		for i, v := range a.Int32Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Int64:
-		for i, v := range a.Int64Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Uint8:
-		for i, v := range a.Uint8Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Uint16:
-		for i, v := range a.Uint16Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Uint32:
-		for i, v := range a.Uint32Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Uint64:
-		for i, v := range a.Uint64Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Boolean:
-		for i := range n {
-			if a.Value(i) {
-				dst[i] = 1
-			} else {
-				dst[i] = 0
-			}
-		}
-	case *array.Date32:
-		for i, v := range a.Date32Values() {
-			dst[i] = float64(v)
-		}
-	case *array.Date64:
-		for i, v := range a.Date64Values() {
-			dst[i] = float64(v) / 86400e3
-		}
-	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		perDay := float64(86400 * int64(time.Second/unit.Multiplier()))
-		for i, v := range a.TimestampValues() {
-			dst[i] = float64(v) / perDay
-		}
-	case *array.Decimal128:
-		scale := a.DataType().(*arrow.Decimal128Type).Scale
-		for i := range n {
-			dst[i] = a.Value(i).ToFloat64(scale)
-		}
-	case *array.Decimal256:
-		scale := a.DataType().(*arrow.Decimal256Type).Scale
-		for i := range n {
-			dst[i] = a.Value(i).ToFloat64(scale)
-		}
-	case *array.Decimal32:
-		scale := a.DataType().(*arrow.Decimal32Type).Scale
-		for i := range n {
-			dst[i] = a.Value(i).ToFloat64(scale)
-		}
-	case *array.Decimal64:
-		scale := a.DataType().(*arrow.Decimal64Type).Scale
-		for i := range n {
-			dst[i] = a.Value(i).ToFloat64(scale)
-		}
-	case *array.Dictionary:
-		return convertDict(a, dst, b)
-	default:
-		return fmt.Errorf("cannot convert %s to float64", arr.DataType())
-	}
-	if arr.NullN() > 0 {
-		for i := range n {
-			if arr.IsNull(i) {
-				b.add(i, "NULL")
-			}
-		}
-		nulls := b.rows
-		scanFinite(dst, b, func(i int) bool { return arr.IsNull(i) })
-		if len(b.rows) > len(nulls) {
-			sortInts(b.rows)
-		}
-		return nil
-	}
-	scanFinite(dst, b, nil)
-	return nil
-}
-
-// convertDict converts a dictionary-encoded array: the dictionary once, then
-// a lookup per row.
-func convertDict(a *array.Dictionary, dst []float64, b *bad) error {
-	dict := a.Dictionary()
-	vals := make([]float64, dict.Len())
-	var db bad
-	if err := convertArray(dict, vals, &db); err != nil {
-		return err
-	}
-	what := make(map[int]string, len(db.rows)) // dictionary entries that are NULL, NaN or ±Inf
-	for _, r := range db.rows {
-		if dict.IsNull(r) {
-			what[r] = "NULL"
-		} else {
-			what[r] = nonFinite(vals[r])
-		}
-	}
-	for i := range dst {
-		if a.IsNull(i) {
-			dst[i] = 0
-			b.add(i, "NULL")
-			continue
-		}
-		k := a.GetValueIndex(i)
-		if k < 0 || k >= len(vals) {
-			return fmt.Errorf("dictionary index %d out of range [0, %d)", k, len(vals))
-		}
-		dst[i] = vals[k]
-		if w, ok := what[k]; ok {
-			b.add(i, w)
-		}
-	}
-	return nil
-}
-
-// sortInts sorts a short, mostly sorted slice (insertion sort).
-func sortInts(s []int) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j-1] > s[j]; j-- {
-			s[j-1], s[j] = s[j], s[j-1]
-		}
-	}
+	return table.Convert(arr, dst, b.add)
 }
 
 // parseError is a text value that does not parse as its column's type.

@@ -1,21 +1,32 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
+// openParquet opens the Parquet input f for reading cols columns at once:
+// its bytes in memory (f.mem, for tests and fuzzing: no file), or the file.
+func (s *session) openParquet(f *fileInfo, cols int) (*file.Reader, error) {
+	if f.mem != nil {
+		return table.OpenParquetFrom(f.path, bytes.NewReader(f.mem), int64(len(f.mem)), cols, s.mem)
+	}
+	return table.OpenParquet(f.path, f.size, cols, s.mem)
+}
+
 // readParquet streams the chosen columns of a Parquet file, batch by batch,
 // decoding the columns of a batch in parallel.
 func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batch) error {
 	// The footer is checked again: the file may have changed since
 	// inspectParquet.
-	rdr, err := table.OpenParquet(f.path, f.size, len(s.names), s.mem)
+	rdr, err := s.openParquet(f, len(s.names))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
-	"github.com/falkon-ooc/falkon-ooc/internal/table"
 
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -117,7 +116,7 @@ func (s *session) inspectParquet(fi *fileInfo) (err error) {
 			err = fmt.Errorf("%s: internal error while reading the Parquet footer: %v", fi.path, p)
 		}
 	}()
-	rdr, err := table.OpenParquet(fi.path, fi.size, 0, s.mem)
+	rdr, err := s.openParquet(fi, 0)
 	if err != nil {
 		return err
 	}

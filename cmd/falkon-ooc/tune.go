@@ -137,6 +137,8 @@ type tuneJSON struct {
 
 func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args []string) error {
 	fo := &o.fit
+	// --plot is checked with fit's outputs before any work (guard.go).
+	fo.plot = o.plot
 	fitSet := map[string]bool{} // the flags fit's config reads: only the shared ones
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]

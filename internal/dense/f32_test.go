@@ -405,3 +405,50 @@ func FuzzRows32(f *testing.F) {
 		}
 	})
 }
+
+// TestPivotedCholesky32 runs the pivoted factorisation on float32
+// storage (float32 panel rows and trailing updates): it finds the rank of
+// a float32 G Gᵀ and reproduces it to float32 accuracy, n·eps32·max|A|
+// (Higham, Thm 10.14).
+func TestPivotedCholesky32(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(53, 54))
+	for _, k := range testKernels32() {
+		for _, c := range []struct{ n, r int }{{5, 2}, {300, 70}, {600, 150}, {600, 600}} {
+			if (k.mr*k.nr < 4 || raceEnabled) && c.n > 300 {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/n=%d/r=%d", k.name, c.n, c.r), func(t *testing.T) {
+				n, ld := c.n, c.n+2
+				a64, full := lowRank(rnd, n, c.r, ld)
+				if c.r == n {
+					for i := range n {
+						a64[i*ld+i] += float64(n)
+						full[i*n+i] += float64(n)
+					}
+				}
+				a := to32(a64)
+				perm, rank := pivotedWith(kernelSet{k64: best, k32: k}, a, n, ld, 1e-5, 2, nil)
+				if rank != c.r {
+					t.Fatalf("rank %d, want %d", rank, c.r)
+				}
+				scale := 0.0
+				for _, v := range full {
+					scale = max(scale, math.Abs(v))
+				}
+				worst := 0.0
+				for x := range n {
+					for y := x; y < n; y++ {
+						s := 0.0
+						for i := 0; i < rank && i <= x; i++ {
+							s += float64(a[i*ld+x]) * float64(a[i*ld+y])
+						}
+						worst = max(worst, math.Abs(s-full[perm[x]*n+perm[y]]))
+					}
+				}
+				if worst > float64(n)*eps32*scale {
+					t.Errorf("max |UᵀU − PᵀAP| = %g > n·eps32·max|A| = %g", worst, float64(n)*eps32*scale)
+				}
+			})
+		}
+	}
+}

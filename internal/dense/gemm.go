@@ -327,6 +327,10 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 				}
 				src := b[(pc+p)*ldb+jc+jr : (pc+p)*ldb+jc+jr+jEnd]
 				dst := pan[p*nr : p*nr+jEnd]
+				if sp := asP[E, P](src); sp != nil {
+					copy(dst, sp)
+					continue
+				}
 				for j, v := range src {
 					dst[j] = P(v)
 				}

@@ -32,7 +32,17 @@ func ParquetBufferFor(cols int) int {
 // stream of ParquetBufferFor(cols), and checks its footer before any page
 // is read (CheckFooter). A panic of the Parquet library on a damaged
 // footer is returned as an error. Errors name path.
-func OpenParquet(path string, size int64, cols int, mem memory.Allocator) (rdr *file.Reader, err error) {
+func OpenParquet(path string, size int64, cols int, mem memory.Allocator) (*file.Reader, error) {
+	return openParquet(path, nil, size, cols, mem)
+}
+
+// OpenParquetFrom is OpenParquet of a file held by r (such as the bytes of
+// a file in memory, for tests and fuzzing), named path in errors.
+func OpenParquetFrom(path string, r parquet.ReaderAtSeeker, size int64, cols int, mem memory.Allocator) (*file.Reader, error) {
+	return openParquet(path, r, size, cols, mem)
+}
+
+func openParquet(path string, r parquet.ReaderAtSeeker, size int64, cols int, mem memory.Allocator) (rdr *file.Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if rdr != nil {
@@ -44,7 +54,11 @@ func OpenParquet(path string, size int64, cols int, mem memory.Allocator) (rdr *
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = int64(ParquetBufferFor(cols))
-	rdr, err = file.OpenParquetFile(path, false, file.WithReadProps(props))
+	if r != nil {
+		rdr, err = file.NewParquetReader(r, file.WithReadProps(props))
+	} else {
+		rdr, err = file.OpenParquetFile(path, false, file.WithReadProps(props))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
