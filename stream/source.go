@@ -8,7 +8,13 @@ import "context"
 //
 // Chunks are numbered 0 … NumChunks()-1 and their order is the row order.
 // Implementations must allow concurrent calls to ReadChunk with distinct
-// destination slices.
+// destination slices, and a chunk must read the same values every time:
+// fits read the data once per iteration and validation reads some rows
+// apart from the others, so a chunk that reads differently from one call
+// to the next (a shuffle, a fresh random draw) gives a wrong model
+// silently. In particular the features must be the same whether or not
+// the targets are read (y nil). streamtest.Check verifies all of this on
+// a Source of your own.
 type Source interface {
 	// NumChunks reports how many chunks the source holds.
 	NumChunks() int

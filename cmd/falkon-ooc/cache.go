@@ -84,7 +84,7 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 		store, keyFile = filepath.Join(o.cache, hash+".store"), ""
 	}
 	if reusable(store, keyFile, hash) {
-		pr.printf("ingest: reusing %s: the inputs are unchanged (%d files)", store, len(files))
+		pr.printf("ingest: reusing %s: the inputs are unchanged (%s)", store, plural(len(files), "file"))
 		return store, nil
 	}
 	if keyFile != "" {
@@ -130,4 +130,12 @@ func reusable(store, keyFile, hash string) bool {
 	}
 	r.Close()
 	return true
+}
+
+// plural writes n and the noun, with an s unless n is 1: "1 file", "3 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -211,7 +211,7 @@ func rowsOf(src stream.Source) int64 {
 // tuneProgress prints a search's progress (tune, and fit --tune's
 // search) under the name who.
 func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(ooc.TuneProgress) {
-	var precondStart time.Time
+	var precondStart, ardStart time.Time
 	asked := 0
 	return func(p ooc.TuneProgress) {
 		if p.Memory != nil {
@@ -249,13 +249,14 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 			}
 			pr.update("preconditioners", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		case ooc.StageARD:
-			if p.Iteration == 0 && p.Elapsed == 0 {
+			if ardStart.IsZero() {
+				ardStart = time.Now()
 				pr.printf("%s: learning one length scale per feature on a subsample (--ard), %d gradient steps", who, p.Iterations)
 				return
 			}
 			frac := float64(p.Iteration) / float64(max(p.Iterations, 1))
 			pr.update("ard", fmt.Sprintf("%s step %d/%d%s", bar(frac), p.Iteration, p.Iterations,
-				eta(float64(p.Iteration), float64(p.Iterations), p.Elapsed)), p.Iteration == p.Iterations)
+				eta(float64(p.Iteration), float64(p.Iterations), time.Since(ardStart))), p.Iteration == p.Iterations)
 		}
 	}
 }

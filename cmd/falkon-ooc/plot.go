@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,7 +20,7 @@ func writePlot(w io.Writer, tr ooc.Training, title string) error {
 	res.X.Label.Text = "CG iteration"
 	res.Y.Label.Text = "relative residual ‖r‖/‖b‖"
 	res.Y.Scale = plot.LogScale{}
-	res.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	res.Y.Tick.Marker = logTicks{}
 	var pts plotter.XYs
 	for i, r := range tr.Residuals {
 		if r > 0 && !math.IsInf(r, 0) {
@@ -74,4 +75,32 @@ func validationMetric(m ooc.Metrics) (string, func(ooc.Metrics) *float64) {
 		return "RMSE", func(m ooc.Metrics) *float64 { return m.RMSE }
 	}
 	return "error rate", func(m ooc.Metrics) *float64 { return m.ErrorRate }
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times the powers of ten in
+// its range (plot.LogTicks labels only the powers of ten, so a residual
+// that stays within one decade got no labels at all), with unlabelled
+// ticks at the other integers.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	var ticks []plot.Tick
+	for k := math.Floor(math.Log10(lo)); k <= math.Ceil(math.Log10(hi)); k++ {
+		p := math.Pow(10, k)
+		for m := 1.0; m < 10; m++ {
+			v := m * p
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }

@@ -170,7 +170,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return err
 	}
 	start := time.Now()
-	m, err := ooc.Load(o.model)
+	m, err := loadModel(o.model)
 	if err != nil {
 		return err
 	}

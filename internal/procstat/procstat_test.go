@@ -28,7 +28,10 @@ func TestCountersMove(t *testing.T) {
 	if !(c1 > c0) {
 		t.Errorf("CPU seconds did not grow: %g then %g", c0, c1)
 	}
-	if r1 < r0+32<<20 {
-		t.Errorf("peak RSS grew from %d to %d bytes after touching 64 MiB", r0, r1)
+	// The peak is at least what is resident now: the 64 MiB touched. (Not
+	// r0 + 64 MiB: pages the runtime had already touched and freed count
+	// in r0 and may be reused.)
+	if r1 < 64<<20 || r1 < r0 {
+		t.Errorf("peak RSS %d bytes (before: %d) after touching 64 MiB", r1, r0)
 	}
 }

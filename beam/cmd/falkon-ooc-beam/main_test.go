@@ -119,6 +119,11 @@ func TestFitJSON(t *testing.T) {
 	if strings.Contains(stderr, "level=INFO") {
 		t.Errorf("Beam's info logs reach stderr: %q", stderr)
 	}
+	// More partitions than chunks: said once.
+	code, _, stderr2 := runCmd("fit", s, "--out", out, "--centers", "100", "--iters", "2", "--partitions", "64")
+	if code != exitOK || strings.Count(stderr2, "beam: --partitions 64 cut to ") != 1 {
+		t.Errorf("--partitions 64: exit %d, the cut not said once: %q", code, stderr2)
+	}
 	// One line per stage, however often the stage reports progress.
 	for _, line := range []string{"fit: computing K_MM", "fit: factorising the preconditioner"} {
 		if n := strings.Count(stderr, line); n != 1 {

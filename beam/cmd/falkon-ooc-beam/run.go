@@ -330,6 +330,9 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
 		Temp: o.temp, Attempts: o.attempts,
 		OnJob: func(st fbeam.JobStats) {
+			if st.Parts < o.partitions && br.Partitions == 0 {
+				say("beam: --partitions %d cut to %d: a partition is at least one chunk of the store, and these passes have %d", o.partitions, st.Parts, st.Parts)
+			}
 			br.Partitions = st.Parts
 			br.Jobs++
 			br.JobSeconds += st.Seconds
