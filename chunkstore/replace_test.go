@@ -308,3 +308,28 @@ func TestTempNameCarriesOwner(t *testing.T) {
 		t.Fatalf("temporary %s: owner %v, %v; want %v", w.tmp, o, ok, fileutil.Self())
 	}
 }
+
+// TestTempMarkerOnlyWhileTemporary (issue 21 item 3): the writer's
+// temporary directory holds fileutil.DirMarker, which proves it
+// falkon-ooc's to a later clean, and the installed store does not.
+func TestTempMarkerOnlyWhileTemporary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	w := newWriter(t, dir, 3)
+	if _, err := os.Stat(filepath.Join(w.tmp, fileutil.DirMarker)); err != nil {
+		t.Fatalf("temporary %s has no marker: %v", w.tmp, err)
+	}
+	if k, ok := fileutil.Owned(w.tmp, false); !ok || k != "temporary directory" {
+		t.Fatalf("Owned(%s) = %q, %v", w.tmp, k, ok)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, fileutil.DirMarker)); !os.IsNotExist(err) {
+		t.Fatalf("the installed store holds the marker: %v", err)
+	}
+	// A store is still recognised as falkon-ooc's by its files, should a
+	// killed run leave one under a temporary name.
+	if k, ok := fileutil.Owned(dir, true); !ok || k != "store" {
+		t.Fatalf("Owned(store) = %q, %v", k, ok)
+	}
+}

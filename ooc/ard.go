@@ -23,10 +23,13 @@ const StageARD Stage = "ard"
 // ridge regression" (AISTATS 2022). The zero value means the defaults.
 type ARDConfig struct {
 	// Rows is the subsample size (training and hold-out rows together).
-	// 0 means min(n, 20000).
+	// 0 means min(n, 5000): enough rows to rank the features' length
+	// scales (the λ grid and the σ grid they compete with follow), at a
+	// cost of seconds, where 20 000 rows and 2000 centres took 99 % of a
+	// search (bench/PAPER.md, "ARD against the grid").
 	Rows int `json:"rows"`
 	// Centers is the number of Nyström centres of the subsample's model.
-	// 0 means min(2000, Rows/10).
+	// 0 means min(500, Rows/10).
 	Centers int `json:"centers"`
 	// Steps is the number of gradient (Adam) steps. 0 means 80.
 	Steps int `json:"steps"`
@@ -49,11 +52,11 @@ type ARDResult struct {
 
 func (a ARDConfig) resolved(n int64) ARDConfig {
 	if a.Rows <= 0 {
-		a.Rows = int(min(n, 20000))
+		a.Rows = int(min(n, 5000))
 	}
 	a.Rows = int(min(int64(a.Rows), n))
 	if a.Centers <= 0 {
-		a.Centers = min(2000, max(a.Rows/10, 1))
+		a.Centers = min(500, max(a.Rows/10, 1))
 	}
 	if a.Steps <= 0 {
 		a.Steps = 80

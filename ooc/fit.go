@@ -392,7 +392,7 @@ func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centre
 		seen[key(centres[i:i+d])] = struct{}{}
 	}
 	rng := newRand(plan.Config.Seed, 0x7265706c616365) // "replace"
-	empty := 0 // rounds in a row that found no new distinct row
+	empty := 0                                         // rounds in a row that found no new distinct row
 	for round := 0; round < 8 && empty < 2 && len(centres)/d < m && int64(len(used)) < plan.N; round++ {
 		// As many draws as the duplicates so far suggest it takes to find
 		// the missing distinct rows, twice over.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,13 @@ type TuneConfig struct {
 	// SigmaSteps, when not nil, lists the iterations (ascending, ≥ 1)
 	// after which the σ are halved, and SigmaHalving is not read.
 	SigmaSteps []int
+	// Extend, when > 0, widens the grid when the pick lies on its edge:
+	// a σ or λ that is the smallest or the largest of its grid (of two or
+	// more values) gets two more values beyond it, spaced as the grid's
+	// two outermost ones there, and the search runs again on the wider
+	// grid, up to Extend times (each a whole search). TuneResult.Edges
+	// says where the final pick lies on an edge.
+	Extend int
 	// ARD, when set, first learns per-feature length scales on a row
 	// subsample of the training rows (gradient steps on a hold-out error,
 	// on the codes a classification regresses on) and searches the
@@ -173,6 +181,11 @@ type TuneResult struct {
 	// peak resident memory at the end.
 	Phases  []Phase `json:"phases,omitempty"`
 	PeakRSS int64   `json:"peak_rss_bytes,omitempty"`
+	// Edges names the edges of the grid the pick lies on ("smallest σ",
+	// "largest λ", …): the best may lie beyond them. Extended counts the
+	// searches run again on a wider grid (TuneConfig.Extend).
+	Edges    []string `json:"edges,omitempty"`
+	Extended int      `json:"extended,omitempty"`
 }
 
 // Model returns the best candidate's model.
@@ -254,6 +267,64 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int, p precond.Precisi
 // Every candidate's model is, up to rounding, the model Fit returns on the
 // training rows with that σ, λ and Iterations = its best iteration.
 func Tune(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
+	if tc.Extend < 0 {
+		return nil, configErr("TuneConfig.Extend", "extend must be ≥ 0, got %d", tc.Extend)
+	}
+	for ext := 0; ; ext++ {
+		res, err := tuneOnce(ctx, src, tc, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Extended = ext
+		best := res.Candidates[res.Best]
+		var sig, lam []float64
+		var edges []string
+		if best.Kernel.Sigmas == nil {
+			sig, edges = extendGrid(tc.Sigmas, best.Sigma, "σ", edges)
+		}
+		lam, edges = extendGrid(tc.Lambdas, best.Lambda, "λ", edges)
+		res.Edges = edges
+		if len(edges) == 0 || ext == tc.Extend {
+			return res, nil
+		}
+		if sig != nil {
+			tc.Sigmas = sig
+		}
+		if lam != nil {
+			tc.Lambdas = lam
+		}
+	}
+}
+
+// extendGrid reports whether v lies on an edge of grid (two or more
+// values), appending "smallest NAME" or "largest NAME" to edges, and
+// returns the grid with two more values beyond that edge, spaced as its
+// two outermost values there (geometrically); nil when v is inside.
+func extendGrid(grid []float64, v float64, name string, edges []string) ([]float64, []string) {
+	if len(grid) < 2 {
+		return nil, edges
+	}
+	g := slices.Sorted(slices.Values(grid))
+	n := len(g)
+	// Six significant digits, as a user writes them: 0.01, not
+	// 0.010000000000000002.
+	round := func(x float64) float64 {
+		y, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+		return y
+	}
+	switch v {
+	case g[0]:
+		r := g[1] / g[0]
+		return append([]float64{round(g[0] / (r * r)), round(g[0] / r)}, g...), append(edges, "smallest "+name)
+	case g[n-1]:
+		r := g[n-1] / g[n-2]
+		return append(g, round(g[n-1]*r), round(g[n-1]*r*r)), append(edges, "largest "+name)
+	}
+	return nil, edges
+}
+
+// tuneOnce is one search over tc's grid.
+func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
 	t, err := newTuner(ctx, src, tc, opts)
 	if err != nil {
 		return nil, err

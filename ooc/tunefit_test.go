@@ -272,3 +272,37 @@ func TestResumePatience(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneExtend: a pick on the edge of the grid is said, and with
+// Extend the grid grows beyond that edge (two values, spaced as the
+// outermost two) and the search runs again.
+func TestTuneExtend(t *testing.T) {
+	const d = 3
+	x, y := synth(2000, d, 71)
+	src := stream.NewMemSource(x, d, y, 1, 250)
+	// λ far too large: the smallest of the grid wins.
+	tc := ooc.TuneConfig{Base: ooc.Config{Centers: 100, Iterations: 8, Seed: 1}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 10},
+		SigmaHalving: -1}
+	res, err := ooc.Tune(context.Background(), src, tc, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Edges, "smallest λ") || res.Extended != 0 || res.Candidates[res.Best].Lambda != 1 {
+		t.Fatalf("edges %v after %d extensions, pick λ = %g", res.Edges, res.Extended, res.Candidates[res.Best].Lambda)
+	}
+	tc.Extend = 2
+	res, err = ooc.Tune(context.Background(), src, tc, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lams []float64
+	for _, c := range res.Candidates {
+		if !slices.Contains(lams, c.Lambda) {
+			lams = append(lams, c.Lambda)
+		}
+	}
+	// 1, 10 → 0.01, 0.1, 1, 10 → 0.0001, 0.001, 0.01, 0.1, 1, 10.
+	if res.Extended != 2 || !slices.Equal(lams, []float64{0.0001, 0.001, 0.01, 0.1, 1, 10}) || res.Candidates[res.Best].Lambda > 0.001 {
+		t.Errorf("after %d extensions: λ grid %v, pick λ = %g, edges %v", res.Extended, lams, res.Candidates[res.Best].Lambda, res.Edges)
+	}
+}

@@ -72,6 +72,13 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	if err := table.CheckHead(path, line); err != nil {
 		return nil, nil, err
 	}
+	if !r.opt.NoHeader && len(r.opt.Names) == 0 {
+		// As chunkstore/ingest: a name longer than table.MaxName is
+		// refused from the first bytes, not after reading the line.
+		if err := table.LongHeaderName(path, br, line, len(line) < 64<<10); err != nil {
+			return nil, nil, err
+		}
+	}
 	// The peek above is bounded; the limiter bounds every record after it,
 	// so the csv reader's buffers stay within a small multiple of MaxLine
 	// however long a (decompressed) line is.

@@ -115,7 +115,7 @@ func (s *session) inspectText(fi *fileInfo) error {
 		// A header name longer than table.MaxName is refused from the
 		// first bytes, before a line of hundreds of megabytes is read.
 		peek, _ := t.r.Peek(t.r.Size())
-		if err := longHeaderName(fi.path, t.r, peek, len(peek) < t.r.Size()); err != nil {
+		if err := table.LongHeaderName(fi.path, t.r, peek, len(peek) < t.r.Size()); err != nil {
 			return err
 		}
 	}
@@ -375,38 +375,4 @@ func (s *session) readText(ctx context.Context, f *fileInfo, out chan<- *batch) 
 	}
 	f.rows = done
 	return nil
-}
-
-// longHeaderName refuses a header whose first line, in head (all of the
-// file when whole, else the start of r, not yet read), has a field
-// without quotes longer than table.MaxName. A field that runs past head is
-// measured by reading on through r, keeping nothing.
-func longHeaderName(path string, r *bufio.Reader, head []byte, whole bool) error {
-	comma := table.SniffComma(path, head)
-	col, start, n, ok := table.LongName(head, comma)
-	if !ok {
-		return nil
-	}
-	quote := string(head[start : start+min(n, textlimit.MaxQuote+1)])
-	if start+n == len(head) && !whole {
-		// The field goes on beyond head: count the rest.
-		r.Discard(len(head))
-		for {
-			b, err := r.ReadSlice('\n')
-			i := bytes.IndexAny(b, string([]rune{comma, '\n'}))
-			if i >= 0 {
-				n += i
-				if i > 0 && b[i-1] == '\r' && b[i] == '\n' {
-					n--
-				}
-				break
-			}
-			n += len(b)
-			if err != nil && err != bufio.ErrBufferFull {
-				break
-			}
-		}
-	}
-	return fmt.Errorf("%s: the name of column %d is %d bytes long, more than %d: %q (use --no-header if the file has no header)",
-		path, col, n, table.MaxName, textlimit.ClipPrefix(quote, n))
 }

@@ -72,7 +72,8 @@ func TestInputClobber(t *testing.T) {
 	if err := os.Link(d, hl); err != nil {
 		t.Fatal(err)
 	}
-	victims := takeSnapshot(t, d, pq, part, t1, t2, dj)
+	png := cp("t.png") // CSV text under a .png name, given explicitly
+	victims := takeSnapshot(t, d, pq, part, t1, t2, dj, png)
 	fitArgs := []string{"--target", "y", "--exclude", "id", "--centers", "30", "--iters", "2"}
 	for _, c := range []struct {
 		name string
@@ -89,6 +90,7 @@ func TestInputClobber(t *testing.T) {
 		{"fit summary", append([]string{"fit", "--out", filepath.Join(dir, "j"), dj}, fitArgs...),
 			"--out " + filepath.Join(dir, "j") + ": its summary " + dj + " is the input " + dj + ": writing it would destroy the input; choose another --out"},
 		{"fit --val", append([]string{"fit", "--out", t1, d, "--val", filepath.Join(dir, "t*.csv")}, fitArgs...), "--out " + t1 + " is the input " + t1},
+		{"tune --plot", append([]string{"tune", "--out", filepath.Join(dir, "x.falkon"), "--plot", png, png}, fitArgs...), "--plot " + png + " is the input " + png},
 		{"predict glob", []string{"predict", "--model", model, "--out", t1, filepath.Join(dir, "t*.csv")}, "--out " + t1 + " is the input " + t1},
 		{"predict directory", []string{"predict", "--model", model, "--out", part, filepath.Join(dir, "dd")}, "--out " + part + " is the input " + part},
 	} {

@@ -433,6 +433,19 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Fit also writes MODEL.json, MODEL.ckpt and, for Parquet/CSV inputs, MODEL.store and MODEL.store.key: choose an --out none of whose side files is an input (e.g. d.falkon).",
 		},
 		{
+			mistake: "fit whose store of the ingested inputs (MODEL.store) is a folder holding the input",
+			setup: func(t *testing.T) {
+				if err := os.MkdirAll("m6.store", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeText(t, "m6.store/part.csv", csv3)(t)
+			},
+			args:   []string{"fit", "--out", "m6", "--target", "y", "m6.store/part.csv"},
+			code:   2,
+			stderr: "falkon-ooc fit: --out m6: its store of the ingested inputs m6.store holds the input m6.store/part.csv: replacing it would destroy the input; choose another --out",
+			fix:    "Fit replaces MODEL.store with the store it ingests the inputs into: choose an --out whose MODEL.store is not the inputs' folder, or keep the store elsewhere with --cache DIR.",
+		},
+		{
 			mistake: "fit on CSV where MODEL.store is a store made by ingest, not fit's cache",
 			setup: func(t *testing.T) {
 				writeText(t, "part-1.csv", csv3)(t)

@@ -460,6 +460,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
 	}
+	if tr.Search != nil {
+		edgeNote(pr, "fit --tune", tr.Search)
+	}
 	if o.jsonOut {
 		return writeJSON(e.stdout, res)
 	}

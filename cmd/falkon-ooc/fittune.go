@@ -27,6 +27,7 @@ type fitTuneOpts struct {
 	sigmaGrid, lamGrid  gridValue
 	sigmaHalving        string
 	sigmaSet, lambdaSet bool
+	extend              int
 }
 
 // defaultTunedIters is fit --tune's --iters when not given: a cap, since
@@ -79,8 +80,9 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (0: run all --iters; with --tune the default is 3, and it also stops the search's candidates)")
 	fs.Float64Var(&t.minImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 	fs.BoolVar(&t.ard, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
-	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
+	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000))")
 	fs.IntVar(&t.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
+	fs.IntVar(&t.extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	fs.StringVar(&t.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "with --tune: successive halving over whole σ after each iteration in `LIST` (0: off)")
 }
 
@@ -89,7 +91,7 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 	t.sigmaSet, t.lambdaSet = set["sigma"], set["lambda"]
 	if !t.on {
-		for _, f := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving"} {
+		for _, f := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving", "extend"} {
 			if set[f] {
 				return usagef("--%s goes with --tune", f)
 			}
@@ -113,8 +115,8 @@ func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 	if !(t.minImprovement >= 0 && t.minImprovement < 1) {
 		return usagef("--min-improvement must be in [0, 1), got %g", t.minImprovement)
 	}
-	if t.rows < 0 || t.centers < 0 || t.patience < 0 || t.ardRows < 0 || t.ardSteps < 0 {
-		return usagef("--tune-rows, --tune-centers, --patience, --ard-rows and --ard-steps must be ≥ 0")
+	if t.rows < 0 || t.centers < 0 || t.patience < 0 || t.ardRows < 0 || t.ardSteps < 0 || t.extend < 0 {
+		return usagef("--tune-rows, --tune-centers, --patience, --ard-rows, --ard-steps and --extend must be ≥ 0")
 	}
 	switch ooc.HandoffRule(t.handoff) {
 	case ooc.HandoffKeep, ooc.HandoffSqrt, ooc.HandoffLinear:
@@ -132,6 +134,7 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool, valFraction fl
 	cfg.MinImprovement = t.minImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: t.rows, Centers: t.centers, Handoff: ooc.HandoffRule(t.handoff)}
 	s := &tc.Search
+	s.Extend = t.extend
 	switch {
 	case !set["patience"]:
 		tc.Fit.Patience, s.Patience = ooc.DefaultPatience, ooc.DefaultPatience

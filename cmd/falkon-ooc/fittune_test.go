@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,11 +31,13 @@ func TestFitTune(t *testing.T) {
 		t.Fatalf("--json search: %+v", res.Search)
 	}
 	best := res.Search.Candidates[res.Search.Best]
-	if res.Centers != 400 || res.Config.Lambda != best.Lambda || res.Config.Kernel.Sigma != best.Sigma {
+	// The linear hand-off: λ · 2000 search rows / n.
+	if want := best.Lambda * 2000 / float64(res.N); res.Centers != 400 || math.Abs(res.Config.Lambda-want) > 1e-15*want ||
+		res.Config.Kernel.Sigma != best.Sigma {
 		t.Errorf("final fit: M = %d, λ = %g, σ = %g; search picked λ = %g, σ = %g", res.Centers, res.Config.Lambda,
 			res.Config.Kernel.Sigma, best.Lambda, best.Sigma)
 	}
-	if res.Handoff == nil || res.Handoff.Rule != ooc.HandoffKeep || res.Handoff.SearchValRows != 4000-res.N {
+	if res.Handoff == nil || res.Handoff.Rule != ooc.HandoffLinear || res.Handoff.SearchValRows != 4000-res.N {
 		t.Errorf("--json handoff: %+v", res.Handoff)
 	}
 	if res.Config.Patience != ooc.DefaultPatience || res.Iterations > 50 || len(res.Validation) != res.Iterations {

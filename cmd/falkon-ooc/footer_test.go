@@ -138,6 +138,8 @@ func TestOneTextReader(t *testing.T) {
 		{"hex.csv", "a,b,c,y\n1,2,3,4\n0x10,2,3,4\n", `column "a": "0x10" is not a number`, `column "a" (named in features) has type string`},
 		{"mac.csv", "a,b,c,y\r1,2,3,4\r5,6,7,8\r", "its lines end in a carriage return alone", "its lines end in a carriage return alone"},
 		{"latin1.csv", "a,b,c,\xe9\n1,2,3,4\n", `the name of column 4 is not valid UTF-8: "\xe9"`, `the name of column 4 is not valid UTF-8: "\xe9"`},
+		{"longname.csv", "a,b,c," + strings.Repeat("n", 100000) + "\n1,2,3,4\n",
+			"the name of column 4 is 100000 bytes long, more than 4096", "the name of column 4 is 100000 bytes long, more than 4096"},
 	} {
 		p := write(c.name, c.text)
 		code, _, e := runCLI("predict", "--model", model, p)

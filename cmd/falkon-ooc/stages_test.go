@@ -70,3 +70,21 @@ func TestCentresNote(t *testing.T) {
 		t.Errorf("exit %d, stderr lacks the replacement:\n%s", code, errOut)
 	}
 }
+
+// TestGridEdge: tune says when its pick is on the grid's edge, and
+// --extend widens the grid.
+func TestGridEdge(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 2000, 11, "y")
+	code, _, errOut := runCLI("tune", "--out", filepath.Join(dir, "t.falkon"), "--centers", "100", "--iters", "5",
+		"--sigma", "1,2", "--lambda", "1,10", train)
+	want := "tune: the pick (σ = "
+	if code != 0 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "the smallest λ of the grid: the best may lie beyond it; widen --sigma or --lambda, or add --extend 2") {
+		t.Errorf("exit %d; stderr lacks the edge note:\n%s", code, errOut)
+	}
+	code, out, errOut := runCLI("tune", "--out", filepath.Join(dir, "t.falkon"), "--centers", "100", "--iters", "5",
+		"--sigma", "1,2", "--lambda", "1,10", "--extend", "1", "--json", train)
+	if code != 0 || !strings.Contains(errOut, "tune: the grid was widened 1 time(s) (--extend)") || !strings.Contains(out, `"lambda": 0.01`) {
+		t.Errorf("--extend 1: exit %d:\n%s", code, errOut)
+	}
+}

@@ -60,6 +60,7 @@ type tuneOpts struct {
 	sigmaHalving          string
 	ard                   bool
 	ardRows, ardSteps     int
+	extend                int
 }
 
 func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -77,9 +78,10 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
 	fs.StringVar(&o.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "successive halving over whole σ: after each iteration in `LIST` the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
 	fs.BoolVar(&o.ard, "ard", false, "also learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel) and search --lambda with them beside the --sigma grid, on the same validation rows")
-	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 20000))")
+	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000))")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
+	fs.IntVar(&o.extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -135,11 +137,13 @@ type tuneJSON struct {
 
 func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args []string) error {
 	fo := &o.fit
+	// --plot is checked with fit's outputs before any work (guard.go).
+	fo.plot = o.plot
 	fitSet := map[string]bool{} // the flags fit's config reads: only the shared ones
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
 	// make: --patience 0 and --sigma-halving 0 mean never here (a
@@ -192,6 +196,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 			return usagef("--plot %s: the name must end in .png", o.plot)
 		}
+		if o.extend < 0 {
+			return usagef("--extend must be ≥ 0, got %d", o.extend)
+		}
 		tc.Base = base
 		return flagErr(ooc.ValidateTune(tc, ooc.RunOptions{Workers: fo.workers}))
 	}
@@ -236,6 +243,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		return flagErr(err)
 	}
 	pr.printf("tune: %d passes over the data, %.2f s; memory estimate %s", res.Passes, res.Seconds, res.Memory)
+	edgeNote(pr, "tune", res)
 	if a := res.ARD; a != nil {
 		pr.printf("tune: --ard: hold-out MSE on the subsample %.4g → %.4g; σ = %v, λ = %.3g there", a.Start, a.Loss, a.Sigmas, a.Lambda)
 	}
@@ -334,4 +342,18 @@ func joinInts(v []int) string {
 		f[i] = strconv.Itoa(x)
 	}
 	return strings.Join(f, ",")
+}
+
+// edgeNote says when the pick lies on an edge of the grid, and how to
+// look beyond it.
+func edgeNote(pr *progress, who string, res *ooc.TuneResult) {
+	if res.Extended > 0 {
+		pr.printf("%s: the grid was widened %d time(s) (--extend): the pick lay on its edge", who, res.Extended)
+	}
+	if len(res.Edges) == 0 {
+		return
+	}
+	best := res.Candidates[res.Best]
+	pr.printf("%s: the pick (σ = %g, λ = %g) is the %s of the grid: the best may lie beyond it; widen --sigma or --lambda, or add --extend 2",
+		who, best.Sigma, best.Lambda, strings.Join(res.Edges, " and the "))
 }

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -243,4 +244,38 @@ func LongName(head []byte, comma rune) (col, start, n int, ok bool) {
 		col, start = col+1, i+1
 	}
 	return 0, 0, 0, false
+}
+
+// LongHeaderName refuses a header whose first line, in head (all of the
+// input when whole, else the start of r, not yet consumed), has a field
+// without quotes longer than MaxName, naming its column and length: the
+// same message as CheckNames, from the first bytes. A field that runs
+// past head is measured by reading on through r, keeping nothing; r is
+// then consumed, and the caller stops reading it.
+func LongHeaderName(path string, r *bufio.Reader, head []byte, whole bool) error {
+	comma := SniffComma(path, head)
+	col, start, n, ok := LongName(head, comma)
+	if !ok {
+		return nil
+	}
+	quote := string(head[start : start+min(n, textlimit.MaxQuote+1)])
+	if start+n == len(head) && !whole {
+		r.Discard(len(head))
+		for {
+			b, err := r.ReadSlice('\n')
+			if i := bytes.IndexAny(b, string([]rune{comma, '\n'})); i >= 0 {
+				n += i
+				if i > 0 && b[i] == '\n' && b[i-1] == '\r' {
+					n--
+				}
+				break
+			}
+			n += len(b)
+			if err != nil && err != bufio.ErrBufferFull {
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%s: the name of column %d is %d bytes long, more than %d: %q (use --no-header if the file has no header)",
+		path, col, n, MaxName, textlimit.ClipPrefix(quote, n))
 }
