@@ -40,7 +40,7 @@ func TestFitOnFilesReusesStore(t *testing.T) {
 	}
 	before := mtime()
 	_, e = fit()
-	if !strings.Contains(e, "ingest: reusing "+model+".store: the inputs are unchanged (1 files)") || strings.Contains(e, "into") {
+	if !strings.Contains(e, "ingest: reusing "+model+".store: the inputs are unchanged (1 file)") || strings.Contains(e, "into") {
 		t.Fatalf("second fit on unchanged files did not reuse the store; stderr:\n%s", e)
 	}
 	if !mtime().Equal(before) {

@@ -31,7 +31,7 @@ func TestInspectModel(t *testing.T) {
 		t.Errorf("inspect --verify MODEL: exit %d, stderr %q, want exit 2 and %q", code, errOut, want)
 	}
 	code, _, errOut = runCLI("inspect", "testdata/ingest_noheader.tsv")
-	if want := "falkon-ooc inspect: model file testdata/ingest_noheader.tsv: "; code != 1 || !strings.HasPrefix(errOut, want) {
+	if want := "falkon-ooc inspect: testdata/ingest_noheader.tsv is a TSV file, not a model (models are files written by `falkon-ooc fit` or `tune`); inspect reads stores and models: ingest it first"; code != 1 || !strings.HasPrefix(errOut, want) {
 		t.Errorf("inspect on a file that is no model: exit %d, stderr %q, want exit 1 and %q", code, errOut, want)
 	}
 }
