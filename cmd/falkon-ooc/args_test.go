@@ -167,3 +167,13 @@ func TestFlagSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrorOneLine: a flag error stays on one line whatever the
+// flag's name holds.
+func TestFlagErrorOneLine(t *testing.T) {
+	code, _, errOut := runCLI("fit", "--bad\nname")
+	want := "falkon-ooc fit: unknown flag --bad\\nname\nrun 'falkon-ooc fit --help' for usage\n"
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, want)
+	}
+}

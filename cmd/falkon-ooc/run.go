@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			usage()
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, flagMessage(err, fs))
+		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(flagMessage(err, fs)))
 		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
 		return exitUsage
 	}
