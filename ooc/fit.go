@@ -704,22 +704,6 @@ func stoppingMetric(t Task, m *Metrics) float64 {
 // improving (Config.Patience); solveCG turns it into StatusPatience.
 var errPatience = errors.New("patience")
 
-// solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance,
-// or cfg.Patience) and returns what it did. After each iteration it
-// validates (when opts.Validation is set, every opts.ValEvery iterations
-// and after the last) with validate, calls best when that validation is
-// the best so far (by the task's selection metric), then calls
-// checkpoint, then reports progress.
-func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
-	ps *patience, checkpoint func(context.Context, *cgState) error,
-	validate func(context.Context, *cgState) (*ValPoint, error),
-	best func(*cgState),
-	report func(Progress)) (Training, error) {
-	tr, err := solveCGOnce(ctx, op, st, cfg, task, opts, ph, ps, checkpoint, validate, best, report)
-	tr.BestIteration = ps.iter
-	return tr, err
-}
-
 // patience is the state of Config.Patience: the best validation metric
 // so far and its iteration (the model kept), the metric of the last
 // improvement by MinImprovement and the validations since then
@@ -732,7 +716,13 @@ type patience struct {
 	since  int
 }
 
-func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
+// solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance,
+// or cfg.Patience) and returns what it did. After each iteration it
+// validates (when opts.Validation is set, every opts.ValEvery iterations
+// and after the last) with validate, calls best when that validation is
+// the best so far (by stoppingMetric), then calls
+// checkpoint, then reports progress.
+func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
 	ps *patience, checkpoint func(context.Context, *cgState) error,
 	validate func(context.Context, *cgState) (*ValPoint, error),
 	best func(*cgState),
@@ -751,7 +741,7 @@ func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, 
 	}
 	if cfg.Patience > 0 && ps.iter > 0 && ps.since >= cfg.Patience {
 		// A resumed fit that had already stopped on patience.
-		return Training{Iterations: st.Iter, Status: StatusPatience}, nil
+		return Training{Iterations: st.Iter, Status: StatusPatience, BestIteration: ps.iter}, nil
 	}
 	ph.start("iteration", st.Iter+1)
 	after := func(st *cgState) error {
@@ -798,8 +788,7 @@ func solveCGOnce(ctx context.Context, op *fitOperator, st *cgState, cfg Config, 
 	if err != nil {
 		return Training{}, err
 	}
-	tr.Iterations = st.Iter
-	tr.Status = status
+	tr.Iterations, tr.Status, tr.BestIteration = st.Iter, status, ps.iter
 	if n := st.Iter - startIter; n > 0 {
 		tr.SecondsPerIteration = time.Since(iterStart).Seconds() / float64(n)
 	}

@@ -130,7 +130,7 @@ func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 }
 
 // config returns the FitTuned settings of the flags; cfg is fit's.
-func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool, valFraction float64) (ooc.TunedConfig, error) {
+func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool) (ooc.TunedConfig, error) {
 	cfg.MinImprovement = t.minImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: t.rows, Centers: t.centers, Handoff: ooc.HandoffRule(t.handoff)}
 	s := &tc.Search
@@ -164,9 +164,6 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool, valFraction fl
 	if t.ard {
 		s.ARD = &ooc.ARDConfig{Rows: t.ardRows, Steps: t.ardSteps}
 	}
-	if valFraction > 0 && tc.Rows > 0 {
-		tc.ValRows = max(int64(float64(tc.Rows)*valFraction/(1-valFraction)+0.5), 1000)
-	}
 	return tc, nil
 }
 
@@ -174,7 +171,7 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool, valFraction fl
 func runTuned(ctx context.Context, o *fitOpts, cfg ooc.Config, set map[string]bool, train stream.Source, run ooc.RunOptions,
 	pr *progress, dim int) (*ooc.Model, error) {
 	t := &o.tuneFit
-	tc, err := t.config(cfg, set, o.valFraction)
+	tc, err := t.config(cfg, set)
 	if err != nil {
 		return nil, err
 	}
