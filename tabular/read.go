@@ -128,6 +128,7 @@ type fileReader interface {
 	// and the bad values found, or 0 rows at the end of the file.
 	read(ctx context.Context, n int, cols [][]float64, bads []bad) (keep []arrow.Array, rows int, err error)
 	header() bool
+	rowsRead() int64 // rows returned so far
 	Close() error
 }
 
@@ -327,7 +328,7 @@ func (r *Reader) Next(ctx context.Context) bool {
 			r.cur = nil
 			continue
 		}
-		first := r.cur.(interface{ rowsRead() int64 }).rowsRead() - int64(n) + 1
+		first := r.cur.rowsRead() - int64(n) + 1
 		b.FirstRow = first
 		for j := range b.Cols {
 			b.Cols[j] = b.Cols[j][:n]

@@ -107,7 +107,7 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	if err != nil {
 		return "", err
 	}
-	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs; features %s", res.Rows, mb(res.BytesIn), res.Seconds, strings.Join(res.Features, ", ")), true)
+	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs; features %s", res.Rows, mb(res.BytesIn), res.Seconds, featureList(res.Features, res.Columns)), true)
 	if keyFile != "" {
 		if err := writeFileAtomic(keyFile, []byte(hash+"\n")); err != nil {
 			return "", err

@@ -41,13 +41,14 @@ a tab for .tsv and sniffed otherwise; column types come from the first
 1000 rows.
 
 Path elements key=value (Hive partitions, as in year=2024/part-0.parquet)
-become columns, numeric when every value is a number, else skipped. Among
-the default features, a constant column is dropped and one that looks
-like a row identifier (integer, all values distinct, and increasing,
-decreasing or named like id or *_id) is left out with a warning; name it
-in --features to keep it. The output lists what happened to every column.
-A string --target holds class labels: stored as codes 0, 1, … in sorted
-order of at most 100 labels, whose names the store keeps.
+become columns, numeric when every value is a number, else skipped; the
+report marks them "from folder names". Among the default features, a
+constant column is dropped and one that looks like a row identifier
+(integer, all values distinct, and increasing, decreasing or named like id
+or *_id) is left out with a warning; name it in --features to keep it. The
+output lists what happened to every column. A string --target holds class
+labels: stored as codes 0, 1, … in sorted order of at most 100 labels,
+whose names the store keeps.
 
 A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
 column and row (1-based within the file); --nulls drop skips such rows
@@ -216,7 +217,7 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 		fmt.Fprintf(w, " (%d rows with NULL, NaN or ±Inf dropped)", r.Dropped)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "features  %d: %s\n", len(r.Features), strings.Join(r.Features, ", "))
+	fmt.Fprintf(w, "features  %d: %s\n", len(r.Features), featureList(r.Features, r.Columns))
 	if len(r.Targets) > 0 {
 		fmt.Fprintf(w, "targets   %d: %s\n", len(r.Targets), strings.Join(r.Targets, ", "))
 	} else {
@@ -246,11 +247,34 @@ func printColumnReport(w io.Writer, cols []chunkstore.InputColumn, skippedOnly b
 		if skippedOnly && c.Role != chunkstore.RoleSkipped {
 			continue
 		}
-		rows = append(rows, []string{c.Name, c.Type, c.Role, c.Reason, c.Note})
+		role := c.Role
+		if c.FromPath {
+			role += " (" + fromFolders + ")"
+		}
+		rows = append(rows, []string{c.Name, c.Type, role, c.Reason, c.Note})
 	}
 	if len(rows) > 1 {
 		printTable(w, rows, 5)
 	}
+}
+
+// fromFolders marks a column whose values come from directory names (a
+// Hive partition key) in the column reports.
+const fromFolders = "from folder names"
+
+// featureList joins the feature names, marking those whose values come
+// from directory names (cols: the input column report).
+func featureList(features []string, cols []chunkstore.InputColumn) string {
+	q := make([]string, len(features))
+	for i, f := range features {
+		q[i] = f
+		for _, c := range cols {
+			if c.Name == f && c.FromPath {
+				q[i] = f + " (" + fromFolders + ")"
+			}
+		}
+	}
+	return strings.Join(q, ", ")
 }
 
 // mb formats a byte count in B, kB, MB or GB (powers of 10).

@@ -29,17 +29,20 @@ func init() {
 		Short: "apply a model to a store, Parquet or CSV files",
 		Usage: "--model MODEL [--out FILE.parquet|FILE.csv|-] [flags] INPUT…",
 		Long: `
-Predict applies a model made by 'falkon-ooc fit' to INPUT: one chunk store,
-or Parquet and CSV/TSV files (files, directories or globs), or '-' for
-standard input (CSV, or Parquet recognised by its magic bytes and spooled
-to a temporary file). Files are read once, batch by batch, and the
+Predict applies a model made by 'falkon-ooc fit' to INPUT: one chunk
+store, or Parquet and CSV/TSV files (files, directories or globs), or '-'
+for standard input (CSV, or Parquet recognised by its magic bytes and
+spooled to a temporary file). Files are read once, batch by batch, and the
 predictions written as they go: memory is bounded by a batch. Feature
-columns are matched by name, not position. When the input has the model's
-target column(s), the metrics are reported: MSE, RMSE and relative error
-for regression; error rate, accuracy, AUC (one-vs-rest macro average for
-multiclass), log-loss and expected calibration error (ECE, 15 equal-width
-bins of the top-class probability) for classification (rows whose target
-is NULL are predicted but not scored).
+columns are matched by name, not position; key=value folders (Hive
+partitions) are columns, read from the folder names as ingest reads them,
+so a model fitted on such a folder predicts it (--keep copies a key as
+text). When the input has the model's target column(s), the metrics are
+reported: MSE, RMSE and relative error for regression; error rate,
+accuracy, AUC (one-vs-rest macro average for multiclass), log-loss and
+expected calibration error (ECE, 15 equal-width bins of the top-class
+probability) for classification (rows whose target is NULL are predicted
+but not scored).
 
 --out writes one row per input row, in input order: the --keep columns
 (ids, keys: any type, copied unchanged), the prediction (named after the
