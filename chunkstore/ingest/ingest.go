@@ -158,9 +158,20 @@ type session struct {
 	// Nulls "mean": the first pass stores 0 for a bad feature value and
 	// marks its place with a 1 in a store of the same shape, mask; nulls
 	// counts them per feature. install fills them with the mean.
-	mask     *chunkstore.Writer
+	mask     sink        // the store of NULL places (DryRun: a counter)
 	maskCols [][]float64 // per feature: a batch of zeros, 1s set while appending
 	nulls    []int64
+}
+
+// sink takes the rows pump reads, in input order: a *chunkstore.Writer,
+// or a counter when nothing is written (DryRun).
+type sink interface {
+	Append(cols [][]float64) error
+}
+
+// labelNote is the column report's note on a string target with n labels.
+func labelNote(n int) string {
+	return fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", n, max(n-1, 0))
 }
 
 // batch is a block of rows of one file on its way to the store.
@@ -197,31 +208,77 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	return res, err
 }
 
-func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator, spooledOut *map[string]string) (*Result, error) {
-	start := time.Now()
-	if cfg.Out == "" {
-		return nil, errors.New("no output store given")
-	}
+// checkConfig checks cfg's fields that do not depend on the inputs and
+// sets the defaults of Nulls and NoHeader.
+func checkConfig(cfg *Config) error {
 	switch cfg.Nulls {
 	case "":
 		cfg.Nulls = "error"
 	case "error", "drop", "mean":
 	default:
-		return nil, fmt.Errorf("nulls must be \"error\", \"drop\" or \"mean\", not %q", cfg.Nulls)
+		return fmt.Errorf("nulls must be \"error\", \"drop\" or \"mean\", not %q", cfg.Nulls)
 	}
 	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 {
-		return nil, errors.New("chunk rows, workers and batch rows must not be negative")
+		return errors.New("chunk rows, workers and batch rows must not be negative")
 	}
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
 	}
-	if err := checkOut(cfg); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// newSession returns a session for cfg (checked by checkConfig).
+func newSession(cfg Config, mem memory.Allocator) *session {
 	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)
 	}
+	return s
+}
+
+// plan reads what ingest needs to know of the files at paths before
+// reading their rows (format, columns, types, Hive keys), chooses the
+// stored columns and builds the column report; named maps a spooled
+// pipe's temporary file to the name the user knows it by.
+func (s *session) plan(ctx context.Context, paths []string, named map[string]string) error {
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fi, err := s.inspect(p)
+		if err != nil {
+			return err
+		}
+		if name, ok := named[p]; ok {
+			fi.name = name
+		}
+		s.files = append(s.files, fi)
+	}
+	if err := s.unifyPartitions(); err != nil {
+		return err
+	}
+	if err := s.choose(); err != nil {
+		return err
+	}
+	s.batchRows = s.cfg.BatchRows
+	if s.batchRows == 0 {
+		s.batchRows = batchRowsFor(len(s.names))
+	}
+	return nil
+}
+
+func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator, spooledOut *map[string]string) (*Result, error) {
+	start := time.Now()
+	if cfg.Out == "" {
+		return nil, errors.New("no output store given")
+	}
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	if err := checkOut(cfg); err != nil {
+		return nil, err
+	}
+	s := newSession(cfg, mem)
 
 	inputs, spooled, err := spoolPipes(inputs, cfg.Out)
 	*spooledOut = spooled
@@ -237,28 +294,8 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fi, err := s.inspect(p)
-		if err != nil {
-			return nil, err
-		}
-		if name, ok := spooled[p]; ok {
-			fi.name = name
-		}
-		s.files = append(s.files, fi)
-	}
-	if err := s.unifyPartitions(); err != nil {
+	if err := s.plan(ctx, paths, spooled); err != nil {
 		return nil, err
-	}
-	if err := s.choose(); err != nil {
-		return nil, err
-	}
-	s.batchRows = cfg.BatchRows
-	if s.batchRows == 0 {
-		s.batchRows = batchRowsFor(len(s.names))
 	}
 
 	var feats, targs []chunkstore.ColumnSpec
@@ -317,12 +354,14 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		return nil, err
 	}
 	maskPath := tmp + ".nulls"
+	var mask *chunkstore.Writer
 	if cfg.Nulls == "mean" {
-		if err := s.createMask(maskPath, feats, opt); err != nil {
+		if mask, err = s.createMask(maskPath, feats, opt); err != nil {
 			return nil, errors.Join(err, w.Abort())
 		}
 	}
-	dropped, err := s.pump(ctx, w, total, start)
+	rs := newRowSink(w, s.nfeat, cfg.Nulls == "mean")
+	dropped, err := s.pump(ctx, rs, total, start)
 	if err == nil {
 		err = ctx.Err() // a cancellation that raced with the last batch
 	}
@@ -330,13 +369,13 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err == nil {
 		keep, err = s.decide()
 	}
-	if err == nil && s.mask != nil {
-		err = s.mask.Close()
-		s.mask = nil
+	if err == nil && mask != nil {
+		err = mask.Close()
+		mask = nil
 	}
 	if err != nil {
-		if s.mask != nil {
-			err = errors.Join(err, s.mask.Abort())
+		if mask != nil {
+			err = errors.Join(err, mask.Abort())
 		}
 		return nil, errors.Join(err, w.Abort())
 	}
@@ -352,14 +391,13 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		if err := w.SetLabels(s.names[j], labels); err != nil {
 			return nil, errors.Join(err, w.Abort())
 		}
-		r := &s.report[s.reportAt[j]]
-		r.Note = fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", len(labels), max(len(labels)-1, 0))
+		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
 	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	fill, err := s.fillValues(tmp, keep)
+	fill, err := s.fillValues(keep, rs.means)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +447,7 @@ func (s *session) inFlight() int {
 
 // pump reads the files, several at a time, and appends their batches to w
 // in input order. It returns the number of rows dropped.
-func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, start time.Time) (int64, error) {
+func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time) (int64, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(rctx)

@@ -17,18 +17,24 @@ import (
 // and install's copy puts it where the mask says.
 
 // createMask starts the mask store at path, for the features feats.
-func (s *session) createMask(path string, feats []chunkstore.ColumnSpec, opt chunkstore.Options) error {
+func (s *session) createMask(path string, feats []chunkstore.ColumnSpec, opt chunkstore.Options) (*chunkstore.Writer, error) {
 	w, err := chunkstore.Create(path, feats, nil, chunkstore.Options{ChunkRows: opt.ChunkRows, Codec: opt.Codec, Workers: opt.Workers})
 	if err != nil {
-		return fmt.Errorf("create the store of NULL places: %w", err)
+		return nil, fmt.Errorf("create the store of NULL places: %w", err)
 	}
-	s.mask = w
+	s.countNulls(w)
+	return w, nil
+}
+
+// countNulls makes pump count the bad feature values and hand their
+// places to mask.
+func (s *session) countNulls(mask sink) {
+	s.mask = mask
 	s.nulls = make([]int64, s.nfeat)
 	s.maskCols = make([][]float64, s.nfeat)
 	for j := range s.maskCols {
 		s.maskCols[j] = make([]float64, s.batchRows)
 	}
-	return nil
 }
 
 // markBad applies Nulls "mean" to a batch: a row whose target is bad is
@@ -104,21 +110,23 @@ func (s *session) appendMask(b *batch) error {
 	return err
 }
 
+// meansFunc returns the row count and the mean of every feature of the
+// first pass (bad values as 0).
+type meansFunc func() (count int64, means []float64, err error)
+
 // fillValues returns, with Nulls "mean", the value of each kept feature
 // with bad values (indexed as s.names; NaN elsewhere): the mean of its
-// other values, from the first pass's statistics at tmp (where the bad
-// values are 0: mean × rows / (rows − bad)). It notes the count and the
-// value in the column report. nil: nothing to fill.
-func (s *session) fillValues(tmp string, keep []int) ([]float64, error) {
+// other values, from the statistics of the first pass (where the bad
+// values are 0: mean × rows / (rows − bad)). It notes the count and the value in
+// the column report. nil: nothing to fill.
+func (s *session) fillValues(keep []int, stats meansFunc) ([]float64, error) {
 	if s.filled(keep) == 0 {
 		return nil, nil
 	}
-	r, err := chunkstore.Open(tmp)
+	count, means, err := stats()
 	if err != nil {
-		return nil, fmt.Errorf("reopen the first pass's store: %w", err)
+		return nil, err
 	}
-	defer r.Close()
-	m := r.Manifest()
 	fill := make([]float64, len(s.names))
 	for j := range fill {
 		fill[j] = math.NaN()
@@ -127,11 +135,11 @@ func (s *session) fillValues(tmp string, keep []int) ([]float64, error) {
 		if j >= s.nfeat || s.nulls[j] == 0 {
 			continue
 		}
-		c, bad := m.Features[j], s.nulls[j]
-		if bad == c.Count {
+		bad := s.nulls[j]
+		if bad == count {
 			return nil, fmt.Errorf("column %q holds no value but NULL, NaN or ±Inf: --nulls mean has no mean to fill it with; leave it out with --exclude %s", clip(s.names[j]), clip(s.names[j]))
 		}
-		fill[j] = c.Mean * float64(c.Count) / float64(c.Count-bad)
+		fill[j] = means[j] * float64(count) / float64(count-bad)
 		rep := &s.report[s.reportAt[j]]
 		rep.Nulls = bad
 		rep.Note = fmt.Sprintf("%d NULL, NaN or ±Inf %s filled with the mean of the others, %s", bad, plural(bad, "value"), fmtNum(fill[j]))
