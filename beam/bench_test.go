@@ -23,7 +23,9 @@ import (
 // per job (submission, stages, the reduction, the result file).
 type noop struct{}
 
-func (noop) Add([]float64, []float64, []float64, int) error { return nil }
+func (noop) AddRows(_ []float64, _ int64, _, _ []float64, _ int, placed []float64) ([]float64, error) {
+	return placed, nil
+}
 
 func init() {
 	jobKinds["noop"] = func(job []byte) (int, bool, func() (adder, error), error) {
@@ -71,7 +73,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 	for _, parts := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("P=%d", parts), func(b *testing.B) {
 			job, _ := json.Marshal(benchM())
-			ps := passSpec{Runner: "prism", Store: store, Kind: "noop", Job: job, OutLen: benchM(), Parts: parts}
+			ps := passSpec{Runner: "prism", Store: store, Kind: "noop", Job: job, OutLen: benchM(), SumLen: benchM(), Parts: parts}
 			for b.Loop() {
 				ps.Out = uniqueName(b.TempDir(), "noop")
 				if _, _, err := runPass(context.Background(), ps); err != nil {
@@ -153,7 +155,7 @@ func BenchmarkShipped(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ps := passSpec{Runner: "prism", Store: "/data/x.store", Kind: kindFalkon, Job: js, OutLen: job.OutLen(), Parts: 16, Out: "/tmp/r.bin"}
+			ps := passSpec{Runner: "prism", Store: "/data/x.store", Kind: kindFalkon, Job: js, OutLen: job.OutLen(), SumLen: job.SumLen(), Parts: 16, Out: "/tmp/r.bin"}
 			edges, _, err := buildPass(ps).Build()
 			if err != nil {
 				b.Fatal(err)

@@ -23,7 +23,7 @@ func init() {
 		if _, err := j.NewWorker(); err != nil { // validates the job once
 			return 0, false, nil, err
 		}
-		return j.OutLen(), j.Kind == ooc.PassRHS, func() (adder, error) { return j.NewWorker() }, nil
+		return j.SumLen(), j.ReadsTargets(), func() (adder, error) { return j.NewWorker() }, nil
 	}
 }
 
@@ -67,7 +67,7 @@ type Options struct {
 
 // JobStats describes one pass job.
 type JobStats struct {
-	Kind    string  `json:"kind"`    // the pass: rhs or kernel
+	Kind    string  `json:"kind"`    // the pass: rhs, kernel, multi_rhs or multi
 	Attempt int     `json:"attempt"` // 1 for the first run
 	Seconds float64 `json:"seconds"` // wall time, submission to result read
 	// JobBytes is the size of the pass description (JSON): in the
@@ -76,7 +76,7 @@ type JobStats struct {
 	JobBytes int  `json:"job_bytes"`
 	JobFile  bool `json:"job_file"`
 	// PartBytes is what the ranges ship to the reduction in all: P parts
-	// of 16 + 8·OutLen bytes.
+	// of 16 + 8·SumLen bytes, and 8 bytes per value of the scored rows.
 	PartBytes int   `json:"part_bytes"`
 	Parts     int   `json:"parts"`
 	Rows      int64 `json:"rows"`
@@ -153,10 +153,7 @@ func (e *Executor) Close() error {
 func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob) ([]float64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
+	n := stream.Rows(src)
 	if n != e.r.Rows() || src.Dim() != e.r.Dim() {
 		return nil, fmt.Errorf("beam: the pass's source has %d rows × %d features, the store %s %d × %d: a Beam fit runs over a whole store",
 			n, src.Dim(), e.opts.Store, e.r.Rows(), e.r.Dim())
@@ -167,7 +164,7 @@ func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob
 	}
 	ps := passSpec{
 		Runner: e.opts.Runner, Store: e.opts.Store, StoreID: e.r.StoreID(), Kind: kindFalkon, Job: b,
-		OutLen: job.OutLen(), Parts: e.parts, Workers: e.opts.Workers,
+		OutLen: job.OutLen(), SumLen: job.SumLen(), Parts: e.parts, Workers: e.opts.Workers,
 	}
 	if len(b) > maxInlineJob {
 		ps.JobFile = uniqueName(e.opts.Temp, "job")
@@ -185,7 +182,7 @@ func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob
 		start := time.Now()
 		rows, v, err := runPass(ctx, ps)
 		st := JobStats{Kind: string(job.Kind), Attempt: attempt, Seconds: time.Since(start).Seconds(),
-			JobBytes: len(b), JobFile: ps.JobFile != "", PartBytes: e.parts * (16 + 8*ps.OutLen), Parts: e.parts, Rows: rows, Err: err}
+			JobBytes: len(b), JobFile: ps.JobFile != "", PartBytes: e.parts*(16+8*ps.SumLen) + 8*(ps.OutLen-ps.SumLen), Parts: e.parts, Rows: rows, Err: err}
 		if err == nil && rows != n {
 			err = fmt.Errorf("the job read %d rows, the store holds %d", rows, n)
 			st.Err = err
@@ -217,4 +214,20 @@ func Fit(ctx context.Context, cfg ooc.Config, run ooc.RunOptions, opts Options) 
 	defer e.Close()
 	run.Executor = e
 	return ooc.Fit(ctx, e.r, cfg, run)
+}
+
+// Tune searches σ × λ over the store at opts.Store with every pass over
+// the data run as a Beam job: ooc.Tune with this package's Executor
+// (the right-hand sides of every σ in one job, then one job per CG
+// iteration for every live candidate, which also scores the held-out
+// rows). run's Executor is replaced; run.Validation, when set, is read
+// locally (the workers read only the store).
+func Tune(ctx context.Context, tc ooc.TuneConfig, run ooc.RunOptions, opts Options) (*ooc.TuneResult, error) {
+	e, err := NewExecutor(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	run.Executor = e
+	return ooc.Tune(ctx, e.r, tc, run)
 }

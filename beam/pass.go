@@ -37,15 +37,17 @@ func init() {
 
 // adder computes one chunk's contribution to a pass's result.
 type adder interface {
-	// Add adds the contribution of rows rows (x: rows × d features, y:
-	// rows × k targets, both row-major; x may be changed) to dst.
-	Add(dst, x, y []float64, rows int) error
+	// AddRows adds the contribution of rows rows (x: rows × d features,
+	// y: rows × k targets, both row-major; first: the number of the
+	// chunk's first row in the store) to dst, the pass's sums, and
+	// appends its per-row values to placed, which it returns.
+	AddRows(dst []float64, first int64, x, y []float64, rows int, placed []float64) ([]float64, error)
 }
 
-// jobKind decodes a pass's serialised description on a worker: the length
-// of its result, whether it reads the targets, and a constructor of
-// per-goroutine adders.
-type jobKind func(job []byte) (outLen int, targets bool, newAdder func() (adder, error), err error)
+// jobKind decodes a pass's serialised description on a worker: the number
+// of its summed values, whether it reads the targets, and a constructor
+// of per-goroutine adders.
+type jobKind func(job []byte) (sumLen int, targets bool, newAdder func() (adder, error), err error)
 
 // jobKinds are the pass descriptions a worker understands, by name.
 var jobKinds = map[string]jobKind{}
@@ -103,7 +105,8 @@ func cachedStore(ctx context.Context, loc, id string) (*chunkstore.Reader, error
 }
 
 // rangeFn computes one chunk range's partial result: the sum, in chunk
-// order, of the contributions of its chunks. It emits (0, part) so that a
+// order, of the contributions of its chunks, followed by the per-row
+// values its chunks append, in chunk order. It emits (0, part) so that a
 // single GroupByKey brings every part to the reduction. A retried bundle
 // recomputes its part from nothing, so a part is never half-counted.
 type rangeFn struct {
@@ -116,7 +119,8 @@ type rangeFn struct {
 	Workers int    // goroutines per range; 0: GOMAXPROCS
 
 	r        *chunkstore.Reader
-	outLen   int
+	first    []int64 // the number of each chunk's first row
+	sumLen   int
 	targets  bool
 	newAdder func() (adder, error)
 }
@@ -134,7 +138,7 @@ func (f *rangeFn) Setup(ctx context.Context) error {
 		}
 	}
 	var err error
-	if f.outLen, f.targets, f.newAdder, err = kind(job); err != nil {
+	if f.sumLen, f.targets, f.newAdder, err = kind(job); err != nil {
 		return fmt.Errorf("falkon-ooc beam worker: %s pass: %w", f.Kind, err)
 	}
 	if f.r, err = cachedStore(ctx, f.Store, f.StoreID); err != nil {
@@ -143,6 +147,12 @@ func (f *rangeFn) Setup(ctx context.Context) error {
 	if f.StoreID != "" && f.r.StoreID() != f.StoreID {
 		return fmt.Errorf("falkon-ooc beam worker: store %s has id %s, the driver read %s (a different store at the same location?)",
 			f.Store, f.r.StoreID(), f.StoreID)
+	}
+	f.first = make([]int64, f.r.NumChunks())
+	var rows int64
+	for i := range f.first {
+		f.first[i] = rows
+		rows += int64(f.r.ChunkRows(i))
 	}
 	return nil
 }
@@ -154,25 +164,28 @@ func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []
 		}
 	}
 	lo, hi := rangeBounds(idx, f.Parts, f.r.NumChunks())
-	sum := make([]float64, f.outLen)
+	sum := make([]float64, f.sumLen) // then the chunks' per-row values
 	var rows int64
-	err := stream.Run(ctx, rangeSource{f.r, lo, hi}, stream.Options{Workers: f.Workers}, stream.Job[[]float64]{
+	type part struct{ sum, placed []float64 }
+	err := stream.Run(ctx, rangeSource{f.r, lo, hi}, stream.Options{Workers: f.Workers}, stream.Job[*part]{
 		Targets:    f.targets,
-		NewPartial: func() []float64 { return make([]float64, f.outLen) },
-		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
+		NewPartial: func() *part { return &part{sum: make([]float64, f.sumLen)} },
+		NewWorker: func() func(context.Context, stream.Chunk, *part) error {
 			a, err := f.newAdder()
-			return func(_ context.Context, c stream.Chunk, p []float64) error {
+			return func(_ context.Context, c stream.Chunk, p *part) error {
 				if err != nil {
 					return err
 				}
-				clear(p)
-				return a.Add(p, c.X, c.Y, c.Rows)
+				clear(p.sum)
+				p.placed, err = a.AddRows(p.sum, f.first[lo+c.Index], c.X, c.Y, c.Rows, p.placed[:0])
+				return err
 			}
 		},
-		Reduce: func(chunk int, p []float64) error {
-			for i, v := range p {
+		Reduce: func(chunk int, p *part) error {
+			for i, v := range p.sum {
 				sum[i] += v
 			}
+			sum = append(sum, p.placed...)
 			rows += int64(f.r.ChunkRows(lo + chunk))
 			return nil
 		},
@@ -185,7 +198,8 @@ func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []
 }
 
 // A part on the wire: range index (uint64), rows (uint64), then the
-// float64 values, little-endian.
+// float64 values (the sums, then the range's per-row values),
+// little-endian.
 func encodePart(idx int, rows int64, v []float64) []byte {
 	b := make([]byte, 16+8*len(v))
 	binary.LittleEndian.PutUint64(b, uint64(idx))
@@ -196,21 +210,24 @@ func encodePart(idx int, rows int64, v []float64) []byte {
 	return b
 }
 
-// reduceFn sums the parts in range order and writes the result to Out.
-// A part delivered twice (which Beam's exactly-once output commit rules
-// out) is checked to be bit-identical to the first and counted once.
+// reduceFn sums the parts' first SumLen values in range order, follows
+// them with the parts' per-row values in range order, and writes the
+// result (OutLen values) to Out. A part delivered twice (which Beam's
+// exactly-once output commit rules out) is checked to be bit-identical
+// to the first and counted once.
 type reduceFn struct {
 	Out    string // file (path or URL) for the result
 	Parts  int
 	OutLen int
+	SumLen int
 }
 
 func (f *reduceFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte) bool) error {
 	got := make([][]byte, f.Parts)
 	var b []byte
 	for parts(&b) {
-		if len(b) != 16+8*f.OutLen {
-			return fmt.Errorf("falkon-ooc beam reduce: a part of %d bytes, want %d", len(b), 16+8*f.OutLen)
+		if len(b) < 16+8*f.SumLen || len(b) > 16+8*f.OutLen || len(b)%8 != 0 {
+			return fmt.Errorf("falkon-ooc beam reduce: a part of %d bytes, want %d to %d", len(b), 16+8*f.SumLen, 16+8*f.OutLen)
 		}
 		idx := binary.LittleEndian.Uint64(b)
 		if idx >= uint64(f.Parts) {
@@ -224,18 +241,27 @@ func (f *reduceFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte
 		}
 		got[idx] = b
 	}
-	sum := make([]float64, f.OutLen)
+	out := make([]float64, f.SumLen, f.OutLen)
 	var rows int64
 	for i, p := range got {
 		if p == nil {
 			return fmt.Errorf("falkon-ooc beam reduce: no part for range %d of %d", i, f.Parts)
 		}
 		rows += int64(binary.LittleEndian.Uint64(p[8:]))
-		for j := range sum {
-			sum[j] += math.Float64frombits(binary.LittleEndian.Uint64(p[16+8*j:]))
+		for j := range f.SumLen {
+			out[j] += math.Float64frombits(binary.LittleEndian.Uint64(p[16+8*j:]))
+		}
+		for o := 16 + 8*f.SumLen; o < len(p); o += 8 {
+			if len(out) == f.OutLen {
+				return fmt.Errorf("falkon-ooc beam reduce: the ranges give more than %d values", f.OutLen)
+			}
+			out = append(out, math.Float64frombits(binary.LittleEndian.Uint64(p[o:])))
 		}
 	}
-	return writeResult(ctx, f.Out, rows, sum)
+	if len(out) != f.OutLen {
+		return fmt.Errorf("falkon-ooc beam reduce: the ranges give %d values, want %d", len(out), f.OutLen)
+	}
+	return writeResult(ctx, f.Out, rows, out)
 }
 
 // The result file: "FKBR", version 1 (uint32), rows (uint64), count
@@ -345,6 +371,7 @@ type passSpec struct {
 	Job     []byte
 	JobFile string // where Job is, when it is too large to inline
 	OutLen  int
+	SumLen  int
 	Parts   int
 	Workers int
 	Out     string // result file of this attempt
@@ -377,7 +404,7 @@ func buildPass(ps passSpec) *sdk.Pipeline {
 		fn.Job, fn.JobFile = nil, ps.JobFile
 	}
 	parts := sdk.ParDo(s, fn, ranges)
-	sdk.ParDo0(s, &reduceFn{Out: ps.Out, Parts: ps.Parts, OutLen: ps.OutLen}, sdk.GroupByKey(s, parts))
+	sdk.ParDo0(s, &reduceFn{Out: ps.Out, Parts: ps.Parts, OutLen: ps.OutLen, SumLen: ps.SumLen}, sdk.GroupByKey(s, parts))
 	return p
 }
 

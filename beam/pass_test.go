@@ -21,7 +21,7 @@ import (
 // the row count, in one vector.
 type colSum struct{ D, K int }
 
-func (c colSum) Add(dst, x, y []float64, rows int) error {
+func (c colSum) AddRows(dst []float64, _ int64, x, y []float64, rows int, placed []float64) ([]float64, error) {
 	for r := range rows {
 		for j := range c.D {
 			dst[j] += x[r*c.D+j]
@@ -31,7 +31,7 @@ func (c colSum) Add(dst, x, y []float64, rows int) error {
 		}
 	}
 	dst[c.D+c.K] += float64(rows)
-	return nil
+	return placed, nil
 }
 
 func init() {
@@ -84,7 +84,7 @@ func colSumPass(t *testing.T, store string, d, parts int) (int64, []float64, err
 	t.Helper()
 	job, _ := json.Marshal(colSum{D: d, K: 1})
 	return runPass(context.Background(), passSpec{
-		Runner: "prism", Store: store, Kind: "colsum", Job: job, OutLen: d + 2, Parts: parts,
+		Runner: "prism", Store: store, Kind: "colsum", Job: job, OutLen: d + 2, SumLen: d + 2, Parts: parts,
 		Out: uniqueName(t.TempDir(), "colsum"),
 	})
 }

@@ -23,6 +23,13 @@ type InputColumn struct {
 	// Note explains Reason, or anything worth knowing about a kept column,
 	// in a sentence for people.
 	Note string `json:"note,omitempty"`
+	// FromPath says that the column's values come from the input files'
+	// directory names (a Hive partition key, as region=3/), not from the
+	// files themselves.
+	FromPath bool `json:"from_path,omitempty"`
+	// Nulls counts the feature's values that were NULL, NaN or ±Inf and
+	// were filled with the mean of the others (ingest --nulls mean).
+	Nulls int64 `json:"nulls,omitempty"`
 }
 
 // Roles of an InputColumn.

@@ -194,9 +194,11 @@ type RunOptions struct {
 	// ValEvery is how often to evaluate Validation. 0 means every
 	// iteration.
 	ValEvery int
-	// Executor runs the right-hand-side pass and the CG passes. nil
-	// means the local pipeline (stream.Run on Workers goroutines). The
-	// sampling pass and validation always run locally.
+	// Executor runs the right-hand-side pass and the CG passes (of Fit,
+	// and of Tune, whose passes over the training source also score its
+	// held-out rows). nil means the local pipeline (stream.Run on Workers
+	// goroutines). The sampling pass and a validation source's passes
+	// always run locally.
 	Executor Executor
 }
 

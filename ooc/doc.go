@@ -35,8 +35,11 @@
 // kernel blocks K(X_b, C) on the fly (package kernel): K_nM is never
 // stored. Those passes go through an Executor: nil means the local
 // pipeline (LocalExecutor); a distributed one receives each pass as a
-// self-contained, JSON-serialisable PassJob and runs PassWorker.Add on
-// every chunk. The sampling pass and validation always run locally.
+// self-contained, JSON-serialisable PassJob and runs PassWorker.AddRows on
+// every chunk. The sampling pass and Fit's validation always run locally.
+// Tune's passes are PassJobs too (PassMultiRHS, PassMulti: every σ and
+// λ of the search in one pass, which also scores the held-out rows), so
+// the same executors run a search.
 //
 // Fit returns a complete, immutable Model, which predicts rows
 // (PredictTo), whole sources in chunk order (Predict), evaluates metrics

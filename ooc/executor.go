@@ -11,14 +11,19 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// Executor runs the data passes of a fit. nil in RunOptions means the
-// local pipeline (LocalExecutor: stream.Run with Workers goroutines).
+// Executor runs the data passes of a fit and of a search (Tune). nil in
+// RunOptions means the local pipeline (LocalExecutor: stream.Run with
+// Workers goroutines).
 type Executor interface {
-	// Pass returns the sum over every chunk of the training source of the
-	// job's per-chunk contribution (PassWorker.Add), reduced in chunk
-	// order: out = ((0 + c₀) + c₁) + …, of length job.OutLen(). An
-	// executor that reduces in another order gives a slightly different
-	// (equally valid) model.
+	// Pass returns, of length job.OutLen(), first the sum over every
+	// chunk of src of the job's per-chunk sums (PassWorker.AddRows),
+	// reduced in chunk order: ((0 + c₀) + c₁) + …, job.SumLen() values;
+	// then the per-row values the chunks append (the scores of the rows a
+	// PassMulti scores), concatenated in chunk order. A chunk's worker is
+	// told the number of its first row in src (rows counted from 0 over
+	// every chunk in order), which decides the rows a job holds out. An
+	// executor that reduces the sums in another order gives a slightly
+	// different (equally valid) model.
 	Pass(ctx context.Context, src stream.Source, job *PassJob) ([]float64, error)
 }
 
@@ -32,7 +37,44 @@ const (
 	PassRHS PassKind = "rhs"
 	// PassKernel computes, per chunk, K_bᵀ K_b U (M × K, row-major).
 	PassKernel PassKind = "kernel"
+	// PassMultiRHS is PassRHS for several kernels at once (Groups): per
+	// chunk, over its training rows (see Holdout), for each group g,
+	// K_gᵀ[Y 1] (M × (K+1)), in group order, then the K column sums of
+	// the encoded targets. Tune's right-hand side.
+	PassMultiRHS PassKind = "multi_rhs"
+	// PassMulti is PassKernel for several kernels and several right-hand
+	// sides at once, with validation scores in the same pass: per chunk,
+	// over its training rows, for each group g with U, K_gᵀ K_g U_g
+	// (M × Cols_g), in group order; and for each row it scores, one row
+	// of values appended after the sums: K_g(x, C) Alpha_g (Cols_g
+	// values) for each group with Alpha, in group order, then the row's
+	// target values as read (targetCols). A CG iteration of Tune for
+	// every live (σ, λ), which scores the held-out rows with the previous
+	// iterate.
+	PassMulti PassKind = "multi"
 )
+
+// PassGroup is one kernel of a PassMulti or PassMultiRHS job and its
+// right-hand sides. The kernel block K_g is between a chunk's rows,
+// standardised as the job says, and the job's centres.
+type PassGroup struct {
+	Kernel kernel.Kernel `json:"kernel"`
+	// Cols is the number of columns of U and Alpha (PassMulti).
+	Cols int `json:"cols,omitempty"`
+	// U is M × Cols, row-major: the training rows give K_gᵀ K_g U. nil:
+	// the group adds no sums (PassMulti).
+	U []float64 `json:"u,omitempty"`
+	// Alpha is M × Cols, row-major: the scored rows get K_g(x, C) Alpha.
+	// nil: the group scores nothing (PassMulti).
+	Alpha []float64 `json:"alpha,omitempty"`
+}
+
+// Holdout names the rows stream.Holdout(src, Fraction, Seed) holds out
+// (stream.HeldOutRows).
+type Holdout struct {
+	Fraction float64 `json:"fraction"`
+	Seed     uint64  `json:"seed"`
+}
 
 // PassJob describes one pass, self-contained and serialisable with
 // encoding/json (the round trip is exact), so that an executor can ship
@@ -64,22 +106,83 @@ type PassJob struct {
 	// non-finite values; nil: x0, x1, … and y0, y1, ….
 	Features []string `json:"features,omitempty"`
 	Targets  []string `json:"targets,omitempty"`
+	// Groups are the kernels of PassMulti and PassMultiRHS (Kernel is
+	// not read): one set of centres, one kernel block per group.
+	Groups []PassGroup `json:"groups,omitempty"`
+	// Holdout, for PassMulti and PassMultiRHS, splits each chunk: the
+	// rows it holds out are the scored rows, the others the training
+	// rows. nil: every row is both (a pass over a validation source has
+	// no U, so it trains nothing).
+	Holdout *Holdout `json:"holdout,omitempty"`
+	// ScoreRows is the number of rows of the source a PassMulti with an
+	// Alpha scores (the held-out rows, or every row without Holdout); 0
+	// when no group has Alpha.
+	ScoreRows int64 `json:"score_rows,omitempty"`
 
 	// centers, when set by Fit, are the prepared centres shared by the
 	// workers of the local pipeline, with the standardisation as their
 	// input map (kernel.Centers.WithInputMap); nil: each worker prepares
 	// its own.
 	centers *kernel.Centers
+	// groupCenters are the same for Groups (nil: each worker prepares its
+	// own).
+	groupCenters []*kernel.Centers
 }
 
-// OutLen returns the length of a pass's result: M·(K+1) + K for PassRHS,
-// M·K for PassKernel.
-func (j *PassJob) OutLen() int {
-	if j.Kind == PassRHS {
+// SumLen returns the number of summed values of a pass's result: M·(K+1)
+// + K for PassRHS, M·K for PassKernel, G·M·(K+1) + K for PassMultiRHS
+// with G groups, and Σ M·Cols over the groups with U for PassMulti.
+func (j *PassJob) SumLen() int {
+	switch j.Kind {
+	case PassRHS:
 		return j.M*(j.K+1) + j.K
+	case PassMultiRHS:
+		return len(j.Groups)*j.M*(j.K+1) + j.K
+	case PassMulti:
+		n := 0
+		for _, g := range j.Groups {
+			if g.U != nil {
+				n += j.M * g.Cols
+			}
+		}
+		return n
 	}
 	return j.M * j.K
 }
+
+// RowLen returns the number of values a PassMulti appends per scored
+// row: the Cols of every group with Alpha and the target columns; 0 when
+// no group has Alpha, and for the other kinds.
+func (j *PassJob) RowLen() int {
+	if j.Kind != PassMulti {
+		return 0
+	}
+	n := 0
+	for _, g := range j.Groups {
+		if g.Alpha != nil {
+			n += g.Cols
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return n + j.targetCols()
+}
+
+// OutLen returns the length of a pass's result: SumLen() + ScoreRows ·
+// RowLen().
+func (j *PassJob) OutLen() int {
+	return j.SumLen() + int(j.ScoreRows)*j.RowLen()
+}
+
+// readsTargets reports whether the pass reads the target columns.
+func (j *PassJob) readsTargets() bool {
+	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0
+}
+
+// ReadsTargets reports whether the pass reads the target columns (an
+// executor asks its source for them only then).
+func (j *PassJob) ReadsTargets() bool { return j.readsTargets() }
 
 // targetCols is the number of target columns PassRHS reads.
 func (j *PassJob) targetCols() int {
@@ -95,8 +198,9 @@ func (j *PassJob) validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("ooc: invalid pass job: "+format, a...)
 	}
+	multi := j.Kind == PassMulti || j.Kind == PassMultiRHS
 	switch {
-	case j.Kind != PassRHS && j.Kind != PassKernel:
+	case j.Kind != PassRHS && j.Kind != PassKernel && !multi:
 		return bad("unknown kind %q", j.Kind)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
 		return bad("shape M=%d D=%d K=%d", j.M, j.D, j.K)
@@ -118,10 +222,14 @@ func (j *PassJob) validate() error {
 			}
 		}
 	}
-	if err := j.Kernel.Validate(j.D); err != nil {
+	if multi {
+		if err := j.validateMulti(); err != nil {
+			return bad("%v", err)
+		}
+	} else if err := j.Kernel.Validate(j.D); err != nil {
 		return bad("%v", err)
 	}
-	if j.Kind == PassRHS {
+	if j.Kind != PassKernel {
 		switch j.Task {
 		case TaskRegression:
 		case TaskBinary:
@@ -145,6 +253,44 @@ func (j *PassJob) validate() error {
 	return nil
 }
 
+// validateMulti checks the groups, the hold-out and ScoreRows of a
+// PassMulti or PassMultiRHS job.
+func (j *PassJob) validateMulti() error {
+	const maxDim = 1 << 24
+	if len(j.Groups) == 0 || len(j.Groups) > maxDim {
+		return fmt.Errorf("%d groups", len(j.Groups))
+	}
+	for i, g := range j.Groups {
+		if err := g.Kernel.Validate(j.D); err != nil {
+			return fmt.Errorf("group %d: %v", i, err)
+		}
+		if j.Kind == PassMultiRHS {
+			if g.Cols != 0 || g.U != nil || g.Alpha != nil {
+				return fmt.Errorf("group %d of a %s pass has columns", i, j.Kind)
+			}
+			continue
+		}
+		if g.Cols < 1 || g.Cols > maxDim {
+			return fmt.Errorf("group %d has %d columns", i, g.Cols)
+		}
+		for _, a := range [][]float64{g.U, g.Alpha} {
+			if a != nil && len(a) != j.M*g.Cols {
+				return fmt.Errorf("group %d: %d values for M × Cols = %d × %d", i, len(a), j.M, g.Cols)
+			}
+		}
+	}
+	if h := j.Holdout; h != nil && !(h.Fraction > 0 && h.Fraction < 1) {
+		return fmt.Errorf("hold-out fraction %v", h.Fraction)
+	}
+	if j.ScoreRows < 0 || (j.RowLen() == 0) != (j.ScoreRows == 0) {
+		return fmt.Errorf("%d rows scored with %d values each", j.ScoreRows, j.RowLen())
+	}
+	if j.ScoreRows > 0 && j.ScoreRows*int64(j.RowLen()) > math.MaxInt32*int64(64) {
+		return fmt.Errorf("%d rows scored with %d values each: too many", j.ScoreRows, j.RowLen())
+	}
+	return nil
+}
+
 // NewWorker validates the job and returns a worker for one goroutine,
 // with its own prepared centres (O(M·D) memory) and scratch. The job
 // must not change while its workers are in use.
@@ -157,11 +303,16 @@ func (j *PassJob) NewWorker() (*PassWorker, error) {
 
 // newWorker is NewWorker on a validated job.
 func (j *PassJob) newWorker() *PassWorker {
-	c := j.centers
-	if c == nil {
-		c = kernel.NewCenters(j.Kernel, j.Centers, j.M, j.D, j.Precision).WithInputMap(j.Mean, j.InvStd)
+	w := &PassWorker{job: j, features: j.Features, targets: j.Targets}
+	if j.Kind == PassMulti || j.Kind == PassMultiRHS {
+		w.multi = j.newMulti()
+	} else {
+		w.c = j.centers
+		if w.c == nil {
+			w.c = kernel.NewCenters(j.Kernel, j.Centers, j.M, j.D, j.Precision).WithInputMap(j.Mean, j.InvStd)
+		}
+		w.ws = w.c.NewWorkspace()
 	}
-	w := &PassWorker{job: j, c: c, ws: c.NewWorkspace(), features: j.Features, targets: j.Targets}
 	if w.features == nil {
 		w.features = defaultNames("x", j.D)
 	}
@@ -187,9 +338,24 @@ type PassWorker struct {
 	ws                *kernel.Workspace
 	v                 []float64 // encoded targets, rows × (K+1)
 	features, targets []string
+	multi             *multiWorker // PassMulti and PassMultiRHS
 }
 
-// Add adds one chunk's contribution to dst (len job.OutLen()): x holds
+// AddRows adds one chunk's contribution to dst (len job.SumLen()) and
+// appends the values of the rows it scores (job.RowLen() each, PassMulti
+// only) to placed, which it returns. first is the number of the chunk's
+// first row in the source (rows counted from 0 over every chunk in
+// order): it decides which rows the job's Holdout holds out. x and y are
+// as for Add and are not modified. In steady state it allocates nothing
+// beyond placed's growth.
+func (w *PassWorker) AddRows(dst []float64, first int64, x, y []float64, rows int, placed []float64) ([]float64, error) {
+	if w.multi == nil {
+		return placed, w.Add(dst, x, y, rows)
+	}
+	return w.addMulti(dst, first, x, y, rows, placed)
+}
+
+// Add adds one chunk's contribution to dst (len job.SumLen()): x holds
 // rows × D raw features, row-major, and y (PassRHS only) the rows ×
 // target-column values. Neither is modified: the standardisation is the
 // kernel's input map, applied as each row is loaded into a kernel tile,
@@ -199,11 +365,15 @@ type PassWorker struct {
 // feature's before a target's. In steady state Add allocates nothing.
 func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	j := w.job
-	if len(dst) != j.OutLen() {
-		return fmt.Errorf("ooc: pass worker: len(dst) = %d, want %d", len(dst), j.OutLen())
+	if w.multi != nil {
+		if j.Holdout != nil || j.RowLen() > 0 {
+			return fmt.Errorf("ooc: pass worker: a %s pass that holds out or scores rows needs AddRows", j.Kind)
+		}
+		_, err := w.addMulti(dst, 0, x, y, rows, nil)
+		return err
 	}
-	if rows < 0 || len(x) != rows*j.D {
-		return fmt.Errorf("ooc: pass worker: len(x) = %d for %d rows of %d features", len(x), rows, j.D)
+	if err := w.checkShape(dst, x, nil, rows, false); err != nil {
+		return err
 	}
 	k := j.K
 	if j.Kind == PassKernel {
@@ -232,6 +402,22 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	}
 	w.c.KtKvAdd(w.ws, dst[:j.M*k1], x, rows, nil, w.v, k1)
 	return w.nonFinite(x)
+}
+
+// checkShape checks the lengths of AddRows's dst, x and, with checkY
+// when the pass reads targets, y.
+func (w *PassWorker) checkShape(dst, x, y []float64, rows int, checkY bool) error {
+	j := w.job
+	if len(dst) != j.SumLen() {
+		return fmt.Errorf("ooc: pass worker: len(dst) = %d, want %d", len(dst), j.SumLen())
+	}
+	if rows < 0 || len(x) != rows*j.D {
+		return fmt.Errorf("ooc: pass worker: len(x) = %d for %d rows of %d features", len(x), rows, j.D)
+	}
+	if kt := j.targetCols(); checkY && j.readsTargets() && len(y) != rows*kt {
+		return fmt.Errorf("ooc: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
+	}
+	return nil
 }
 
 // nonFinite returns the *stream.ValueError for the first non-finite row
@@ -293,23 +479,37 @@ func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int
 	if src.Dim() != job.D {
 		return nil, fmt.Errorf("ooc: pass: the source has %d features, the job %d", src.Dim(), job.D)
 	}
-	if job.Kind == PassRHS && src.NumTargets() != job.targetCols() {
+	if job.readsTargets() && src.NumTargets() != job.targetCols() {
 		return nil, fmt.Errorf("ooc: pass: the source has %d target columns, the job reads %d", src.NumTargets(), job.targetCols())
 	}
-	n := job.OutLen()
+	first := make([]int64, src.NumChunks())
+	var rows int64
+	for i := range first {
+		first[i] = rows
+		rows += int64(src.ChunkRows(i))
+	}
+	n, ns := job.OutLen(), job.SumLen()
 	out := make([]float64, n)
-	err := stream.Run(ctx, src, stream.Options{Workers: workers}, stream.Job[[]float64]{
-		Targets:    job.Kind == PassRHS,
-		NewPartial: func() []float64 { return make([]float64, n) },
-		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
+	at := ns // where the next chunk's row values go
+	type part struct{ sum, placed []float64 }
+	err := stream.Run(ctx, src, stream.Options{Workers: workers}, stream.Job[*part]{
+		Targets:    job.readsTargets(),
+		NewPartial: func() *part { return &part{sum: make([]float64, ns)} },
+		NewWorker: func() func(context.Context, stream.Chunk, *part) error {
 			w := job.newWorker()
-			return func(_ context.Context, c stream.Chunk, p []float64) error {
-				clear(p)
-				return w.Add(p, c.X, c.Y, c.Rows)
+			return func(_ context.Context, c stream.Chunk, p *part) error {
+				clear(p.sum)
+				var err error
+				p.placed, err = w.AddRows(p.sum, first[c.Index], c.X, c.Y, c.Rows, p.placed[:0])
+				return err
 			}
 		},
-		Reduce: func(chunk int, p []float64) error {
-			addTo(out, p)
+		Reduce: func(chunk int, p *part) error {
+			addTo(out[:ns], p.sum)
+			if len(p.placed) > n-at {
+				return fmt.Errorf("ooc: pass: the chunks score more than the job's %d rows", job.ScoreRows)
+			}
+			at += copy(out[at:], p.placed)
 			if onChunk != nil {
 				onChunk(chunk)
 			}
@@ -318,6 +518,9 @@ func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int
 	})
 	if err != nil {
 		return nil, err
+	}
+	if at != n {
+		return nil, fmt.Errorf("ooc: pass: the chunks scored %d rows, the job says %d", (at-ns)/max(job.RowLen(), 1), job.ScoreRows)
 	}
 	return out, nil
 }

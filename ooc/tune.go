@@ -384,22 +384,26 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 
 // tuner is the state of one Tune.
 type tuner struct {
-	tc     TuneConfig
-	plan   *FitPlan       // the fit on the training rows
-	cs     *centreSample  // its centres and statistics
-	enc    targetEncoding // its task
-	run    RunOptions     // workers only
-	start  time.Time
-	pass   stream.Source // the source the passes read (training and held-out rows)
-	held   [][]int32     // per chunk of pass, the held-out rows (nil: Validation source)
-	val    stream.Source // separate validation source, or nil
-	nval   int64
-	k      int
-	groups []*sigmaGroup
-	cands  []*tuneCand
-	ymean  []float64
-	st     *cgState
-	passes int
+	tc    TuneConfig
+	plan  *FitPlan       // the fit on the training rows
+	cs    *centreSample  // its centres and statistics
+	enc   targetEncoding // its task
+	run   RunOptions     // workers and executor only
+	start time.Time
+	pass  stream.Source // the source the passes read (training and held-out rows)
+	frac  float64       // the fraction of pass's rows held out (0: Validation source)
+	val   stream.Source // separate validation source, or nil
+	// passFn runs a pass over pass through RunOptions.Executor (or
+	// locally), valFn one over val locally.
+	passFn, valFn passFunc
+	yv, sc        []float64 // the validation rows' targets and one candidate's scores
+	nval          int64
+	k             int
+	groups        []*sigmaGroup
+	cands         []*tuneCand
+	ymean         []float64
+	st            *cgState
+	passes        int
 	// prepared counts the σ groups prepare has finished (read by
 	// waitPrepared on the caller's goroutine).
 	prepared atomic.Int64
@@ -435,7 +439,6 @@ type tuneCand struct {
 	alpha []float64 // M × k, B β of the current iterate, kept by α += a·Bp
 	best  []float64 // M × k (rows past the rank 0), β at the best iteration
 	ev    *Evaluator
-	sc    []float64 // validation scores of one chunk
 }
 
 // ValidateTune checks tc and opts as far as they can be checked without
@@ -513,14 +516,11 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		rest, held := stream.Holdout(src, frac, base.Seed)
 		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
-			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
 		}
 		train = rest
-		var err error
-		if t.held, err = holdoutRows(ctx, t.pass, frac, base.Seed); err != nil {
-			return nil, err
-		}
-		t.nval = rowsOf(held)
+		t.frac = frac
+		t.nval = stream.Rows(held)
 	} else {
 		var err error
 		if t.val, err = AlignLabels(src, t.val); err != nil {
@@ -530,9 +530,13 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 			return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
 		}
-		t.nval = rowsOf(t.val)
+		t.nval = stream.Rows(t.val)
 	}
-	t.run = RunOptions{Workers: opts.Workers}
+	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor}
+	t.passFn = passOver(t.pass, t.run)
+	if t.val != nil {
+		t.valFn = passOver(t.val, RunOptions{Workers: opts.Workers})
+	}
 	plan, err := Plan(train, base, t.run)
 	if err != nil {
 		return nil, err
@@ -577,6 +581,12 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
 	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
+	// The scores of the validation rows come back from each pass whole
+	// (every candidate's k columns and the targets per row), beside their
+	// targets and one candidate's scores.
+	scores := 8 * t.nval * int64(len(kernels)*len(lambdas)*k+2*plan.TargetColumns+k)
+	t.mem.Vectors += scores
+	t.mem.Total += scores
 	if tc.ARD != nil {
 		// The subsample's dense matrices (ardProblem): K_nM and K_vM
 		// (rows × centres), K_MM and H, scaled copies of the rows.
@@ -599,14 +609,6 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 			len(kernels)*len(lambdas), FormatBytes(t.mem.Precond), FormatBytes(tc.MaxMemory), fix)
 	}
 	return t, nil
-}
-
-func rowsOf(src stream.Source) int64 {
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
-	return n
 }
 
 func (t *tuner) progress(p TuneProgress) {
@@ -747,209 +749,91 @@ func (t *tuner) live() int {
 	return n
 }
 
-// passMode says what a pass computes.
-type passMode int
-
-const (
-	modeRHS      passMode = iota // K_σᵀ[Y 1] over the training rows
-	modeIterate                  // K_σᵀ K_σ u over the training rows, and validation
-	modeValidate                 // validation rows only
-)
-
-// tunePart is one chunk's contribution for all σ.
-type tunePart struct {
-	w      [][]float64 // per group: M × cols (cols = live λ · k, +1 in the RHS pass)
-	sum    []float64   // k: column sums of the encoded targets (RHS)
-	scores []float64   // validation rows × (live candidates · k)
-	y      []float64   // validation rows × kt
-	nval   int
+// passJob returns a pass of kind over the live σ groups (in group
+// order; groups lists them): every group's kernel on the shared centres,
+// the standardisation as the centres' input map, the hold-out of the
+// passes over the training source (nil for the validation source).
+func (t *tuner) passJob(kind PassKind, holdout *Holdout) (job *PassJob, groups []*sigmaGroup) {
+	plan, cs := t.plan, t.cs
+	job = &PassJob{
+		Kind: kind, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: t.k,
+		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd,
+		Task: t.enc.task, Classes: t.enc.classes, Features: plan.Features, Targets: plan.Targets,
+		Holdout: holdout,
+	}
+	if t.enc.task != TaskRegression {
+		job.Targets = plan.Targets[:1]
+	}
+	for _, g := range t.groups {
+		if len(g.live) == 0 {
+			continue
+		}
+		groups = append(groups, g)
+		job.Groups = append(job.Groups, PassGroup{Kernel: g.kern})
+		job.groupCenters = append(job.groupCenters, g.cfit)
+	}
+	return job, groups
 }
 
-// runPass makes one pass over src in the given mode. held gives each
-// chunk's held-out rows (nil: every row of src is a training row, or with
-// allVal a validation row).
-func (t *tuner) runPass(ctx context.Context, src stream.Source, mode passMode, held [][]int32, allVal bool,
-	iter int, reduce func(p *tunePart, nrows int)) error {
-	plan := t.plan
-	m, k, kt := t.cs.m, t.k, plan.TargetColumns
-	doTrain := mode != modeValidate
-	doVal := (held != nil || allVal) && mode != modeRHS
-	if mode == modeIterate && iter == 0 {
-		doVal = false // β = 0: nothing to validate
+// trainHoldout is the hold-out of the passes over the training source:
+// nil when the validation rows are a source of their own.
+func (t *tuner) trainHoldout() *Holdout {
+	if t.val != nil {
+		return nil
 	}
-	// Live candidates, in order; their columns in the scores.
-	var live []*tuneCand
-	for _, g := range t.groups {
-		for _, c := range g.live {
-			live = append(live, c)
-		}
+	return &Holdout{Fraction: t.frac, Seed: t.plan.Config.Seed}
+}
+
+// passReport returns the progress report of a pass in stage at iteration
+// shown, with live candidates.
+func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, rows int64) {
+	return func(done, chunks int, rows int64) {
+		t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: t.plan.Config.Iterations,
+			Chunk: done, Chunks: chunks, Rows: rows}, Live: live})
 	}
-	if doVal && len(live) == 0 {
-		doVal = false
-	}
-	cols := func(g *sigmaGroup) int {
-		if mode == modeRHS {
-			return k + 1
-		}
-		return len(g.live) * k
-	}
-	lk := len(live) * k
-	chunks := src.NumChunks()
-	done := 0
-	var rows int64
-	return stream.Run(ctx, src, stream.Options{Workers: t.run.Workers}, stream.Job[*tunePart]{
-		Targets: mode == modeRHS || doVal,
-		NewPartial: func() *tunePart {
-			p := &tunePart{w: make([][]float64, len(t.groups)), sum: make([]float64, k)}
-			for i, g := range t.groups {
-				if len(g.live) > 0 && doTrain {
-					p.w[i] = make([]float64, m*cols(g))
-				}
-			}
-			return p
-		},
-		NewWorker: func() func(context.Context, stream.Chunk, *tunePart) error {
-			ws := make([]*kernel.Workspace, len(t.groups))
-			for i, g := range t.groups {
-				if g.cfit != nil && len(g.live) > 0 {
-					ws[i] = g.cfit.NewWorkspace()
-				}
-			}
-			var xv, v, out []float64
-			return func(_ context.Context, c stream.Chunk, p *tunePart) error {
-				// The standardisation is the centres' input map: the
-				// chunk is read, not rewritten.
-				if err := stream.CheckFinite(c.X, plan.Features); err != nil {
-					return err
-				}
-				// Split the chunk: training rows compacted to the front of
-				// c.X and c.Y, validation rows into xv and p.y.
-				ntr, nv := c.Rows, 0
-				var h []int32
-				if held != nil {
-					h = held[c.Index]
-				}
-				d := plan.D
-				if allVal {
-					ntr, nv = 0, c.Rows
-					if doVal {
-						xv = append(xv[:0], c.X...)
-						p.y = append(p.y[:0], c.Y...)
-					}
-				} else if len(h) > 0 {
-					xv, p.y = xv[:0], p.y[:0]
-					ntr = 0
-					hi := 0
-					for r := range c.Rows {
-						if hi < len(h) && int(h[hi]) == r {
-							hi++
-							if doVal {
-								xv = append(xv, c.X[r*d:(r+1)*d]...)
-								if c.Y != nil {
-									p.y = append(p.y, c.Y[r*kt:(r+1)*kt]...)
-								}
-							}
-							continue
-						}
-						if ntr != r {
-							copy(c.X[ntr*d:(ntr+1)*d], c.X[r*d:(r+1)*d])
-							if c.Y != nil {
-								copy(c.Y[ntr*kt:(ntr+1)*kt], c.Y[r*kt:(r+1)*kt])
-							}
-						}
-						ntr++
-					}
-					nv = len(h)
-				}
-				p.nval = 0
-				if doTrain {
-					if mode == modeRHS {
-						v = slices.Grow(v[:0], ntr*(k+1))[:ntr*(k+1)]
-						if err := t.enc.encode(c.Y, ntr, kt, v, k+1, plan.Targets); err != nil {
-							return err
-						}
-						clear(p.sum)
-						for r := range ntr {
-							for j := range k {
-								p.sum[j] += v[r*(k+1)+j]
-							}
-						}
-					}
-					for i, g := range t.groups {
-						if p.w[i] == nil {
-							continue
-						}
-						clear(p.w[i])
-						if mode == modeRHS {
-							g.cfit.KtKvAdd(ws[i], p.w[i], c.X, ntr, nil, v, k+1)
-						} else {
-							g.cfit.KtKvAdd(ws[i], p.w[i], c.X, ntr, g.u, nil, cols(g))
-						}
-					}
-				}
-				if doVal && nv > 0 {
-					p.nval = nv
-					p.scores = slices.Grow(p.scores[:0], nv*lk)[:nv*lk]
-					off := 0
-					for i, g := range t.groups {
-						if len(g.live) == 0 {
-							continue
-						}
-						gk := len(g.live) * k
-						out = slices.Grow(out[:0], nv*gk)[:nv*gk]
-						g.cfit.KvTo(ws[i], out, xv, nv, g.alpha, gk)
-						for r := range nv {
-							copy(p.scores[r*lk+off:r*lk+off+gk], out[r*gk:(r+1)*gk])
-						}
-						off += gk
-					}
-				}
-				return nil
-			}
-		},
-		Reduce: func(chunk int, p *tunePart) error {
-			reduce(p, src.ChunkRows(chunk))
-			rows += int64(src.ChunkRows(chunk))
-			done++
-			stage, shown := StageIterate, iter+1
-			switch mode {
-			case modeRHS:
-				stage, shown = StageRHS, 0
-			case modeValidate:
-				stage, shown = StageValidate, iter
-			}
-			t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: plan.Config.Iterations,
-				Chunk: done, Chunks: chunks, Rows: rows}, Live: len(live)})
-			return nil
-		},
-	})
 }
 
 // rhsPass makes the pass for every σ's right-hand side, K_nMᵀ [Y 1]
 // per group and the target sums (b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's
-// rhs, follows in rhs). It needs the groups' kernels only.
+// rhs, follows in rhs): one PassMultiRHS through the executor. It needs
+// the groups' kernels only.
 func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
-	ws = make([][]float64, len(t.groups))
-	for i, g := range t.groups {
-		if len(g.live) > 0 {
-			ws[i] = make([]float64, m*(k+1))
-		}
-	}
-	sum = make([]float64, k)
-	err = t.runPass(ctx, t.pass, modeRHS, t.held, false, -1, func(p *tunePart, _ int) {
-		for i := range t.groups {
-			if ws[i] != nil {
-				addTo(ws[i], p.w[i])
-			}
-		}
-		addTo(sum, p.sum)
-	})
+	job, groups := t.passJob(PassMultiRHS, t.trainHoldout())
+	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, t.live()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
 	t.passes++
-	return ws, sum, nil
+	ws = make([][]float64, len(t.groups))
+	n := m * (k + 1)
+	for q, g := range groups {
+		ws[slices.Index(t.groups, g)] = out[q*n : (q+1)*n]
+	}
+	return ws, out[len(groups)*n:], nil
+}
+
+// scoreRows adds the scores of a pass's scored rows (vals: rows of
+// rowLen values, the live candidates' k columns each in the pass's
+// order, then the targets) to the live candidates' evaluators.
+func (t *tuner) scoreRows(vals []float64, rowLen int) {
+	if rowLen == 0 || len(vals) == 0 {
+		return
+	}
+	k, kt := t.k, t.plan.TargetColumns
+	n := len(vals) / rowLen
+	lk := rowLen - kt
+	t.yv = slices.Grow(t.yv[:0], n*kt)[:n*kt]
+	for r := range n {
+		copy(t.yv[r*kt:(r+1)*kt], vals[r*rowLen+lk:(r+1)*rowLen])
+	}
+	col := 0
+	for _, g := range t.groups {
+		for _, c := range g.live {
+			t.sc = c.addScores(vals, n, rowLen, col, k, t.ymean, t.yv, t.sc)
+			col += k
+		}
+	}
 }
 
 // rhs sets, from rhsPass's sums, the target means and b = Bᵀ K_nMᵀ
@@ -1092,26 +976,37 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
 		g.pre.SolveTTo(g.u[:m*gk], g.v[:g.pre.Rank()*gk], gk)
-		clear(g.w[:m*gk])
 	})
 	t.startEval(iter)
-	withVal := t.held != nil && iter > 0
-	err := t.runPass(ctx, t.pass, modeIterate, t.held, false, iter, func(p *tunePart, _ int) {
-		for i, g := range t.groups {
-			if p.w[i] != nil {
-				addTo(g.w[:len(p.w[i])], p.w[i])
-			}
-		}
+	// One PassMulti: K_σᵀ K_σ u for every live σ over the training rows
+	// and, after the first iteration, the held-out rows' scores by the
+	// current α (the previous iterate's validation) in the same pass.
+	withVal := t.val == nil && iter > 0
+	job, groups := t.passJob(PassMulti, t.trainHoldout())
+	for q, g := range groups {
+		gk := len(g.live) * k
+		job.Groups[q].Cols, job.Groups[q].U = gk, g.u[:m*gk]
 		if withVal {
-			t.addScores(p)
+			job.Groups[q].Alpha = g.alpha[:m*gk]
 		}
-	})
+	}
+	if withVal {
+		job.ScoreRows = t.nval
+	}
+	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()))
 	if err != nil {
 		return fmt.Errorf("CG pass: %w", err)
 	}
 	t.passes++
+	at := 0
+	for _, g := range groups {
+		n := m * len(g.live) * k
+		copy(g.w[:n], out[at:at+n])
+		at += n
+	}
+	t.scoreRows(out[at:], job.RowLen())
 	if t.val != nil && iter > 0 {
-		if err := op.validatePass(ctx, iter); err != nil {
+		if err := op.validatePass(ctx, iter, false); err != nil {
 			return err
 		}
 	}
@@ -1147,14 +1042,28 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	return nil
 }
 
-// validatePass scores the live candidates on the separate validation
-// source (iterates whose α is in place).
-func (op *tuneOperator) validatePass(ctx context.Context, iter int) error {
+// validatePass scores the live candidates by their α (in place) on the
+// validation rows: the separate validation source (locally: the
+// executor's passes read the training source) or, with final, the rows
+// held out of the training source.
+func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) error {
 	t := op.t
-	err := t.runPass(ctx, t.val, modeValidate, nil, true, iter, func(p *tunePart, _ int) { t.addScores(p) })
+	m, k := t.cs.m, t.k
+	pass, holdout := t.valFn, (*Holdout)(nil)
+	if t.val == nil {
+		pass, holdout = t.passFn, t.trainHoldout()
+	}
+	job, groups := t.passJob(PassMulti, holdout)
+	for q, g := range groups {
+		gk := len(g.live) * k
+		job.Groups[q].Cols, job.Groups[q].Alpha = gk, g.alpha[:m*gk]
+	}
+	job.ScoreRows = t.nval
+	out, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()))
 	if err != nil {
 		return fmt.Errorf("validation after iteration %d: %w", iter, err)
 	}
+	t.scoreRows(out, job.RowLen())
 	return nil
 }
 
@@ -1164,18 +1073,11 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 	iter := t.st.Iter
 	t.gatherLive(true)
 	t.startEval(iter)
-	var err error
-	if t.val != nil {
-		err = op.validatePass(ctx, iter)
-	} else {
-		err = t.runPass(ctx, t.pass, modeValidate, t.held, false, iter, func(p *tunePart, _ int) { t.addScores(p) })
-		if err != nil {
-			err = fmt.Errorf("validation after iteration %d: %w", iter, err)
-		}
-		t.passes++
-	}
-	if err != nil {
+	if err := op.validatePass(ctx, iter, true); err != nil {
 		return err
+	}
+	if t.val == nil {
+		t.passes++
 	}
 	t.endEval(iter, true)
 	return nil
@@ -1291,39 +1193,23 @@ func (t *tuner) startEval(iter int) {
 	}
 }
 
-// addScores adds a chunk's validation scores to the live candidates'
-// evaluators, in the column order of the pass.
-func (t *tuner) addScores(p *tunePart) {
-	if p.nval == 0 {
-		return
-	}
-	k := t.k
-	lk := len(p.scores) / p.nval
-	col := 0
-	for _, g := range t.groups {
-		for _, c := range g.live {
-			c.addScores(p, col, lk, k, t.ymean)
-			col += k
-		}
-	}
-}
-
-// addScores adds the candidate's columns [col, col+k) of a chunk's
-// validation scores (rows × lk, without the target mean) to its evaluator.
-func (c *tuneCand) addScores(p *tunePart, col, lk, k int, ymean []float64) {
-	n := p.nval
-	c.sc = slices.Grow(c.sc[:0], n*k)[:n*k]
-	sc := c.sc
+// addScores adds the candidate's columns [col, col+k) of the validation
+// scores (n rows of rowLen values, without the target mean) to its
+// evaluator, with the rows' targets y (n × target columns), and returns
+// sc, its scratch.
+func (c *tuneCand) addScores(vals []float64, n, rowLen, col, k int, ymean, y, sc []float64) []float64 {
+	sc = slices.Grow(sc[:0], n*k)[:n*k]
 	for r := range n {
 		for j := range k {
-			sc[r*k+j] = p.scores[r*lk+col+j] + ymean[j]
+			sc[r*k+j] = vals[r*rowLen+col+j] + ymean[j]
 		}
 	}
 	// Errors (a class not in the training data) cannot occur for rows
 	// already encoded in the RHS pass; a validation source may have them.
-	if err := c.ev.Add(sc, p.y, n); err != nil && c.Err == "" {
+	if err := c.ev.Add(sc, y, n); err != nil && c.Err == "" {
 		c.Err = "validation: " + err.Error()
 	}
+	return sc
 }
 
 // endEval records the validation point of every live candidate and
@@ -1440,52 +1326,4 @@ func (c *tuneCand) bestPoint() int {
 		}
 	}
 	return len(c.Validation) - 1
-}
-
-// holdoutRows returns, for each chunk of src, the rows (ascending) that
-// stream.Holdout(src, fraction, seed) holds out: the split is computed by
-// stream.Holdout itself, over a source whose only column is the row
-// number, so it cannot drift from the split Fit's callers use.
-func holdoutRows(ctx context.Context, src stream.Source, fraction float64, seed uint64) ([][]int32, error) {
-	idx := &rowNumbers{src: src, off: make([]int64, src.NumChunks()+1)}
-	for i := range src.NumChunks() {
-		idx.off[i+1] = idx.off[i] + int64(src.ChunkRows(i))
-	}
-	_, held := stream.Holdout(idx, fraction, seed)
-	out := make([][]int32, src.NumChunks())
-	var buf []float64
-	c := 0
-	for i := range held.NumChunks() {
-		rows := held.ChunkRows(i)
-		buf = slices.Grow(buf[:0], rows)[:rows]
-		if err := held.ReadChunk(ctx, i, buf, nil); err != nil {
-			return nil, err
-		}
-		for _, v := range buf {
-			g := int64(v)
-			for g >= idx.off[c+1] {
-				c++
-			}
-			out[c] = append(out[c], int32(g-idx.off[c]))
-		}
-	}
-	return out, nil
-}
-
-// rowNumbers is a Source of one column, the global row number, with the
-// chunking of src.
-type rowNumbers struct {
-	src stream.Source
-	off []int64
-}
-
-func (r *rowNumbers) NumChunks() int      { return r.src.NumChunks() }
-func (r *rowNumbers) Dim() int            { return 1 }
-func (r *rowNumbers) NumTargets() int     { return 0 }
-func (r *rowNumbers) ChunkRows(i int) int { return r.src.ChunkRows(i) }
-func (r *rowNumbers) ReadChunk(ctx context.Context, i int, x, _ []float64) error {
-	for j := range x {
-		x[j] = float64(r.off[i] + int64(j))
-	}
-	return ctx.Err()
 }

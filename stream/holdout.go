@@ -13,7 +13,7 @@ func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 	if !(fraction > 0 && fraction < 1) {
 		panic("stream: Holdout fraction must be in (0, 1)")
 	}
-	threshold := uint64(fraction * (1 << 53))
+	threshold := holdoutThreshold(fraction)
 	r := &filtered{forward: forward{src}, src: src}
 	h := &filtered{forward: forward{src}, src: src}
 	var row uint64
@@ -21,7 +21,7 @@ func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 		n := src.ChunkRows(c)
 		var keepR, keepH []int32
 		for i := range n {
-			if splitmix(seed^row)>>11 < threshold {
+			if isHeld(seed, row, threshold) {
 				keepH = append(keepH, int32(i))
 			} else {
 				keepR = append(keepR, int32(i))
@@ -37,6 +37,30 @@ func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 	}
 	return r, h
 }
+
+// HeldOutRows appends to dst the rows i in [0, n) of a chunk whose first
+// row is row first of its source (counting from 0 over every chunk, in
+// order) that Holdout(src, fraction, seed) puts in held, and returns dst:
+// the split of one chunk, computed without the others, so that a worker
+// that sees only some chunks splits them as Holdout does. It panics
+// unless 0 < fraction < 1.
+func HeldOutRows(dst []int32, first int64, n int, fraction float64, seed uint64) []int32 {
+	if !(fraction > 0 && fraction < 1) {
+		panic("stream: HeldOutRows fraction must be in (0, 1)")
+	}
+	threshold := holdoutThreshold(fraction)
+	for i := range n {
+		if isHeld(seed, uint64(first)+uint64(i), threshold) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
+
+func holdoutThreshold(fraction float64) uint64 { return uint64(fraction * (1 << 53)) }
+
+// isHeld reports whether row row goes to the held side.
+func isHeld(seed, row, threshold uint64) bool { return splitmix(seed^row)>>11 < threshold }
 
 func splitmix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15

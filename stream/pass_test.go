@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -262,5 +263,34 @@ func TestRunValueErrorLocation(t *testing.T) {
 				t.Fatalf("%v: want chunk %d, row %d", err, wantChunk, wantRow)
 			}
 		})
+	}
+}
+
+// HeldOutRows splits one chunk as Holdout splits the whole source.
+func TestHeldOutRows(t *testing.T) {
+	x, y := randData(1000, 1, 1, 11)
+	for i := range x {
+		x[i] = float64(i) // each row holds its row number
+	}
+	src := stream.NewMemSource(x, 1, y, 1, 64)
+	_, held := stream.Holdout(src, 0.3, 9)
+	var want []float64
+	for i := range held.NumChunks() {
+		r := held.ChunkRows(i)
+		cx, cy := make([]float64, r), make([]float64, r)
+		if err := held.ReadChunk(context.Background(), i, cx, cy); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, cx...)
+	}
+	var got []float64
+	for first := int64(0); first < 1000; first += 37 { // another chunking
+		n := int(min(37, 1000-first))
+		for _, r := range stream.HeldOutRows(nil, first, n, 0.3, 9) {
+			got = append(got, float64(first)+float64(r))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("HeldOutRows gives %d rows, Holdout %d (or other ones)", len(got), len(want))
 	}
 }

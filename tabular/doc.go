@@ -10,7 +10,11 @@
 // at a time, and carries the Options.Keep columns — of any type, strings
 // and timestamps too — along with them. A NULL, NaN or ±Inf in a numeric
 // column is an error naming the file, column and row, or the row is dropped
-// (Options.Nulls "drop") or the value set to 0 ("zero"). Optional columns
+// (Options.Nulls "drop") or the value set to 0 ("zero") or to the
+// column's Options.Fill value ("fill"). A column named
+// after a key=value folder of a file's path (a Hive partition key) is read
+// from the path, as chunkstore/ingest reads it (internal/table.Columns): a
+// numeric column is the key's number in every row, a kept one its text. Optional columns
 // (the targets of a model, when the input has them) are read when every
 // one is present and a bad value there is NaN, never an error.
 //

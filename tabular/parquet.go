@@ -77,7 +77,8 @@ func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size i
 		names = append(names, f.Name)
 		index[f.Name] = i
 	}
-	if err := r.choose(path, names); err != nil {
+	all, hive, err := r.fromPath(path, names)
+	if err != nil {
 		return nil, nil, err
 	}
 	get := func(name string) (*pqarrow.ColumnReader, error) {
@@ -88,6 +89,10 @@ func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size i
 		return cr, nil
 	}
 	for _, c := range r.columns() {
+		if !ownColumn(names, c) {
+			pf.num = append(pf.num, nil) // a key of the path, added by hive
+			continue
+		}
 		cr, err := get(c)
 		if err != nil {
 			return nil, nil, err
@@ -106,6 +111,13 @@ func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size i
 		}
 	}
 	for _, c := range r.opt.Keep {
+		if !ownColumn(names, c) {
+			pf.keep = append(pf.keep, nil) // a key of the path, added by hive
+			if len(r.keepType) < len(r.opt.Keep) {
+				r.keepType = append(r.keepType, arrow.BinaryTypes.String)
+			}
+			continue
+		}
 		cr, err := get(c)
 		if err != nil {
 			return nil, nil, err
@@ -116,7 +128,11 @@ func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size i
 		}
 	}
 	ok = true
-	return pf, names, nil
+	if hive != nil {
+		hive.fileReader = pf
+		return hive, all, nil
+	}
+	return pf, all, nil
 }
 
 func (p *parquetFile) header() bool    { return false }
@@ -145,6 +161,9 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 		}
 	}()
 	for j, cr := range p.num {
+		if cr == nil {
+			continue // a key of the path
+		}
 		cur = cr
 		chunked, err := cr.NextBatch(int64(want))
 		if err != nil {
@@ -173,6 +192,10 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 		chunked.Release()
 	}
 	for _, cr := range p.keep {
+		if cr == nil {
+			keep = append(keep, nil) // a key of the path
+			continue
+		}
 		cur = cr
 		chunked, err := cr.NextBatch(int64(want))
 		if err != nil {
@@ -198,7 +221,9 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 
 func (p *parquetFile) Close() error {
 	for _, cr := range append(p.num, p.keep...) {
-		cr.Release()
+		if cr != nil {
+			cr.Release()
+		}
 	}
 	p.num, p.keep = nil, nil
 	return p.rdr.Close()

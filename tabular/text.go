@@ -109,11 +109,12 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 			return nil, nil, err
 		}
 	}
-	if err := r.choose(path, names); err != nil {
+	all, hive, err := r.fromPath(path, names)
+	if err != nil {
 		return nil, nil, err
 	}
 	for j, c := range r.columns() {
-		t.num = append(t.num, slices.Index(names, c))
+		t.num = append(t.num, slices.Index(names, c)) // -1: a key of the path
 		if idx, ok := r.labels[c]; ok {
 			if t.labels == nil {
 				t.labels, t.known = map[int]map[string]int{}, map[int][]string{}
@@ -147,7 +148,7 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	}
 	t.kinds = make([]table.Kind, len(t.num))
 	for j, f := range t.num {
-		if _, ok := t.labels[j]; ok {
+		if _, ok := t.labels[j]; ok || f < 0 {
 			continue
 		}
 		t.kinds[j] = table.Infer(func(yield func(string) bool) {
@@ -164,13 +165,22 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 		}
 	}
 	for _, c := range r.opt.Keep {
-		t.keep = append(t.keep, slices.Index(names, c))
-		t.kbld = append(t.kbld, array.NewStringBuilder(r.mem))
+		f := slices.Index(names, c) // -1: a key of the path, added by hive
+		t.keep = append(t.keep, f)
+		var b *array.StringBuilder
+		if f >= 0 {
+			b = array.NewStringBuilder(r.mem)
+		}
+		t.kbld = append(t.kbld, b)
 		if len(r.keepType) < len(r.opt.Keep) {
 			r.keepType = append(r.keepType, arrow.BinaryTypes.String)
 		}
 	}
-	return t, names, nil
+	if hive != nil {
+		hive.fileReader = t
+		return hive, all, nil
+	}
+	return t, all, nil
 }
 
 func (t *textFile) header() bool    { return t.hdr }
@@ -205,6 +215,9 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 			}
 		}
 		for j, f := range t.num {
+			if f < 0 {
+				continue // from the path
+			}
 			if table.IsNull(rec[f]) {
 				cols[j][rows] = 0
 				bads[j].add(rows, "NULL")
@@ -228,7 +241,9 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 			}
 		}
 		for j, f := range t.keep {
-			t.kbld[j].Append(rec[f])
+			if f >= 0 {
+				t.kbld[j].Append(rec[f])
+			}
 		}
 		rows++
 		if rows%1024 == 0 {
@@ -243,7 +258,9 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 	}
 	keep := make([]arrow.Array, len(t.kbld))
 	for j, b := range t.kbld {
-		keep[j] = b.NewArray()
+		if b != nil {
+			keep[j] = b.NewArray()
+		}
 	}
 	return keep, rows, nil
 }
@@ -264,7 +281,9 @@ func textError(path string, err error) error {
 
 func (t *textFile) Close() error {
 	for _, b := range t.kbld {
-		b.Release()
+		if b != nil {
+			b.Release()
+		}
 	}
 	t.kbld = nil
 	if t.gz != nil {

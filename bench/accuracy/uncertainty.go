@@ -78,7 +78,7 @@ func tuneUncertainty(ctx context.Context, te *tuneEnv, name string, trs, tes str
 			rankErr = fmt.Sprintf("%.2g / %.2g", u.RankError, u.RankErrorMax)
 		}
 		fmt.Printf("| %s | %d | %d | σ %g, λ %.0e | %s | %d | %.2g | %.3g | %s | %.4f | %.3f / %.3f / %.3f | %.3f / %.3f | %.3f | %.3f | %.1f of %.1f |\n",
-			name, rowsOf(train), m.M(), pick.Kernel.Sigma, pick.Lambda, v.method, u.Rank, u.Lambda, u.EffectiveDim, rankErr, q.rmse,
+			name, stream.Rows(train), m.M(), pick.Kernel.Sigma, pick.Lambda, v.method, u.Rank, u.Lambda, u.EffectiveDim, rankErr, q.rmse,
 			q.cov[0], q.cov[1], q.cov[2], q.width90, q.constWidth90, q.nlpd, q.nlpdConst, u.Seconds, fitSecs)
 		if te.uncTiming {
 			uncTiming(ctx, te, name, m, tes)

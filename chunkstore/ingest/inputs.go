@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -210,27 +209,6 @@ func matchElems(pat, path []string) bool {
 		pat, path = pat[1:], path[1:]
 	}
 	return len(path) == 0
-}
-
-// hivePart is one key=value element of a file's directory path.
-type hivePart struct{ key, value string }
-
-// hiveParts returns the key=value elements of the directory part of path,
-// outermost first: the partition columns of a Hive-partitioned data set
-// (sales/year=2024/month=3/part-0.parquet: year and month).
-func hiveParts(path string) []hivePart {
-	var parts []hivePart
-	for _, e := range strings.Split(filepath.ToSlash(filepath.Dir(path)), "/") {
-		k, v, ok := strings.Cut(e, "=")
-		if !ok || k == "" || strings.Contains(v, "=") {
-			continue
-		}
-		if u, err := url.PathUnescape(v); err == nil {
-			v = u // Hive escapes special characters as %XX
-		}
-		parts = append(parts, hivePart{k, v})
-	}
-	return parts
 }
 
 // sniffFormat tells a Parquet file (magic "PAR1" at the start) from

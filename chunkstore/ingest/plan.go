@@ -2,14 +2,13 @@ package ingest
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -86,25 +85,22 @@ func (s *session) inspectFile(fi *fileInfo) error {
 	}
 	fi.name = path
 	fi.nreal = len(fi.names)
-	for _, p := range hiveParts(path) {
-		if slices.Contains(fi.names, p.key) {
-			return fmt.Errorf("%s: %q is both a column of the file and a partition key (%s=%s) in its path", path, clip(p.key), clip(p.key), clip(p.value))
-		}
-		fi.names = append(fi.names, p.key)
-		v, err := strconv.ParseFloat(strings.TrimSpace(p.value), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			fi.types = append(fi.types, partText)
-		} else {
+	all, keys, err := table.Columns(path, fi.names)
+	if err != nil {
+		return err
+	}
+	fi.names = all
+	for _, k := range keys {
+		if k.IsNumber {
 			fi.types = append(fi.types, partNumber)
+		} else {
+			fi.types = append(fi.types, partText)
 		}
-		fi.part = append(fi.part, v)
-		fi.partText = append(fi.partText, p.value)
+		fi.part = append(fi.part, k.Number)
+		fi.partText = append(fi.partText, k.Value)
 	}
 	fi.index = make(map[string]int, len(fi.names))
 	for i, n := range fi.names {
-		if _, dup := fi.index[n]; dup {
-			return fmt.Errorf("%s: column name %q appears twice", path, clip(n))
-		}
 		fi.index[n] = i
 	}
 	return nil
@@ -300,7 +296,7 @@ func (s *session) buildReport(excluded map[string]bool) {
 	s.report = s.report[:0]
 	for i, n := range first.names {
 		t := first.types[i]
-		r := chunkstore.InputColumn{Name: n, Type: t.desc}
+		r := chunkstore.InputColumn{Name: n, Type: t.desc, FromPath: t.part}
 		j, ok := chosen[n]
 		switch {
 		case ok && j < s.nfeat:

@@ -147,7 +147,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
-	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error or drop (the row)")
+	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
 }
@@ -358,10 +358,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if o.valFraction > 0 {
 		rest, held := stream.Holdout(r, o.valFraction, o.seed)
 		train, run.Validation = rest, held
-		n = 0
-		for i := range rest.NumChunks() {
-			n += int64(rest.ChunkRows(i))
-		}
+		n = stream.Rows(rest)
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {

@@ -13,7 +13,9 @@
 // delimiter, [CheckHead] refuses what is not line-delimited text,
 // [CheckNames] refuses unusable header names, [IsNull] knows the NULL
 // tokens, [Infer] a column's kind from a sample, and [ParseNumber],
-// [ParseBool] and [ParseDate] read its values.
+// [ParseBool] and [ParseDate] read its values. [Columns] lists a file's
+// columns: its own, then the Hive partition keys of its path
+// ([HiveKeys]), whose values come from the folder names.
 //
 // # Concurrency
 //
