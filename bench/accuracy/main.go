@@ -53,6 +53,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (runtime/pprof) of the whole run to this file")
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
 	uncTiming := flag.Bool("unc-timing", false, "with -tune-mode uncertainty: also time Predict with and without standard deviations")
+	uncVariants := flag.String("unc-variants", "precond:16,precond:32,precond:64,precond:256,exact:64,exact:256,precond:full,exact:full", "with -tune-mode uncertainty: METHOD:RANK list (full: rank M, only for M ≤ 3000)")
 	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin and fashion-mnist (bench/ACCURACY.md)")
 	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
 	classifyTest := flag.Int("classify-test", 20000, "with -classify: at most this many test rows")
@@ -94,7 +95,7 @@ func main() {
 		return
 	}
 	if *tune {
-		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps, uncTiming: *uncTiming,
+		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps, uncTiming: *uncTiming, uncVariants: *uncVariants,
 			sigmas:  []float64{0.5, 1, 2, 4, 8},
 			lambdas: []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3}}
 		if !tuneMain(ctx, te, want) {

@@ -29,8 +29,10 @@ type tuneEnv struct {
 	mode     string // grid, timing or ard
 	halving  int
 	reps     int
-	// uncTiming adds Predict's timing to -tune-mode uncertainty.
-	uncTiming bool
+	// uncTiming adds Predict's timing to -tune-mode uncertainty, and
+	// uncVariants lists its METHOD:RANK fits.
+	uncTiming   bool
+	uncVariants string
 }
 
 type tuneRow struct {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -44,9 +46,19 @@ func tuneUncertainty(ctx context.Context, te *tuneEnv, name string, trs, tes str
 		method ooc.UncertaintyMethod
 		rank   int
 	}
-	variants := []variant{{ooc.UncertaintyPrecond, 64}, {ooc.UncertaintyPrecond, 256}, {ooc.UncertaintyExact, 64}, {ooc.UncertaintyExact, 256}}
-	if te.m <= 3000 {
-		variants = append(variants, variant{ooc.UncertaintyPrecond, te.m}, variant{ooc.UncertaintyExact, te.m})
+	var variants []variant
+	for _, f := range strings.Split(te.uncVariants, ",") {
+		method, rank, _ := strings.Cut(strings.TrimSpace(f), ":")
+		r := te.m
+		if rank != "full" {
+			var err error
+			if r, err = strconv.Atoi(rank); err != nil {
+				return fmt.Errorf("-unc-variants: %q is not METHOD:RANK", f)
+			}
+		} else if te.m > 3000 {
+			continue // full rank: the eigendecomposition of an M × M matrix
+		}
+		variants = append(variants, variant{ooc.UncertaintyMethod(method), r})
 	}
 	for _, v := range variants {
 		c := pick
