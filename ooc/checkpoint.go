@@ -31,11 +31,14 @@ type Checkpoint struct {
 	M           int       `json:"centers"`
 	K           int       `json:"outputs"`
 	TargetMean  []float64 `json:"target_mean"`
-	Beta        []float64 `json:"-"`
-	R           []float64 `json:"-"`
-	P           []float64 `json:"-"`
-	RS          []float64 `json:"-"`
-	BN          []float64 `json:"-"`
+	// WeightSum is the sum of the row weights of a weighted fit (the n
+	// of λ·n), 0 for an unweighted one.
+	WeightSum float64   `json:"weight_sum,omitempty"`
+	Beta      []float64 `json:"-"`
+	R         []float64 `json:"-"`
+	P         []float64 `json:"-"`
+	RS        []float64 `json:"-"`
+	BN        []float64 `json:"-"`
 	// With Config.Patience: the best validated iteration so far, its
 	// metric, the metric of the last improvement by MinImprovement and
 	// the validations since, and the best iteration's β (M × k). Absent from
@@ -166,6 +169,9 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
 			h.Write(buf[:])
 		}
+	}
+	if plan.Weight != "" {
+		w(plan.Weight) // a weighted fit never resumes an unweighted one
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

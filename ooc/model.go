@@ -197,9 +197,13 @@ func invStdOf(std []float64) []float64 {
 
 // Training records how a model was fitted.
 type Training struct {
-	N          int64  `json:"n"`
-	Iterations int    `json:"iterations"`
-	Status     Status `json:"status"`
+	N int64 `json:"n"`
+	// Weight names the column of row weights of a weighted fit and
+	// WeightSum is their sum, the n of λ·n (absent when unweighted).
+	Weight     string  `json:"weight,omitempty"`
+	WeightSum  float64 `json:"weight_sum,omitempty"`
+	Iterations int     `json:"iterations"`
+	Status     Status  `json:"status"`
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.

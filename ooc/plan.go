@@ -38,6 +38,11 @@ type FitPlan struct {
 	// Features and Targets are the column names (stream.ColumnsOf).
 	Features []string `json:"features"`
 	Targets  []string `json:"targets"`
+	// Weight names the source's column of row weights
+	// (stream.Weighter), or "" when every row weighs 1. With weights the
+	// fit minimises Σᵢ wᵢ (f(xᵢ) − yᵢ)² / Σᵢ wᵢ + λ‖f‖²: n in
+	// λ·n is the sum of the weights.
+	Weight string `json:"weight,omitempty"`
 	// Stats says whether the source supplied its feature statistics; if
 	// not (and standardisation is on), or if classes must be found, the
 	// sampling pass reads every chunk.
@@ -134,6 +139,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
 	p.Features, p.Targets = stream.ColumnsOf(src)
+	p.Weight = stream.WeightColumn(src)
 	if s, ok := src.(stream.Statser); ok {
 		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {
 			p.mean, p.std = mean, std
