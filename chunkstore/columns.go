@@ -27,6 +27,9 @@ type InputColumn struct {
 	// directory names (a Hive partition key, as region=3/), not from the
 	// files themselves.
 	FromPath bool `json:"from_path,omitempty"`
+	// Nulls counts the feature's values that were NULL, NaN or ±Inf and
+	// were filled with the mean of the others (ingest --nulls mean).
+	Nulls int64 `json:"nulls,omitempty"`
 }
 
 // Roles of an InputColumn.

@@ -10,7 +10,8 @@
 // at a time, and carries the Options.Keep columns — of any type, strings
 // and timestamps too — along with them. A NULL, NaN or ±Inf in a numeric
 // column is an error naming the file, column and row, or the row is dropped
-// (Options.Nulls "drop") or the value set to 0 ("zero"). A column named
+// (Options.Nulls "drop") or the value set to 0 ("zero") or to the
+// column's Options.Fill value ("fill"). A column named
 // after a key=value folder of a file's path (a Hive partition key) is read
 // from the path, as chunkstore/ingest reads it (internal/table.Columns): a
 // numeric column is the key's number in every row, a kept one its text. Optional columns

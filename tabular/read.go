@@ -36,8 +36,12 @@ type Options struct {
 	Labels map[string][]string
 	// Nulls says what a NULL, NaN or ±Inf in a Numeric column does:
 	// "error" (the default) stops with a *ValueError, "drop" leaves the
-	// row out, "zero" reads it as 0.
+	// row out, "zero" reads it as 0, "fill" reads it as the column's
+	// value in Fill.
 	Nulls string
+	// Fill holds, for Nulls "fill", one value per Numeric column (a
+	// model's training means, for instance).
+	Fill []float64
 	// NoHeader says that text inputs have no header row; their columns are
 	// c0, c1, … unless Names names them. Parquet files are not affected.
 	NoHeader bool
@@ -154,8 +158,12 @@ func Open(files []string, opt Options) (*Reader, error) {
 	case "":
 		opt.Nulls = "error"
 	case "error", "drop", "zero":
+	case "fill":
+		if len(opt.Fill) != len(opt.Numeric) {
+			return nil, fmt.Errorf("tabular: Nulls fill needs one Fill value per Numeric column: %d values for %d columns", len(opt.Fill), len(opt.Numeric))
+		}
 	default:
-		return nil, fmt.Errorf("tabular: Nulls must be error, drop or zero, not %q", opt.Nulls)
+		return nil, fmt.Errorf("tabular: Nulls must be error, drop, zero or fill, not %q", opt.Nulls)
 	}
 	if len(files) == 0 {
 		return nil, errors.New("tabular: no input files")
@@ -393,10 +401,14 @@ func (r *Reader) applyNulls(b *Batch, bads []bad, cols []string, header bool) er
 		return nil
 	}
 	switch r.opt.Nulls {
-	case "zero":
+	case "zero", "fill":
 		for j := range bads {
+			v := 0.0
+			if r.opt.Nulls == "fill" {
+				v = r.opt.Fill[j]
+			}
 			for _, i := range bads[j].rows {
-				b.Cols[j][i] = 0
+				b.Cols[j][i] = v
 			}
 		}
 		return nil

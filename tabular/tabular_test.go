@@ -119,7 +119,8 @@ func TestParquetRoundTrip(t *testing.T) {
 }
 
 // A NULL in a numeric column: an error naming file, column and row; or
-// the row dropped, kept columns too; or read as 0. In an optional column
+// the row dropped, kept columns too; or read as 0 or as the Fill value.
+// In an optional column
 // it is NaN (empty in CSV output is not written: NaN).
 func TestNulls(t *testing.T) {
 	file := fixtures + "duckdb_v1_gzip.parquet"
@@ -139,6 +140,15 @@ func TestNulls(t *testing.T) {
 	out, _, _, err = readAll(t, []string{file}, opt, tabular.CSV)
 	if err != nil || !strings.Contains(out, "\n5,0\n") {
 		t.Errorf("zero: %v\n%.200s", err, out)
+	}
+	opt.Nulls, opt.Fill = "fill", []float64{-2.5}
+	out, _, _, err = readAll(t, []string{file}, opt, tabular.CSV)
+	if err != nil || !strings.Contains(out, "\n5,-2.5\n") || !strings.Contains(out, "\n6,1.5\n") {
+		t.Errorf("fill: %v\n%.200s", err, out)
+	}
+	opt.Fill = nil
+	if _, err := tabular.Open([]string{file}, opt); err == nil || err.Error() != "tabular: Nulls fill needs one Fill value per Numeric column: 0 values for 1 columns" {
+		t.Errorf("fill without values: %v", err)
 	}
 	opt = tabular.Options{Numeric: []string{"id"}, Optional: []string{"nullable"}}
 	out, _, _, err = readAll(t, []string{file}, opt, tabular.CSV)

@@ -42,7 +42,10 @@ type Config struct {
 	// NULL, NaN or ±Inf one follows Nulls). "": no weights.
 	Weight string `json:"weight,omitempty"`
 	// Nulls says what a NULL, NaN or ±Inf in a chosen column does: "error"
-	// (the default) stops with a *ValueError, "drop" skips the row.
+	// (the default) stops with a *ValueError, "drop" skips the row, "mean"
+	// stores in a feature the mean of the column's other values (computed
+	// over the rows stored; InputColumn.Nulls counts the values filled) and
+	// skips a row whose target is bad, as "drop" does.
 	Nulls string `json:"nulls"`
 	// ChunkRows is the number of rows per stored chunk. 0: chunkstore's
 	// default, fewer for wide inputs so that a chunk of float64 holds at
@@ -92,8 +95,12 @@ type Progress struct {
 
 // Result summarises a finished ingest.
 type Result struct {
-	Rows     int64    `json:"rows"`             // rows in the store
-	Dropped  int64    `json:"dropped"`          // rows skipped for NULL, NaN or ±Inf
+	Rows    int64 `json:"rows"`    // rows in the store
+	Dropped int64 `json:"dropped"` // rows skipped for NULL, NaN or ±Inf
+	// Filled counts the feature values that were NULL, NaN or ±Inf and
+	// hold their column's mean (Nulls "mean"); InputColumn.Nulls has them
+	// by column.
+	Filled   int64    `json:"filled,omitempty"`
 	Features []string `json:"features"`         // feature columns, in store order
 	Targets  []string `json:"targets"`          // target columns, in store order
 	Weight   string   `json:"weight,omitempty"` // the weight column, or ""
@@ -154,6 +161,24 @@ type session struct {
 	batchRows int          // rows per batch
 	workers   int          // goroutines per stage
 	pool      chan *batch
+
+	// Nulls "mean": the first pass stores 0 for a bad feature value and
+	// marks its place with a 1 in a store of the same shape, mask; nulls
+	// counts them per feature. install fills them with the mean.
+	mask     sink        // the store of NULL places (DryRun: a counter)
+	maskCols [][]float64 // per feature: a batch of zeros, 1s set while appending
+	nulls    []int64
+}
+
+// sink takes the rows pump reads, in input order: a *chunkstore.Writer,
+// or a counter when nothing is written (DryRun).
+type sink interface {
+	Append(cols [][]float64) error
+}
+
+// labelNote is the column report's note on a string target with n labels.
+func labelNote(n int) string {
+	return fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", n, max(n-1, 0))
 }
 
 // batch is a block of rows of one file on its way to the store.
@@ -163,6 +188,9 @@ type batch struct {
 	dropped int
 	bytesIn int64    // the share of the file's bytes this batch accounts for
 	sums    []colSum // per chosen column with a check: the batch's summary
+	// nullRows holds, with Nulls "mean", the rows of each feature whose
+	// value was bad (0 in cols).
+	nullRows [][]int
 }
 
 // checkOut refuses an existing cfg.Out unless cfg.Force.
@@ -187,31 +215,77 @@ func run(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator)
 	return res, err
 }
 
+// checkConfig checks cfg's fields that do not depend on the inputs and
+// sets the defaults of Nulls and NoHeader.
+func checkConfig(cfg *Config) error {
+	switch cfg.Nulls {
+	case "":
+		cfg.Nulls = "error"
+	case "error", "drop", "mean":
+	default:
+		return fmt.Errorf("nulls must be \"error\", \"drop\" or \"mean\", not %q", cfg.Nulls)
+	}
+	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 {
+		return errors.New("chunk rows, workers and batch rows must not be negative")
+	}
+	if len(cfg.Columns) > 0 {
+		cfg.NoHeader = true
+	}
+	return nil
+}
+
+// newSession returns a session for cfg (checked by checkConfig).
+func newSession(cfg Config, mem memory.Allocator) *session {
+	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
+	return s
+}
+
+// plan reads what ingest needs to know of the files at paths before
+// reading their rows (format, columns, types, Hive keys), chooses the
+// stored columns and builds the column report; named maps a spooled
+// pipe's temporary file to the name the user knows it by.
+func (s *session) plan(ctx context.Context, paths []string, named map[string]string) error {
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fi, err := s.inspect(p)
+		if err != nil {
+			return err
+		}
+		if name, ok := named[p]; ok {
+			fi.name = name
+		}
+		s.files = append(s.files, fi)
+	}
+	if err := s.unifyPartitions(); err != nil {
+		return err
+	}
+	if err := s.choose(); err != nil {
+		return err
+	}
+	s.batchRows = s.cfg.BatchRows
+	if s.batchRows == 0 {
+		s.batchRows = batchRowsFor(len(s.names))
+	}
+	return nil
+}
+
 func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator, spooledOut *map[string]string) (*Result, error) {
 	start := time.Now()
 	if cfg.Out == "" {
 		return nil, errors.New("no output store given")
 	}
-	switch cfg.Nulls {
-	case "":
-		cfg.Nulls = "error"
-	case "error", "drop":
-	default:
-		return nil, fmt.Errorf("nulls must be \"error\" or \"drop\", not %q", cfg.Nulls)
-	}
-	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 {
-		return nil, errors.New("chunk rows, workers and batch rows must not be negative")
-	}
-	if len(cfg.Columns) > 0 {
-		cfg.NoHeader = true
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
 	}
 	if err := checkOut(cfg); err != nil {
 		return nil, err
 	}
-	s := &session{cfg: cfg, mem: mem, workers: cfg.Workers}
-	if s.workers == 0 {
-		s.workers = runtime.GOMAXPROCS(0)
-	}
+	s := newSession(cfg, mem)
 
 	inputs, spooled, err := spoolPipes(inputs, cfg.Out)
 	*spooledOut = spooled
@@ -227,28 +301,8 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fi, err := s.inspect(p)
-		if err != nil {
-			return nil, err
-		}
-		if name, ok := spooled[p]; ok {
-			fi.name = name
-		}
-		s.files = append(s.files, fi)
-	}
-	if err := s.unifyPartitions(); err != nil {
+	if err := s.plan(ctx, paths, spooled); err != nil {
 		return nil, err
-	}
-	if err := s.choose(); err != nil {
-		return nil, err
-	}
-	s.batchRows = cfg.BatchRows
-	if s.batchRows == 0 {
-		s.batchRows = batchRowsFor(len(s.names))
 	}
 
 	var feats, targs []chunkstore.ColumnSpec
@@ -306,7 +360,15 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err != nil {
 		return nil, err
 	}
-	dropped, err := s.pump(ctx, w, total, start)
+	maskPath := tmp + ".nulls"
+	var mask *chunkstore.Writer
+	if cfg.Nulls == "mean" {
+		if mask, err = s.createMask(maskPath, feats, opt); err != nil {
+			return nil, errors.Join(err, w.Abort())
+		}
+	}
+	rs := newRowSink(w, s.nfeat, cfg.Nulls == "mean")
+	dropped, err := s.pump(ctx, rs, total, start)
 	if err == nil {
 		err = ctx.Err() // a cancellation that raced with the last batch
 	}
@@ -314,7 +376,14 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err == nil {
 		keep, err = s.decide()
 	}
+	if err == nil && mask != nil {
+		err = mask.Close()
+		mask = nil
+	}
 	if err != nil {
+		if mask != nil {
+			err = errors.Join(err, mask.Abort())
+		}
 		return nil, errors.Join(err, w.Abort())
 	}
 	rows := w.Rows()
@@ -329,20 +398,24 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		if err := w.SetLabels(s.names[j], labels); err != nil {
 			return nil, errors.Join(err, w.Abort())
 		}
-		r := &s.report[s.reportAt[j]]
-		r.Note = fmt.Sprintf("class labels: %d distinct, stored as codes 0–%d in sorted order", len(labels), max(len(labels)-1, 0))
+		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
 	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	if err := s.install(ctx, tmp, keep, remap, opt); err != nil {
+	fill, err := s.fillValues(keep, rs.means)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.install(ctx, tmp, keep, remap, fill, maskPath, opt); err != nil {
 		return nil, err
 	}
 
 	res := &Result{
 		Rows:     rows,
 		Dropped:  dropped,
+		Filled:   s.filled(keep),
 		Features: []string{},
 		Targets:  []string{},
 		BytesIn:  total,
@@ -384,7 +457,7 @@ func (s *session) inFlight() int {
 
 // pump reads the files, several at a time, and appends their batches to w
 // in input order. It returns the number of rows dropped.
-func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, start time.Time) (int64, error) {
+func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time) (int64, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(rctx)
@@ -447,6 +520,9 @@ func (s *session) pump(ctx context.Context, w *chunkstore.Writer, total int64, s
 					if err := w.Append(cols); err != nil {
 						return err
 					}
+					if err := s.appendMask(b); err != nil {
+						return err
+					}
 				}
 				rows += int64(b.n)
 				dropped += int64(b.dropped)
@@ -490,10 +566,13 @@ func (s *session) getBatch() *batch {
 	select {
 	case b := <-s.pool:
 		b.n, b.dropped, b.bytesIn = 0, 0, 0
+		for j := range b.nullRows {
+			b.nullRows[j] = b.nullRows[j][:0]
+		}
 		return b
 	default:
 	}
-	b := &batch{cols: make([][]float64, len(s.names)), sums: make([]colSum, len(s.names))}
+	b := &batch{cols: make([][]float64, len(s.names)), sums: make([]colSum, len(s.names)), nullRows: make([][]int, len(s.names))}
 	for j := range b.cols {
 		b.cols[j] = make([]float64, s.batchRows)
 	}
@@ -578,6 +657,9 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 	}
 	sub := &session{cfg: s.cfg, mem: s.mem, batchRows: s.batchRows, workers: s.workers, pool: make(chan *batch, 4)}
 	for _, j := range real {
+		if j < s.nfeat {
+			sub.nfeat++ // real keeps the order: features, then targets
+		}
 		sub.names = append(sub.names, s.names[j])
 		sub.checks = append(sub.checks, s.checks[j])
 		sub.labels = append(sub.labels, s.labels[j])
@@ -598,6 +680,7 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 			for k, j := range real {
 				full.cols[j], b.cols[k] = b.cols[k][:cap(b.cols[k])], full.cols[j]
 				full.sums[j] = b.sums[k]
+				full.nullRows[j], b.nullRows[k] = b.nullRows[k], full.nullRows[j][:0]
 			}
 			sub.putBatch(b)
 			for _, j := range virt {
@@ -638,8 +721,12 @@ func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
 	for j, c := range s.checks {
 		if c != nil {
 			b.sums[j] = colSum{}
-			if b.n > 0 {
-				b.sums[j] = summarise(b.cols[j][:b.n])
+			vals := b.cols[j][:b.n]
+			if len(b.nullRows[j]) > 0 {
+				vals = without(vals, b.nullRows[j]) // Nulls "mean": 0s that are not values
+			}
+			if len(vals) > 0 {
+				b.sums[j] = summarise(vals)
 			}
 		}
 	}
@@ -676,6 +763,9 @@ func (s *session) dropBad(f *fileInfo, b *batch, first int64, bads []bad) error 
 	}
 	if !any {
 		return nil
+	}
+	if s.cfg.Nulls == "mean" {
+		return s.markBad(b, bads)
 	}
 	if s.cfg.Nulls != "drop" {
 		col, row := -1, 0

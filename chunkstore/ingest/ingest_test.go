@@ -347,7 +347,7 @@ func TestErrors(t *testing.T) {
 		{"columns count", []string{a}, Config{Columns: []string{"p", "q"}},
 			a + `: 2 column names given, but the first line has 3 fields`},
 		{"bad nulls", []string{a}, Config{Nulls: "skip"},
-			`nulls must be "error" or "drop", not "skip"`},
+			`nulls must be "error", "drop" or "mean", not "skip"`},
 		{"out exists", []string{a}, Config{Out: exists},
 			exists + ` already exists; remove it or choose another --out`},
 	} {

@@ -20,7 +20,8 @@ type Memory struct {
 	Batches int64 `json:"batches"`
 	// Chunks is the store writer's chunks: (workers + 2) × chunk rows ×
 	// columns × 8, raw and compressed, and (workers + 3) × columns ×
-	// statsBytes of statistics.
+	// statsBytes of statistics; with Nulls "mean" as much again for the
+	// features, whose store of NULL places is written beside.
 	Chunks int64 `json:"chunks"`
 	// Base is the program and its fixed buffers.
 	Base int64 `json:"base"`
@@ -54,7 +55,13 @@ func (s *session) memoryEstimate(chunkRows, inFlight int) Memory {
 	var m Memory
 	m.Base = memoryBase
 	m.Batches = int64(inFlight) * 4 * int64(s.batchRows) * cols * 8
-	m.Chunks = int64(s.workers+2)*int64(chunkRows)*cols*8*2 + int64(s.workers+3)*cols*statsBytes
+	chunks := func(cols int64) int64 {
+		return int64(s.workers+2)*int64(chunkRows)*cols*8*2 + int64(s.workers+3)*cols*statsBytes
+	}
+	m.Chunks = chunks(cols)
+	if s.cfg.Nulls == "mean" {
+		m.Chunks += chunks(int64(s.nfeat))
+	}
 	// The inFlight files with the largest reader state.
 	var per []int64
 	for _, f := range s.files {

@@ -217,11 +217,14 @@ func (s *session) decide() ([]int, error) {
 
 // install moves the first pass's store at tmp to s.cfg.Out, keeping only
 // the columns keep (indices over features then targets, features first):
-// a rename when it keeps them all, else a copy, chunk by chunk, into a new
+// a rename when it keeps them all and changes no value, else a copy, chunk by chunk, into a new
 // store (stored bytes are re-encoded; statistics recomputed by the
 // writer).
-func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][]float64, opt chunkstore.Options) error {
-	if len(keep) == len(s.names) && !slices.ContainsFunc(remap, func(r []float64) bool { return r != nil }) {
+//
+// fill, when not nil, holds the value of each feature whose bad values
+// (Nulls "mean") the mask store at maskPath marks; the copy puts it there.
+func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][]float64, fill []float64, maskPath string, opt chunkstore.Options) error {
+	if len(keep) == len(s.names) && !slices.ContainsFunc(remap, func(r []float64) bool { return r != nil }) && fill == nil {
 		return s.place(tmp)
 	}
 	r, err := chunkstore.Open(tmp)
@@ -229,6 +232,13 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 		return fmt.Errorf("reopen the first pass's store: %w", err)
 	}
 	defer r.Close()
+	var fl *filler
+	if fill != nil {
+		if fl, err = newFiller(maskPath, keep, fill, r.Manifest().ChunkRows); err != nil {
+			return err
+		}
+		defer fl.Close()
+	}
 	var feats, targs []chunkstore.ColumnSpec
 	m := r.Manifest()
 	for _, j := range keep {
@@ -267,6 +277,11 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 		}
 		if err := r.ReadColumns(ctx, i, keep, cols); err != nil {
 			return errors.Join(err, w.Abort())
+		}
+		if fl != nil {
+			if err := fl.apply(ctx, i, cols); err != nil {
+				return errors.Join(err, w.Abort())
+			}
 		}
 		for k, j := range keep {
 			if m := remap[j]; m != nil {

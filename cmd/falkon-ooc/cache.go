@@ -54,9 +54,9 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 		return "", usagef("--target COL is required with Parquet or CSV inputs (a STORE names its targets)")
 	}
 	switch o.nulls {
-	case "", "error", "drop":
+	case "", "error", "drop", "mean":
 	default:
-		return "", usagef("--nulls must be error or drop, not %q", o.nulls)
+		return "", usagef("--nulls must be error, drop or mean, not %q", o.nulls)
 	}
 	key := cacheKey{Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude), Nulls: o.nulls}
 	for _, f := range files {
@@ -105,9 +105,9 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	cfg.Progress = func(p ingest.Progress) { pr.update("ingest", progressLine(p), false) }
 	res, err := ingest.Run(ctx, args, cfg)
 	if err != nil {
-		return "", err
+		return "", nullsHint(err)
 	}
-	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs; features %s", res.Rows, mb(res.BytesIn), res.Seconds, featureList(res.Features, res.Columns)), true)
+	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs; features %s%s", res.Rows, mb(res.BytesIn), res.Seconds, featureList(res.Features, res.Columns), nullsNote(res)), true)
 	if keyFile != "" {
 		if err := writeFileAtomic(keyFile, []byte(hash+"\n")); err != nil {
 			return "", err

@@ -52,7 +52,9 @@ whose names the store keeps.
 
 A NULL, NaN or ±Inf in a chosen column stops the ingest with the file,
 column and row (1-based within the file); --nulls drop skips such rows
-and counts them. The store appears at --out only when complete.`,
+and counts them; --nulls mean stores in a feature the mean of its other
+values (the report counts them; a row whose target is bad is dropped).
+The store appears at --out only when complete.`,
 		Flags: ingestFlags,
 	})
 }
@@ -69,7 +71,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
-	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error or drop (the row)")
+	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(baseCodecs(), ", ")+"; +shuffle after a name byte-shuffles each block first")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines that decode input and compress chunks (0: one per CPU)")
@@ -126,8 +128,8 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return usagef("--out STORE is required")
 	case len(args) == 0:
 		return usagef("no input files")
-	case o.nulls != "error" && o.nulls != "drop":
-		return usagef("--nulls must be error or drop, not %q", o.nulls)
+	case o.nulls != "error" && o.nulls != "drop" && o.nulls != "mean":
+		return usagef("--nulls must be error, drop or mean, not %q", o.nulls)
 	case o.chunkRows < 0:
 		return usagef("--chunk-rows must not be negative")
 	case o.workers < 0:
@@ -170,11 +172,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	}
 	res, err := ingest.Run(ctx, args, cfg)
 	if err != nil {
-		var ve *ingest.ValueError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("%w (--nulls drop skips rows with NULL, NaN or ±Inf)", err)
-		}
-		return err
+		return nullsHint(err)
 	}
 	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
 	for _, c := range res.Columns {
@@ -216,7 +214,7 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, " (%d rows with NULL, NaN or ±Inf dropped)", r.Dropped)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, nullsNote(r))
 	fmt.Fprintf(w, "features  %d: %s\n", len(r.Features), featureList(r.Features, r.Columns))
 	if len(r.Targets) > 0 {
 		fmt.Fprintf(w, "targets   %d: %s\n", len(r.Targets), strings.Join(r.Targets, ", "))
@@ -256,6 +254,28 @@ func printColumnReport(w io.Writer, cols []chunkstore.InputColumn, skippedOnly b
 	if len(rows) > 1 {
 		printTable(w, rows, 5)
 	}
+}
+
+// nullsHint adds to a NULL, NaN or ±Inf error of ingest (and of fit and
+// tune on Parquet/CSV) the --nulls choices.
+func nullsHint(err error) error {
+	var ve *ingest.ValueError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%w (--nulls drop skips such rows; --nulls mean fills a feature with the mean of its other values and skips a row whose target is bad)", err)
+	}
+	return err
+}
+
+// nullsNote says how many feature values ingest filled with their
+// column's mean (--nulls mean), or nothing.
+func nullsNote(r *ingest.Result) string {
+	switch r.Filled {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 NULL, NaN or ±Inf feature value filled with its column's mean"
+	}
+	return fmt.Sprintf("; %d NULL, NaN or ±Inf feature values filled with their column's mean", r.Filled)
 }
 
 // fromFolders marks a column whose values come from directory names (a

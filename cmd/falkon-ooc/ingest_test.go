@@ -186,17 +186,17 @@ func TestIngestExit(t *testing.T) {
 	}{
 		{[]string{"ingest", fixtures + "duckdb.csv"}, 2, "falkon-ooc ingest: --out STORE is required"},
 		{[]string{"ingest", "--out", out}, 2, "falkon-ooc ingest: no input files"},
-		{[]string{"ingest", "--out", out, "--nulls", "skip", "x.csv"}, 2, `falkon-ooc ingest: --nulls must be error or drop, not "skip"`},
+		{[]string{"ingest", "--out", out, "--nulls", "skip", "x.csv"}, 2, `falkon-ooc ingest: --nulls must be error, drop or mean, not "skip"`},
 		{[]string{"ingest", "--out", out, "--codec", "lzma", "x.csv"}, 2, `falkon-ooc ingest: unknown --codec "lzma"`},
 		{[]string{"ingest", "--bogus"}, 2, "falkon-ooc ingest: unknown flag --bogus"},
 		{[]string{"ingest", "--out", out, filepath.Join(tmp, "missing.csv")}, 1,
 			"falkon-ooc ingest: stat " + filepath.Join(tmp, "missing.csv") + ": no such file or directory"},
 		{[]string{"ingest", "--quiet", "--out", out, "--target", "nullable", fixtures + "duckdb_v1_gzip.parquet"}, 1,
-			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips rows with NULL, NaN or ±Inf)`},
+			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips such rows; --nulls mean fills a feature with the mean of its other values and skips a row whose target is bad)`},
 		{[]string{"ingest", "--quiet", "--out", out, "--features", "label", fixtures + "duckdb.csv"}, 1,
 			`falkon-ooc ingest: ` + fixtures + `duckdb.csv: column "label" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`},
-		{[]string{"inspect"}, 2, "falkon-ooc inspect: want one STORE or MODEL, got 0 arguments"},
-		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: chunkstore: open " + tmp + ": not a chunk store"},
+		{[]string{"inspect"}, 2, "falkon-ooc inspect: want a STORE, a MODEL or Parquet/CSV INPUTs"},
+		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: " + tmp + " is not a chunk store (it has no meta.json), and directory " + tmp + " holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, in it or its subdirectories)"},
 	} {
 		code, stdout, stderr := runCLI(tc.args...)
 		if code != tc.code || stdout != "" {

@@ -14,16 +14,19 @@ import (
 	"unicode/utf8"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 )
 
 func init() {
 	register(&command{
 		Name:  "inspect",
-		Short: "describe a model, or a chunk store: schema, sizes, column statistics",
-		Usage: "[--json] [--verify] STORE|MODEL",
+		Short: "describe a model, a chunk store, or Parquet/CSV data as ingest would read it",
+		Usage: "[--json] [--verify] STORE|MODEL | [--json] [--target COL] [flags] INPUT…",
 		Long: `
-Inspect describes a model file made by 'falkon-ooc fit' or a chunk store
-made by 'falkon-ooc ingest'.
+Inspect describes a model file made by 'falkon-ooc fit', a chunk store
+made by 'falkon-ooc ingest', or Parquet and CSV/TSV inputs (files,
+directories such as Hive-partitioned folders, globs) as ingest would read
+them.
 
 For a MODEL it prints the task, the features and targets (and classes),
 the kernel and its length scale, λ, the number of centres M and how they
@@ -38,18 +41,45 @@ ratio, the input files it was made from, and per-column statistics (mean,
 standard deviation, min, max, whether every value is an integer, the
 number of distinct values up to 256). --verify also reads every block and
 checks its checksum. --json prints the manifest and the sizes as one JSON
-object.`,
+object.
+
+For INPUTs it reads every row once, as ingest does, and writes nothing:
+it prints the files, the row count, the features and targets ingest
+would store and its report on every column (type, role, and why a column
+is skipped: strings, dates, constants, row identifiers, partition keys
+from folder names, NULLs filled by --nulls mean), taking --target,
+--features, --exclude, --nulls, --no-header, --columns and --max-line as
+ingest does. --json prints ingest's --json document without the store.`,
 		Flags: inspectFlags,
 	})
 }
 
-type inspectOpts struct{ jsonOut, verify bool }
+type inspectOpts struct {
+	jsonOut, verify, quiet bool
+	data                   ingestOpts // INPUTs: the flags ingest reads them with
+	set                    []string   // the data flags given
+}
 
 func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &inspectOpts{}
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object on stdout")
-	fs.BoolVar(&o.verify, "verify", false, "read every block and check its checksum")
+	fs.BoolVar(&o.verify, "verify", false, "STORE: read every block and check its checksum")
+	fs.BoolVar(&o.quiet, "quiet", false, "INPUTs: no progress on stderr")
+	fs.StringVar(&o.data.target, "target", "", "INPUTs: target `column`s, comma-separated, as ingest takes them")
+	fs.StringVar(&o.data.features, "features", "", "INPUTs: feature `column`s, comma-separated (default: as ingest chooses them)")
+	fs.StringVar(&o.data.exclude, "exclude", "", "INPUTs: `column`s that are not features, comma-separated")
+	fs.StringVar(&o.data.nulls, "nulls", "error", "INPUTs: what a NULL, NaN or ±Inf does, as in ingest: error, drop or mean")
+	fs.BoolVar(&o.data.noHeader, "no-header", false, "INPUTs: text files have no header row; their columns are c0, c1, …")
+	fs.StringVar(&o.data.columns, "columns", "", "INPUTs: names for the columns of headerless text files, comma-separated (implies --no-header)")
+	maxLineFlag(fs, &o.data.maxLine)
 	return func(ctx context.Context, e *env, args []string) error {
+		o.set = o.set[:0]
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "target", "features", "exclude", "nulls", "no-header", "columns", "max-line":
+				o.set = append(o.set, "--"+f.Name)
+			}
+		})
 		return runInspect(ctx, e, o, args)
 	}
 }
@@ -71,8 +101,22 @@ type inspectConfig struct {
 }
 
 func runInspect(ctx context.Context, e *env, o *inspectOpts, args []string) error {
-	if len(args) != 1 {
-		return usagef("want one STORE or MODEL, got %d arguments", len(args))
+	if len(args) == 0 {
+		return usagef("want a STORE, a MODEL or Parquet/CSV INPUTs")
+	}
+	if len(args) > 1 || isData(args[0]) {
+		if st, err := os.Stat(args[0]); len(args) == 1 && err == nil && st.IsDir() {
+			if _, err := ingest.Files(args); err != nil {
+				return fmt.Errorf("%s is not a chunk store (it has no %s), and %w", args[0], chunkstore.ManifestName, err)
+			}
+		}
+		if o.verify {
+			return usagef("--verify checks a store's blocks; %s is Parquet/CSV data", strings.Join(args, " "))
+		}
+		return inspectData(ctx, e, o, args)
+	}
+	if len(o.set) > 0 {
+		return usagef("%s applies to Parquet/CSV inputs; %s is a store or a model", o.set[0], args[0])
 	}
 	dir := args[0]
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {

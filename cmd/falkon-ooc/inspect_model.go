@@ -24,9 +24,6 @@ type inspectModelJSON struct {
 func inspectModel(e *env, o *inspectOpts, path string, size int64) error {
 	m, err := loadModel(path)
 	if err != nil {
-		if k := fileKind(path); k == "a CSV file" || k == "a TSV file" || k == "a Parquet file" {
-			return fmt.Errorf("%w; inspect reads stores and models: ingest it first (falkon-ooc ingest --out DATA.store --target COLUMN %s)", err, path)
-		}
 		return err
 	}
 	if o.jsonOut {

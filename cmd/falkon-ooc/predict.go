@@ -61,8 +61,11 @@ fitted without validation rows has no calibration, and --proba refuses
 it (refit with --val-fraction). 'inspect MODEL' shows the calibration.
 
 A NULL, NaN or ±Inf in a feature stops the prediction with the file,
-column and row; --nulls drop leaves such rows out of the output (and
-counts them), --nulls zero reads the value as 0.`,
+column and row. --nulls mean reads it as the feature's training mean,
+which the model keeps (0 after standardisation, as ingest --nulls mean
+fills the training data); --nulls drop leaves such rows out of the
+output (and counts them); --nulls zero reads the value as 0 in the
+feature's own units.`,
 		Flags: predictFlags,
 	})
 }
@@ -81,7 +84,7 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
 	fs.StringVar(&o.out, "out", "", "write predictions to this .parquet or .csv `file` ('-': stdout)")
 	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
-	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row) or zero (read as 0)")
+	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object (JSON Lines predictions with --out -)")
@@ -146,9 +149,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
 	switch o.nulls {
-	case "error", "drop", "zero":
+	case "error", "drop", "zero", "mean":
 	default:
-		return usagef("--nulls must be error, drop or zero, not %q", o.nulls)
+		return usagef("--nulls must be error, drop, mean or zero, not %q", o.nulls)
 	}
 	format := tabular.CSV
 	switch {
@@ -222,6 +225,12 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
 			MaxLine: o.maxLine,
 		}
+		if o.nulls == "mean" { // the training means: 0 in the model's standardised space
+			topt.Nulls, topt.Fill = "fill", m.FeatureMean()
+			if topt.Fill == nil {
+				return fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", o.model)
+			}
+		}
 		if m.Labeled() {
 			topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
 		}
@@ -248,7 +257,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if err != nil {
 		var ve *tabular.ValueError
 		if errors.As(err, &ve) {
-			return fmt.Errorf("%w (--nulls drop skips such rows, --nulls zero reads them as 0)", err)
+			return fmt.Errorf("%w (--nulls mean reads such values as the feature's training mean, --nulls drop skips such rows, --nulls zero reads them as 0)", err)
 		}
 		return err
 	}

@@ -202,7 +202,7 @@ func TestPredictNulls(t *testing.T) {
 	os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644)
 
 	code, _, e := runCLI("predict", "--model", model, "--quiet", bad)
-	want := `falkon-ooc predict: ` + bad + `: row 3 (1-based, counted within this file, header line not counted): column "b" is NULL (--nulls drop skips such rows, --nulls zero reads them as 0)`
+	want := `falkon-ooc predict: ` + bad + `: row 3 (1-based, counted within this file, header line not counted): column "b" is NULL (--nulls mean reads such values as the feature's training mean, --nulls drop skips such rows, --nulls zero reads them as 0)`
 	if code != 1 || !strings.HasPrefix(e, want) {
 		t.Errorf("NULL feature: exit %d, stderr\n%s\nwant exit 1 and\n%s", code, e, want)
 	}
@@ -234,7 +234,7 @@ func TestPredictNulls(t *testing.T) {
 	checkPreds(t, "--nulls zero", readCSV(t, string(got)), rows, wantPreds(t, m, rows, map[int]int{2: 1, 5: 0}))
 
 	code, _, e = runCLI("predict", "--model", model, "--nulls", "skip", bad)
-	if code != 2 || !strings.HasPrefix(e, `falkon-ooc predict: --nulls must be error, drop or zero, not "skip"`) {
+	if code != 2 || !strings.HasPrefix(e, `falkon-ooc predict: --nulls must be error, drop, mean or zero, not "skip"`) {
 		t.Errorf("--nulls skip: exit %d, %s", code, e)
 	}
 	code, _, e = runCLI("predict", "--model", model, "--keep", "key", bad)

@@ -30,8 +30,8 @@ func TestWrongFileMessages(t *testing.T) {
 			"falkon-ooc predict: " + store + " is a chunk store (a directory written by ingest), not a model (a store is the data a model is fitted on: `falkon-ooc fit --out MODEL " + store + "` writes one)"},
 		{[]string{"predict", "--model", js, "--out", filepath.Join(dir, "p.csv"), csv},
 			"falkon-ooc predict: " + js + " is a JSON file, not a model (a model's summary is MODEL.json; the model is " + filepath.Join(dir, "m.falkon") + ")"},
-		{[]string{"inspect", csv},
-			"falkon-ooc inspect: " + csv + " is a CSV file, not a model (models are files written by `falkon-ooc fit` or `tune`); inspect reads stores and models: ingest it first (falkon-ooc ingest --out DATA.store --target COLUMN " + csv + ")"},
+		{[]string{"inspect", js},
+			"falkon-ooc inspect: " + js + " is a JSON file, not a model (a model's summary is MODEL.json; the model is " + filepath.Join(dir, "m.falkon") + ")"},
 	} {
 		code, _, errOut := runCLI(tc.args...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {

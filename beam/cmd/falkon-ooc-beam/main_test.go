@@ -88,6 +88,23 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestVerbose: Beam's and Prism's INFO logs reach stderr with --verbose
+// only (TestFitJSON checks that they do not without it).
+func TestVerbose(t *testing.T) {
+	s := store(t, 1000)
+	out := filepath.Join(t.TempDir(), "m.falkon")
+	code, _, stderr := runCmd("fit", s, "--out", out, "--centers", "20", "--iters", "1", "--partitions", "1", "--quiet", "--verbose")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("--verbose: no INFO log on stderr: %q", stderr)
+	}
+	if strings.Contains(stderr, "beam: kernel job") {
+		t.Errorf("--quiet --verbose: progress on stderr: %q", stderr)
+	}
+}
+
 func TestFitMissingStore(t *testing.T) {
 	dir := t.TempDir()
 	code, _, stderr := runCmd("fit", filepath.Join(dir, "nope.store"), "--out", filepath.Join(dir, "m"), "--quiet")

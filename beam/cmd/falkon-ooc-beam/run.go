@@ -77,7 +77,7 @@ type fitOpts struct {
 	centers, iters, partitions, workers, attempts   int
 	sigma, lambda                                   float64
 	seed                                            uint64
-	resume, noCheckpoint, jsonOut, quiet            bool
+	resume, noCheckpoint, jsonOut, quiet, verbose   bool
 }
 
 func fitFlags(fs *flag.FlagSet, o *fitOpts) {
@@ -99,6 +99,7 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&o.verbose, "verbose", false, "Beam's and Prism's own logs on stderr from level INFO (default: warnings only)")
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -278,12 +279,16 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		*jobopts.Endpoint = o.endpoint
 	}
 	// Beam and Prism log through slog and Beam's log package: keep their
-	// chatter off stderr unless it is a warning.
+	// chatter off stderr unless it is a warning, or --verbose asks for it.
 	level := slog.LevelWarn
-	if o.quiet {
+	switch {
+	case o.verbose:
+		level = slog.LevelInfo
+	case o.quiet:
 		level = slog.LevelError
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	logTo(stderr, level)
+	defer logTo(nil, level)
 
 	say := func(format string, a ...any) {
 		if !o.quiet {

@@ -1,0 +1,57 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestDryRun: DryRun returns what Run returns (files, rows, dropped and
+// filled counts, features, targets, the column report, chunking), with
+// no store written, for a Hive folder with an identifier and a string
+// column, a string target, and NULLs under each Nulls policy.
+func TestDryRun(t *testing.T) {
+	dir := t.TempDir()
+	nan := nanFile(t, dir)
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+		cfg    Config
+	}{
+		{"hive", []string{interop + "hive/data"}, Config{Targets: []string{"y"}}},
+		{"labels", []string{interop + "hive/data"}, Config{Targets: []string{"color"}, Exclude: []string{"region"}}},
+		{"drop", []string{nan}, Config{Features: []string{"x", "n"}, Targets: []string{"y"}, Nulls: "drop", BatchRows: 4}},
+		{"mean", []string{nan}, Config{Features: []string{"x", "n"}, Targets: []string{"y"}, Nulls: "mean", BatchRows: 4, ChunkRows: 3}},
+		{"duckdb", []string{interop + "duckdb.csv", interop + "duckdb_v1_snappy.parquet"}, Config{Nulls: "mean"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Out = filepath.Join(t.TempDir(), "s")
+			want, err := checked(t, tc.inputs, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dry := cfg
+			dry.Out = filepath.Join(t.TempDir(), "never")
+			got, err := dryRun(context.Background(), tc.inputs, dry, memory.DefaultAllocator)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(dry.Out); !os.IsNotExist(err) {
+				t.Errorf("DryRun wrote %s: %v", dry.Out, err)
+			}
+			want.BytesOut, want.Seconds, got.Seconds = 0, 0, 0
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("DryRun\n%+v\nRun\n%+v", got, want)
+			}
+		})
+	}
+	_, err := DryRun(context.Background(), []string{"-"}, Config{})
+	if want := "standard input (-) cannot be read without a store to spool it beside; give a file"; err == nil || err.Error() != want {
+		t.Errorf("stdin: %v, want %s", err, want)
+	}
+}
