@@ -153,10 +153,7 @@ func (e *Executor) Close() error {
 func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob) ([]float64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
+	n := stream.Rows(src)
 	if n != e.r.Rows() || src.Dim() != e.r.Dim() {
 		return nil, fmt.Errorf("beam: the pass's source has %d rows × %d features, the store %s %d × %d: a Beam fit runs over a whole store",
 			n, src.Dim(), e.opts.Store, e.r.Rows(), e.r.Dim())

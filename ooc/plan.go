@@ -106,9 +106,7 @@ func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
 // field) or ErrNoTargets.
 func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	p := &FitPlan{src: spread(src), D: src.Dim(), TargetColumns: src.NumTargets()}
-	for i := range src.NumChunks() {
-		p.N += int64(src.ChunkRows(i))
-	}
+	p.N = stream.Rows(src)
 	if p.D < 1 {
 		return nil, configErr("", "the training data has no feature columns")
 	}

@@ -517,11 +517,11 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		rest, held := stream.Holdout(src, frac, base.Seed)
 		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
-			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
 		}
 		train = rest
 		t.frac = frac
-		t.nval = rowsOf(held)
+		t.nval = stream.Rows(held)
 	} else {
 		var err error
 		if t.val, err = AlignLabels(src, t.val); err != nil {
@@ -531,7 +531,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 			return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
 		}
-		t.nval = rowsOf(t.val)
+		t.nval = stream.Rows(t.val)
 	}
 	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor}
 	t.passFn = passOver(t.pass, t.run)
@@ -610,14 +610,6 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 			len(kernels)*len(lambdas), FormatBytes(t.mem.Precond), FormatBytes(tc.MaxMemory), fix)
 	}
 	return t, nil
-}
-
-func rowsOf(src stream.Source) int64 {
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
-	return n
 }
 
 func (t *tuner) progress(p TuneProgress) {

@@ -140,7 +140,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		}
 		train, val = stream.Holdout(src, frac, fitCfg.Seed)
 		if train.NumChunks() == 0 || val.NumChunks() == 0 {
-			return nil, configErr("TunedConfig.Search.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, rowsOf(src))
+			return nil, configErr("TunedConfig.Search.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
 		}
 	} else {
 		var err error
@@ -153,7 +153,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	if err != nil {
 		return nil, err
 	}
-	n, nv := plan.N, rowsOf(val)
+	n, nv := plan.N, stream.Rows(val)
 	rows := tc.Rows
 	if rows == 0 {
 		rows = DefaultTuneRows
@@ -199,7 +199,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 					Elapsed: time.Since(start)}})
 			}
 		}
-		idx := sampleIndices(rowsOf(s), int(k), fitCfg.Seed^salt)
+		idx := sampleIndices(stream.Rows(s), int(k), fitCfg.Seed^salt)
 		x, y, err := readRows(ctx, s, idx, report)
 		if err != nil {
 			return nil, fmt.Errorf("%s subsample: %w", what, err)

@@ -30,3 +30,12 @@ type Source interface {
 	// It must return promptly with ctx.Err() once ctx is done.
 	ReadChunk(ctx context.Context, i int, x, y []float64) error
 }
+
+// Rows returns the number of rows of src: the sum of its ChunkRows.
+func Rows(src Source) int64 {
+	var n int64
+	for i := range src.NumChunks() {
+		n += int64(src.ChunkRows(i))
+	}
+	return n
+}

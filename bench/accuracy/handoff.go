@@ -58,7 +58,7 @@ func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 			bestVal = p
 		}
 	}
-	n := rowsOf(trs)
+	n := stream.Rows(trs)
 	ntrain := int64(float64(n) * (1 - valFrac))
 	type tuned struct {
 		rows               int64
@@ -101,14 +101,6 @@ func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 	}
 	fmt.Printf(" %.0f s |\n", gridSecs)
 	return nil
-}
-
-func rowsOf(src stream.Source) int64 {
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
-	return n
 }
 
 // tunedTiming times, interleaved, te.reps times each: ooc.FitTuned (the

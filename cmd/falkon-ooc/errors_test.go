@@ -35,6 +35,9 @@ const (
 // working directory, which is a fresh temporary directory shared by the
 // cases), the command, and what the user sees.
 type errorCase struct {
+	// ref, when set, names the row for the prose of docs/ERRORS.md, which
+	// links to it as [row N](#ref); TestErrors keeps N right.
+	ref     string
 	mistake string
 	setup   func(t *testing.T)
 	args    []string // after "falkon-ooc"
@@ -161,6 +164,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Use one of the listed names (names are case-sensitive).",
 		},
 		{
+			ref:     "truncated-parquet",
 			mistake: "a truncated Parquet file (a copy cut in half)",
 			setup: func(t *testing.T) {
 				b, err := os.ReadFile(filepath.Join(interop, "polars_zstd.parquet"))
@@ -217,6 +221,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Check the pattern; quote it so that ingest, not the shell, expands it.",
 		},
 		{
+			ref:     "newer-store",
 			mistake: "a store written by a newer falkon-ooc (meta.json format_version 3)",
 			setup: func(t *testing.T) {
 				copyStore(t, "train.store", "new.store")
@@ -228,6 +233,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "Upgrade falkon-ooc, or ingest the data again with this version. (The version is checked before meta.json's checksum, so this message appears even though the edit also broke the checksum.)",
 		},
 		{
+			ref:     "edited-store",
 			mistake: "a store whose meta.json was edited by hand (rows changed)",
 			setup: func(t *testing.T) {
 				copyStore(t, "train.store", "edited.store")
@@ -239,6 +245,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "meta.json is checksummed (see chunkstore/FORMAT.md): undo the edit or ingest again. To select rows, filter the input files before ingesting.",
 		},
 		{
+			ref:     "newer-model",
 			mistake: "a model file written by a newer falkon-ooc (byte 4 = 2, checksum recomputed)",
 			setup: func(t *testing.T) {
 				b, err := os.ReadFile("model.falkon")
@@ -269,6 +276,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "Copy the model again; fit writes it atomically, so a truncated file comes from a copy that stopped early.",
 		},
 		{
+			ref:     "disk-full",
 			mistake: "disk full while writing the store (simulated: file size limit of 64 KiB, RLIMIT_FSIZE)",
 			setup:   writeBigCSV,
 			args:    []string{"ingest", "--out", "big.store", "--target", "y", "--codec", "none", "big.csv"},
@@ -278,6 +286,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			run:     runWithFileSizeLimit,
 		},
 		{
+			ref:     "permission-denied",
 			mistake: "permission denied: --out in a read-only directory (chmod 0555)",
 			setup: func(t *testing.T) {
 				if err := os.Mkdir("readonly", 0o555); err != nil {
@@ -334,6 +343,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "Ingest again with --target naming the column to predict.",
 		},
 		{
+			ref:     "resume-other-settings",
 			mistake: "--resume with a checkpoint from another configuration (fit --lambda 1e-3 interrupted, resumed with --lambda 1e-4)",
 			setup:   interruptedFit,
 			args:    []string{"fit", "--out", "resume.falkon", "--centers", "50", "--lambda", "1e-4", "--resume", "train.store"},
@@ -914,15 +924,45 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("%s lacks the markers %q and %q", doc, errorsBegin, errorsEnd)
 	}
 	got := text[i+len(errorsBegin) : j]
-	if got == table {
+	text = text[:i+len(errorsBegin)] + table + text[j:]
+	refs, err := fixRowRefs(text, cases)
+	if err != nil {
+		t.Fatalf("%s: %v", errorsDoc, err)
+	}
+	if got == table && refs == text {
 		return
 	}
 	if !*update {
-		t.Fatalf("the table in %s differs from errorCases: run go test ./cmd/falkon-ooc -run TestErrors -update", errorsDoc)
+		t.Fatalf("the table in %s, or a [row N](#ref) of its prose, differs from errorCases: run go test ./cmd/falkon-ooc -run TestErrors -update", errorsDoc)
 	}
-	if err := os.WriteFile(doc, []byte(text[:i+len(errorsBegin)]+table+text[j:]), 0o644); err != nil {
+	if err := os.WriteFile(doc, []byte(refs), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// rowRef is a link from the prose of docs/ERRORS.md to a row of its table.
+var rowRef = regexp.MustCompile(`\[[Rr]ow (\d+)\]\(#([a-z0-9-]+)\)`)
+
+// fixRowRefs returns text with the number of every [row N](#ref) set to
+// the row of the case whose ref it names; a ref no case has is an error.
+func fixRowRefs(text string, cases []errorCase) (string, error) {
+	row := map[string]int{}
+	for i, c := range cases {
+		if c.ref != "" {
+			row[c.ref] = i + 1
+		}
+	}
+	var bad error
+	out := rowRef.ReplaceAllStringFunc(text, func(m string) string {
+		sub := rowRef.FindStringSubmatch(m)
+		n, ok := row[sub[2]]
+		if !ok {
+			bad = fmt.Errorf("%s links to #%s, which no error case has as its ref", m, sub[2])
+			return m
+		}
+		return strings.Replace(m, sub[1], strconv.Itoa(n), 1)
+	})
+	return out, bad
 }
 
 // errorsTable renders the cases as the Markdown table of docs/ERRORS.md,
@@ -940,7 +980,11 @@ func errorsTable(cases []errorCase) string {
 				args[i] = "'" + a + "'"
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d | %s |\n", i+1, cell(c.mistake),
+		anchor := ""
+		if c.ref != "" {
+			anchor = `<a id="` + c.ref + `"></a>`
+		}
+		fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %d | %s |\n", i+1, anchor, cell(c.mistake),
 			code("falkon-ooc "+strings.Join(args, " ")), code(c.stderr), c.code, cell(c.fix))
 	}
 	b.WriteString("\n")

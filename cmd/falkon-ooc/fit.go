@@ -335,10 +335,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if o.valFraction > 0 {
 		rest, held := stream.Holdout(r, o.valFraction, o.seed)
 		train, run.Validation = rest, held
-		n = 0
-		for i := range rest.NumChunks() {
-			n += int64(rest.ChunkRows(i))
-		}
+		n = stream.Rows(rest)
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {

@@ -176,15 +176,15 @@ func runTuned(ctx context.Context, o *fitOpts, cfg ooc.Config, set map[string]bo
 		return nil, err
 	}
 	if tc.ValRows == 0 && o.valFraction > 0 {
-		rows := min(int64(ooc.DefaultTuneRows), rowsOf(train))
+		rows := min(int64(ooc.DefaultTuneRows), stream.Rows(train))
 		if t.rows > 0 {
-			rows = min(t.rows, rowsOf(train))
+			rows = min(t.rows, stream.Rows(train))
 		}
 		tc.ValRows = max(int64(float64(rows)*o.valFraction/(1-o.valFraction)+0.5), 1000)
 	}
 	var subStart time.Time
 	tc.Search.Progress = tuneProgress(pr, "fit --tune: search", dim, &subStart)
-	pr.printf("fit --tune: searching σ × λ on a row subsample, then fitting all %d training rows at M = %d", rowsOf(train), cfg.Centers)
+	pr.printf("fit --tune: searching σ × λ on a row subsample, then fitting all %d training rows at M = %d", stream.Rows(train), cfg.Centers)
 	return ooc.FitTuned(ctx, train, tc, run)
 }
 
@@ -195,14 +195,6 @@ func writeHandoff(w io.Writer, res *ooc.TuneResult, ho *ooc.Handoff) {
 		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, ho.SearchRows, ho.SearchValRows, ho.SearchCenters,
 		ho.SearchSeconds, ho.SubsampleSeconds)
 	fmt.Fprintf(w, "handoff    λ = %g (--handoff %s), σ as chosen\n", ho.Lambda, ho.Rule)
-}
-
-func rowsOf(src stream.Source) int64 {
-	var n int64
-	for i := range src.NumChunks() {
-		n += int64(src.ChunkRows(i))
-	}
-	return n
 }
 
 // tuneProgress prints a search's progress (tune, and fit --tune's
