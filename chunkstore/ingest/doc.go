@@ -33,7 +33,8 @@
 //
 // Hive partitions: every key=value element of a file's directory path
 // becomes a column, constant within the file, after the file's own
-// columns. A key is numeric (a default feature) when its value parses as a
+// columns (internal/table.Columns, which tabular uses too, so predict
+// reads them alike; InputColumn.FromPath marks them). A key is numeric (a default feature) when its value parses as a
 // number in every file, else it is skipped (reason "partition"). Every
 // file must have the same keys, and a key must not also be a column of the
 // file.
@@ -73,6 +74,16 @@
 // A NULL, NaN or ±Inf in a chosen column is an error (a *ValueError naming
 // the file, the column and the 1-based row within that file), or with
 // Config.Nulls == "drop" the row is skipped and counted in Result.Dropped.
+// With Config.Nulls == "mean" a feature's bad value is stored as the mean
+// of the column's other stored values (a row whose target is bad is
+// dropped): the first pass stores 0 there and marks the place in a second
+// store of the features' shape beside it; the copy that installs the
+// store puts the mean in place (one extra read and write of the store,
+// only when a value was filled). InputColumn.Nulls and Result.Filled count
+// them.
+//
+// DryRun does all of this but the writing: it reads every row and returns
+// the Result that Run would, without a store (falkon-ooc inspect DATA).
 //
 // # Concurrency
 //

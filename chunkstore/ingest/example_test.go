@@ -6,6 +6,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
@@ -49,4 +51,34 @@ func ExampleRun() {
 	// Output:
 	// 2 rows, 1 dropped; features [rooms area] targets [y]
 	// x [3 72.5 2 40] y [210 150]
+}
+
+// See what ingest would make of a CSV file without writing a store: the
+// rows, the features, and why each column is kept or not. With Nulls
+// "mean" the NULL area is filled with the mean of the other two.
+func ExampleDryRun() {
+	dir, err := os.MkdirTemp("", "ingest-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "houses.csv")
+	csv := "rooms,area,city,y\n3,72.5,Lyon,210\n4,,Paris,480\n2,40,Nice,150\n"
+	if err := os.WriteFile(in, []byte(csv), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	res, err := ingest.DryRun(context.Background(), []string{in}, ingest.Config{Targets: []string{"y"}, Nulls: "mean"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Rows, "rows; features", res.Features, "targets", res.Targets)
+	for _, c := range res.Columns {
+		fmt.Println(strings.Join(slices.DeleteFunc([]string{c.Name + ":", c.Role, c.Reason, c.Note}, func(s string) bool { return s == "" }), " "))
+	}
+	// Output:
+	// 3 rows; features [rooms area] targets [y]
+	// rooms: feature
+	// area: feature 1 NULL, NaN or ±Inf value filled with the mean of the others, 56.25
+	// city: skipped string strings cannot be features
+	// y: target
 }

@@ -514,7 +514,11 @@ func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time
 					}
 					for j, c := range s.checks {
 						if c != nil {
-							c.add(b.sums[j], cols[j])
+							vals := cols[j]
+							if len(b.nullRows[j]) > 0 {
+								vals = without(vals, b.nullRows[j]) // Nulls "mean": 0s that are not values
+							}
+							c.add(b.sums[j], vals)
 						}
 					}
 					if err := w.Append(cols); err != nil {

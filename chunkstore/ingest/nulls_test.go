@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -83,5 +84,30 @@ func TestNullsMean(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "e")); !os.IsNotExist(err) {
 		t.Errorf("a failed ingest left its store: %v", err)
+	}
+}
+
+// TestNullsMeanChecks: the constant and identifier checks of the default
+// features look at the values, not at the places of the NULLs that
+// --nulls mean fills: a column of one value and NULLs is constant, and an
+// id column with a NULL is still an identifier.
+func TestNullsMeanChecks(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "c.csv")
+	body := "id,k,x,y\n"
+	for i := range 200 {
+		id, k := strconv.Itoa(1000+(i*37)%200), "5" // distinct, not monotone
+		if i%10 == 3 {
+			k = ""
+		}
+		if i == 50 || i == 120 {
+			id = ""
+		}
+		body += id + "," + k + "," + strconv.Itoa(i%7) + ",1\n"
+	}
+	os.WriteFile(csv, []byte(body), 0o644)
+	res, _ := mustIngest(t, []string{csv}, Config{Targets: []string{"y"}, Nulls: "mean"})
+	if want := "id:skipped(identifier) k:skipped(constant) x:feature y:target"; report(res.Columns) != want {
+		t.Errorf("report %s, want %s", report(res.Columns), want)
 	}
 }
