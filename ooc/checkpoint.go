@@ -156,6 +156,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 	}
 	cfg := plan.Config
 	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement = 0, 0, 0, 0
+	cfg.Uncertainty, cfg.UncertaintyRank = "", 0 // computed after CG, from its result
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
 		cs.std.mean, cs.std.std, enc.task, enc.classes})

@@ -154,6 +154,18 @@ type Config struct {
 	Task Task `json:"task,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
 	NoStandardize bool `json:"no_standardize,omitempty"`
+	// Uncertainty, when not "", keeps in the model what predictive
+	// standard deviations need (Model.PredictStdTo, PredictOptions.Std),
+	// fitted on the validation rows, which it requires
+	// (RunOptions.Validation): UncertaintyPrecond from FALKON's
+	// preconditioner (no extra pass) or UncertaintyExact (one more pass,
+	// n·M² flops, (3 + workers)·8M² bytes). Regression with a distance
+	// kernel only. It does not change α.
+	Uncertainty UncertaintyMethod `json:"uncertainty,omitempty"`
+	// UncertaintyRank is the rank r of the variance's factor: M·r more
+	// flops per predicted row, 8·M·r more bytes in the model. 0 means
+	// DefaultUncertaintyRank (at most M).
+	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
 
 // RunOptions is how one fit executes: none of it changes the model, and
@@ -202,7 +214,10 @@ const (
 	StageRHS      Stage = "rhs"      // the pass for the right-hand side
 	StageIterate  Stage = "iterate"  // CG iterations, one pass each
 	StageValidate Stage = "validate" // a validation pass
-	StageDone     Stage = "done"
+	// StageUncertainty: the variance's factor (Config.Uncertainty); with
+	// UncertaintyExact first a pass (Chunk, Chunks), then Fraction 0 and 1.
+	StageUncertainty Stage = "uncertainty"
+	StageDone        Stage = "done"
 )
 
 // Progress is one progress report.
@@ -323,6 +338,14 @@ func (c Config) validate() error {
 	}
 	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
 		return configErr("Config.Precision", "unknown precision %v (want float64 or float32)", c.Precision)
+	}
+	switch c.Uncertainty {
+	case "", UncertaintyPrecond, UncertaintyExact:
+	default:
+		return configErr("Config.Uncertainty", "unknown uncertainty method %q (want precond or exact)", c.Uncertainty)
+	}
+	if c.UncertaintyRank < 0 {
+		return configErr("Config.UncertaintyRank", "uncertainty rank must be ≥ 0 (0: the default), got %d", c.UncertaintyRank)
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUncertainty(plan.Config, enc.task); err != nil {
+		return nil, err
+	}
 	pass := passOver(plan.src, opts)
 	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph)
 	if err != nil {
@@ -156,6 +159,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
 		return nil, err
+	}
+	if plan.Config.Uncertainty != "" {
+		ph.start("uncertainty", 0)
+		if m, err = buildUncertainty(ctx, m, plan, cs, op, opts, report); err != nil {
+			return nil, err
+		}
 	}
 	m.training.Phases = ph.done()
 	m.training.PeakRSS = procstat.PeakRSS()
@@ -821,7 +830,7 @@ func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperat
 	tr Training) (*Model, error) {
 	alpha := make([]float64, cs.m*enc.k)
 	op.pre.ApplyBTo(alpha, st.Beta, enc.k)
-	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, op.cfit)
+	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, nil, op.cfit)
 }
 
 // newModelMeta returns the metadata of a model fitted with cfg on the

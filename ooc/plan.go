@@ -124,6 +124,9 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if err := Validate(p.Config, opts); err != nil {
 		return nil, err
 	}
+	if p.Config.Uncertainty != "" && opts.Validation == nil {
+		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
+	}
 	if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
 		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
 			opts.Resume.Iteration, p.Config.Iterations)

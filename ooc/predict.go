@@ -19,6 +19,9 @@ type PredictOptions struct {
 	// Progress, when set, is called after each chunk (on the caller's
 	// goroutine) with the chunks done and the total.
 	Progress func(done, total int)
+	// Std asks Predict for the predictive standard deviation of every
+	// score (Batch.Std); the model must have an Uncertainty.
+	Std bool
 }
 
 // PredictTo computes the scores of rows of raw (unstandardised) features
@@ -101,11 +104,14 @@ type Batch struct {
 	// Weights holds the rows' weights when the prediction asked for the
 	// targets and the source carries weights (stream.Weighter), else nil.
 	Weights []float64
+	// Std holds the predictive standard deviation of each score (Rows ×
+	// K) with PredictOptions.Std, else nil.
+	Std []float64
 }
 
 type predPart struct {
-	rows         int
-	scores, y, w []float64
+	rows              int
+	scores, y, w, std []float64
 }
 
 // Predict streams src (features in the model's order, raw) through the
@@ -118,6 +124,9 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 	if src.Dim() != m.d {
 		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.d)
 	}
+	if opt.Std && m.uncertainty == nil {
+		return fmt.Errorf("the model has no predictive standard deviations: fit it with --uncertainty (Config.Uncertainty)")
+	}
 	src = spread(src)
 	chunks := src.NumChunks()
 	done := 0
@@ -128,12 +137,18 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 		NewPartial: func() *predPart { return &predPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *predPart) error {
 			ws := m.mapped.NewWorkspace()
+			var buf []float64
 			return func(_ context.Context, c stream.Chunk, p *predPart) error {
 				p.rows = c.Rows
 				p.scores = slices.Grow(p.scores[:0], c.Rows*m.k)[:c.Rows*m.k]
 				// The kernel standardises each row as it loads it and
 				// flags the first non-finite one (Workspace.NonFinite).
-				m.scoreChunkWith(m.mapped, ws, p.scores, c.X, c.Rows)
+				if opt.Std {
+					p.std = slices.Grow(p.std[:0], c.Rows*m.k)[:c.Rows*m.k]
+					m.stdChunk(m.mapped, ws, &buf, p.scores, p.std, c.X, c.Rows, false)
+				} else {
+					m.scoreChunkWith(m.mapped, ws, p.scores, c.X, c.Rows)
+				}
 				if r := ws.NonFinite(); r >= 0 {
 					return stream.CheckFinite(c.X[r*m.d:(r+1)*m.d], m.features).(*stream.ValueError).At(r)
 				}
@@ -154,6 +169,9 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 			}
 			if weights {
 				b.Weights = p.w
+			}
+			if opt.Std {
+				b.Std = p.std
 			}
 			if err := fn(b); err != nil {
 				return err

@@ -1335,7 +1335,7 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 	meta.Kernel = c.Kernel
 	alpha := make([]float64, len(c.best))
 	c.pre.ApplyBTo(alpha, c.best[:c.pre.Rank()*t.k], t.k)
-	mdl, err := newModel(meta, centres, alpha, c.g.craw)
+	mdl, err := newModel(meta, centres, alpha, nil, c.g.craw)
 	if err != nil {
 		panic(err) // the search's own parts are consistent
 	}

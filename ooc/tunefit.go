@@ -149,7 +149,9 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		}
 	}
 	// The final fit's plan first: a bad Config fails before any pass.
-	plan, err := Plan(train, fitCfg, opts)
+	po := opts
+	po.Validation = val
+	plan, err := Plan(train, fitCfg, po)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +188,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	search.Base = fitCfg
 	search.Base.Centers = m
 	search.Base.Patience = 0
+	search.Base.Uncertainty, search.Base.UncertaintyRank = "", 0 // the final fit's alone
 	search.ValFraction = 0
 	if err := ValidateTune(search, RunOptions{Workers: opts.Workers, Validation: val}); err != nil {
 		return nil, err
