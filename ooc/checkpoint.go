@@ -33,12 +33,14 @@ type Checkpoint struct {
 	TargetMean  []float64 `json:"target_mean"`
 	// WeightSum is the sum of the row weights of a weighted fit (the n
 	// of λ·n), 0 for an unweighted one.
-	WeightSum float64   `json:"weight_sum,omitempty"`
-	Beta      []float64 `json:"-"`
-	R         []float64 `json:"-"`
-	P         []float64 `json:"-"`
-	RS        []float64 `json:"-"`
-	BN        []float64 `json:"-"`
+	WeightSum float64 `json:"weight_sum,omitempty"`
+	// ClassWeights are the balanced class weights (Config.ClassWeight).
+	ClassWeights []float64 `json:"class_weights,omitempty"`
+	Beta         []float64 `json:"-"`
+	R            []float64 `json:"-"`
+	P            []float64 `json:"-"`
+	RS           []float64 `json:"-"`
+	BN           []float64 `json:"-"`
 	// With Config.Patience: the best validated iteration so far, its
 	// metric, the metric of the last improvement by MinImprovement and
 	// the validations since, and the best iteration's β (M × k). Absent from

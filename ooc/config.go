@@ -152,6 +152,16 @@ type Config struct {
 	Candidates int `json:"candidates,omitempty"`
 	// Task says what the targets mean. TaskAuto (the zero value) infers it.
 	Task Task `json:"task,omitempty"`
+	// ClassWeight weighs the rows of each class for classification:
+	// ClassWeightNone ("" or "none") leaves them, ClassWeightBalanced
+	// gives the rows of class c the weight n/(C·n_c) — C classes, n_c
+	// rows in class c, n rows — so that every class weighs the same in
+	// the loss (scikit-learn's class_weight="balanced"). With row weights
+	// (stream.Weighter) n and n_c are sums of weights and the two
+	// multiply. The counts come from the right-hand side's pass: no pass
+	// of their own. Validation metrics stay weighted by the row weights
+	// only.
+	ClassWeight ClassWeight `json:"class_weight,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
 	NoStandardize bool `json:"no_standardize,omitempty"`
 	// Uncertainty, when not "", keeps in the model what predictive
@@ -167,6 +177,15 @@ type Config struct {
 	// DefaultUncertaintyRank (at most M).
 	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
+
+// ClassWeight is Config.ClassWeight.
+type ClassWeight string
+
+// Class weightings.
+const (
+	ClassWeightNone     ClassWeight = "none"
+	ClassWeightBalanced ClassWeight = "balanced"
+)
 
 // RunOptions is how one fit executes: none of it changes the model, and
 // none of it is persisted. The zero value runs locally on GOMAXPROCS
@@ -294,6 +313,14 @@ func Validate(cfg Config, opts RunOptions) error {
 
 // validate checks the fields of c that need no data.
 func (c Config) validate() error {
+	switch c.ClassWeight {
+	case "", ClassWeightNone, ClassWeightBalanced:
+	default:
+		return configErr("Config.ClassWeight", "unknown class weighting %q (want none or balanced)", c.ClassWeight)
+	}
+	if c.ClassWeight == ClassWeightBalanced && c.Task == TaskRegression {
+		return configErr("Config.ClassWeight", "class weights need a classification task, not regression")
+	}
 	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
 		return configErr("Config.Lambda", "lambda must be > 0, got %g", c.Lambda)
 	}

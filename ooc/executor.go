@@ -125,6 +125,11 @@ type PassJob struct {
 	// scored row's values end with its weight. A negative or non-finite
 	// weight is an error naming it.
 	Weight string `json:"weight,omitempty"`
+	// ClassWeights, for PassKernel and PassMulti of a classification,
+	// weighs each training row by its class's weight (in the order of
+	// Classes; times its Weight when set): the pass reads the targets.
+	// nil: no class weights.
+	ClassWeights []float64 `json:"class_weights,omitempty"`
 
 	// centers, when set by Fit, are the prepared centres shared by the
 	// workers of the local pipeline, with the standardisation as their
@@ -196,7 +201,7 @@ func (j *PassJob) OutLen() int {
 
 // readsTargets reports whether the pass reads the target columns.
 func (j *PassJob) readsTargets() bool {
-	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0
+	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0 || j.ClassWeights != nil
 }
 
 // ReadsTargets reports whether the pass reads the target columns (an
@@ -248,7 +253,17 @@ func (j *PassJob) validate() error {
 	} else if err := j.Kernel.Validate(j.D); err != nil {
 		return bad("%v", err)
 	}
-	if j.Kind != PassKernel {
+	if j.ClassWeights != nil {
+		if j.Kind != PassKernel && j.Kind != PassMulti || len(j.ClassWeights) != len(j.Classes) {
+			return bad("%d class weights in a %s pass of %d classes", len(j.ClassWeights), j.Kind, len(j.Classes))
+		}
+		for _, v := range j.ClassWeights {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return bad("class weight %v", v)
+			}
+		}
+	}
+	if j.Kind != PassKernel || j.ClassWeights != nil {
 		switch j.Task {
 		case TaskRegression:
 		case TaskBinary:
@@ -358,6 +373,7 @@ type PassWorker struct {
 	v                 []float64 // encoded targets, rows × (K+1)
 	features, targets []string
 	multi             *multiWorker // PassMulti and PassMultiRHS
+	cw                []float64    // rows' weights times their classes' (ClassWeights)
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -408,11 +424,17 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 // add is Add for PassRHS and PassKernel, with row weights rw (nil: 1).
 func (w *PassWorker) add(dst, x, y, rw []float64, rows int) error {
 	j := w.job
-	if err := w.checkShape(dst, x, nil, rows, false); err != nil {
+	if err := w.checkShape(dst, x, y, rows, j.ClassWeights != nil); err != nil {
 		return err
 	}
 	k := j.K
 	if j.Kind == PassKernel {
+		if j.ClassWeights != nil {
+			var err error
+			if rw, err = w.classWeigh(y, rw, rows); err != nil {
+				return cmp.Or(stream.CheckFinite(x, w.features), err)
+			}
+		}
 		w.c.KtWKvAdd(w.ws, dst, x, rows, j.U, rw, nil, k)
 		return w.nonFinite(x)
 	}
@@ -444,6 +466,31 @@ func (w *PassWorker) add(dst, x, y, rw []float64, rows int) error {
 	}
 	w.c.KtKvAdd(w.ws, dst[:j.M*k1], x, rows, nil, w.v, k1)
 	return w.nonFinite(x)
+}
+
+// classWeigh returns the rows' weights times their classes' weights
+// (rw nil: 1), in the worker's scratch; an error for a target that is not
+// a class.
+func (w *PassWorker) classWeigh(y, rw []float64, rows int) ([]float64, error) {
+	j := w.job
+	if len(y) != rows*j.targetCols() {
+		return nil, fmt.Errorf("ooc: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, j.targetCols())
+	}
+	if err := stream.CheckFinite(y, w.targets); err != nil {
+		return nil, err
+	}
+	w.cw = slices.Grow(w.cw[:0], rows)[:rows]
+	for r := range rows {
+		ci, ok := slices.BinarySearch(j.Classes, y[r])
+		if !ok {
+			return nil, fmt.Errorf("target %q: value %v in row %d of the chunk is not one of the classes %v", w.targets[0], y[r], r, j.Classes)
+		}
+		w.cw[r] = j.ClassWeights[ci]
+		if rw != nil {
+			w.cw[r] *= rw[r]
+		}
+	}
+	return w.cw, nil
 }
 
 // weighRows scales row r of v (rows × stride) by rw[r]; nothing when rw

@@ -75,7 +75,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil, err
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
-		if plan.Weight != "" {
+		op.passJob.ClassWeights = slices.Clone(res.ClassWeights)
+		if plan.Weight != "" || plan.Config.ClassWeight == ClassWeightBalanced {
 			if !(res.WeightSum > 0) {
 				return nil, fmt.Errorf("%w: the checkpoint has no sum of weights", ErrCheckpointMismatch)
 			}
@@ -87,7 +88,16 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 	} else {
 		ph.start("rhs", 0)
-		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
+		var balance func(w, sum []float64, n float64) float64
+		if plan.Config.ClassWeight == ClassWeightBalanced {
+			balance = func(w, sum []float64, n float64) float64 {
+				cw, counts := balancedWeights(enc.task, len(enc.classes), sum, n)
+				weighRHS(enc.task, cw, cs.m, enc.k, w)
+				op.passJob.ClassWeights = cw
+				return weighSums(enc.task, cw, counts, sum)
+			}
+		}
+		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, report)
 		if err != nil {
 			return nil, err
 		}
@@ -100,8 +110,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil
 		}
 		c := newCheckpoint(fp, st, ymean)
-		if plan.Weight != "" {
-			c.WeightSum = op.n
+		if plan.Weight != "" || op.passJob.ClassWeights != nil {
+			c.WeightSum, c.ClassWeights = op.n, op.passJob.ClassWeights
 		}
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
@@ -131,8 +141,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	tr.N = plan.N
-	if plan.Weight != "" {
-		tr.Weight, tr.WeightSum = plan.Weight, op.n
+	if plan.Weight != "" || op.passJob.ClassWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, op.n, op.passJob.ClassWeights
 	}
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
@@ -668,9 +678,10 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 // K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ. With row weights W (job.Weight)
 // every product is weighted, b = Bᵀ K_nMᵀ W (Y − 1μᵀ) / n, μ is the
 // weighted mean and n the sum of the weights (from the same pass);
-// without, n is rows, the number of rows.
+// without, n is rows, the number of rows. balance, when not nil, rewrites
+// the pass's products and sums for class weights and returns the new n.
 func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
-	report func(Progress)) (b, mu []float64, n float64, err error) {
+	balance func(w, sum []float64, n float64) float64, report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
@@ -686,6 +697,9 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		if n = out[m*k1+k]; !(n > 0) {
 			return nil, nil, 0, fmt.Errorf("right-hand side: the weights of column %q sum to %v: no row weighs anything", job.Weight, n)
 		}
+	}
+	if balance != nil {
+		n = balance(w, sum, n)
 	}
 	mu = make([]float64, k)
 	for j := range k {

@@ -218,10 +218,13 @@ type Training struct {
 	N int64 `json:"n"`
 	// Weight names the column of row weights of a weighted fit and
 	// WeightSum is their sum, the n of λ·n (absent when unweighted).
-	Weight     string  `json:"weight,omitempty"`
-	WeightSum  float64 `json:"weight_sum,omitempty"`
-	Iterations int     `json:"iterations"`
-	Status     Status  `json:"status"`
+	Weight    string  `json:"weight,omitempty"`
+	WeightSum float64 `json:"weight_sum,omitempty"`
+	// ClassWeights are the classes' weights of Config.ClassWeight
+	// "balanced", in the order of the classes.
+	ClassWeights []float64 `json:"class_weights,omitempty"`
+	Iterations   int       `json:"iterations"`
+	Status       Status    `json:"status"`
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.

@@ -124,6 +124,12 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y, rw []float64, ro
 		}
 		return placed, nil
 	}
+	if j.ClassWeights != nil && ntr > 0 && j.SumLen() > 0 {
+		var err error
+		if wt, err = w.classWeigh(yt[:ntr*kt], wt, ntr); err != nil {
+			return placed, err
+		}
+	}
 	off := 0
 	for i, g := range j.Groups {
 		if g.U == nil {

@@ -190,6 +190,10 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	p.Task = task
 	switch task {
 	case TaskRegression:
+		if p.Config.ClassWeight == ClassWeightBalanced {
+			return configErr("Config.ClassWeight", "class weights need a classification task; target %q is regression (%s)",
+				p.Targets[0], "set the task, or give no class weights")
+		}
 		p.K = p.TargetColumns
 		return nil
 	}

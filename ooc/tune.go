@@ -398,6 +398,7 @@ type tuner struct {
 	passFn, valFn passFunc
 	yv, wv, sc    []float64 // the validation rows' targets and weights, one candidate's scores
 	n             float64   // n of λ·n: training rows, or their weights' sum
+	classWeights  []float64 // balanced class weights (Config.ClassWeight), or nil
 	nval          int64
 	k             int
 	groups        []*sigmaGroup
@@ -861,6 +862,15 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 	m, k := t.cs.m, t.k
 	k1 := k + 1
 	t.gatherLive(false) // without the candidates prepare failed
+	if t.plan.Config.ClassWeight == ClassWeightBalanced {
+		cw, counts := balancedWeights(t.enc.task, len(t.enc.classes), sum, t.n)
+		for i, g := range t.groups {
+			if ws[i] != nil && len(g.live) > 0 {
+				weighRHS(t.enc.task, cw, m, k, ws[i])
+			}
+		}
+		t.n, t.classWeights = weighSums(t.enc.task, cw, counts, sum), cw
+	}
 	n := t.n
 	t.ymean = make([]float64, k)
 	for j := range k {
@@ -1001,6 +1011,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	// current α (the previous iterate's validation) in the same pass.
 	withVal := t.val == nil && iter > 0
 	job, groups := t.passJob(PassMulti, t.trainHoldout())
+	job.ClassWeights = t.classWeights
 	for q, g := range groups {
 		gk := len(g.live) * k
 		job.Groups[q].Cols, job.Groups[q].U = gk, g.u[:m*gk]
@@ -1325,8 +1336,8 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
 		DuplicateCenters: t.cs.dropped,
 	}
-	if t.plan.Weight != "" {
-		tr.Weight, tr.WeightSum = t.plan.Weight, t.n
+	if t.plan.Weight != "" || t.classWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = t.plan.Weight, t.n, t.classWeights
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)

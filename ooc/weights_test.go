@@ -315,3 +315,104 @@ func TestEvaluateWeighted(t *testing.T) {
 		}
 	}
 }
+
+// TestClassWeightBalanced: Config.ClassWeight "balanced" (the counts from
+// the right-hand side's pass, no pass of their own) fits the model of the
+// rows weighted by n/(C·n_c) explicitly, for binary and multiclass, alone
+// and on top of row weights; and it refuses regression.
+func TestClassWeightBalanced(t *testing.T) {
+	const n, d = 900, 3
+	x, y := synth(n, d, 71)
+	rng := rand.New(rand.NewPCG(72, 1))
+	for _, tc := range []struct {
+		name    string
+		classes int
+		rowW    bool
+	}{{"binary", 2, false}, {"multiclass", 3, false}, {"binary, row weights", 2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cls := make([]float64, n)
+			q := slices.Sorted(slices.Values(y))
+			for i, v := range y {
+				// Imbalanced: 70 % in class 0.
+				switch {
+				case v > q[n*85/100]:
+					cls[i] = float64(tc.classes - 1)
+				case v > q[n*70/100]:
+					cls[i] = float64(tc.classes - 2)
+				}
+			}
+			rw := make([]float64, n)
+			for i := range rw {
+				rw[i] = 1
+				if tc.rowW {
+					rw[i] = float64(1 + rng.IntN(3))
+				}
+			}
+			counts := make([]float64, tc.classes)
+			total := 0.0
+			for i, c := range cls {
+				counts[int(c)] += rw[i]
+				total += rw[i]
+			}
+			w := make([]float64, n)
+			for i, c := range cls {
+				w[i] = rw[i] * total / (float64(tc.classes) * counts[int(c)])
+			}
+			cfg := ooc.Config{Centers: 50, Iterations: 8, Seed: 2, Lambda: 1e-4}
+			src := stream.NewMemSource(x, d, cls, 1, 128)
+			if tc.rowW {
+				src = src.WithWeights(rw, "rw")
+			}
+			bal := cfg
+			bal.ClassWeight = ooc.ClassWeightBalanced
+			got, err := ooc.Fit(context.Background(), src, bal, ooc.RunOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, cls, 1, 128).WithWeights(w, "cw"), cfg, ooc.RunOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cw := got.Training().ClassWeights; len(cw) != tc.classes || math.Abs(cw[0]-total/(float64(tc.classes)*counts[0])) > 1e-12*cw[0] {
+				t.Fatalf("class weights %v", cw)
+			}
+			k := got.K()
+			pg, pw := make([]float64, 200*k), make([]float64, 200*k)
+			tx, _ := synth(200, d, 73)
+			got.PredictTo(pg, tx, 200)
+			want.PredictTo(pw, tx, 200)
+			if e := maxRelDiff(pg, pw); e > 1e-9 {
+				t.Errorf("balanced class weights differ from the explicit weights by %.3g relative", e)
+			}
+			if tc.rowW {
+				return
+			}
+			// The search, on a validation source: every candidate the
+			// explicitly weighted search's, to 1e-8 (λ ≥ 1e-4: at λ = 1e-5
+			// and σ = 3 CG amplifies the two ways of rounding to ~1e-6).
+			vsrc := stream.NewMemSource(x[:300*d], d, cls[:300], 1, 100)
+			tcfg := ooc.TuneConfig{Base: bal, Sigmas: []float64{1, 3}, Lambdas: []float64{1e-3, 1e-4}, SigmaHalving: -1, Patience: -1}
+			tb, err := ooc.Tune(context.Background(), src, tcfg, ooc.RunOptions{Validation: vsrc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tcfg.Base = cfg
+			tw, err := ooc.Tune(context.Background(), stream.NewMemSource(x, d, cls, 1, 128).WithWeights(w, "cw"), tcfg, ooc.RunOptions{Validation: vsrc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tb.Candidates {
+				tb.Candidates[i].Model().PredictTo(pg, tx, 200)
+				tw.Candidates[i].Model().PredictTo(pw, tx, 200)
+				if e := maxRelDiff(pg, pw); e > 1e-8 {
+					t.Errorf("search candidate %d: balanced differs from explicit weights by %.3g relative", i, e)
+				}
+			}
+		})
+	}
+	_, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 128),
+		ooc.Config{Centers: 20, Iterations: 2, ClassWeight: ooc.ClassWeightBalanced}, ooc.RunOptions{})
+	if want := `invalid configuration: class weights need a classification task; target "y0" is regression (set the task, or give no class weights)`; err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}

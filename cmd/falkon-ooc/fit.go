@@ -73,6 +73,7 @@ type fitOpts struct {
 	valEvery                             int
 	uncertainty                          bool
 	uncMethod                            string
+	classWeight                          string
 	uncRank                              int
 	input                                inputOptions
 	tuneFit                              fitTuneOpts
@@ -123,6 +124,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
@@ -147,6 +149,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
+	fs.StringVar(&o.input.weight, "weight", "", "Parquet/CSV inputs: a `column` of row weights (finite, ≥ 0), as ingest --weight; a STORE carries its own")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
@@ -196,6 +199,9 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
 		return cfg, usagef("--task: %v", err)
+	}
+	if o.classWeight != "none" {
+		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
 	}
 	cfg.Preconditioner = precond.Method(o.precondMethod)
 	switch o.precondPrecision {
