@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
@@ -117,5 +118,76 @@ func TestWeightedMatchesLocal(t *testing.T) {
 	defer r2.Close()
 	if local.Training().WeightSum == float64(r2.Rows()) {
 		t.Fatal("the weights sum to the row count: the test cannot tell weighted from unweighted")
+	}
+}
+
+// TestLogisticMatchesLocal: on Prism, a fit of the logistic loss (its
+// gradient and Hessian passes are PassJobs too) predicts what ooc.Fit
+// predicts on the same store, within 1e-9 relative.
+func TestLogisticMatchesLocal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "b.store")
+	cols := writeWeightedStore(t, dir, 10_000, 3, 1024)
+	// Binary targets: the store's y above its median, rewritten.
+	bin := filepath.Join(t.TempDir(), "bin.store")
+	y := cols[3]
+	med := append([]float64(nil), y...)
+	slices.Sort(med)
+	lab := make([]float64, len(y))
+	for i, v := range y {
+		if v > med[len(med)/2] {
+			lab[i] = 1
+		}
+	}
+	var feats []chunkstore.ColumnSpec
+	for j := range 3 {
+		feats = append(feats, chunkstore.ColumnSpec{Name: fmt.Sprintf("x%d", j), Type: "float64"})
+	}
+	w, err := chunkstore.Create(bin, feats, []chunkstore.ColumnSpec{{Name: "y", Type: "float64"}, {Name: "w", Type: "float64"}},
+		chunkstore.Options{ChunkRows: 1024, Codec: "none", Weight: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append([][]float64{cols[0], cols[1], cols[2], lab, cols[4]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ooc.Config{Centers: 60, Lambda: 1e-4, Iterations: 5, Seed: 2, Loss: ooc.LossLogistic, NewtonSteps: 4,
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}}
+	r, err := chunkstore.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := ooc.Fit(context.Background(), r, cfg, ooc.RunOptions{})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []JobStats
+	remote, err := Fit(context.Background(), cfg, ooc.RunOptions{}, Options{Store: bin, Partitions: 4, Temp: t.TempDir(),
+		OnJob: func(s JobStats) { jobs = append(jobs, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 4 * (1 + 5); len(jobs) != want || jobs[0].Kind != string(ooc.PassLogisticGrad) || jobs[1].Kind != string(ooc.PassLogisticHess) {
+		t.Fatalf("%d jobs (first %s, %s), want %d: a gradient pass and 5 CG passes per Newton step", len(jobs), jobs[0].Kind, jobs[1].Kind, want)
+	}
+	const rows = 300
+	x := make([]float64, rows*3)
+	for i := range rows {
+		for j := range 3 {
+			x[i*3+j] = cols[j][i*29]
+		}
+	}
+	got, want := make([]float64, rows), make([]float64, rows)
+	remote.PredictTo(got, x, rows)
+	local.PredictTo(want, x, rows)
+	worst, scale := 0.0, 0.0
+	for k := range want {
+		worst, scale = math.Max(worst, math.Abs(got[k]-want[k])), math.Max(scale, math.Abs(want[k]))
+	}
+	if worst > 1e-9*scale {
+		t.Errorf("predictions differ from the local logistic fit by %.3g relative", worst/scale)
 	}
 }

@@ -499,6 +499,24 @@ func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, 
 // v), rw of length rows (nil: all 1, which is KtKvAdd). The weights
 // scale each row's K·u as the tile is consumed: no pass of their own.
 func (c *Centers) KtWKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, rw, v []float64, k int) {
+	c.ktkv(ws, w, x, rows, u, rw, v, k, nil)
+}
+
+// KtFKvAdd sets w += K(X,C)ᵀ fn(K(X,C)·u): for each tile of rows, once
+// K·u is computed (s, n rows × k, row-major; r0 the tile's first row),
+// fn may rewrite it in place before Kᵀ takes it, so that weights that
+// depend on the rows' own predictions (a Newton step's) are computed in
+// the same pass and the same kernel block. u is M × k (not nil). It
+// panics on a shape mismatch.
+func (c *Centers) KtFKvAdd(ws *Workspace, w []float64, x []float64, rows int, u []float64, k int, fn func(s []float64, r0, n int)) {
+	if u == nil {
+		panic("kernel: KtFKvAdd: nil u")
+	}
+	c.ktkv(ws, w, x, rows, u, nil, nil, k, fn)
+}
+
+// ktkv is KtWKvAdd with a tile hook (KtFKvAdd).
+func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw, v []float64, k int, fn func(s []float64, r0, n int)) {
 	c.check(ws, x, rows)
 	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) || (rw != nil && len(rw) < rows) {
 		panic("kernel: KtKvAdd: bad shape")
@@ -531,6 +549,9 @@ func (c *Centers) KtWKvAdd(ws *Workspace, w []float64, x []float64, rows int, u,
 			for i, vv := range v[r0*k : (r0+n)*k] {
 				s[i] += vv
 			}
+		}
+		if fn != nil {
+			fn(s[:n*k], r0, n)
 		}
 		clear(s[n*k:]) // padding rows contribute nothing
 		for c0 := 0; c0 < ld; c0 += c.colBlock {

@@ -86,10 +86,26 @@ func (m *Model) ProbaTo(dst, scores []float64, rows int) {
 	if m.task == TaskRegression || len(scores) != rows*m.k || len(dst) != rows*c {
 		panic(fmt.Sprintf("ooc: ProbaTo: %s model, len(scores) = %d, len(dst) = %d for %d rows, k = %d", m.task, len(scores), len(dst), rows, m.k))
 	}
+	cal := m.ownCalibration()
 	for r := range rows {
-		probaRow(m.task, m.calibration, dst[r*c:(r+1)*c], scores[r*m.k:(r+1)*m.k])
+		probaRow(m.task, cal, dst[r*c:(r+1)*c], scores[r*m.k:(r+1)*m.k])
 	}
 }
+
+// ownCalibration is the model's calibration or, for a model of the
+// logistic loss without one, its own probabilities σ(f) (a Platt map with
+// A = 1, B = 0).
+func (m *Model) ownCalibration() *Calibration {
+	if m.calibration == nil && m.cfg.Loss == LossLogistic {
+		return &Calibration{Method: CalibrationPlatt, A: 1}
+	}
+	return m.calibration
+}
+
+// HasProba reports whether ProbaTo gives calibrated probabilities: the
+// model has a calibration, or it was fitted with the logistic loss (whose
+// scores are log-odds).
+func (m *Model) HasProba() bool { return m.ownCalibration() != nil }
 
 // probaRow writes one row's probabilities.
 func probaRow(task Task, cal *Calibration, dst, s []float64) {

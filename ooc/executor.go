@@ -52,6 +52,17 @@ const (
 	// every live (σ, λ), which scores the held-out rows with the previous
 	// iterate.
 	PassMulti PassKind = "multi"
+	// PassLogisticGrad is the gradient pass of a Newton step of the
+	// logistic loss (binary; targets encoded y = ±1; row weights w, 1
+	// without Weight): with f = K_b U (U: the current α, M × 1) it
+	// computes K_bᵀ g (M) with gᵢ = −wᵢ yᵢ σ(−yᵢ fᵢ), then Σ wᵢ σ(fᵢ)σ(−fᵢ)
+	// (the Hessian weights' sum), Σ wᵢ and Σ wᵢ log(1 + e^(−yᵢ fᵢ)) (the
+	// loss), the weights computed from the same kernel block.
+	PassLogisticGrad PassKind = "logistic_grad"
+	// PassLogisticHess is a CG pass of a Newton step: U is M × 2, [u | α]
+	// row-major; it computes K_bᵀ H K_b u (M) with H = diag(wᵢ σ(fᵢ)σ(−fᵢ))
+	// and f = K_b α, from the same kernel block.
+	PassLogisticHess PassKind = "logistic_hess"
 )
 
 // PassGroup is one kernel of a PassMulti or PassMultiRHS job and its
@@ -159,9 +170,14 @@ func (j *PassJob) SumLen() int {
 			}
 		}
 		return n
+	case PassLogisticGrad:
+		return j.M + 3
 	}
 	return j.M * j.K
 }
+
+// logistic reports whether the job is a pass of the logistic loss.
+func (j *PassJob) logistic() bool { return j.Kind == PassLogisticGrad || j.Kind == PassLogisticHess }
 
 // RowLen returns the number of values a PassMulti appends per scored
 // row: the Cols of every group with Alpha and the target columns; 0 when
@@ -201,7 +217,7 @@ func (j *PassJob) OutLen() int {
 
 // readsTargets reports whether the pass reads the target columns.
 func (j *PassJob) readsTargets() bool {
-	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0 || j.ClassWeights != nil
+	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0 || j.ClassWeights != nil || j.logistic()
 }
 
 // ReadsTargets reports whether the pass reads the target columns (an
@@ -224,8 +240,12 @@ func (j *PassJob) validate() error {
 	}
 	multi := j.Kind == PassMulti || j.Kind == PassMultiRHS
 	switch {
-	case j.Kind != PassRHS && j.Kind != PassKernel && !multi:
+	case j.Kind != PassRHS && j.Kind != PassKernel && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
+	case j.Kind == PassLogisticGrad && len(j.U) != j.M, j.Kind == PassLogisticHess && len(j.U) != 2*j.M:
+		return bad("len(U) = %d for a %s pass with M = %d", len(j.U), j.Kind, j.M)
+	case j.logistic() && (j.Task != TaskBinary || j.K != 1):
+		return bad("a %s pass of a %s task with K = %d: the logistic loss is binary", j.Kind, j.Task, j.K)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
 		return bad("shape M=%d D=%d K=%d", j.M, j.D, j.K)
 	case len(j.Centers) != j.M*j.D:
@@ -374,6 +394,7 @@ type PassWorker struct {
 	features, targets []string
 	multi             *multiWorker // PassMulti and PassMultiRHS
 	cw                []float64    // rows' weights times their classes' (ClassWeights)
+	lg                *logisticState
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -424,10 +445,13 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 // add is Add for PassRHS and PassKernel, with row weights rw (nil: 1).
 func (w *PassWorker) add(dst, x, y, rw []float64, rows int) error {
 	j := w.job
-	if err := w.checkShape(dst, x, y, rows, j.ClassWeights != nil); err != nil {
+	if err := w.checkShape(dst, x, y, rows, j.ClassWeights != nil || j.logistic()); err != nil {
 		return err
 	}
 	k := j.K
+	if j.logistic() {
+		return w.addLogistic(dst, x, y, rw, rows)
+	}
 	if j.Kind == PassKernel {
 		if j.ClassWeights != nil {
 			var err error

@@ -65,6 +65,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if plan.Config.Loss == LossLogistic {
+		return fitLogistic(ctx, plan, cs, enc, op, pass, opts, report, ph, start)
+	}
 	fp := fingerprint(plan, cs, enc)
 	var st *cgState
 	var ymean []float64

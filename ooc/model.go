@@ -223,8 +223,10 @@ type Training struct {
 	// ClassWeights are the classes' weights of Config.ClassWeight
 	// "balanced", in the order of the classes.
 	ClassWeights []float64 `json:"class_weights,omitempty"`
-	Iterations   int       `json:"iterations"`
-	Status       Status    `json:"status"`
+	// NewtonSteps are the logistic loss's Newton steps (Config.Loss).
+	NewtonSteps []NewtonStep `json:"newton_steps,omitempty"`
+	Iterations  int          `json:"iterations"`
+	Status      Status       `json:"status"`
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.

@@ -280,7 +280,7 @@ func (e *Evaluator) Metrics() *Metrics {
 	if n == 0 {
 		return out
 	}
-	q := probaQuality(e.m, e.m.calibration, e.scores, e.truth, e.w)
+	q := probaQuality(e.m, e.m.ownCalibration(), e.scores, e.truth, e.w)
 	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
 	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
 	if e.m.task == TaskBinary {

@@ -455,6 +455,9 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	if opts.Checkpoint != nil || opts.Resume != nil {
 		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
 	}
+	if base.Loss == LossLogistic {
+		return configErr("Config.Loss", "the search is over the squared loss; fit the logistic loss with the σ, λ it picks")
+	}
 	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
 		return configErr("TuneConfig.ValFraction", "validation fraction must be in [0, 1), got %g", tc.ValFraction)
 	}

@@ -21,6 +21,8 @@ var flagOf = map[string]string{
 	"Config.Candidates":       "--candidates",
 	"Config.Task":             "--task",
 	"Config.ClassWeight":      "--class-weight",
+	"Config.Loss":             "--loss",
+	"Config.NewtonSteps":      "--newton-steps",
 	"Config.Precision":        "--precision",
 	"RunOptions.Workers":      "--workers",
 	"RunOptions.ValEvery":     "--val-every",

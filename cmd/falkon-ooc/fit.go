@@ -73,7 +73,8 @@ type fitOpts struct {
 	valEvery                             int
 	uncertainty                          bool
 	uncMethod                            string
-	classWeight                          string
+	classWeight, loss                    string
+	newtonSteps                          int
 	uncRank                              int
 	input                                inputOptions
 	tuneFit                              fitTuneOpts
@@ -125,6 +126,8 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: binary classification by Newton steps on a decreasing λ path, each --iters CG iterations; predict --proba then gives the model's own probabilities")
+	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
@@ -203,6 +206,10 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	if o.classWeight != "none" {
 		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
 	}
+	if o.loss != "squared" {
+		cfg.Loss = ooc.Loss(o.loss)
+	}
+	cfg.NewtonSteps = o.newtonSteps
 	cfg.Preconditioner = precond.Method(o.precondMethod)
 	switch o.precondPrecision {
 	case "auto":
@@ -403,7 +410,10 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		}
 	}
 	lastCkpt := 0
-	if !o.noCheckpoint {
+	if cfg.Loss == ooc.LossLogistic && !o.noCheckpoint {
+		pr.printf("fit: the logistic loss does not checkpoint yet: no %s", ckpt)
+	}
+	if !o.noCheckpoint && cfg.Loss != ooc.LossLogistic {
 		run.Checkpoint = func(c *ooc.Checkpoint) error {
 			c.Settings = o.settings
 			if err := c.WriteFile(ckpt); err != nil {

@@ -113,3 +113,50 @@ func TestClassWeightFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestLossLogistic: fit --loss logistic (no checkpoint, said so), then
+// predict --proba gives the model's own probabilities σ(score) without
+// calibration rows.
+func TestLossLogistic(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for i := range 300 {
+		a, c := math.Sin(float64(i)), math.Cos(float64(3*i))
+		cls := 0
+		if a*c+0.3*math.Sin(float64(11*i)) > 0.1 {
+			cls = 1
+		}
+		fmt.Fprintf(&b, "%.6f,%.6f,%d\n", a, c, cls)
+	}
+	csv := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.falkon")
+	code, _, e := runCLI("fit", csv, "--target", "y", "--loss", "logistic", "--newton-steps", "5", "--out", m, "--centers", "20", "--iters", "5")
+	if code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, e)
+	}
+	if !strings.Contains(e, "the logistic loss does not checkpoint yet") {
+		t.Errorf("no word about the missing checkpoint:\n%s", e)
+	}
+	if _, err := os.Stat(m + ".ckpt"); err == nil {
+		t.Error("a checkpoint was written")
+	}
+	out := filepath.Join(dir, "p.csv")
+	if code, _, e := runCLI("predict", csv, "--model", m, "--proba", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("predict --proba: exit %d: %s", code, e)
+	}
+	mdl, err := ooc.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mdl.Training().NewtonSteps) != 5 || mdl.Calibration() != nil || !mdl.HasProba() {
+		t.Fatalf("%d Newton steps, calibration %v", len(mdl.Training().NewtonSteps), mdl.Calibration())
+	}
+	code, _, e = runCLI("fit", csv, "--target", "y", "--loss", "hinge", "--out", filepath.Join(dir, "x.falkon"))
+	if want := `--loss: unknown loss "hinge" (want squared or logistic)`; code != 2 || !strings.Contains(e, want) {
+		t.Errorf("--loss hinge: exit %d, stderr %s", code, e)
+	}
+}
