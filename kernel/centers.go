@@ -492,8 +492,15 @@ func (c *Centers) loadU(ws *Workspace, u []float64, k int) {
 // stored whole. It panics on a shape mismatch or a workspace of other
 // centres.
 func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, v []float64, k int) {
+	c.KtWKvAdd(ws, w, x, rows, u, nil, v, k)
+}
+
+// KtWKvAdd is KtKvAdd with row weights: w += K(X,C)ᵀ (diag(rw)·K(X,C)·u +
+// v), rw of length rows (nil: all 1, which is KtKvAdd). The weights
+// scale each row's K·u as the tile is consumed: no pass of their own.
+func (c *Centers) KtWKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, rw, v []float64, k int) {
 	c.check(ws, x, rows)
-	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) {
+	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) || (rw != nil && len(rw) < rows) {
 		panic("kernel: KtKvAdd: bad shape")
 	}
 	if (u == nil && v == nil) || rows == 0 {
@@ -511,6 +518,13 @@ func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, 
 		n := min(c.tileRows, rows-r0)
 		np := c.ktile(ws, x, r0, n, k, u != nil)
 		s := ws.s[:np*k]
+		if u != nil && rw != nil {
+			for i, wi := range rw[r0 : r0+n] {
+				for l := range k {
+					s[i*k+l] *= wi
+				}
+			}
+		}
 		if u == nil {
 			copy(s, v[r0*k:(r0+n)*k])
 		} else if v != nil {

@@ -154,23 +154,38 @@ type quality struct{ accuracy, logLoss, ece float64 }
 // log-loss and ECE of the probabilities of task's model m under cal (nil:
 // uncalibrated), on rows of scores (rows × K) with true class indices
 // truth.
-func probaQuality(m *Model, cal *Calibration, scores []float64, truth []int) quality {
+func probaQuality(m *Model, cal *Calibration, scores []float64, truth []int, w []float64) quality {
 	c, k := len(m.classes), m.k
 	p := make([]float64, c)
 	var ll metrics.LogLoss
 	var rel metrics.Reliability
 	right := 0
+	var wright, wsum float64 // with weights
 	for r, t := range truth {
 		s := scores[r*k : (r+1)*k]
-		if m.ClassIndex(s) == t {
+		ok := m.ClassIndex(s) == t
+		if ok {
 			right++
 		}
 		probaRow(m.task, cal, p, s)
-		ll.Add(p[t])
 		top := argmax(p)
+		if w != nil {
+			if ok {
+				wright += w[r]
+			}
+			wsum += w[r]
+			ll.AddWeighted(p[t], w[r])
+			rel.AddWeighted(p[top], top == t, w[r])
+			continue
+		}
+		ll.Add(p[t])
 		rel.Add(p[top], top == t)
 	}
-	return quality{accuracy: float64(right) / float64(len(truth)), logLoss: ll.Value(), ece: rel.ECE()}
+	acc := float64(right) / float64(len(truth))
+	if w != nil {
+		acc = wright / wsum
+	}
+	return quality{accuracy: acc, logLoss: ll.Value(), ece: rel.ECE()}
 }
 
 // fitPlatt returns A, B minimising the log-loss of sigmoid(A s + B)
@@ -334,7 +349,7 @@ func newCalibration(m *Model, scores []float64, truth []int) *Calibration {
 		c.Method = CalibrationTemperature
 		c.Temperature = fitTemperature(scores, m.k, truth)
 	}
-	before, after := probaQuality(m, nil, scores, truth), probaQuality(m, c, scores, truth)
+	before, after := probaQuality(m, nil, scores, truth, nil), probaQuality(m, c, scores, truth, nil)
 	c.LogLossBefore, c.ECEBefore = before.logLoss, before.ece
 	c.LogLossAfter, c.ECEAfter = after.logLoss, after.ece
 	return c
@@ -450,6 +465,12 @@ func relabel(src stream.Source, what, target string, code map[string]float64) (s
 type relabeled struct {
 	stream.Source
 	codes []float64
+}
+
+// WeightColumn and ReadWeights forward the source's row weights.
+func (r *relabeled) WeightColumn() string { return stream.WeightColumn(r.Source) }
+func (r *relabeled) ReadWeights(ctx context.Context, i int, w []float64) error {
+	return r.Source.(stream.Weighter).ReadWeights(ctx, i, w)
 }
 
 func (r *relabeled) ReadChunk(ctx context.Context, i int, x, y []float64) error {

@@ -152,9 +152,40 @@ type Config struct {
 	Candidates int `json:"candidates,omitempty"`
 	// Task says what the targets mean. TaskAuto (the zero value) infers it.
 	Task Task `json:"task,omitempty"`
+	// ClassWeight weighs the rows of each class for classification:
+	// ClassWeightNone ("" or "none") leaves them, ClassWeightBalanced
+	// gives the rows of class c the weight n/(C·n_c) — C classes, n_c
+	// rows in class c, n rows — so that every class weighs the same in
+	// the loss (scikit-learn's class_weight="balanced"). With row weights
+	// (stream.Weighter) n and n_c are sums of weights and the two
+	// multiply. The counts come from the right-hand side's pass: no pass
+	// of their own. Validation metrics stay weighted by the row weights
+	// only.
+	ClassWeight ClassWeight `json:"class_weight,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
 	NoStandardize bool `json:"no_standardize,omitempty"`
+	// Uncertainty, when not "", keeps in the model what predictive
+	// standard deviations need (Model.PredictStdTo, PredictOptions.Std),
+	// fitted on the validation rows, which it requires
+	// (RunOptions.Validation): UncertaintyPrecond from FALKON's
+	// preconditioner (no extra pass) or UncertaintyExact (one more pass,
+	// n·M² flops, (3 + workers)·8M² bytes). Regression with a distance
+	// kernel only. It does not change α.
+	Uncertainty UncertaintyMethod `json:"uncertainty,omitempty"`
+	// UncertaintyRank is the rank r of the variance's factor: M·r more
+	// flops per predicted row, 8·M·r more bytes in the model. 0 means
+	// DefaultUncertaintyRank (at most M).
+	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
+
+// ClassWeight is Config.ClassWeight.
+type ClassWeight string
+
+// Class weightings.
+const (
+	ClassWeightNone     ClassWeight = "none"
+	ClassWeightBalanced ClassWeight = "balanced"
+)
 
 // RunOptions is how one fit executes: none of it changes the model, and
 // none of it is persisted. The zero value runs locally on GOMAXPROCS
@@ -202,7 +233,10 @@ const (
 	StageRHS      Stage = "rhs"      // the pass for the right-hand side
 	StageIterate  Stage = "iterate"  // CG iterations, one pass each
 	StageValidate Stage = "validate" // a validation pass
-	StageDone     Stage = "done"
+	// StageUncertainty: the variance's factor (Config.Uncertainty); with
+	// UncertaintyExact first a pass (Chunk, Chunks), then Fraction 0 and 1.
+	StageUncertainty Stage = "uncertainty"
+	StageDone        Stage = "done"
 )
 
 // Progress is one progress report.
@@ -279,6 +313,14 @@ func Validate(cfg Config, opts RunOptions) error {
 
 // validate checks the fields of c that need no data.
 func (c Config) validate() error {
+	switch c.ClassWeight {
+	case "", ClassWeightNone, ClassWeightBalanced:
+	default:
+		return configErr("Config.ClassWeight", "unknown class weighting %q (want none or balanced)", c.ClassWeight)
+	}
+	if c.ClassWeight == ClassWeightBalanced && c.Task == TaskRegression {
+		return configErr("Config.ClassWeight", "class weights need a classification task, not regression")
+	}
 	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
 		return configErr("Config.Lambda", "lambda must be > 0, got %g", c.Lambda)
 	}
@@ -323,6 +365,14 @@ func (c Config) validate() error {
 	}
 	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
 		return configErr("Config.Precision", "unknown precision %v (want float64 or float32)", c.Precision)
+	}
+	switch c.Uncertainty {
+	case "", UncertaintyPrecond, UncertaintyExact:
+	default:
+		return configErr("Config.Uncertainty", "unknown uncertainty method %q (want precond or exact)", c.Uncertainty)
+	}
+	if c.UncertaintyRank < 0 {
+		return configErr("Config.UncertaintyRank", "uncertainty rank must be ≥ 0 (0: the default), got %d", c.UncertaintyRank)
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // waveSource is a user's own data source: it generates its rows on demand
@@ -57,4 +59,39 @@ func Example() {
 	// f(1.571) = 1.000 (sin: 1.000)
 	// f(1.000) = 0.841 (sin: 0.841)
 	// f(4.712) = -1.000 (sin: -1.000)
+}
+
+// Predictive standard deviations: fit with Config.Uncertainty (fitted on
+// the validation rows), then PredictStdTo gives each prediction's
+// standard deviation, noise included. Far from the data it grows towards
+// the prior.
+func ExampleModel_PredictStdTo() {
+	noisy := func(n int, seed uint64) *stream.MemSource {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i] = 2 * math.Pi * rng.Float64()
+			y[i] = math.Sin(x[i]) + 0.1*rng.NormFloat64()
+		}
+		return stream.NewMemSource(x, 1, y, 1, 1000)
+	}
+	model, err := ooc.Fit(context.Background(), noisy(4000, 1), ooc.Config{
+		Centers:     100,
+		Kernel:      kernel.Kernel{Kind: kernel.Gaussian, Sigma: 0.5},
+		Lambda:      1e-6,
+		Seed:        1,
+		Uncertainty: ooc.UncertaintyPrecond,
+	}, ooc.RunOptions{Validation: noisy(1000, 2)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := []float64{1, 9} // inside the data, and beyond it
+	pred, std := make([]float64, 2), make([]float64, 2)
+	model.PredictStdTo(pred, std, x, 2)
+	fmt.Printf("f(1) = %.1f ± %.1f\n", pred[0], std[0])
+	fmt.Printf("at 9, the deviation is larger: %v\n", std[1] > 3*std[0])
+	// Output:
+	// f(1) = 0.8 ± 0.1
+	// at 9, the deviation is larger: true
 }

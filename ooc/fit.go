@@ -57,6 +57,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUncertainty(plan.Config, enc.task); err != nil {
+		return nil, err
+	}
 	pass := passOver(plan.src, opts)
 	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph)
 	if err != nil {
@@ -72,17 +75,33 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil, err
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
+		op.passJob.ClassWeights = slices.Clone(res.ClassWeights)
+		if plan.Weight != "" || plan.Config.ClassWeight == ClassWeightBalanced {
+			if !(res.WeightSum > 0) {
+				return nil, fmt.Errorf("%w: the checkpoint has no sum of weights", ErrCheckpointMismatch)
+			}
+			op.n = res.WeightSum
+		}
 		if res.BestIteration > 0 {
 			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
 		}
 	} else {
 		ph.start("rhs", 0)
-		b, mu, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
+		var balance func(w, sum []float64, n float64) float64
+		if plan.Config.ClassWeight == ClassWeightBalanced {
+			balance = func(w, sum []float64, n float64) float64 {
+				cw, counts := balancedWeights(enc.task, len(enc.classes), sum, n)
+				weighRHS(enc.task, cw, cs.m, enc.k, w)
+				op.passJob.ClassWeights = cw
+				return weighSums(enc.task, cw, counts, sum)
+			}
+		}
+		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, report)
 		if err != nil {
 			return nil, err
 		}
-		st, ymean = newCGState(b, enc.k), mu
+		st, ymean, op.n = newCGState(b, enc.k), mu, n
 	}
 	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
 	lastValIter := -1
@@ -91,6 +110,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil
 		}
 		c := newCheckpoint(fp, st, ymean)
+		if plan.Weight != "" || op.passJob.ClassWeights != nil {
+			c.WeightSum, c.ClassWeights = op.n, op.passJob.ClassWeights
+		}
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
 		}
@@ -119,6 +141,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	tr.N = plan.N
+	if plan.Weight != "" || op.passJob.ClassWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, op.n, op.passJob.ClassWeights
+	}
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
 	tr.PrecondBytes = op.pre.Bytes()
@@ -144,6 +169,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
 		return nil, err
+	}
+	if plan.Config.Uncertainty != "" {
+		ph.start("uncertainty", 0)
+		if m, err = buildUncertainty(ctx, m, plan, cs, op, opts, report); err != nil {
+			return nil, err
+		}
 	}
 	m.training.Phases = ph.done()
 	m.training.PeakRSS = procstat.PeakRSS()
@@ -548,7 +579,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		j := &PassJob{
 			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
 			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
-			Mean: cs.std.mean, InvStd: cs.std.invStd,
+			Mean: cs.std.mean, InvStd: cs.std.invStd, Weight: plan.Weight,
 			// The standardisation rides on the kernel's tile loading.
 			centers: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
 		}
@@ -642,11 +673,15 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 }
 
 // rightHandSide makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n and returns
-// b and the target means μ. The all-ones column gives K_nMᵀ1, so the
+// b, the target means μ and n. The all-ones column gives K_nMᵀ1, so the
 // targets are centred without a pass of their own:
-// K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ.
-func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, n int64, chunks int,
-	report func(Progress)) (b, mu []float64, err error) {
+// K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ. With row weights W (job.Weight)
+// every product is weighted, b = Bᵀ K_nMᵀ W (Y − 1μᵀ) / n, μ is the
+// weighted mean and n the sum of the weights (from the same pass);
+// without, n is rows, the number of rows. balance, when not nil, rewrites
+// the pass's products and sums for class weights and returns the new n.
+func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
+	balance func(w, sum []float64, n float64) float64, report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
@@ -654,23 +689,32 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		report(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("right-hand side: %w", err)
+		return nil, nil, 0, fmt.Errorf("right-hand side: %w", err)
 	}
-	w, sum := out[:m*k1], out[m*k1:]
+	w, sum := out[:m*k1], out[m*k1:m*k1+k]
+	n = float64(rows)
+	if job.Weight != "" {
+		if n = out[m*k1+k]; !(n > 0) {
+			return nil, nil, 0, fmt.Errorf("right-hand side: the weights of column %q sum to %v: no row weighs anything", job.Weight, n)
+		}
+	}
+	if balance != nil {
+		n = balance(w, sum, n)
+	}
 	mu = make([]float64, k)
 	for j := range k {
-		mu[j] = sum[j] / float64(n)
+		mu[j] = sum[j] / n
 	}
 	bm := make([]float64, m*k)
 	for i := range m {
 		ones := w[i*k1+k]
 		for j := range k {
-			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(n)
+			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / n
 		}
 	}
 	b = make([]float64, pre.Rank()*k)
 	pre.ApplyBTTo(b, bm, k)
-	return b, mu, nil
+	return b, mu, n, nil
 }
 
 // phaseOfFactorise names the step of the preconditioner's set-up that
@@ -800,7 +844,7 @@ func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperat
 	tr Training) (*Model, error) {
 	alpha := make([]float64, cs.m*enc.k)
 	op.pre.ApplyBTo(alpha, st.Beta, enc.k)
-	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, op.cfit)
+	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, nil, op.cfit)
 }
 
 // newModelMeta returns the metadata of a model fitted with cfg on the

@@ -17,6 +17,10 @@ type Memory struct {
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
 	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
 	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
+	// Uncertainty is what Config.Uncertainty adds after CG, beside the
+	// preconditioner: the variance's factor and its construction
+	// (uncertaintyBytes).
+	Uncertainty int64 `json:"uncertainty,omitempty"`
 	// Runtime is the process's fixed cost: the program's text and the Go
 	// runtime (measured: about 31 MiB for falkon-ooc), plus heap slack.
 	Runtime int64 `json:"runtime"`
@@ -57,13 +61,14 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64)
 		Centers: centres,
 		// Decoded rows and targets, the encoded targets with the ones
 		// column, and the source's read scratch.
-		Chunks:     W * (8*R*(D+KT+K+1) + scratch),
-		Workspaces: W * kernel.WorkspaceBytes(m, d, k+1, cfg.Precision),
-		Partials:   2 * W * 8 * (M*(K+1) + K),
-		Vectors:    10 * 8 * M * K,
-		Runtime:    runtimeBytes,
+		Chunks:      W * (8*R*(D+KT+K+1) + scratch),
+		Workspaces:  W * kernel.WorkspaceBytes(m, d, k+1, cfg.Precision),
+		Partials:    2 * W * 8 * (M*(K+1) + K),
+		Vectors:     10 * 8 * M * K,
+		Runtime:     runtimeBytes,
+		Uncertainty: uncertaintyBytes(cfg, workers),
 	}
-	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime + mem.Uncertainty
 	return mem
 }
 
@@ -110,6 +115,10 @@ func (m Memory) String() string {
 	fmt.Fprintf(&b, "%s (preconditioner %s, chunk buffers %s, kernel tiles %s, vectors %s, runtime %s)",
 		FormatBytes(m.Total), FormatBytes(m.Precond), FormatBytes(m.Chunks),
 		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers), FormatBytes(m.Runtime))
+	if m.Uncertainty > 0 {
+		s := b.String()
+		return s[:len(s)-1] + ", uncertainty " + FormatBytes(m.Uncertainty) + ")"
+	}
 	return b.String()
 }
 
@@ -125,4 +134,32 @@ func FormatBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// uncertaintyBytes is Memory.Uncertainty: for UncertaintyExact the
+// factors of K_MM and H and one M × M partial per worker; for a factor of
+// rank at least half of M (or M ≤ 600) four M × M matrices (C formed
+// whole and its eigendecomposition); otherwise the sketch, about six
+// M × ℓ matrices with ℓ = 1.5 r + 10; plus W and [α | W] in the model.
+func uncertaintyBytes(cfg Config, workers int) int64 {
+	if cfg.Uncertainty == "" {
+		return 0
+	}
+	M := int64(cfg.Centers)
+	r := int64(cfg.UncertaintyRank)
+	if r == 0 {
+		r = DefaultUncertaintyRank
+	}
+	r = min(r, M)
+	b := 8 * M * (2*r + 1)
+	switch {
+	case 2*r >= M || M <= 600:
+		b += 4 * 8 * M * M
+	default:
+		b += 6 * 8 * M * min(M, r+r/2+10)
+	}
+	if cfg.Uncertainty == UncertaintyExact {
+		b += (2 + int64(workers)) * 8 * M * M
+	}
+	return b
 }

@@ -16,9 +16,13 @@ import (
 // Model format versions this build writes and reads.
 const (
 	modelMagic      = "FKOM"
-	ModelVersion    = 1
+	ModelVersion    = 2
 	modelMinVersion = 1
 )
+
+// A model without an Uncertainty is written as format version 1, which
+// every earlier build reads; version 2 adds the uncertainty's factor as a
+// third array (docs/MODEL_FORMAT.md).
 
 // Model is a fitted FALKON estimator
 //
@@ -43,6 +47,8 @@ type Model struct {
 	m, d, k                 int
 	centres, alpha          []float64 // M × D standardised; M × K
 	training                Training
+	uncertainty             *Uncertainty // or nil
+	uw                      []float64    // M × uncertainty.Rank, or nil
 
 	// Derived from the above in newModel, never changed after.
 	centers *kernel.Centers
@@ -51,6 +57,11 @@ type Model struct {
 	// as the kernel loads its tiles (kernel.Centers.WithInputMap), so a
 	// streaming prediction touches each row once and never writes it.
 	mapped *kernel.Centers
+	// uaug is [α | W], M × (K + Rank), for predictions with standard
+	// deviations (one kernel evaluation for both).
+	uaug []float64
+	// uwt is σᵢ/(σᵢ + λ) per direction of the uncertainty.
+	uwt []float64
 }
 
 // Kernel returns the kernel.
@@ -153,10 +164,10 @@ func (m *Model) Training() Training {
 // newModel validates the model's parts and returns the complete model,
 // with its kernel centres prepared (in the model's precision, unless
 // prepared is given).
-func newModel(meta *modelMeta, centres, alpha []float64, prepared *kernel.Centers) (*Model, error) {
+func newModel(meta *modelMeta, centres, alpha, uw []float64, prepared *kernel.Centers) (*Model, error) {
 	m := &Model{
 		cfg: meta.Config, kern: meta.Kernel, prec: meta.prec, task: meta.Task, classes: meta.Classes,
-		classNames: meta.ClassNames, calibration: meta.Calibration,
+		classNames: meta.ClassNames, calibration: meta.Calibration, uncertainty: meta.Uncertainty, uw: uw,
 		features: meta.Features, targets: meta.Targets, featureMean: meta.FeatureMean, featureStd: meta.FeatureStd,
 		targetMean: meta.TargetMean, m: meta.M, d: meta.D, k: meta.K, training: meta.Training,
 		centres: centres, alpha: alpha,
@@ -167,6 +178,13 @@ func newModel(meta *modelMeta, centres, alpha []float64, prepared *kernel.Center
 	}
 	if len(centres) != m.m*m.d || len(alpha) != m.m*m.k {
 		return nil, fmt.Errorf("%d centre values and %d coefficients for M=%d d=%d k=%d", len(centres), len(alpha), m.m, m.d, m.k)
+	}
+	if m.uncertainty != nil {
+		if len(uw) != m.m*m.uncertainty.Rank {
+			return nil, fmt.Errorf("%d uncertainty factor values for M=%d rank %d", len(uw), m.m, m.uncertainty.Rank)
+		}
+		m.uaug = augment(alpha, uw, m.m, m.k, m.uncertainty.Rank)
+		m.uwt = directionWeights(m.uncertainty)
 	}
 	m.centers = prepared
 	if m.centers == nil {
@@ -197,9 +215,16 @@ func invStdOf(std []float64) []float64 {
 
 // Training records how a model was fitted.
 type Training struct {
-	N          int64  `json:"n"`
-	Iterations int    `json:"iterations"`
-	Status     Status `json:"status"`
+	N int64 `json:"n"`
+	// Weight names the column of row weights of a weighted fit and
+	// WeightSum is their sum, the n of λ·n (absent when unweighted).
+	Weight    string  `json:"weight,omitempty"`
+	WeightSum float64 `json:"weight_sum,omitempty"`
+	// ClassWeights are the classes' weights of Config.ClassWeight
+	// "balanced", in the order of the classes.
+	ClassWeights []float64 `json:"class_weights,omitempty"`
+	Iterations   int       `json:"iterations"`
+	Status       Status    `json:"status"`
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.
@@ -258,6 +283,9 @@ type modelMeta struct {
 	// calibration of the probabilities.
 	ClassNames  []string     `json:"class_names,omitempty"`
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Added in version 2: what predictive standard deviations need; the
+	// M × Rank factor is the third array.
+	Uncertainty *Uncertainty `json:"uncertainty,omitempty"`
 
 	prec kernel.Precision
 }
@@ -267,7 +295,7 @@ func (m *Model) meta() *modelMeta {
 		Format: "falkon-ooc model", Precision: m.prec.String(), Kernel: m.kern, Task: m.task, Classes: m.classes,
 		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
 		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.cfg, Training: m.training,
-		ClassNames: m.classNames, Calibration: m.calibration,
+		ClassNames: m.classNames, Calibration: m.calibration, Uncertainty: m.uncertainty,
 	}
 }
 
@@ -275,7 +303,12 @@ func (m *Model) meta() *modelMeta {
 // docs/MODEL_FORMAT.md).
 func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	err := writeContainer(cw, modelMagic, ModelVersion, m.meta(), m.centres, m.alpha)
+	var err error
+	if m.uncertainty == nil {
+		err = writeContainer(cw, modelMagic, 1, m.meta(), m.centres, m.alpha)
+	} else {
+		err = writeContainer(cw, modelMagic, ModelVersion, m.meta(), m.centres, m.alpha, m.uw)
+	}
 	return cw.n, err
 }
 
@@ -341,15 +374,23 @@ func ParseModel(data []byte) (*Model, error) {
 	}
 	// Check the shapes before decoding the arrays they size.
 	if err := (&Model{m: mm.M, d: mm.D, k: mm.K, task: mm.Task, classes: mm.Classes, classNames: mm.ClassNames,
-		calibration: mm.Calibration, features: mm.Features,
+		calibration: mm.Calibration, uncertainty: mm.Uncertainty, features: mm.Features,
 		targetMean: mm.TargetMean, featureMean: mm.FeatureMean, featureStd: mm.FeatureStd, kern: mm.Kernel}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	arrs, err := decodeArrays(payload, mm.M*mm.D, mm.M*mm.K)
+	lens := []int{mm.M * mm.D, mm.M * mm.K}
+	if mm.Uncertainty != nil {
+		lens = append(lens, mm.M*mm.Uncertainty.Rank)
+	}
+	arrs, err := decodeArrays(payload, lens...)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newModel(&mm, arrs[0], arrs[1], nil)
+	var uw []float64
+	if len(arrs) > 2 {
+		uw = arrs[2]
+	}
+	m, err := newModel(&mm, arrs[0], arrs[1], uw, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
@@ -387,6 +428,9 @@ func (m *Model) validate() error {
 		return fmt.Errorf("%d class names for %d classes", len(m.classNames), len(m.classes))
 	}
 	if err := m.calibration.validate(m.task); err != nil {
+		return err
+	}
+	if err := m.uncertainty.validate(m.m, m.k, m.task); err != nil {
 		return err
 	}
 	if err := m.kern.Validate(m.d); err != nil {

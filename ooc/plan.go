@@ -38,6 +38,11 @@ type FitPlan struct {
 	// Features and Targets are the column names (stream.ColumnsOf).
 	Features []string `json:"features"`
 	Targets  []string `json:"targets"`
+	// Weight names the source's column of row weights
+	// (stream.Weighter), or "" when every row weighs 1. With weights the
+	// fit minimises Σᵢ wᵢ (f(xᵢ) − yᵢ)² / Σᵢ wᵢ + λ‖f‖²: n in
+	// λ·n is the sum of the weights.
+	Weight string `json:"weight,omitempty"`
 	// Stats says whether the source supplied its feature statistics; if
 	// not (and standardisation is on), or if classes must be found, the
 	// sampling pass reads every chunk.
@@ -119,6 +124,9 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if err := Validate(p.Config, opts); err != nil {
 		return nil, err
 	}
+	if p.Config.Uncertainty != "" && opts.Validation == nil {
+		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
+	}
 	if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
 		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
 			opts.Resume.Iteration, p.Config.Iterations)
@@ -132,6 +140,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
 	p.Features, p.Targets = stream.ColumnsOf(src)
+	p.Weight = stream.WeightColumn(src)
 	if s, ok := src.(stream.Statser); ok {
 		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {
 			p.mean, p.std = mean, std
@@ -181,6 +190,10 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	p.Task = task
 	switch task {
 	case TaskRegression:
+		if p.Config.ClassWeight == ClassWeightBalanced {
+			return configErr("Config.ClassWeight", "class weights need a classification task; target %q is regression (%s)",
+				p.Targets[0], "set the task, or give no class weights")
+		}
 		p.K = p.TargetColumns
 		return nil
 	}

@@ -19,6 +19,9 @@ type PredictOptions struct {
 	// Progress, when set, is called after each chunk (on the caller's
 	// goroutine) with the chunks done and the total.
 	Progress func(done, total int)
+	// Std asks Predict for the predictive standard deviation of every
+	// score (Batch.Std); the model must have an Uncertainty.
+	Std bool
 }
 
 // PredictTo computes the scores of rows of raw (unstandardised) features
@@ -98,11 +101,17 @@ type Batch struct {
 	// Targets holds the source's targets (Rows × NumTargets) when the
 	// prediction asked for them, else nil.
 	Targets []float64
+	// Weights holds the rows' weights when the prediction asked for the
+	// targets and the source carries weights (stream.Weighter), else nil.
+	Weights []float64
+	// Std holds the predictive standard deviation of each score (Rows ×
+	// K) with PredictOptions.Std, else nil.
+	Std []float64
 }
 
 type predPart struct {
-	rows      int
-	scores, y []float64
+	rows              int
+	scores, y, w, std []float64
 }
 
 // Predict streams src (features in the model's order, raw) through the
@@ -115,24 +124,41 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 	if src.Dim() != m.d {
 		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.d)
 	}
+	if opt.Std && m.uncertainty == nil {
+		return fmt.Errorf("the model has no predictive standard deviations: fit it with --uncertainty (Config.Uncertainty)")
+	}
 	src = spread(src)
 	chunks := src.NumChunks()
 	done := 0
+	weights := withTargets && stream.WeightColumn(src) != ""
 	return stream.Run(ctx, src, stream.Options{Workers: opt.Workers}, stream.Job[*predPart]{
 		Targets:    withTargets,
+		Weights:    weights,
 		NewPartial: func() *predPart { return &predPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *predPart) error {
 			ws := m.mapped.NewWorkspace()
+			var buf []float64
 			return func(_ context.Context, c stream.Chunk, p *predPart) error {
 				p.rows = c.Rows
 				p.scores = slices.Grow(p.scores[:0], c.Rows*m.k)[:c.Rows*m.k]
 				// The kernel standardises each row as it loads it and
 				// flags the first non-finite one (Workspace.NonFinite).
-				m.scoreChunkWith(m.mapped, ws, p.scores, c.X, c.Rows)
+				if opt.Std {
+					p.std = slices.Grow(p.std[:0], c.Rows*m.k)[:c.Rows*m.k]
+					m.stdChunk(m.mapped, ws, &buf, p.scores, p.std, c.X, c.Rows, false)
+				} else {
+					m.scoreChunkWith(m.mapped, ws, p.scores, c.X, c.Rows)
+				}
 				if r := ws.NonFinite(); r >= 0 {
 					return stream.CheckFinite(c.X[r*m.d:(r+1)*m.d], m.features).(*stream.ValueError).At(r)
 				}
 				p.y = append(p.y[:0], c.Y...)
+				if weights {
+					if err := stream.CheckWeights(c.W, stream.WeightColumn(src)); err != nil {
+						return err
+					}
+				}
+				p.w = append(p.w[:0], c.W...)
 				return nil
 			}
 		},
@@ -140,6 +166,12 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 			b := Batch{Chunk: chunk, Rows: p.rows, Scores: p.scores}
 			if withTargets {
 				b.Targets = p.y
+			}
+			if weights {
+				b.Weights = p.w
+			}
+			if opt.Std {
+				b.Std = p.std
 			}
 			if err := fn(b); err != nil {
 				return err
@@ -185,6 +217,7 @@ type Evaluator struct {
 	reg    metrics.Regression
 	scores []float64 // rows × K, classification
 	truth  []int     // class index of each row, classification
+	w      []float64 // row weights, classification (AddWeighted)
 }
 
 // NewEvaluator returns an evaluator for m's task.
@@ -209,6 +242,25 @@ func (e *Evaluator) Add(scores, targets []float64, rows int) error {
 	return nil
 }
 
+// AddWeighted is Add with a weight per row: every metric becomes the
+// weighted one (Σ wᵢ·lossᵢ / Σ wᵢ; the weighted AUC). An Evaluator takes
+// Add or AddWeighted, not both; w nil is Add.
+func (e *Evaluator) AddWeighted(scores, targets, w []float64, rows int) error {
+	if w == nil {
+		return e.Add(scores, targets, rows)
+	}
+	m := e.m
+	if m.task == TaskRegression {
+		e.reg.AddWeighted(scores[:rows*m.k], targets[:rows*m.k], w, m.k)
+		return nil
+	}
+	if err := e.Add(scores, targets, rows); err != nil {
+		return err
+	}
+	e.w = append(e.w, w[:rows]...)
+	return nil
+}
+
 // Metrics returns the metrics so far.
 func (e *Evaluator) Metrics() *Metrics {
 	f := func(v float64) *float64 {
@@ -228,7 +280,7 @@ func (e *Evaluator) Metrics() *Metrics {
 	if n == 0 {
 		return out
 	}
-	q := probaQuality(e.m, e.m.calibration, e.scores, e.truth)
+	q := probaQuality(e.m, e.m.calibration, e.scores, e.truth, e.w)
 	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
 	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
 	if e.m.task == TaskBinary {
@@ -236,9 +288,9 @@ func (e *Evaluator) Metrics() *Metrics {
 		for i, t := range e.truth {
 			pos[i] = t == 1
 		}
-		out.AUC = f(metrics.AUC(e.scores, pos))
+		out.AUC = f(metrics.AUCWeighted(e.scores, pos, e.w))
 	} else {
-		out.AUC = f(metrics.MulticlassAUC(e.scores, e.m.k, e.truth))
+		out.AUC = f(metrics.MulticlassAUCWeighted(e.scores, e.m.k, e.truth, e.w))
 	}
 	return out
 }
@@ -260,7 +312,7 @@ func (m *Model) evaluate(ctx context.Context, src stream.Source, opt PredictOpti
 	}
 	ev := m.NewEvaluator()
 	err := m.Predict(ctx, src, opt, true, func(b Batch) error {
-		return ev.Add(b.Scores, b.Targets, b.Rows)
+		return ev.AddWeighted(b.Scores, b.Targets, b.Weights, b.Rows)
 	})
 	if err != nil {
 		return nil, err

@@ -48,10 +48,11 @@ func main() {
 	tune := flag.Bool("tune", false, "instead: ooc.Tune over a σ × λ grid against the same grid fitted point by point (bench/TUNE.md)")
 	tuneM := flag.Int("tune-centers", 1000, "with -tune: centres M")
 	tuneIters := flag.Int("tune-iters", 20, "with -tune: CG iterations")
-	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard beside the σ grid against the grid alone), handoff (the σ, λ of a small-M search against the grid at -m, and ooc.FitTuned's hand-off rules), tuned-timing (fit --tune against one fit at -m, interleaved)")
+	tuneMode := flag.String("tune-mode", "grid", "with -tune: grid (tune vs the grid fitted point by point), timing (interleaved fit / tune / tune with halving, minimum of -tune-reps), ard (tune --ard beside the σ grid against the grid alone), handoff (the σ, λ of a small-M search against the grid at -m, and ooc.FitTuned's hand-off rules), tuned-timing (fit --tune against one fit at -m, interleaved), uncertainty (coverage and NLPD of predictive standard deviations)")
 	tuneHalving := flag.Int("tune-halving", 4, "with -tune-mode timing: the halving step of the second tune")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (runtime/pprof) of the whole run to this file")
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
+	uncTiming := flag.Bool("unc-timing", false, "with -tune-mode uncertainty: also time Predict with and without standard deviations")
 	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin and fashion-mnist (bench/ACCURACY.md)")
 	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
 	classifyTest := flag.Int("classify-test", 20000, "with -classify: at most this many test rows")
@@ -93,7 +94,7 @@ func main() {
 		return
 	}
 	if *tune {
-		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps,
+		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps, uncTiming: *uncTiming,
 			sigmas:  []float64{0.5, 1, 2, 4, 8},
 			lambdas: []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3}}
 		if !tuneMain(ctx, te, want) {

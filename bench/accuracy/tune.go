@@ -29,6 +29,8 @@ type tuneEnv struct {
 	mode     string // grid, timing or ard
 	halving  int
 	reps     int
+	// uncTiming adds Predict's timing to -tune-mode uncertainty.
+	uncTiming bool
 }
 
 type tuneRow struct {
@@ -94,6 +96,8 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 		return row, tuneHandoff(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "tuned-timing":
 		return row, tunedTiming(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "uncertainty":
+		return row, tuneUncertainty(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -323,6 +327,8 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			fmt.Println("| data | M | --ard test RMSE | grid test RMSE | --ard vs grid | pick | learned σⱼ | subsample hold-out MSE | ARD s | --ard s | ARD share | grid s |")
 		case "tuned-timing":
 			fmt.Println("| data | M | one fit s | fit --tune s | ratio | fit CPU s | fit --tune CPU s | search s | iterations | fit --tune test RMSE | one fit test RMSE |")
+		case "uncertainty":
+			fmt.Println("| data | n train | M | pick | method | rank | variance λ | effective dim | rank error (median / max) | test RMSE | coverage 50 / 90 / 95 % | 90 % width / constant width | test NLPD | constant NLPD | uncertainty s of fit s |")
 		case "handoff":
 			fmt.Println("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows | on n/8, keep | n/8, sqrt | n/8, linear | grid s |")
 		}

@@ -20,6 +20,7 @@ var flagOf = map[string]string{
 	"Config.Sampling":         "--centers-sampling",
 	"Config.Candidates":       "--candidates",
 	"Config.Task":             "--task",
+	"Config.ClassWeight":      "--class-weight",
 	"Config.Precision":        "--precision",
 	"RunOptions.Workers":      "--workers",
 	"RunOptions.ValEvery":     "--val-every",

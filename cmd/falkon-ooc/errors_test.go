@@ -222,14 +222,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			ref:     "newer-store",
-			mistake: "a store written by a newer falkon-ooc (meta.json format_version 2)",
+			mistake: "a store written by a newer falkon-ooc (meta.json format_version 3)",
 			setup: func(t *testing.T) {
 				copyStore(t, "train.store", "new.store")
-				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 2`)
+				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 3`)
 			},
 			args:   []string{"fit", "--out", "model2.falkon", "new.store"},
 			code:   1,
-			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 2; this build reads version 1); upgrade falkon-ooc",
+			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 3; this build reads versions 1–2); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc, or ingest the data again with this version. (The version is checked before meta.json's checksum, so this message appears even though the edit also broke the checksum.)",
 		},
 		{
@@ -246,19 +246,19 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			ref:     "newer-model",
-			mistake: "a model file written by a newer falkon-ooc (byte 4 = 2, checksum recomputed)",
+			mistake: "a model file written by a newer falkon-ooc (byte 4 = 3, checksum recomputed)",
 			setup: func(t *testing.T) {
 				b, err := os.ReadFile("model.falkon")
 				if err != nil {
 					t.Fatal(err)
 				}
-				b[4] = 2
+				b[4] = 3
 				binary.LittleEndian.PutUint32(b[len(b)-8:], crc32.Checksum(b[:len(b)-16], crc32.MakeTable(crc32.Castagnoli)))
 				writeText(t, "new.falkon", string(b))(t)
 			},
 			args:   []string{"predict", "--model", "new.falkon", "train.store"},
 			code:   1,
-			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 2 was written by a newer falkon-ooc (this build reads version 1); upgrade falkon-ooc",
+			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 3 was written by a newer falkon-ooc (this build reads versions 1–2); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc to the version that wrote the model (its summary, MODEL.json, names it), or fit again with this one.",
 		},
 		{

@@ -71,6 +71,10 @@ type fitOpts struct {
 	candidates                           int
 	valFraction                          float64
 	valEvery                             int
+	uncertainty                          bool
+	uncMethod                            string
+	classWeight                          string
+	uncRank                              int
 	input                                inputOptions
 	tuneFit                              fitTuneOpts
 	settings                             map[string]string // the flags a checkpoint records
@@ -120,6 +124,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
@@ -135,12 +140,16 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
 	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
 	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
+	fs.BoolVar(&o.uncertainty, "uncertainty", false, "keep what predict --std and --interval need: predictive standard deviations, fitted on the validation rows (regression; implies --val-fraction 0.1 without --val)")
+	fs.StringVar(&o.uncMethod, "uncertainty-method", "precond", "with --uncertainty: precond (from FALKON's preconditioner, no extra pass) or exact (one more pass: n·M² flops, (3 + workers)·8M² bytes)")
+	fs.IntVar(&o.uncRank, "uncertainty-rank", 0, "with --uncertainty: rank r of the variance's factor, M·r more flops per predicted row (0: 64)")
 	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
+	fs.StringVar(&o.input.weight, "weight", "", "Parquet/CSV inputs: a `column` of row weights (finite, ≥ 0), as ingest --weight; a STORE carries its own")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
@@ -191,6 +200,9 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
 		return cfg, usagef("--task: %v", err)
 	}
+	if o.classWeight != "none" {
+		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
+	}
 	cfg.Preconditioner = precond.Method(o.precondMethod)
 	switch o.precondPrecision {
 	case "auto":
@@ -204,6 +216,12 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--centers-sampling: %v", err)
 	}
 	cfg.Candidates = o.candidates
+	switch {
+	case o.uncertainty:
+		cfg.Uncertainty, cfg.UncertaintyRank = ooc.UncertaintyMethod(o.uncMethod), o.uncRank
+	case set["uncertainty-method"] || set["uncertainty-rank"]:
+		return cfg, usagef("--uncertainty-method and --uncertainty-rank need --uncertainty")
+	}
 	return cfg, flagErr(ooc.Validate(cfg, o.runOptions()))
 }
 
@@ -294,6 +312,9 @@ type fitResult struct {
 	// Search and Handoff are fit --tune's search and what it carried.
 	Search  *ooc.TuneResult `json:"search,omitempty"`
 	Handoff *ooc.Handoff    `json:"handoff,omitempty"`
+	// Uncertainty is how predictive standard deviations are computed
+	// and how they did on the validation rows (--uncertainty).
+	Uncertainty *ooc.Uncertainty `json:"uncertainty,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
@@ -313,6 +334,14 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
 		o.valFraction = ooc.DefaultValFraction
+	}
+	if o.uncertainty && o.val == "" {
+		if set["val-fraction"] && o.valFraction == 0 {
+			return usagef("--uncertainty fits the standard deviations on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)")
+		}
+		if !set["val-fraction"] {
+			o.valFraction = ooc.DefaultValFraction
+		}
 	}
 	if o.tuneFit.on && !set["iters"] {
 		o.iters = defaultTunedIters // a cap: --patience stops the fit
@@ -414,6 +443,17 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				}
 				pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations), msg, true)
 			}
+		case ooc.StageUncertainty:
+			switch {
+			case p.Chunks > 0:
+				passUpdate(pr, "uncertainty pass", p.Chunk, p.Chunks, &passStart)
+			case p.Fraction == 0:
+				r := cfg.UncertaintyRank
+				if r == 0 {
+					r = ooc.DefaultUncertaintyRank
+				}
+				pr.printf("fit: predictive standard deviations (%s): a rank-%d factor, fitted on the validation rows", cfg.Uncertainty, min(r, cfg.Centers))
+			}
 		case ooc.StageKernel:
 			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
 		case ooc.StagePrecond:
@@ -452,7 +492,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
 		Classes: m.ClassNames(), Calibration: m.Calibration(), BestIteration: tr.BestIteration,
-		Phases: tr.Phases, PeakRSS: tr.PeakRSS, Search: tr.Search, Handoff: tr.Handoff,
+		Phases: tr.Phases, PeakRSS: tr.PeakRSS, Search: tr.Search, Handoff: tr.Handoff, Uncertainty: m.Uncertainty(),
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -491,7 +531,21 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if m.Task() != ooc.TaskRegression {
 		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m))
 	}
+	if u := m.Uncertainty(); u != nil {
+		fmt.Fprintf(e.stdout, "std        %s\n", uncertaintyLine(u))
+	}
 	return nil
+}
+
+// uncertaintyLine describes a model's predictive standard deviations.
+func uncertaintyLine(u *ooc.Uncertainty) string {
+	s := fmt.Sprintf("%s, rank %d, variance λ %.3g (the fit's %g), effective dimension %.3g", u.Method, u.Rank, u.Lambda, u.FitLambda, u.EffectiveDim)
+	if u.RankError > 0 {
+		s += fmt.Sprintf(", within %.2g %% of full rank (median; worst %.2g %%)", 100*u.RankError, 100*u.RankErrorMax)
+	}
+	s += fmt.Sprintf("; on %d validation rows the 90 %% interval covers %.1f %% (50 %%: %.1f %%, 95 %%: %.1f %%), NLPD %.4g (constant variance %.4g)",
+		u.Rows, 100*u.Coverage90, 100*u.Coverage50, 100*u.Coverage95, u.NLPD, u.NLPDConstant)
+	return s
 }
 
 func metricsLine(m *ooc.Metrics) string {

@@ -54,6 +54,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	if m.Task() != ooc.TaskRegression {
 		fmt.Fprintf(tw, "proba\t%s\n", calibrationLine(m))
 	}
+	if u := m.Uncertainty(); u != nil {
+		fmt.Fprintf(tw, "std\t%s\n", uncertaintyLine(u))
+	}
 	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
 	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))
 	std := "z-scored with the training statistics"

@@ -77,6 +77,8 @@ type predictOpts struct {
 	jsonOut, quiet       bool
 	noHeader             bool
 	proba                bool
+	std                  bool
+	interval             float64
 }
 
 func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -87,6 +89,8 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
+	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (TARGET_std columns; models fitted with fit --uncertainty)")
+	fs.Float64Var(&o.interval, "interval", 0, "write a central `level` interval, e.g. 0.9 (TARGET_lower, TARGET_upper columns; models fitted with fit --uncertainty)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object (JSON Lines predictions with --out -)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
@@ -117,6 +121,11 @@ type predictResult struct {
 	Dropped int64 `json:"dropped"`
 	// Unscored counts predicted rows whose target is NULL, NaN or ±Inf.
 	Unscored int64 `json:"unscored,omitempty"`
+	// Std and Interval say that the output holds standard deviations
+	// and interval bounds; Uncertainty is how they did on the targets.
+	Std         bool       `json:"std,omitempty"`
+	Interval    float64    `json:"interval,omitempty"`
+	Uncertainty *stdReport `json:"uncertainty,omitempty"`
 	*ooc.Metrics
 	Seconds float64 `json:"seconds"`
 }
@@ -136,6 +145,13 @@ type predictRun struct {
 	okScores []float64
 	proba    bool
 	prob     []float64 // one row's probabilities
+	// --std and --interval: the standard deviations of a batch, the
+	// interval's z (0: none) and the targets' report.
+	std     bool // compute standard deviations
+	showStd bool // write them (--std)
+	z       float64
+	sd      []float64
+	stdm    *stdMetrics
 }
 
 func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rerr error) {
@@ -183,12 +199,22 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if err := checkProba(o, m); err != nil {
 		return err
 	}
+	if err := checkStd(o, m); err != nil {
+		return err
+	}
 	p := &predictRun{m: m, ev: m.NewEvaluator(), pr: newProgress(e.stderr, o.quiet), workers: o.workers, proba: o.proba}
+	if o.std || o.interval > 0 {
+		p.std, p.stdm = true, &stdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K()}
+		if o.interval > 0 {
+			p.z = ooc.IntervalZ(o.interval)
+		}
+	}
 	if p.workers == 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
 	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
-		Classes: m.ClassNames(), Proba: o.proba}
+		Classes: m.ClassNames(), Proba: o.proba, Std: o.std, Interval: o.interval}
+	p.showStd = o.std
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
@@ -268,6 +294,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	}
 	if p.withTgt {
 		res.Metrics = p.ev.Metrics()
+		if p.stdm != nil {
+			res.Uncertainty = p.stdm.report(o.interval)
+		}
 	}
 	if o.jsonOut && o.out != "-" {
 		return writeJSON(summary, res)
@@ -285,6 +314,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	switch {
 	case p.withTgt:
 		fmt.Fprintf(summary, "metrics    %s\n", metricsLine(res.Metrics))
+		if res.Uncertainty != nil {
+			fmt.Fprintf(summary, "intervals  %s\n", res.Uncertainty.line())
+		}
 		if res.Unscored > 0 {
 			fmt.Fprintf(summary, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
 		}
@@ -387,7 +419,7 @@ func (p *predictRun) fromFiles(ctx context.Context, r *tabular.Reader, w io.Writ
 	var tw *tabular.Writer
 	if w != nil {
 		var err error
-		if tw, err = tabular.NewColumnWriter(w, format, r, outputColumns(p.m, p.proba)); err != nil {
+		if tw, err = tabular.NewColumnWriter(w, format, r, p.columns()); err != nil {
 			return err
 		}
 	}
@@ -437,12 +469,19 @@ func (p *predictRun) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Wr
 		}
 	}
 	p.scores = grow(p.scores, n*k)
+	if p.std {
+		p.sd = grow(p.sd, n*k)
+	}
 	per := max((n+p.workers-1)/p.workers, 64)
 	var g errgroup.Group
 	for lo := 0; lo < n; lo += per {
 		hi := min(lo+per, n)
 		g.Go(func() error {
-			m.PredictTo(p.scores[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
+			if p.std {
+				m.PredictStdTo(p.scores[lo*k:hi*k], p.sd[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
+			} else {
+				m.PredictTo(p.scores[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
+			}
 			return nil
 		})
 	}
@@ -495,6 +534,9 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 				v = classes[j]
 			}
 			p.tgt = append(p.tgt, v)
+			if p.stdm != nil {
+				p.stdm.add(v-p.scores[i*k+t], p.sd[i*k+t])
+			}
 		}
 		p.okScores = append(p.okScores, p.scores[i*k:(i+1)*k]...)
 		ok++
@@ -508,7 +550,7 @@ func (p *predictRun) score(b *tabular.Batch, n int) error {
 // outputCols fills p.cols with the output columns of n rows of p.scores.
 func (p *predictRun) outputCols(n int) {
 	m := p.m
-	ncol := len(outputColumns(m, p.proba))
+	ncol := len(p.columns())
 	if len(p.cols) != ncol {
 		p.cols = make([][]float64, ncol)
 	}
@@ -518,6 +560,9 @@ func (p *predictRun) outputCols(n int) {
 	var row []float64
 	for i := range n {
 		row = p.outputRow(p.scores[i*m.K():(i+1)*m.K()], row)
+		if p.std {
+			row = appendStd(row, p.scores[i*m.K():(i+1)*m.K()], p.sd[i*m.K():(i+1)*m.K()], p.showStd, p.z)
+		}
 		for j, v := range row {
 			p.cols[j][i] = v
 		}
@@ -544,11 +589,11 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 	}
 	var tw *tabular.Writer
 	if w != nil {
-		if tw, err = tabular.NewColumnWriter(w, format, nil, outputColumns(m, p.proba)); err != nil {
+		if tw, err = tabular.NewColumnWriter(w, format, nil, p.columns()); err != nil {
 			return err
 		}
 	}
-	popts := ooc.PredictOptions{Workers: p.workers, Progress: func(done, total int) {
+	popts := ooc.PredictOptions{Workers: p.workers, Std: p.std, Progress: func(done, total int) {
 		p.pr.update("predict", fmt.Sprintf("%s %d/%d chunks", bar(float64(done)/float64(total)), done, total), done == total)
 	}}
 	err = m.Predict(ctx, src, popts, withTargets, func(b ooc.Batch) error {
@@ -557,7 +602,13 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 			if err := p.ev.Add(b.Scores, b.Targets, b.Rows); err != nil {
 				return err
 			}
+			if p.stdm != nil {
+				for i, y := range b.Targets {
+					p.stdm.add(y-b.Scores[i], b.Std[i])
+				}
+			}
 		}
+		p.sd = append(p.sd[:0], b.Std...)
 		if tw == nil {
 			return nil
 		}
@@ -572,6 +623,20 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 		return tw.Close()
 	}
 	return nil
+}
+
+// columns are the output columns: outputColumns, then those of --std
+// and --interval.
+func (p *predictRun) columns() []tabular.Column {
+	cols := outputColumns(p.m, p.proba)
+	z := 0.0
+	if p.z > 0 {
+		z = 1
+	}
+	for _, c := range stdColumns(p.m.Targets(), p.std && p.showStd, z) {
+		cols = append(cols, tabular.Column{Name: c})
+	}
+	return cols
 }
 
 func grow(s []float64, n int) []float64 {

@@ -1,0 +1,964 @@
+package ooc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/dense"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// Predictive uncertainty (Config.Uncertainty).
+//
+// Kernel ridge regression with M Nyström centres is the posterior mean of
+// a Gaussian process with inducing points (the centres), prior covariance
+// a²·k and noise variance s² = λ·n·a². The same factors give the
+// deterministic-training-conditional (DTC) predictive variance of y at x:
+//
+//	var(x) = a²·v(x) + s²,   v(x) = k(x,x) − k_xᵀ (K_MM⁻¹ − λn·H⁻¹) k_x,
+//	H = K_nMᵀK_nM + λn·K_MM,
+//
+// with k_x = K(C, x): k(x,x) − k_xᵀK_MM⁻¹k_x is what the centres do not
+// explain, λn·k_xᵀH⁻¹k_x the subset-of-regressors variance. With
+// K_MM = TᵀT and Ŝ = T⁻ᵀ (K_nMᵀK_nM/n) T⁻¹ = V diag(σ) Vᵀ,
+//
+//	v(x) = k(x,x) − Σᵢ σᵢ/(σᵢ + λ) · (uᵢᵀ k_x)²,   uᵢ = T⁻¹ vᵢ,
+//
+// a sum over the directions of the data's signal, each weighted by the
+// share σᵢ/(σᵢ + λ) that the fit takes from the data. Keeping the r
+// largest σᵢ costs M·r per predicted row (beside the M·d of the prediction
+// itself) and drops only positive terms, so truncation can only widen v.
+// Ŝ is known in two ways:
+//   - UncertaintyPrecond: as FALKON's preconditioner knows it, with
+//     K_nMᵀK_nM ≈ (n/M)·K_MM², so σᵢ = κᵢ/M and uᵢ = xᵢ/√κᵢ for the
+//     eigenpairs (κᵢ, xᵢ) of K_MM: v is then the variance of a GP on the
+//     centres alone with noise λM. No pass over the data.
+//   - UncertaintyExact: K_nMᵀK_nM formed in one pass (n·M² flops), exact
+//     DTC.
+//
+// The fit's λ is chosen for accuracy, and conjugate gradients stopped
+// early regularise the model further, so λ is not taken as the variance's:
+// the variance's λ (Uncertainty.Lambda), a² and s² are fitted on the
+// validation rows by maximising the Gaussian likelihood of their
+// residuals, so that the standardised residuals there have unit variance.
+
+// UncertaintyMethod is how a fit obtains the predictive variance.
+type UncertaintyMethod string
+
+// Uncertainty methods (Config.Uncertainty); "" is none.
+const (
+	UncertaintyPrecond UncertaintyMethod = "precond"
+	UncertaintyExact   UncertaintyMethod = "exact"
+)
+
+// DefaultUncertaintyRank is the rank r of the variance's factor when
+// Config.UncertaintyRank is 0 (at most M).
+const DefaultUncertaintyRank = 64
+
+// rankCheckRows is how many validation rows compare the rank-r variance
+// with the full-rank one (Uncertainty.RankError).
+const rankCheckRows = 500
+
+// Uncertainty is what a model keeps to give predictive standard
+// deviations (Model.PredictStdTo, PredictOptions.Std), and how well they
+// did on the fit's validation rows. The variance of output j at x is
+//
+//	Scale[j]·v(x) + Noise[j],   v(x) = Prior − ‖Wᵀk_x‖²
+//
+// with W the model's M × Rank factor (see the package's uncertainty.go).
+type Uncertainty struct {
+	Method UncertaintyMethod `json:"method"`
+	Rank   int               `json:"rank"`
+	// Prior is k(x, x), the same for every x (distance kernels).
+	Prior float64 `json:"prior"`
+	// Sigma holds σᵢ, the data's signal in each of the Rank directions
+	// kept, largest first; Lambda is the variance's λ, fitted on the
+	// validation rows: direction i carries the weight σᵢ/(σᵢ + Lambda).
+	// FitLambda is the fit's λ, for comparison.
+	Sigma     []float64 `json:"sigma"`
+	Lambda    float64   `json:"lambda"`
+	FitLambda float64   `json:"fit_lambda"`
+	// Scale (a²) and Noise (s², the noise variance in the target's
+	// units²) per output, fitted on Rows validation rows.
+	Scale []float64 `json:"scale"`
+	Noise []float64 `json:"noise"`
+	Rows  int64     `json:"rows"`
+	// ResidualVar is the mean squared validation residual per output:
+	// the best constant variance, the baseline of NLPDConstant.
+	ResidualVar []float64 `json:"residual_var"`
+	// EffectiveDim is Σᵢ σᵢ/(σᵢ + Lambda) over the directions kept.
+	EffectiveDim float64 `json:"effective_dim"`
+	// RankError and RankErrorMax are the median and largest relative
+	// difference between v(x) at rank r and at full rank (at Lambda), on
+	// up to 500 validation rows; 0 at full rank, and not measured (both
+	// −1) for M above 12 000.
+	RankError    float64 `json:"rank_error"`
+	RankErrorMax float64 `json:"rank_error_max"`
+	// Coverage50/90/95 are the shares of validation residuals inside the
+	// central 50, 90 and 95 % Gaussian intervals; NLPD is the mean
+	// negative log predictive density there, NLPDConstant that of the
+	// best constant variance (the baseline).
+	Coverage50   float64 `json:"coverage_50"`
+	Coverage90   float64 `json:"coverage_90"`
+	Coverage95   float64 `json:"coverage_95"`
+	NLPD         float64 `json:"nlpd"`
+	NLPDConstant float64 `json:"nlpd_constant"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// validate checks an Uncertainty read from a file against the model's
+// shape.
+func (u *Uncertainty) validate(m, k int, task Task) error {
+	if u == nil {
+		return nil
+	}
+	switch {
+	case task != TaskRegression:
+		return fmt.Errorf("uncertainty in a %s model", task)
+	case u.Rank < 1 || u.Rank > m:
+		return fmt.Errorf("uncertainty rank %d for M = %d", u.Rank, m)
+	case len(u.Scale) != k || len(u.Noise) != k:
+		return fmt.Errorf("uncertainty has %d scales and %d noise variances for %d outputs", len(u.Scale), len(u.Noise), k)
+	case !(u.Prior > 0) || math.IsInf(u.Prior, 0):
+		return fmt.Errorf("uncertainty prior %v", u.Prior)
+	case len(u.Sigma) != u.Rank:
+		return fmt.Errorf("uncertainty has %d signal values for rank %d", len(u.Sigma), u.Rank)
+	case !(u.Lambda > 0) || math.IsInf(u.Lambda, 0):
+		return fmt.Errorf("uncertainty lambda %v", u.Lambda)
+	}
+	for _, v := range u.Sigma {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("uncertainty signal value %v", v)
+		}
+	}
+	for j := range u.Scale {
+		if !(u.Scale[j] >= 0) || !(u.Noise[j] >= 0) || math.IsInf(u.Scale[j], 0) || math.IsInf(u.Noise[j], 0) {
+			return fmt.Errorf("uncertainty scale %v, noise %v", u.Scale[j], u.Noise[j])
+		}
+	}
+	return nil
+}
+
+// stationaryPrior returns k(x, x) for the distance kernels (the same for
+// every x), or false for linear and polynomial kernels.
+func stationaryPrior(k kernel.Kernel) (float64, bool) {
+	switch k.Kind {
+	case kernel.Gaussian, kernel.Laplacian, kernel.Matern12, kernel.Matern32, kernel.Matern52, "":
+		return 1, true
+	}
+	return 0, false
+}
+
+// checkUncertainty says why a fit cannot keep an uncertainty, before any
+// expensive work.
+func checkUncertainty(cfg Config, task Task) error {
+	if cfg.Uncertainty == "" {
+		return nil
+	}
+	if task != TaskRegression {
+		return configErr("Config.Uncertainty", "predictive standard deviations are for regression; a %s model's probabilities (--proba) are its uncertainty, calibrated on the validation rows", task)
+	}
+	if _, ok := stationaryPrior(cfg.Kernel); !ok {
+		return configErr("Config.Uncertainty", "predictive standard deviations need a distance kernel (gaussian, laplacian, matern12/32/52), not %s", cfg.Kernel.Kind)
+	}
+	return nil
+}
+
+// symOp applies a symmetric positive semi-definite p × p matrix to a
+// p × k block, row-major.
+type symOp func(ctx context.Context, dst, src []float64, k int) error
+
+// topEigen returns the r largest eigenvalues of op, descending, and their
+// eigenvectors (p × r, row-major). For r ≥ p/2 (or p ≤ 600) it forms the
+// matrix and decomposes it; otherwise it runs randomized subspace
+// iteration (Halko, Martinsson and Tropp 2011, Alg. 4.4 with two power
+// steps) on a Gaussian sketch of r + max(10, r/2) columns and keeps the
+// Rayleigh–Ritz pairs.
+func topEigen(ctx context.Context, op symOp, p, r int, seed uint64) (vals, vecs []float64, err error) {
+	r = min(r, p)
+	var basis *mat.Dense // p × l, orthonormal columns
+	var l int
+	if 2*r >= p || p <= 600 {
+		l = p
+		basis = nil
+	} else {
+		l = min(p, r+max(10, r/2))
+		rng := rand.New(rand.NewPCG(seed, 0x756e63))
+		y := make([]float64, p*l)
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		for step := 0; step < 3; step++ {
+			q, err := orthonormal(y, p, l)
+			if err != nil {
+				return nil, nil, err
+			}
+			if step == 2 {
+				basis = q
+				break
+			}
+			if err := op(ctx, y, q.RawMatrix().Data, l); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	// B = Qᵀ A Q (or A itself).
+	var src []float64
+	if basis == nil {
+		src = make([]float64, p*p)
+		for i := range p {
+			src[i*p+i] = 1
+		}
+	} else {
+		src = basis.RawMatrix().Data
+	}
+	aq := make([]float64, p*l)
+	if err := op(ctx, aq, src, l); err != nil {
+		return nil, nil, err
+	}
+	b := mat.NewSymDense(l, nil)
+	if basis == nil {
+		for i := range l {
+			for j := i; j < l; j++ {
+				b.SetSym(i, j, (aq[i*l+j]+aq[j*l+i])/2)
+			}
+		}
+	} else {
+		var qb mat.Dense
+		qb.Mul(basis.T(), mat.NewDense(p, l, aq))
+		for i := range l {
+			for j := i; j < l; j++ {
+				b.SetSym(i, j, (qb.At(i, j)+qb.At(j, i))/2)
+			}
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(b, true) {
+		return nil, nil, fmt.Errorf("uncertainty: the eigendecomposition did not converge")
+	}
+	ev := eig.Values(nil) // ascending
+	var u mat.Dense
+	eig.VectorsTo(&u)
+	var full *mat.Dense
+	if basis == nil {
+		full = &u
+	} else {
+		full = new(mat.Dense)
+		full.Mul(basis, &u)
+	}
+	vals = make([]float64, r)
+	vecs = make([]float64, p*r)
+	for q := range r {
+		idx := l - 1 - q
+		vals[q] = ev[idx]
+		for i := range p {
+			vecs[i*r+q] = full.At(i, idx)
+		}
+	}
+	return vals, vecs, nil
+}
+
+// orthonormal returns an orthonormal basis of the columns of y (p × l).
+func orthonormal(y []float64, p, l int) (*mat.Dense, error) {
+	var qr mat.QR
+	qr.Factorize(mat.NewDense(p, l, slices.Clone(y)))
+	var q mat.Dense
+	qr.QTo(&q)
+	out := mat.NewDense(p, l, nil)
+	out.Copy(q.Slice(0, p, 0, l))
+	return out, nil
+}
+
+// varModel is how one method knows Ŝ: its top eigenpairs in the centres'
+// coordinates, and v(x) at full rank for the rank check.
+type varModel struct {
+	sigma []float64 // σᵢ, descending
+	u     []float64 // M × r: uᵢ = T⁻¹vᵢ
+	// full returns v(x) at full rank and the variance's λ for the raw
+	// rows xs, or nil when the matrix at that λ cannot be factorised
+	// (full itself nil: M is too large to measure).
+	full func(ctx context.Context, xs []float64, rows int, lambda float64) ([]float64, error)
+}
+
+// maxRankCheck is the largest M for which the rank check factorises an
+// M × M matrix at the variance's λ.
+const maxRankCheck = 12000
+
+// precondModel is UncertaintyPrecond: Ŝ ≈ T⁻ᵀ(K_MM²/M)T⁻¹, whose
+// eigenpairs are (κᵢ/M, T xᵢ/√κᵢ) for those (κᵢ, xᵢ) of K_MM, so uᵢ =
+// xᵢ/√κᵢ. K_MM is applied by the kernel, never stored.
+func precondModel(ctx context.Context, kern kernel.Kernel, centres []float64, c64, c64m *kernel.Centers,
+	kmm func(dst []float64, lo, hi int), m, d, r, workers int, seed uint64) (*varModel, error) {
+	op := func(ctx context.Context, dst, src []float64, k int) error {
+		parallelRows(m, workers, func(lo, hi int) {
+			ws := c64.NewWorkspace()
+			c64.KvTo(ws, dst[lo*k:hi*k], centres[lo*d:hi*d], hi-lo, src, k)
+		})
+		return ctx.Err()
+	}
+	kappa, x, err := topEigen(ctx, op, m, r, seed)
+	if err != nil {
+		return nil, err
+	}
+	vm := &varModel{}
+	for q, kv := range kappa {
+		if !(kv > 1e-12*kappa[0]) {
+			break // numerically null directions carry no signal
+		}
+		vm.sigma = append(vm.sigma, kv/float64(m))
+		_ = q
+	}
+	rr := len(vm.sigma)
+	vm.u = make([]float64, m*rr)
+	for i := range m {
+		for q := range rr {
+			vm.u[i*rr+q] = x[i*r+q] / math.Sqrt(kappa[q])
+		}
+	}
+	if m <= maxRankCheck {
+		vm.full = func(ctx context.Context, xs []float64, rows int, lambda float64) ([]float64, error) {
+			// v = k(x,x) − k_xᵀ(K_MM + λM·I)⁻¹k_x.
+			a, ok := cholRetry(m, workers, func(a []float64) {
+				kmm(a, 0, m)
+				for i := range m {
+					a[i*m+i] += lambda * float64(m)
+				}
+			})
+			if !ok {
+				return nil, nil
+			}
+			kt := kernelColumns(c64m, xs, rows, m)
+			dense.SolveUpperT(a, m, m, kt, rows, rows, workers)
+			return priorMinusNorms(kt, m, rows, 1, nil), nil
+		}
+	}
+	return vm, nil
+}
+
+// exactModel is UncertaintyExact: G = K_nMᵀK_nM from one pass over src,
+// K_MM + εMI = TᵀT, and the eigenpairs of Ŝ = T⁻ᵀ(G/n)T⁻¹.
+func exactModel(ctx context.Context, src stream.Source, c64m *kernel.Centers, kmm func(dst []float64, lo, hi int),
+	m int, n int64, jitter float64, r, workers int, seed uint64, report func(done, chunks int)) (*varModel, error) {
+	g, err := gramPass(ctx, src, c64m, m, workers, report)
+	if err != nil {
+		return nil, err
+	}
+	t := make([]float64, m*m)
+	kmm(t, 0, m)
+	for i := range m {
+		t[i*m+i] += jitter * float64(m)
+	}
+	if ok, col := dense.Cholesky(t, m, m, workers); !ok {
+		return nil, fmt.Errorf("uncertainty: K_MM + εMI is not positive definite at column %d (ε = %g)", col, jitter)
+	}
+	for i := 1; i < m; i++ {
+		clear(t[i*m : i*m+i])
+	}
+	nf := float64(n)
+	op := func(ctx context.Context, dst, src []float64, k int) error {
+		y := slices.Clone(src)
+		dense.SolveUpper(t, m, m, y, k, k, workers) // T⁻¹X
+		clear(dst)
+		dense.Gemm(false, false, m, k, m, 1/nf, g, m, y, k, dst, k, workers)
+		dense.SolveUpperT(t, m, m, dst, k, k, workers)
+		return ctx.Err()
+	}
+	sig, v, err := topEigen(ctx, op, m, r, seed)
+	if err != nil {
+		return nil, err
+	}
+	vm := &varModel{}
+	for _, s := range sig {
+		vm.sigma = append(vm.sigma, max(s, 0))
+	}
+	dense.SolveUpper(t, m, m, v, r, r, workers) // uᵢ = T⁻¹vᵢ
+	vm.u = v
+	if m <= maxRankCheck {
+		vm.full = func(ctx context.Context, xs []float64, rows int, lambda float64) ([]float64, error) {
+			// v = k(x,x) − ‖T⁻ᵀk_x‖² + λn·‖R⁻ᵀk_x‖², H = G + λn·K_MM = RᵀR.
+			h, ok := cholRetry(m, workers, func(h []float64) {
+				kmm(h, 0, m)
+				for i := range h {
+					h[i] = g[i] + lambda*nf*h[i]
+				}
+			})
+			if !ok {
+				return nil, nil
+			}
+			kt := kernelColumns(c64m, xs, rows, m)
+			k2 := slices.Clone(kt)
+			dense.SolveUpperT(t, m, m, kt, rows, rows, workers)
+			dense.SolveUpperT(h, m, m, k2, rows, rows, workers)
+			return priorMinusNorms(kt, m, rows, 1, priorMinusNormsAdd(k2, m, rows, lambda*nf)), nil
+		}
+	}
+	return vm, nil
+}
+
+// cholRetry fills an M × M matrix with fill and factorises it; when it
+// is not numerically positive definite (a tiny variance λ), it refills it
+// with ε·(mean diagonal) added to the diagonal, ε = 1e-12 … 1e-6. It
+// reports false when even that fails.
+func cholRetry(m, workers int, fill func(a []float64)) ([]float64, bool) {
+	a := make([]float64, m*m)
+	for eps := 0.0; eps <= 1e-6; {
+		fill(a)
+		if eps > 0 {
+			tr := 0.0
+			for i := range m {
+				tr += a[i*m+i]
+			}
+			for i := range m {
+				a[i*m+i] += eps * tr / float64(m)
+			}
+		}
+		if ok, _ := dense.Cholesky(a, m, m, workers); ok {
+			return a, true
+		}
+		if eps == 0 {
+			eps = 1e-12
+		} else {
+			eps *= 100
+		}
+	}
+	return nil, false
+}
+
+// kernelColumns returns K(C, X) (M × rows, row-major) for the raw rows xs.
+func kernelColumns(c *kernel.Centers, xs []float64, rows, m int) []float64 {
+	kb := make([]float64, rows*m)
+	c.BlockTo(c.NewWorkspace(), kb, xs, rows)
+	kt := make([]float64, m*rows)
+	for i := range rows {
+		for j := range m {
+			kt[j*rows+i] = kb[i*m+j]
+		}
+	}
+	return kt
+}
+
+// priorMinusNorms returns prior − ‖column i of a‖² + add[i] per column of
+// a (M × rows).
+func priorMinusNorms(a []float64, m, rows int, prior float64, add []float64) []float64 {
+	out := make([]float64, rows)
+	for i := range rows {
+		out[i] = prior
+		if add != nil {
+			out[i] += add[i]
+		}
+	}
+	for j := range m {
+		for i, v := range a[j*rows : (j+1)*rows] {
+			out[i] -= v * v
+		}
+	}
+	return out
+}
+
+// priorMinusNormsAdd returns c·‖column i of a‖² per column of a.
+func priorMinusNormsAdd(a []float64, m, rows int, c float64) []float64 {
+	out := make([]float64, rows)
+	for j := range m {
+		for i, v := range a[j*rows : (j+1)*rows] {
+			out[i] += c * v * v
+		}
+	}
+	return out
+}
+
+// parallelRows runs fn on about workers equal row ranges of [0, m).
+func parallelRows(m, workers int, fn func(lo, hi int)) {
+	workers = max(1, min(workers, m))
+	per := (m + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < m; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+per, m))
+	}
+	wg.Wait()
+}
+
+// gramPass forms K_nMᵀK_nM in one pass over src, reduced in chunk order
+// (the same result for any number of workers).
+func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m, workers int, report func(done, chunks int)) ([]float64, error) {
+	if workers < 1 {
+		workers = 1
+	}
+	const tile = 256
+	g := make([]float64, m*m)
+	chunks := src.NumChunks()
+	done := 0
+	err := stream.Run(ctx, src, stream.Options{Workers: workers, InFlight: workers}, stream.Job[[]float64]{
+		NewPartial: func() []float64 { return make([]float64, m*m) },
+		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
+			ws := c64m.NewWorkspace()
+			blk := make([]float64, tile*m)
+			return func(ctx context.Context, c stream.Chunk, p []float64) error {
+				clear(p)
+				d := len(c.X) / max(c.Rows, 1)
+				for r0 := 0; r0 < c.Rows; r0 += tile {
+					n := min(tile, c.Rows-r0)
+					c64m.BlockTo(ws, blk, c.X[r0*d:(r0+n)*d], n)
+					if r := ws.NonFinite(); r >= 0 {
+						return fmt.Errorf("chunk %d row %d: a feature is not finite", c.Index, r0+r)
+					}
+					dense.Gemm(true, false, m, m, n, 1, blk, m, blk, m, p, m, 1)
+				}
+				return nil
+			}
+		},
+		Reduce: func(_ int, p []float64) error {
+			for i, v := range p {
+				g[i] += v
+			}
+			done++
+			if report != nil {
+				report(done, chunks)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("uncertainty pass: %w", err)
+	}
+	return g, nil
+}
+
+// fitVariance returns, per output, the a² and s² that maximise the
+// Gaussian likelihood of the residuals e (rows × k) with variances
+// a²·v + s², v ≥ 0 per row, and the mean negative log-likelihood (without
+// its constant ½log 2π) summed over outputs. With ρ = s²/a² fixed the best
+// a² is mean(e²/(v + ρ)); ρ is searched on a log grid, refined by golden
+// section, against the constant variance (a² = 0) as well.
+func fitVariance(e, v []float64, k int) (scale, noise []float64, nll float64) {
+	n := len(v)
+	scale, noise = make([]float64, k), make([]float64, k)
+	vbar := 0.0
+	for _, x := range v {
+		vbar += x
+	}
+	vbar /= float64(max(n, 1))
+	for j := range k {
+		e2 := 0.0
+		for i := range n {
+			e2 += e[i*k+j] * e[i*k+j]
+		}
+		e2 /= float64(max(n, 1))
+		scale[j], noise[j] = 0, e2
+		best := 0.5 * (math.Log(e2) + 1)
+		if n == 0 || vbar <= 0 || e2 == 0 {
+			nll += best
+			continue
+		}
+		obj := func(lr float64) (float64, float64) {
+			rho := math.Exp(lr)
+			c := 0.0
+			for i := range n {
+				c += e[i*k+j] * e[i*k+j] / (v[i] + rho)
+			}
+			c /= float64(n)
+			if c <= 0 {
+				return math.Inf(1), 0
+			}
+			l := 0.0
+			for i := range n {
+				l += math.Log(c * (v[i] + rho))
+			}
+			return 0.5 * (l/float64(n) + 1), c
+		}
+		lo, hi := math.Log(vbar*1e-8), math.Log(vbar*1e6)
+		const steps = 70
+		bestL := lo - 1 // below lo: the constant variance
+		for s := 0; s <= steps; s++ {
+			lr := lo + (hi-lo)*float64(s)/steps
+			if f, _ := obj(lr); f < best {
+				best, bestL = f, lr
+			}
+		}
+		if bestL >= lo {
+			a, b := bestL-(hi-lo)/steps, bestL+(hi-lo)/steps
+			const gr = 0.6180339887498949
+			x1, x2 := b-gr*(b-a), a+gr*(b-a)
+			f1, _ := obj(x1)
+			f2, _ := obj(x2)
+			for range 40 {
+				if f1 < f2 {
+					b, x2, f2 = x2, x1, f1
+					x1 = b - gr*(b-a)
+					f1, _ = obj(x1)
+				} else {
+					a, x1, f1 = x1, x2, f2
+					x2 = a + gr*(b-a)
+					f2, _ = obj(x2)
+				}
+			}
+			if f, _ := obj((a + b) / 2); f <= best {
+				best, bestL = f, (a+b)/2
+			}
+			_, c := obj(bestL)
+			scale[j], noise[j] = c, c*math.Exp(bestL)
+		}
+		nll += best
+	}
+	return scale, noise, nll
+}
+
+// IntervalZ returns z with P(|N(0,1)| ≤ z) = level, for the central
+// interval mean ± z·std of a Gaussian predictive distribution (level in
+// (0, 1)).
+func IntervalZ(level float64) float64 { return math.Sqrt2 * math.Erfinv(level) }
+
+// intervalQuality returns the coverage of the 50, 90 and 95 % intervals,
+// the NLPD of the residuals e (rows × k) under variances vr (rows × k),
+// and the NLPD of the best constant variance per output.
+func intervalQuality(e, vr []float64, k int) (cov [3]float64, nlpd, nlpdConst float64) {
+	n := len(e) / max(k, 1)
+	if n == 0 {
+		return
+	}
+	zs := [3]float64{IntervalZ(0.5), IntervalZ(0.9), IntervalZ(0.95)}
+	for i, x := range e {
+		s := math.Sqrt(vr[i])
+		for q, z := range zs {
+			if math.Abs(x) <= z*s {
+				cov[q]++
+			}
+		}
+		nlpd += 0.5*math.Log(2*math.Pi*vr[i]) + x*x/(2*vr[i])
+	}
+	for q := range cov {
+		cov[q] /= float64(len(e))
+	}
+	nlpd /= float64(len(e))
+	for j := range k {
+		e2 := 0.0
+		for i := range n {
+			e2 += e[i*k+j] * e[i*k+j]
+		}
+		e2 /= float64(n)
+		nlpdConst += 0.5*math.Log(2*math.Pi*e2) + 0.5
+	}
+	nlpdConst /= float64(k)
+	return
+}
+
+// maxVarianceRows bounds the validation rows whose residuals and
+// projections fit the variance (the first ones in chunk order; the
+// hold-out is a random sample already).
+const maxVarianceRows = 100_000
+
+// buildUncertainty computes the variance's directions for the fitted
+// regression model m and fits its λ, scale and noise on the validation
+// rows: the last phase of Fit with Config.Uncertainty.
+func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSample, op *fitOperator,
+	opts RunOptions, report func(Progress)) (*Model, error) {
+	cfg := plan.Config
+	t0 := time.Now()
+	prior, _ := stationaryPrior(cfg.Kernel)
+	mm, d := cs.m, plan.D
+	c64, kmm := kmmRows(cfg.Kernel, cs.centres, mm, d)
+	c64m := c64
+	if cs.std.invStd != nil {
+		c64m = c64.WithInputMap(cs.std.mean, cs.std.invStd)
+	}
+	workers := plan.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	rank := cfg.UncertaintyRank
+	if rank == 0 {
+		rank = DefaultUncertaintyRank
+	}
+	rank = min(rank, mm)
+	var vm *varModel
+	var err error
+	switch cfg.Uncertainty {
+	case UncertaintyPrecond:
+		report(Progress{Stage: StageUncertainty, Fraction: 0})
+		vm, err = precondModel(ctx, cfg.Kernel, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
+	case UncertaintyExact:
+		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, plan.N, op.pre.Jitter(), rank, workers, cfg.Seed, func(done, chunks int) {
+			report(Progress{Stage: StageUncertainty, Chunk: done, Chunks: chunks})
+		})
+		report(Progress{Stage: StageUncertainty, Fraction: 0})
+	default:
+		err = configErr("Config.Uncertainty", "unknown uncertainty method %q (want precond or exact)", cfg.Uncertainty)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rank = len(vm.sigma)
+	u := &Uncertainty{Method: cfg.Uncertainty, Rank: rank, Prior: prior, Sigma: vm.sigma, Lambda: cfg.Lambda, FitLambda: cfg.Lambda}
+	mu := m.withUncertainty(u, vm.u)
+
+	// The validation rows: residuals and the projections (uᵢᵀk_x)².
+	k := m.k
+	var e, p2 []float64
+	var check []float64 // raw rows for the rank check
+	type valPart struct {
+		rows         int
+		scores, p, y []float64
+		x            []float64 // the first rows, for the rank check
+	}
+	err = stream.Run(ctx, opts.Validation, stream.Options{Workers: workers}, stream.Job[*valPart]{
+		Targets:    true,
+		NewPartial: func() *valPart { return &valPart{} },
+		NewWorker: func() func(context.Context, stream.Chunk, *valPart) error {
+			ws := mu.mapped.NewWorkspace()
+			var buf []float64
+			return func(_ context.Context, c stream.Chunk, p *valPart) error {
+				p.rows = c.Rows
+				p.scores = slices.Grow(p.scores[:0], c.Rows*k)[:c.Rows*k]
+				p.p = slices.Grow(p.p[:0], c.Rows*rank)[:c.Rows*rank]
+				mu.projChunk(mu.mapped, ws, &buf, p.scores, p.p, c.X, c.Rows)
+				if r := ws.NonFinite(); r >= 0 {
+					return stream.CheckFinite(c.X[r*d:(r+1)*d], m.features).(*stream.ValueError).At(r)
+				}
+				p.y = append(p.y[:0], c.Y...)
+				p.x = append(p.x[:0], c.X[:min(c.Rows, rankCheckRows)*d]...)
+				return nil
+			}
+		},
+		Reduce: func(_ int, p *valPart) error {
+			nt := len(p.y) / max(p.rows, 1)
+			for i := range p.rows {
+				if len(p2) >= maxVarianceRows*rank {
+					break
+				}
+				for j := range k {
+					e = append(e, p.y[i*nt+j]-p.scores[i*k+j])
+				}
+				for _, x := range p.p[i*rank : (i+1)*rank] {
+					p2 = append(p2, x*x)
+				}
+			}
+			if c := rankCheckRows*d - len(check); c > 0 {
+				check = append(check, p.x[:min(c, len(p.x))]...)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("uncertainty: validation: %w", err)
+	}
+	rows := len(e) / k
+	if rows == 0 {
+		return nil, fmt.Errorf("uncertainty: the validation data has no rows")
+	}
+	// The variance's λ: the best likelihood on a log grid in √10 steps
+	// from λ/10⁴ to λ·10⁶, refined by golden section.
+	vAt := func(lambda float64, v []float64) {
+		for i := range rows {
+			s := prior
+			for q, x := range p2[i*rank : (i+1)*rank] {
+				s -= vm.sigma[q] / (vm.sigma[q] + lambda) * x
+			}
+			v[i] = max(s, 0)
+		}
+	}
+	v := make([]float64, rows)
+	nllAt := func(ll float64) float64 {
+		vAt(math.Exp(ll), v)
+		_, _, nll := fitVariance(e, v, k)
+		return nll
+	}
+	l0 := math.Log(cfg.Lambda)
+	bestL, best := l0, nllAt(l0)
+	for j := -8; j <= 12; j++ {
+		ll := l0 + float64(j)*math.Ln10/2
+		if f := nllAt(ll); f < best {
+			best, bestL = f, ll
+		}
+	}
+	a, b := bestL-math.Ln10/2, bestL+math.Ln10/2
+	const gr = 0.6180339887498949
+	x1, x2 := b-gr*(b-a), a+gr*(b-a)
+	f1, f2 := nllAt(x1), nllAt(x2)
+	for range 30 {
+		if f1 < f2 {
+			b, x2, f2 = x2, x1, f1
+			x1 = b - gr*(b-a)
+			f1 = nllAt(x1)
+		} else {
+			a, x1, f1 = x1, x2, f2
+			x2 = a + gr*(b-a)
+			f2 = nllAt(x2)
+		}
+	}
+	if f := nllAt((a + b) / 2); f < best {
+		bestL = (a + b) / 2
+	}
+	u.Lambda = math.Exp(bestL)
+	vAt(u.Lambda, v)
+	u.Scale, u.Noise, _ = fitVariance(e, v, k)
+	mu = mu.withUncertainty(u, vm.u) // the weights at the chosen λ
+	u.Rows = int64(rows)
+	u.ResidualVar = make([]float64, k)
+	for i, x := range e {
+		u.ResidualVar[i%k] += x * x / float64(rows)
+	}
+	for _, s := range vm.sigma {
+		u.EffectiveDim += s / (s + u.Lambda)
+	}
+	vr := make([]float64, len(e))
+	for i := range rows {
+		for j := range k {
+			vr[i*k+j] = max(u.Scale[j]*v[i]+u.Noise[j], math.SmallestNonzeroFloat64)
+		}
+	}
+	var cov [3]float64
+	cov, u.NLPD, u.NLPDConstant = intervalQuality(e, vr, k)
+	u.Coverage50, u.Coverage90, u.Coverage95 = cov[0], cov[1], cov[2]
+	switch nc := len(check) / d; {
+	case vm.full == nil:
+		u.RankError, u.RankErrorMax = -1, -1
+	case rank < mm && nc > 0:
+		full, err := vm.full(ctx, check, nc, u.Lambda)
+		if err != nil {
+			return nil, err
+		}
+		if full == nil { // not factorisable at this λ: not measured
+			u.RankError, u.RankErrorMax = -1, -1
+			break
+		}
+		low := mu.varianceOf(c64m, check, nc)
+		rel := make([]float64, nc)
+		for i := range nc {
+			rel[i] = math.Abs(low[i]-full[i]) / max(full[i], 1e-12*prior)
+		}
+		sort.Float64s(rel)
+		u.RankError, u.RankErrorMax = rel[nc/2], rel[nc-1]
+	}
+	u.Seconds = time.Since(t0).Seconds()
+	report(Progress{Stage: StageUncertainty, Fraction: 1})
+	return mu, nil
+}
+
+// varianceOf returns v(x) for the raw rows xs as the centres c load them.
+func (m *Model) varianceOf(c *kernel.Centers, xs []float64, rows int) []float64 {
+	v := make([]float64, rows)
+	var buf []float64
+	m.stdChunk(c, c.NewWorkspace(), &buf, make([]float64, rows*m.k), v, xs, rows, true)
+	return v
+}
+
+// withUncertainty returns a copy of m that keeps u and its directions w
+// (M × u.Rank).
+func (m *Model) withUncertainty(u *Uncertainty, w []float64) *Model {
+	cp := *m
+	cp.uncertainty, cp.uw = u, w
+	cp.uaug = augment(m.alpha, w, m.m, m.k, u.Rank)
+	cp.uwt = directionWeights(u)
+	return &cp
+}
+
+// directionWeights returns σᵢ/(σᵢ + λ) for the directions of u.
+func directionWeights(u *Uncertainty) []float64 {
+	w := make([]float64, len(u.Sigma))
+	for i, s := range u.Sigma {
+		w[i] = s / (s + u.Lambda)
+	}
+	return w
+}
+
+// augment returns [α | W], M × (k + r).
+func augment(alpha, w []float64, m, k, r int) []float64 {
+	out := make([]float64, m*(k+r))
+	for i := range m {
+		copy(out[i*(k+r):], alpha[i*k:(i+1)*k])
+		copy(out[i*(k+r)+k:], w[i*r:(i+1)*r])
+	}
+	return out
+}
+
+// projChunk writes the scores (rows × K) of the rows x, as centres c load
+// them, to out and the projections uᵢᵀk_x (rows × Rank) to p: one kernel
+// evaluation, K(X,C)·[α | U]. buf is the caller's scratch.
+func (m *Model) projChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, p, x []float64, rows int) {
+	k, r := m.k, m.uncertainty.Rank
+	kr := k + r
+	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
+	b := *buf
+	c.KvTo(ws, b, x, rows, m.uaug, kr)
+	for i := range rows {
+		row := b[i*kr : (i+1)*kr]
+		for j := range k {
+			out[i*k+j] = row[j] + m.targetMean[j]
+		}
+		copy(p[i*r:(i+1)*r], row[k:])
+	}
+}
+
+// stdChunk writes the scores (rows × K) of the rows x, as centres c load
+// them, to out and, per row, v(x) (when rawV) or the standard deviation
+// of each output (rows × K) to sd. One kernel evaluation serves both:
+// K(X,C)·[α | U]. buf is the caller's scratch.
+func (m *Model) stdChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, sd, x []float64, rows int, rawV bool) {
+	u := m.uncertainty
+	k, r := m.k, u.Rank
+	kr := k + r
+	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
+	b := *buf
+	c.KvTo(ws, b, x, rows, m.uaug, kr)
+	for i := range rows {
+		row := b[i*kr : (i+1)*kr]
+		for j := range k {
+			out[i*k+j] = row[j] + m.targetMean[j]
+		}
+		v := u.Prior
+		for q, g := range row[k:] {
+			v -= m.uwt[q] * g * g
+		}
+		v = max(v, 0)
+		if rawV {
+			sd[i] = v
+			continue
+		}
+		for j := range k {
+			sd[i*k+j] = math.Sqrt(u.Scale[j]*v + u.Noise[j])
+		}
+	}
+}
+
+// Uncertainty returns how the model's predictive standard deviations are
+// computed and how they did on the fit's validation rows, or nil when the
+// model has none (fitted without Config.Uncertainty).
+func (m *Model) Uncertainty() *Uncertainty {
+	if m.uncertainty == nil {
+		return nil
+	}
+	u := *m.uncertainty
+	u.Scale, u.Noise, u.ResidualVar = slices.Clone(u.Scale), slices.Clone(u.Noise), slices.Clone(u.ResidualVar)
+	return &u
+}
+
+// PredictStdTo computes, as PredictTo does, the scores of rows of raw
+// features x (rows × D) into out (rows × K), and the predictive standard
+// deviation of each into std (rows × K): the deviation of a new target
+// value around the score, noise included. A central interval of level p
+// is out ± IntervalZ(p)·std. It panics when the model has no Uncertainty
+// or on a shape mismatch.
+func (m *Model) PredictStdTo(out, std, x []float64, rows int) {
+	if m.uncertainty == nil {
+		panic("ooc: PredictStdTo: the model was fitted without Config.Uncertainty")
+	}
+	if len(x) != rows*m.d || len(out) != rows*m.k || len(std) != rows*m.k {
+		panic(fmt.Sprintf("ooc: PredictStdTo: len(x) = %d, len(out) = %d, len(std) = %d for %d rows, d = %d, k = %d",
+			len(x), len(out), len(std), rows, m.d, m.k))
+	}
+	var buf []float64
+	m.stdChunk(m.mapped, m.mapped.NewWorkspace(), &buf, out, std, x, rows, false)
+}
