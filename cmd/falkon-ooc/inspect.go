@@ -49,7 +49,8 @@ would store and its report on every column (type, role, and why a column
 is skipped: strings, dates, constants, row identifiers, partition keys
 from folder names, NULLs filled by --nulls mean), taking --target,
 --features, --exclude, --weight, --nulls, --no-header, --columns and
---max-line as ingest does. --json prints ingest's --json document without the store.`,
+--max-line as ingest does. --json prints ingest's --json document
+without the store.`,
 		Flags: inspectFlags,
 	})
 }
