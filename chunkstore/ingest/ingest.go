@@ -421,16 +421,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		BytesIn:  total,
 		Columns:  slices.Clone(s.report),
 	}
-	for _, j := range keep {
-		switch {
-		case j < s.nfeat:
-			res.Features = append(res.Features, s.names[j])
-		case s.isWeight(j):
-			res.Weight = s.names[j]
-		default:
-			res.Targets = append(res.Targets, s.names[j])
-		}
-	}
+	s.setColumns(res, keep)
 	r, err := chunkstore.Open(cfg.Out)
 	if err != nil {
 		return nil, fmt.Errorf("reopen the new store: %w", err)
@@ -735,6 +726,21 @@ func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
 		}
 	}
 	return nil
+}
+
+// setColumns sets res's Features, Targets and Weight to the stored columns
+// keep.
+func (s *session) setColumns(res *Result, keep []int) {
+	for _, j := range keep {
+		switch {
+		case j < s.nfeat:
+			res.Features = append(res.Features, s.names[j])
+		case s.isWeight(j):
+			res.Weight = s.names[j]
+		default:
+			res.Targets = append(res.Targets, s.names[j])
+		}
+	}
 }
 
 // isWeight reports whether stored column j is the weight column (the last
