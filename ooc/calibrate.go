@@ -92,12 +92,16 @@ func (m *Model) ProbaTo(dst, scores []float64, rows int) {
 	}
 }
 
+// calibrationOwn marks the probabilities of a model of the logistic loss:
+// σ(f) for binary, the outputs' σ(f_c) normalised for multiclass (one
+// against the rest). Never stored.
+const calibrationOwn = "own"
+
 // ownCalibration is the model's calibration or, for a model of the
-// logistic loss without one, its own probabilities σ(f) (a Platt map with
-// A = 1, B = 0).
+// logistic loss without one, its own probabilities (calibrationOwn).
 func (m *Model) ownCalibration() *Calibration {
 	if m.calibration == nil && m.cfg.Loss == LossLogistic {
-		return &Calibration{Method: CalibrationPlatt, A: 1}
+		return &Calibration{Method: calibrationOwn}
 	}
 	return m.calibration
 }
@@ -109,6 +113,22 @@ func (m *Model) HasProba() bool { return m.ownCalibration() != nil }
 
 // probaRow writes one row's probabilities.
 func probaRow(task Task, cal *Calibration, dst, s []float64) {
+	if cal != nil && cal.Method == calibrationOwn {
+		if task == TaskBinary {
+			p := sigmoid(s[0])
+			dst[0], dst[1] = 1-p, p
+			return
+		}
+		sum := 0.0
+		for j, v := range s {
+			dst[j] = sigmoid(v)
+			sum += dst[j]
+		}
+		for j := range dst {
+			dst[j] /= sum
+		}
+		return
+	}
 	if task == TaskBinary {
 		var p float64
 		if cal != nil {

@@ -163,9 +163,10 @@ type Config struct {
 	// only.
 	ClassWeight ClassWeight `json:"class_weight,omitempty"`
 	// Loss is the loss the fit minimises: LossSquared ("" or "squared",
-	// FALKON's) or LossLogistic, binary classification only:
-	// (1/n) Σᵢ wᵢ log(1 + e^(−yᵢ f(xᵢ))) + (λ/2)‖f‖² with yᵢ = ±1, n the
-	// sum of the weights (LogisticFalkon: Meanti, Carratino, Rosasco,
+	// FALKON's) or LossLogistic, for classification: (1/n) Σᵢ wᵢ log(1 + e^(−yᵢ f(xᵢ)))
+	// + (λ/2)‖f‖² with yᵢ = ±1, n the sum of the weights, per output (one
+	// against the rest for multiclass, whose probabilities are the outputs'
+	// σ(f_c) normalised) (LogisticFalkon: Meanti, Carratino, Rosasco,
 	// Rudi 2020). It takes NewtonSteps Newton steps along a decreasing λ
 	// path, each a weighted FALKON solve of Iterations CG iterations whose
 	// passes compute the Newton weights themselves; the model's scores are
@@ -354,8 +355,8 @@ func (c Config) validate() error {
 		}
 	case LossLogistic:
 		switch {
-		case c.Task == TaskRegression || c.Task == TaskMulticlass:
-			return configErr("Config.Loss", "the logistic loss is for binary classification, not %s", c.Task)
+		case c.Task == TaskRegression:
+			return configErr("Config.Loss", "the logistic loss is for classification, not regression")
 		case c.NewtonSteps < 0:
 			return configErr("Config.NewtonSteps", "Newton steps must be ≥ 0 (0: %d), got %d", DefaultNewtonSteps, c.NewtonSteps)
 		case c.Sampling == SamplingLeverage:

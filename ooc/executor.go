@@ -53,15 +53,17 @@ const (
 	// iterate.
 	PassMulti PassKind = "multi"
 	// PassLogisticGrad is the gradient pass of a Newton step of the
-	// logistic loss (binary; targets encoded y = ±1; row weights w, 1
-	// without Weight): with f = K_b U (U: the current α, M × 1) it
-	// computes K_bᵀ g (M) with gᵢ = −wᵢ yᵢ σ(−yᵢ fᵢ), then Σ wᵢ σ(fᵢ)σ(−fᵢ)
-	// (the Hessian weights' sum), Σ wᵢ and Σ wᵢ log(1 + e^(−yᵢ fᵢ)) (the
-	// loss), the weights computed from the same kernel block.
+	// logistic loss (targets as y = ±1 per output: the class for binary,
+	// one against the rest for each of the K classes of multiclass; row
+	// weights w, 1 without Weight): with f = K_b U (U: the current α,
+	// M × K) it computes K_bᵀ G (M × K) with G_ic = −wᵢ y_ic σ(−y_ic f_ic),
+	// then per output Σᵢ wᵢ σ(f_ic)σ(−f_ic) (K Hessian weights' sums), Σ wᵢ,
+	// and Σ_ic wᵢ log(1 + e^(−y_ic f_ic)) (the loss), the weights computed
+	// from the same kernel block.
 	PassLogisticGrad PassKind = "logistic_grad"
-	// PassLogisticHess is a CG pass of a Newton step: U is M × 2, [u | α]
-	// row-major; it computes K_bᵀ H K_b u (M) with H = diag(wᵢ σ(fᵢ)σ(−fᵢ))
-	// and f = K_b α, from the same kernel block.
+	// PassLogisticHess is a CG pass of a Newton step: U is M × 2K, each
+	// row [u (K) | α (K)]; it computes K_bᵀ (H ∘ K_b u) (M × K), H_ic =
+	// wᵢ σ(f_ic)σ(−f_ic) with f = K_b α, from the same kernel block.
 	PassLogisticHess PassKind = "logistic_hess"
 )
 
@@ -171,7 +173,7 @@ func (j *PassJob) SumLen() int {
 		}
 		return n
 	case PassLogisticGrad:
-		return j.M + 3
+		return j.M*j.K + j.K + 2
 	}
 	return j.M * j.K
 }
@@ -242,10 +244,10 @@ func (j *PassJob) validate() error {
 	switch {
 	case j.Kind != PassRHS && j.Kind != PassKernel && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
-	case j.Kind == PassLogisticGrad && len(j.U) != j.M, j.Kind == PassLogisticHess && len(j.U) != 2*j.M:
-		return bad("len(U) = %d for a %s pass with M = %d", len(j.U), j.Kind, j.M)
-	case j.logistic() && (j.Task != TaskBinary || j.K != 1):
-		return bad("a %s pass of a %s task with K = %d: the logistic loss is binary", j.Kind, j.Task, j.K)
+	case j.Kind == PassLogisticGrad && len(j.U) != j.M*j.K, j.Kind == PassLogisticHess && len(j.U) != 2*j.M*j.K:
+		return bad("len(U) = %d for a %s pass with M = %d, K = %d", len(j.U), j.Kind, j.M, j.K)
+	case j.logistic() && j.Task != TaskBinary && j.Task != TaskMulticlass:
+		return bad("a %s pass of a %s task: the logistic loss is for classification", j.Kind, j.Task)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
 		return bad("shape M=%d D=%d K=%d", j.M, j.D, j.K)
 	case len(j.Centers) != j.M*j.D:

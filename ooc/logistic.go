@@ -36,7 +36,11 @@ func newtonPath(lambda float64, steps int) []float64 {
 	return out
 }
 
-// fitLogistic is Fit for Config.Loss = LossLogistic (LogisticFalkon):
+// fitLogistic is Fit for Config.Loss = LossLogistic (LogisticFalkon), for
+// K = 1 output (binary) or K one-against-the-rest outputs (multiclass: K
+// binary problems sharing every pass and kernel block; the softmax loss
+// would couple the classes in a K × K Hessian block per row, which a
+// weighted FALKON solve cannot express as row weights):
 // Newton's method on J(α) = (1/n) Σ wᵢ ℓ(yᵢ, (K_nM α)ᵢ) + (λ/2) αᵀK̃α, ℓ the
 // logistic loss, K̃ = K_MM + εMI, along a decreasing λ path. Each step
 // makes one gradient pass (K_nMᵀ g with the weights g of the current α,
@@ -48,7 +52,8 @@ func newtonPath(lambda float64, steps int) []float64 {
 func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, pass passFunc,
 	opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
-	m, d := cs.m, plan.D
+	m, d, k := cs.m, plan.D, enc.k
+	mk := m * k
 	steps := cfg.NewtonSteps
 	if steps == 0 {
 		steps = DefaultNewtonSteps
@@ -58,13 +63,13 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	base.Targets = plan.Targets[:1]
 	grad, hess := base, base
 	grad.Kind, hess.Kind = PassLogisticGrad, PassLogisticHess
-	alpha := make([]float64, m)
-	grad.U, hess.U = alpha, make([]float64, 2*m)
+	alpha := make([]float64, mk)
+	grad.U, hess.U = alpha, make([]float64, 2*mk)
 	// K̃α = K_MM α + εMα, streamed over the centres (no M × M buffer).
 	c64 := kernel.NewCenters(cfg.Kernel, cs.centres, m, d, kernel.Float64)
 	ws := c64.NewWorkspace()
 	eps := op.pre.Jitter()
-	kalpha := make([]float64, m)
+	kalpha := make([]float64, mk)
 	var tr Training
 	total := 0
 	for t, lam := range path {
@@ -75,19 +80,22 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		if err != nil {
 			return nil, fmt.Errorf("Newton step %d: gradient: %w", t+1, err)
 		}
-		sh, n, loss := out[m], out[m+1], out[m+2]
+		sh, n, loss := 0.0, out[mk+k], out[mk+k+1]
+		for _, v := range out[mk : mk+k] {
+			sh += v / float64(k) // the mean over the outputs
+		}
 		if !(n > 0) {
 			return nil, fmt.Errorf("Newton step %d: the rows weigh %v in all", t+1, n)
 		}
-		c64.KvTo(ws, kalpha, cs.centres, m, alpha, 1)
+		c64.KvTo(ws, kalpha, cs.centres, m, alpha, k)
 		pen := 0.0
-		for i := range m {
+		for i := range mk {
 			kalpha[i] += eps * float64(m) * alpha[i]
 			pen += alpha[i] * kalpha[i]
 		}
-		g := make([]float64, m)
+		g := make([]float64, mk)
 		gn := 0.0
-		for i := range m {
+		for i := range mk {
 			g[i] = out[i]/n + lam*kalpha[i]
 			gn += g[i] * g[i]
 		}
@@ -101,25 +109,25 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			return nil, fmt.Errorf("Newton step %d: %w", t+1, err)
 		}
 		r := pre.Rank()
-		b := make([]float64, r)
-		pre.ApplyBTTo(b, g, 1)
+		b := make([]float64, r*k)
+		pre.ApplyBTTo(b, g, k)
 		for i := range b {
 			b[i] = -b[i]
 		}
-		lop := &logisticOperator{pre: pre, job: &hess, alpha: alpha, n: n, lambda: lam, pass: pass,
+		lop := &logisticOperator{pre: pre, job: &hess, alpha: alpha, k: k, n: n, lambda: lam, pass: pass,
 			report: func(it, done, chunks int, rows int64) {
 				report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * cfg.Iterations,
 					Chunk: done, Chunks: chunks, Rows: rows})
 			}}
-		st := newCGState(b, 1)
-		if _, err := conjugateGradient(ctx, lop, st, 1, cfg.Iterations, cfg.Tolerance, func(st *cgState) error {
+		st := newCGState(b, k)
+		if _, err := conjugateGradient(ctx, lop, st, k, cfg.Iterations, cfg.Tolerance, func(st *cgState) error {
 			report(Progress{Stage: StageIterate, Iteration: total + st.Iter, Iterations: steps * cfg.Iterations, Residual: st.relResidual()})
 			return nil
 		}); err != nil {
 			return nil, fmt.Errorf("Newton step %d: %w", t+1, err)
 		}
-		delta := make([]float64, m)
-		pre.ApplyBTo(delta, st.Beta, 1)
+		delta := make([]float64, mk)
+		pre.ApplyBTo(delta, st.Beta, k)
 		for i := range alpha {
 			alpha[i] += delta[i]
 		}
@@ -137,7 +145,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if total > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(total+steps)
 	}
-	meta := newModelMeta(plan, cs, enc, cfg, []float64{0}, tr)
+	meta := newModelMeta(plan, cs, enc, cfg, make([]float64, k), tr)
 	mdl, err := newModel(meta, slices.Clone(cs.centres), slices.Clone(alpha), nil, op.cfit)
 	if err != nil {
 		return nil, err
@@ -161,8 +169,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 // form, one PassLogisticHess each, H from the step's α.
 type logisticOperator struct {
 	pre    *precond.Preconditioner
-	job    *PassJob // U: [u | α], M × 2
+	job    *PassJob // U: rows [u | α], M × 2K
 	alpha  []float64
+	k      int
 	n      float64
 	lambda float64
 	pass   passFunc
@@ -171,13 +180,15 @@ type logisticOperator struct {
 }
 
 func (op *logisticOperator) MulTo(ctx context.Context, dst, src []float64) error {
-	m, r := len(op.alpha), op.pre.Rank()
+	k := op.k
+	m, r := len(op.alpha)/k, op.pre.Rank()
 	v := slices.Clone(src)
-	op.pre.SolveA(v, 1)
-	u := make([]float64, m)
-	op.pre.SolveTTo(u, v, 1)
+	op.pre.SolveA(v, k)
+	u := make([]float64, m*k)
+	op.pre.SolveTTo(u, v, k)
 	for i := range m {
-		op.job.U[2*i], op.job.U[2*i+1] = u[i], op.alpha[i]
+		copy(op.job.U[2*i*k:2*i*k+k], u[i*k:(i+1)*k])
+		copy(op.job.U[2*i*k+k:2*(i+1)*k], op.alpha[i*k:(i+1)*k])
 	}
 	op.iter++
 	it := op.iter
@@ -188,12 +199,12 @@ func (op *logisticOperator) MulTo(ctx context.Context, dst, src []float64) error
 	for i := range w {
 		w[i] /= op.n
 	}
-	z := make([]float64, r)
-	op.pre.SolveTTTo(z, w, 1)
+	z := make([]float64, r*k)
+	op.pre.SolveTTTo(z, w, k)
 	for i := range z {
 		z[i] += op.lambda * v[i]
 	}
-	op.pre.SolveAT(z, 1)
+	op.pre.SolveAT(z, k)
 	copy(dst, z)
 	return nil
 }

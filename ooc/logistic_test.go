@@ -175,7 +175,7 @@ func TestFitLogisticErrors(t *testing.T) {
 		want string
 	}{
 		{ooc.Config{Loss: "hinge"}, ooc.RunOptions{}, `invalid configuration: unknown loss "hinge" (want squared or logistic)`},
-		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for binary classification; target "y0" is regression (set --task binary)`},
+		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set --task binary or multiclass)`},
 		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary}, ooc.RunOptions{Checkpoint: func(*ooc.Checkpoint) error { return nil }},
 			"invalid configuration: the logistic loss does not checkpoint or resume yet"},
 		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},
@@ -183,6 +183,70 @@ func TestFitLogisticErrors(t *testing.T) {
 		tc.cfg.Centers, tc.cfg.Iterations = 10, 2
 		if _, err := ooc.Fit(context.Background(), src, tc.cfg, tc.opts); err == nil || err.Error() != tc.want {
 			t.Errorf("err = %v\nwant %s", err, tc.want)
+		}
+	}
+}
+
+// TestFitLogisticMulticlass: with three classes the logistic loss fits
+// one output per class against the rest, sharing every pass: each
+// output's objective within 1e-6 relative of the dense reference Newton
+// solver's for that class; the probabilities are the outputs' σ(f_c)
+// normalised.
+func TestFitLogisticMulticlass(t *testing.T) {
+	const n, d, M = 600, 2, 30
+	const lambda, eps = 1e-3, 1e-12
+	x, y := synth(n, d, 91)
+	rng := rand.New(rand.NewPCG(92, 1))
+	cls := make([]float64, n)
+	for i, v := range y {
+		switch z := v + 0.3*rng.NormFloat64(); {
+		case z > 5.4:
+			cls[i] = 2
+		case z > 4.9:
+			cls[i] = 1
+		}
+	}
+	cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Lambda: lambda, Jitter: eps,
+		Iterations: 30, Tolerance: 1e-12, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 10}
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, cls, 1, 100), cfg, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.K() != 3 {
+		t.Fatalf("%d outputs, want 3", m.K())
+	}
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	for c := range 3 {
+		pm := make([]float64, n)
+		for i, v := range cls {
+			pm[i] = -1
+			if int(v) == c {
+				pm[i] = 1
+			}
+		}
+		p := newLogisticProblem(m, x, pm, w, lambda, eps)
+		ac := make([]float64, M)
+		for j := range M {
+			ac[j] = m.Alpha()[j*3+c]
+		}
+		got, want := p.objective(ac), p.objective(p.newton(t))
+		if math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Errorf("class %d: objective %.10g, the reference's %.10g", c, got, want)
+		}
+	}
+	scores, proba := make([]float64, 3), make([]float64, 3)
+	m.PredictTo(scores, x[:d], 1)
+	m.ProbaTo(proba, scores, 1)
+	sum := 0.0
+	for _, v := range scores {
+		sum += 1 / (1 + math.Exp(-v))
+	}
+	for c, v := range scores {
+		if q := 1 / (1 + math.Exp(-v)) / sum; math.Abs(proba[c]-q) > 1e-15 {
+			t.Fatalf("class %d: probability %v, normalised σ(f) %v", c, proba[c], q)
 		}
 	}
 }

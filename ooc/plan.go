@@ -191,7 +191,7 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	switch task {
 	case TaskRegression:
 		if p.Config.Loss == LossLogistic {
-			return configErr("Config.Loss", "the logistic loss is for binary classification; target %q is regression (set --task binary)", p.Targets[0])
+			return configErr("Config.Loss", "the logistic loss is for classification; target %q is regression (set --task binary or multiclass)", p.Targets[0])
 		}
 		if p.Config.ClassWeight == ClassWeightBalanced {
 			return configErr("Config.ClassWeight", "class weights need a classification task; target %q is regression (%s)",
@@ -202,9 +202,6 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	}
 	if p.TargetColumns != 1 {
 		return configErr("Config.Task", "%s classification needs exactly one target column, the data has %d", task, p.TargetColumns)
-	}
-	if task == TaskMulticlass && p.Config.Loss == LossLogistic {
-		return configErr("Config.Loss", "the logistic loss is for binary classification; target %q has more than two classes", p.Targets[0])
 	}
 	p.K = 1
 	if !known {

@@ -126,7 +126,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
-	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: binary classification by Newton steps on a decreasing λ path, each --iters CG iterations; predict --proba then gives the model's own probabilities")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each --iters CG iterations; predict --proba then gives the model's own probabilities")
 	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
