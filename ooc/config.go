@@ -170,8 +170,10 @@ type Config struct {
 	// Rudi 2020). It takes NewtonSteps Newton steps along a decreasing λ
 	// path, each a weighted FALKON solve of Iterations CG iterations whose
 	// passes compute the Newton weights themselves; the model's scores are
-	// f and its probabilities σ(f). Uniform centres and the Cholesky
-	// preconditioner only; no checkpoints or patience yet.
+	// f and its probabilities σ(f). A checkpoint is written after each
+	// Newton step (RunOptions.Checkpoint: its Iteration counts the steps
+	// done), and Resume continues from it, also to more NewtonSteps.
+	// Uniform centres and the Cholesky preconditioner only; no patience.
 	Loss Loss `json:"loss,omitempty"`
 	// NewtonSteps is the number of Newton steps of the logistic loss: the
 	// first use λ·10³, λ·10², λ·10, then λ for the rest. 0 means
@@ -335,8 +337,6 @@ func Validate(cfg Config, opts RunOptions) error {
 		return configErr("RunOptions.Workers", "workers must be ≥ 0, got %d", opts.Workers)
 	case opts.ValEvery < 0:
 		return configErr("RunOptions.ValEvery", "validation interval must be ≥ 1, got %d", opts.ValEvery)
-	case cfg.Loss == LossLogistic && (opts.Checkpoint != nil || opts.Resume != nil):
-		return configErr("RunOptions.Checkpoint", "the logistic loss does not checkpoint or resume yet")
 	}
 	return nil
 }

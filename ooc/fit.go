@@ -65,10 +65,10 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	if plan.Config.Loss == LossLogistic {
-		return fitLogistic(ctx, plan, cs, enc, op, pass, opts, report, ph, start)
-	}
 	fp := fingerprint(plan, cs, enc)
+	if plan.Config.Loss == LossLogistic {
+		return fitLogistic(ctx, plan, cs, enc, op, pass, fp, opts, report, ph, start)
+	}
 	var st *cgState
 	var ymean []float64
 	ps := &patience{metric: math.Inf(1), ref: math.Inf(1)}

@@ -50,7 +50,7 @@ func newtonPath(lambda float64, steps int) []float64 {
 // by FALKON's preconditioner at λ/h̄ (h̄ the mean Hessian weight, from the
 // gradient pass: the system is about h̄ times FALKON's at that λ).
 func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, pass passFunc,
-	opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
+	fp string, opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
 	m, d, k := cs.m, plan.D, enc.k
 	mk := m * k
@@ -71,8 +71,25 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	eps := op.pre.Jitter()
 	kalpha := make([]float64, mk)
 	var tr Training
-	total := 0
+	total, first := 0, 0
+	if res := opts.Resume; res != nil {
+		if err := res.matches(fp, m, k); err != nil {
+			return nil, err
+		}
+		if len(res.NewtonSteps) != res.Iteration {
+			return nil, fmt.Errorf("%w: %d Newton steps recorded for %d done", ErrCheckpointMismatch, len(res.NewtonSteps), res.Iteration)
+		}
+		copy(alpha, res.Beta)
+		first, tr.NewtonSteps = res.Iteration, slices.Clone(res.NewtonSteps)
+		for _, s := range tr.NewtonSteps {
+			total += s.Iterations
+			tr.Residuals = append(tr.Residuals, s.Residual)
+		}
+	}
 	for t, lam := range path {
+		if t < first {
+			continue
+		}
 		ph.start("newton", t+1)
 		out, err := pass(ctx, &grad, func(done, chunks int, rows int64) {
 			report(Progress{Stage: StageRHS, Iteration: t + 1, Iterations: steps, Chunk: done, Chunks: chunks, Rows: rows})
@@ -135,6 +152,14 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		stepRec.Iterations, stepRec.Residual = st.Iter, st.relResidual()
 		tr.NewtonSteps = append(tr.NewtonSteps, stepRec)
 		tr.Residuals = append(tr.Residuals, st.relResidual())
+		if opts.Checkpoint != nil {
+			c := &Checkpoint{Fingerprint: fp, Iteration: t + 1, M: m, K: k, TargetMean: make([]float64, k),
+				Beta: slices.Clone(alpha), R: make([]float64, mk), P: make([]float64, mk), RS: make([]float64, k), BN: make([]float64, k),
+				NewtonSteps: slices.Clone(tr.NewtonSteps)}
+			if err := opts.Checkpoint(c); err != nil {
+				return nil, fmt.Errorf("checkpoint after Newton step %d: %w", t+1, err)
+			}
+		}
 	}
 	tr.N, tr.Iterations, tr.Status = plan.N, total, StatusIterationLimit
 	if plan.Weight != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -176,8 +177,8 @@ func TestFitLogisticErrors(t *testing.T) {
 	}{
 		{ooc.Config{Loss: "hinge"}, ooc.RunOptions{}, `invalid configuration: unknown loss "hinge" (want squared or logistic)`},
 		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set --task binary or multiclass)`},
-		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary}, ooc.RunOptions{Checkpoint: func(*ooc.Checkpoint) error { return nil }},
-			"invalid configuration: the logistic loss does not checkpoint or resume yet"},
+		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, Patience: 2}, ooc.RunOptions{},
+			"invalid configuration: the logistic loss runs its Newton steps: no patience"},
 		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},
 	} {
 		tc.cfg.Centers, tc.cfg.Iterations = 10, 2
@@ -248,5 +249,63 @@ func TestFitLogisticMulticlass(t *testing.T) {
 		if q := 1 / (1 + math.Exp(-v)) / sum; math.Abs(proba[c]-q) > 1e-15 {
 			t.Fatalf("class %d: probability %v, normalised σ(f) %v", c, proba[c], q)
 		}
+	}
+}
+
+// TestFitLogisticResume: a checkpoint after each Newton step; resuming
+// from the third continues to the same model, bit for bit, and to more
+// steps than the first fit asked for.
+func TestFitLogisticResume(t *testing.T) {
+	const n, d = 500, 2
+	x, y := synth(n, d, 95)
+	cls := make([]float64, n)
+	for i, v := range y {
+		if v > 5 {
+			cls[i] = 1
+		}
+	}
+	src := stream.NewMemSource(x, d, cls, 1, 100)
+	cfg := ooc.Config{Centers: 25, Lambda: 1e-3, Iterations: 6, Seed: 3, Loss: ooc.LossLogistic, NewtonSteps: 6}
+	var ckpts []*ooc.Checkpoint
+	full, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Checkpoint: func(c *ooc.Checkpoint) error {
+		ckpts = append(ckpts, c)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ckpts) != 6 || ckpts[2].Iteration != 3 {
+		t.Fatalf("%d checkpoints", len(ckpts))
+	}
+	// Through the file format.
+	path := t.TempDir() + "/c.ckpt"
+	if err := ckpts[2].WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	c3, err := ooc.ReadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Resume: c3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(resumed.Alpha(), full.Alpha()) || len(resumed.Training().NewtonSteps) != 6 {
+		t.Fatal("the fit resumed after step 3 differs from the uninterrupted one")
+	}
+	more := cfg
+	more.NewtonSteps = 8
+	ext, err := ooc.Fit(context.Background(), src, more, ooc.RunOptions{Resume: ckpts[5]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ext.Training().NewtonSteps) != 8 {
+		t.Fatalf("extended to %d steps, want 8", len(ext.Training().NewtonSteps))
+	}
+	less := cfg
+	less.NewtonSteps = 2
+	if _, err := ooc.Fit(context.Background(), src, less, ooc.RunOptions{Resume: c3}); err == nil ||
+		err.Error() != "invalid configuration: the checkpoint is after Newton step 3, beyond the 2 steps asked for" {
+		t.Fatalf("err = %v", err)
 	}
 }

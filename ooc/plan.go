@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -127,7 +128,12 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if p.Config.Uncertainty != "" && opts.Validation == nil {
 		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
 	}
-	if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
+	if opts.Resume != nil && p.Config.Loss == LossLogistic {
+		if steps := cmp.Or(p.Config.NewtonSteps, DefaultNewtonSteps); opts.Resume.Iteration > steps {
+			return nil, configErr("RunOptions.Resume", "the checkpoint is after Newton step %d, beyond the %d steps asked for",
+				opts.Resume.Iteration, steps)
+		}
+	} else if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
 		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
 			opts.Resume.Iteration, p.Config.Iterations)
 	}

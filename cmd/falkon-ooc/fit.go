@@ -410,10 +410,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		}
 	}
 	lastCkpt := 0
-	if cfg.Loss == ooc.LossLogistic && !o.noCheckpoint {
-		pr.printf("fit: the logistic loss does not checkpoint yet: no %s", ckpt)
-	}
-	if !o.noCheckpoint && cfg.Loss != ooc.LossLogistic {
+	if !o.noCheckpoint {
 		run.Checkpoint = func(c *ooc.Checkpoint) error {
 			c.Settings = o.settings
 			if err := c.WriteFile(ckpt); err != nil {

@@ -114,7 +114,7 @@ func TestClassWeightFlag(t *testing.T) {
 	}
 }
 
-// TestLossLogistic: fit --loss logistic (no checkpoint, said so), then
+// TestLossLogistic: fit --loss logistic (a checkpoint per Newton step), then
 // predict --proba gives the model's own probabilities σ(score) without
 // calibration rows.
 func TestLossLogistic(t *testing.T) {
@@ -138,11 +138,12 @@ func TestLossLogistic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, e)
 	}
-	if !strings.Contains(e, "the logistic loss does not checkpoint yet") {
-		t.Errorf("no word about the missing checkpoint:\n%s", e)
+	if c, err := ooc.ReadCheckpoint(m + ".ckpt"); err != nil || c.Iteration != 5 || len(c.NewtonSteps) != 5 {
+		t.Fatalf("checkpoint after the last Newton step: %v", err)
 	}
-	if _, err := os.Stat(m + ".ckpt"); err == nil {
-		t.Error("a checkpoint was written")
+	// --resume extends it by Newton steps.
+	if code, _, e := runCLI("fit", "--resume", "--out", m, "--newton-steps", "7", csv, "--quiet"); code != 0 {
+		t.Fatalf("fit --resume --newton-steps 7: exit %d: %s", code, e)
 	}
 	out := filepath.Join(dir, "p.csv")
 	if code, _, e := runCLI("predict", csv, "--model", m, "--proba", "--out", out, "--quiet"); code != 0 {
@@ -152,7 +153,7 @@ func TestLossLogistic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mdl.Training().NewtonSteps) != 5 || mdl.Calibration() != nil || !mdl.HasProba() {
+	if len(mdl.Training().NewtonSteps) != 7 || mdl.Calibration() != nil || !mdl.HasProba() {
 		t.Fatalf("%d Newton steps, calibration %v", len(mdl.Training().NewtonSteps), mdl.Calibration())
 	}
 	code, _, e = runCLI("fit", csv, "--target", "y", "--loss", "hinge", "--out", filepath.Join(dir, "x.falkon"))
