@@ -47,8 +47,10 @@ func newtonPath(lambda float64, steps int) []float64 {
 // and the loss) and Iterations CG passes on
 // (K_nMᵀ H K_nM / n + λ K̃) Δ = −∇, whose Hessian weights H each pass
 // computes from the same kernel block (PassLogisticHess), preconditioned
-// by FALKON's preconditioner at λ/h̄ (h̄ the mean Hessian weight, from the
-// gradient pass: the system is about h̄ times FALKON's at that λ).
+// by FALKON's preconditioner with the Hessian weights at the centres
+// (precond.WithCenterWeights: A = chol(T H_C Tᵀ/M + λI), H_C from
+// f_C = K_MM α, which the gradient's λ term computes anyway, scaled to
+// the rows' mean Hessian weight h̄ from the gradient pass).
 func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, pass passFunc,
 	fp string, opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
@@ -70,6 +72,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	ws := c64.NewWorkspace()
 	eps := op.pre.Jitter()
 	kalpha := make([]float64, mk)
+	hc := make([]float64, m)
 	var tr Training
 	total, first := 0, 0
 	if res := opts.Resume; res != nil {
@@ -105,6 +108,15 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			return nil, fmt.Errorf("Newton step %d: the rows weigh %v in all", t+1, n)
 		}
 		c64.KvTo(ws, kalpha, cs.centres, m, alpha, k)
+		// The Hessian weights at the centres, f_C = K_MM α (the mean over
+		// the outputs): the preconditioner's view of H.
+		for j := range m {
+			hc[j] = 0
+			for c := range k {
+				p := sigmoid(kalpha[j*k+c])
+				hc[j] += p * (1 - p) / float64(k)
+			}
+		}
 		pen := 0.0
 		for i := range mk {
 			kalpha[i] += eps * float64(m) * alpha[i]
@@ -117,11 +129,20 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			gn += g[i] * g[i]
 		}
 		stepRec := NewtonStep{Lambda: lam, Objective: loss/n + lam/2*pen, GradNorm: math.Sqrt(gn)}
-		hbar := sh / n
-		if !(hbar > 0) {
-			hbar = 1
+		// h̄ scales the centres' weights to the rows' mean Hessian weight
+		// (row weights included): K_nMᵀ H K_nM / n ≈ h̄/h̄_C · K_MM H_C K_MM / M.
+		hbar, hcbar := sh/n, 0.0
+		for _, v := range hc {
+			hcbar += v / float64(m)
 		}
-		pre, err := op.pre.WithLambda(lam / hbar)
+		for j := range hc {
+			if hcbar > 0 && hbar > 0 {
+				hc[j] *= hbar / hcbar
+			} else {
+				hc[j] = 1
+			}
+		}
+		pre, err := op.pre.WithCenterWeights(hc, lam)
 		if err != nil {
 			return nil, fmt.Errorf("Newton step %d: %w", t+1, err)
 		}
