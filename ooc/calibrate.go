@@ -385,7 +385,13 @@ func newCalibration(m *Model, scores []float64, truth []int) *Calibration {
 		c.Method = CalibrationTemperature
 		c.Temperature = fitTemperature(scores, m.k, truth)
 	}
-	before, after := probaQuality(m, nil, scores, truth, nil), probaQuality(m, c, scores, truth, nil)
+	// Before: the model's probabilities without a calibration (its own
+	// σ(f) for the logistic loss).
+	var own *Calibration
+	if m.cfg.Loss == LossLogistic {
+		own = &Calibration{Method: calibrationOwn}
+	}
+	before, after := probaQuality(m, own, scores, truth, nil), probaQuality(m, c, scores, truth, nil)
 	c.LogLossBefore, c.ECEBefore = before.logLoss, before.ece
 	c.LogLossAfter, c.ECEAfter = after.logLoss, after.ece
 	return c

@@ -597,8 +597,9 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *PassJob
 	return localPass(ctx, src, job, e.Workers, nil)
 }
 
-// localPass is LocalExecutor.Pass with a report after each chunk reduced.
-func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int, onChunk func(chunk int)) ([]float64, error) {
+// localPass is LocalExecutor.Pass with a report after each chunk reduced,
+// given the chunk's row values (placed, valid during the call).
+func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int, onChunk func(chunk int, placed []float64)) ([]float64, error) {
 	if err := job.validate(); err != nil {
 		return nil, err
 	}
@@ -641,7 +642,7 @@ func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int
 			}
 			at += copy(out[at:], p.placed)
 			if onChunk != nil {
-				onChunk(chunk)
+				onChunk(chunk, p.placed)
 			}
 			return nil
 		},

@@ -646,10 +646,40 @@ func passOver(src stream.Source, opts RunOptions) passFunc {
 		}
 		done, chunks := 0, src.NumChunks()
 		var rows int64
-		return localPass(ctx, src, job, opts.Workers, func(chunk int) {
+		return localPass(ctx, src, job, opts.Workers, func(chunk int, _ []float64) {
 			done++
 			rows += int64(src.ChunkRows(chunk))
 			report(done, chunks, rows)
+		})
+	}
+}
+
+// scoredPass is a passFunc that also hands the values of the rows a pass
+// scores (PassMulti) to rows, in chunk order, as they come: chunk by
+// chunk locally, so that scoring them overlaps the pass; at once after
+// an executor's pass.
+type scoredPass func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error)
+
+// scoredPassOver is passOver as a scoredPass.
+func scoredPassOver(src stream.Source, opts RunOptions) scoredPass {
+	plain := passOver(src, opts)
+	return func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error) {
+		if opts.Executor != nil {
+			out, err := plain(ctx, job, report)
+			if err == nil && rows != nil && job.RowLen() > 0 {
+				rows(out[job.SumLen():])
+			}
+			return out, err
+		}
+		done, chunks := 0, src.NumChunks()
+		var n int64
+		return localPass(ctx, src, job, opts.Workers, func(chunk int, placed []float64) {
+			done++
+			n += int64(src.ChunkRows(chunk))
+			report(done, chunks, n)
+			if rows != nil && len(placed) > 0 {
+				rows(placed)
+			}
 		})
 	}
 }

@@ -395,7 +395,7 @@ type tuner struct {
 	val   stream.Source // separate validation source, or nil
 	// passFn runs a pass over pass through RunOptions.Executor (or
 	// locally), valFn one over val locally.
-	passFn, valFn passFunc
+	passFn, valFn scoredPass
 	yv, wv, sc    []float64 // the validation rows' targets and weights, one candidate's scores
 	n             float64   // n of λ·n: training rows, or their weights' sum
 	classWeights  []float64 // balanced class weights (Config.ClassWeight), or nil
@@ -538,9 +538,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		t.nval = stream.Rows(t.val)
 	}
 	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor}
-	t.passFn = passOver(t.pass, t.run)
+	t.passFn = scoredPassOver(t.pass, t.run)
 	if t.val != nil {
-		t.valFn = passOver(t.val, RunOptions{Workers: opts.Workers})
+		t.valFn = scoredPassOver(t.val, RunOptions{Workers: opts.Workers})
 	}
 	plan, err := Plan(train, base, t.run)
 	if err != nil {
@@ -805,7 +805,7 @@ func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, 
 func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
 	job, groups := t.passJob(PassMultiRHS, t.trainHoldout())
-	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, t.live()))
+	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, t.live()), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
@@ -1025,7 +1025,8 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	if withVal {
 		job.ScoreRows = t.nval
 	}
-	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()))
+	rowLen, weighted := job.RowLen(), job.weighted()
+	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("CG pass: %w", err)
 	}
@@ -1036,7 +1037,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		copy(g.w[:n], out[at:at+n])
 		at += n
 	}
-	t.scoreRows(out[at:], job.RowLen(), job.weighted())
+
 	if t.val != nil && iter > 0 {
 		if err := op.validatePass(ctx, iter, false); err != nil {
 			return err
@@ -1094,11 +1095,11 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) 
 		job.Groups[q].Cols, job.Groups[q].Alpha = gk, g.alpha[:m*gk]
 	}
 	job.ScoreRows = t.nval
-	out, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()))
+	rowLen, weighted := job.RowLen(), job.weighted()
+	_, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("validation after iteration %d: %w", iter, err)
 	}
-	t.scoreRows(out, job.RowLen(), job.weighted())
 	return nil
 }
 
