@@ -805,7 +805,13 @@ func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, 
 func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
 	job, groups := t.passJob(PassMultiRHS, t.trainHoldout())
-	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, t.live()), nil)
+	// prepare may be failing candidates meanwhile: count the live ones
+	// from the groups' lists, which gatherLive made before it started.
+	live := 0
+	for _, g := range groups {
+		live += len(g.live)
+	}
+	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, live), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
