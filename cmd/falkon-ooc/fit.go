@@ -158,6 +158,32 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
 }
 
+// weightLines describes a model's row weights, class weights and loss,
+// for fit's summary and inspect: label and text per line (none for an
+// unweighted squared-loss fit).
+func weightLines(m *ooc.Model) [][2]string {
+	tr, cfg := m.Training(), m.Config()
+	var out [][2]string
+	if tr.Weight != "" {
+		out = append(out, [2]string{"weights", fmt.Sprintf("column %q, summing to %g (the n of λ·n)", tr.Weight, tr.WeightSum)})
+	}
+	if cw := tr.ClassWeights; cw != nil {
+		parts := make([]string, len(cw))
+		for i, v := range cw {
+			parts[i] = fmt.Sprintf("%.4g", v)
+		}
+		out = append(out, [2]string{"classes", "balanced weights " + strings.Join(parts, ", ")})
+	}
+	if cfg.Loss == ooc.LossLogistic {
+		l := fmt.Sprintf("logistic, %d Newton steps", len(tr.NewtonSteps))
+		if n := len(tr.NewtonSteps); n > 0 {
+			l += fmt.Sprintf(", objective %.6g → %.6g at the last step's start", tr.NewtonSteps[0].Objective, tr.NewtonSteps[n-1].Objective)
+		}
+		out = append(out, [2]string{"loss", l})
+	}
+	return out
+}
+
 // fitConfig turns the flags into an ooc.Config, rejecting bad values with
 // a usage error that names the flag.
 func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
@@ -518,6 +544,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
 	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
 	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D())
+	for _, l := range weightLines(m) {
+		fmt.Fprintf(e.stdout, "%-10s %s\n", l[0], l[1])
+	}
 	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	if tr.Status == ooc.StatusPatience {

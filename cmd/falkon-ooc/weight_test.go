@@ -33,8 +33,15 @@ func TestWeightFlags(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, e)
 	}
 	m1 := filepath.Join(dir, "m1.falkon")
-	if code, _, e := runCLI("fit", store, "--out", m1, "--centers", "30", "--iters", "5", "--quiet"); code != 0 {
+	code, out, e := runCLI("fit", store, "--out", m1, "--centers", "30", "--iters", "5", "--quiet")
+	if code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, e)
+	}
+	if want := `weights    column "w", summing to 399 (the n of λ·n)`; !strings.Contains(out, want) {
+		t.Errorf("fit's summary lacks %q:\n%s", want, out)
+	}
+	if code, out, _ := runCLI("inspect", m1); code != 0 || !strings.Contains(out, `column "w", summing to 399`) {
+		t.Errorf("inspect: exit %d, no weights line:\n%s", code, out)
 	}
 	m2 := filepath.Join(dir, "m2.falkon")
 	if code, _, e := runCLI("fit", csv, "--target", "y", "--weight", "w", "--out", m2, "--centers", "30", "--iters", "5", "--quiet"); code != 0 {
@@ -54,7 +61,7 @@ func TestWeightFlags(t *testing.T) {
 	if !slices.Equal(a.Alpha(), c.Alpha()) || !slices.Equal(a.Features(), []string{"a", "b"}) {
 		t.Fatalf("fit on the CSV with --weight differs from fit on the ingested store (features %v)", a.Features())
 	}
-	code, _, e := runCLI("fit", store, "--weight", "w", "--out", filepath.Join(dir, "m3.falkon"))
+	code, _, e = runCLI("fit", store, "--weight", "w", "--out", filepath.Join(dir, "m3.falkon"))
 	if want := "--weight applies to Parquet/CSV inputs; " + store + " is a store"; code != 2 || !strings.Contains(e, want) {
 		t.Fatalf("--weight with a store: exit %d, stderr %s", code, e)
 	}
@@ -155,6 +162,9 @@ func TestLossLogistic(t *testing.T) {
 	}
 	if len(mdl.Training().NewtonSteps) != 7 || mdl.Calibration() != nil || !mdl.HasProba() {
 		t.Fatalf("%d Newton steps, calibration %v", len(mdl.Training().NewtonSteps), mdl.Calibration())
+	}
+	if code, out, _ := runCLI("inspect", m); code != 0 || !strings.Contains(out, "logistic, 7 Newton steps, objective 0.693147") {
+		t.Errorf("inspect: exit %d, no loss line:\n%s", code, out)
 	}
 	code, _, e = runCLI("fit", csv, "--target", "y", "--loss", "hinge", "--out", filepath.Join(dir, "x.falkon"))
 	if want := `--loss: unknown loss "hinge" (want squared or logistic)`; code != 2 || !strings.Contains(e, want) {
