@@ -72,6 +72,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "project"}, `falkon-ooc-beam fit: --job-opts: "project" is not name=value`},
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "no_such_flag=1"}, `falkon-ooc-beam fit: --job-opts: "no_such_flag" is not a Beam flag of this program`},
 		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: flag provided but not defined: -bogus"},
+		{[]string{"fit", "s.store", "--out", "m", "--loss", "hinge"}, `falkon-ooc-beam fit: invalid configuration: unknown loss "hinge" (want squared or logistic)`},
+		{[]string{"fit", "s.store", "--out", "m", "--class-weight", "even"}, `falkon-ooc-beam fit: invalid configuration: unknown class weighting "even" (want none or balanced)`},
 		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag needs an argument: -out"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
@@ -229,5 +231,53 @@ func TestTune(t *testing.T) {
 	}
 	if m.Config().Lambda != want.Candidates[want.Best].Lambda {
 		t.Errorf("the model has λ %g, the best candidate %g", m.Config().Lambda, want.Candidates[want.Best].Lambda)
+	}
+}
+
+// TestFitLogistic: falkon-ooc-beam fit --loss logistic on a binary store
+// runs its gradient and Hessian passes as Beam jobs and writes the model
+// of ooc.Fit's logistic loss (its Newton steps recorded).
+func TestFitLogistic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "b.store")
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 3000
+	cols := make([][]float64, 3)
+	for j := range cols {
+		cols[j] = make([]float64, n)
+	}
+	for i := range n {
+		cols[0][i], cols[1][i] = rng.NormFloat64(), rng.NormFloat64()
+		if cols[0][i]*cols[1][i]+0.3*rng.NormFloat64() > 0 {
+			cols[2][i] = 1
+		}
+	}
+	spec := func(s string) chunkstore.ColumnSpec { return chunkstore.ColumnSpec{Name: s, Type: "float64"} }
+	w, err := chunkstore.Create(dir, []chunkstore.ColumnSpec{spec("a"), spec("b")}, []chunkstore.ColumnSpec{spec("y")},
+		chunkstore.Options{ChunkRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(cols); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m.falkon")
+	code, stdout, stderr := runCmd("fit", dir, "--out", model, "--loss", "logistic", "--newton-steps", "3", "--iters", "3",
+		"--centers", "40", "--partitions", "2", "--json", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ooc.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 3 || res.Beam.Jobs != 3*(1+3) || !m.HasProba() {
+		t.Fatalf("loss %q, %d Newton steps, %d jobs", m.Config().Loss, len(m.Training().NewtonSteps), res.Beam.Jobs)
 	}
 }

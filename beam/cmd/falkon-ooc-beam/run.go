@@ -90,6 +90,8 @@ flags:
 type fitOpts struct {
 	out, precision, runner, endpoint, jobOpts, temp string
 	sigmas, lambdas                                 string // tune
+	loss, classWeight                               string
+	newtonSteps                                     int
 	valFraction                                     float64
 	centers, iters, partitions, workers, attempts   int
 	sigma, lambda                                   float64
@@ -105,6 +107,9 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one Beam job each)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification by Newton steps, each --iters CG iterations (every pass a Beam job)")
+	fs.IntVar(&o.newtonSteps, "newton-steps", 0, "with --loss logistic: Newton steps (0: 8)")
+	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c)")
 	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges per pass (the result is deterministic for a given number)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
 	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed pass job before giving up")
@@ -225,6 +230,16 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.Precision = p
 	cfg.Seed = o.seed
+	if o.loss != "squared" {
+		cfg.Loss = ooc.Loss(o.loss)
+	}
+	cfg.NewtonSteps = o.newtonSteps
+	if o.classWeight != "none" {
+		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
+	}
+	if err := ooc.Validate(cfg, ooc.RunOptions{}); err != nil {
+		return cfg, usagef("%v", err)
+	}
 	return cfg, nil
 }
 
