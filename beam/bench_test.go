@@ -23,17 +23,17 @@ import (
 // per job (submission, stages, the reduction, the result file).
 type noop struct{}
 
-func (noop) AddRows(_ []float64, _ int64, _, _ []float64, _ int, placed []float64) ([]float64, error) {
+func (noop) AddRows(_ []float64, _ int64, _, _, _ []float64, _ int, placed []float64) ([]float64, error) {
 	return placed, nil
 }
 
 func init() {
-	jobKinds["noop"] = func(job []byte) (int, bool, func() (adder, error), error) {
+	jobKinds["noop"] = func(job []byte) (int, bool, bool, func() (adder, error), error) {
 		var n int
 		if err := json.Unmarshal(job, &n); err != nil {
-			return 0, false, nil, err
+			return 0, false, false, nil, err
 		}
-		return n, false, func() (adder, error) { return noop{}, nil }, nil
+		return n, false, false, func() (adder, error) { return noop{}, nil }, nil
 	}
 }
 

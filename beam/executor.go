@@ -15,15 +15,15 @@ import (
 )
 
 func init() {
-	jobKinds[kindFalkon] = func(b []byte) (int, bool, func() (adder, error), error) {
+	jobKinds[kindFalkon] = func(b []byte) (int, bool, bool, func() (adder, error), error) {
 		var j ooc.PassJob
 		if err := json.Unmarshal(b, &j); err != nil {
-			return 0, false, nil, err
+			return 0, false, false, nil, err
 		}
 		if _, err := j.NewWorker(); err != nil { // validates the job once
-			return 0, false, nil, err
+			return 0, false, false, nil, err
 		}
-		return j.SumLen(), j.ReadsTargets(), func() (adder, error) { return j.NewWorker() }, nil
+		return j.SumLen(), j.ReadsTargets(), j.ReadsWeights(), func() (adder, error) { return j.NewWorker() }, nil
 	}
 }
 

@@ -41,13 +41,13 @@ type adder interface {
 	// y: rows × k targets, both row-major; first: the number of the
 	// chunk's first row in the store) to dst, the pass's sums, and
 	// appends its per-row values to placed, which it returns.
-	AddRows(dst []float64, first int64, x, y []float64, rows int, placed []float64) ([]float64, error)
+	AddRows(dst []float64, first int64, x, y, w []float64, rows int, placed []float64) ([]float64, error)
 }
 
 // jobKind decodes a pass's serialised description on a worker: the number
-// of its summed values, whether it reads the targets, and a constructor
-// of per-goroutine adders.
-type jobKind func(job []byte) (sumLen int, targets bool, newAdder func() (adder, error), err error)
+// of its summed values, whether it reads the targets and the row
+// weights, and a constructor of per-goroutine adders.
+type jobKind func(job []byte) (sumLen int, targets, weights bool, newAdder func() (adder, error), err error)
 
 // jobKinds are the pass descriptions a worker understands, by name.
 var jobKinds = map[string]jobKind{}
@@ -74,6 +74,12 @@ func (s rangeSource) NumTargets() int     { return s.r.NumTargets() }
 func (s rangeSource) ChunkRows(i int) int { return s.r.ChunkRows(s.lo + i) }
 func (s rangeSource) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	return s.r.ReadChunk(ctx, s.lo+i, x, y)
+}
+
+// WeightColumn and ReadWeights implement stream.Weighter.
+func (s rangeSource) WeightColumn() string { return stream.WeightColumn(s.r) }
+func (s rangeSource) ReadWeights(ctx context.Context, i int, w []float64) error {
+	return s.r.ReadWeights(ctx, s.lo+i, w)
 }
 
 // stores caches open stores per worker process: every DoFn instance of a
@@ -122,6 +128,7 @@ type rangeFn struct {
 	first    []int64 // the number of each chunk's first row
 	sumLen   int
 	targets  bool
+	weights  bool
 	newAdder func() (adder, error)
 }
 
@@ -138,7 +145,7 @@ func (f *rangeFn) Setup(ctx context.Context) error {
 		}
 	}
 	var err error
-	if f.sumLen, f.targets, f.newAdder, err = kind(job); err != nil {
+	if f.sumLen, f.targets, f.weights, f.newAdder, err = kind(job); err != nil {
 		return fmt.Errorf("falkon-ooc beam worker: %s pass: %w", f.Kind, err)
 	}
 	if f.r, err = cachedStore(ctx, f.Store, f.StoreID); err != nil {
@@ -169,6 +176,7 @@ func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []
 	type part struct{ sum, placed []float64 }
 	err := stream.Run(ctx, rangeSource{f.r, lo, hi}, stream.Options{Workers: f.Workers}, stream.Job[*part]{
 		Targets:    f.targets,
+		Weights:    f.weights,
 		NewPartial: func() *part { return &part{sum: make([]float64, f.sumLen)} },
 		NewWorker: func() func(context.Context, stream.Chunk, *part) error {
 			a, err := f.newAdder()
@@ -177,7 +185,7 @@ func (f *rangeFn) ProcessElement(ctx context.Context, idx int, emit func(int, []
 					return err
 				}
 				clear(p.sum)
-				p.placed, err = a.AddRows(p.sum, f.first[lo+c.Index], c.X, c.Y, c.Rows, p.placed[:0])
+				p.placed, err = a.AddRows(p.sum, f.first[lo+c.Index], c.X, c.Y, c.W, c.Rows, p.placed[:0])
 				return err
 			}
 		},

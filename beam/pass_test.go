@@ -21,7 +21,7 @@ import (
 // the row count, in one vector.
 type colSum struct{ D, K int }
 
-func (c colSum) AddRows(dst []float64, _ int64, x, y []float64, rows int, placed []float64) ([]float64, error) {
+func (c colSum) AddRows(dst []float64, _ int64, x, y, _ []float64, rows int, placed []float64) ([]float64, error) {
 	for r := range rows {
 		for j := range c.D {
 			dst[j] += x[r*c.D+j]
@@ -35,12 +35,12 @@ func (c colSum) AddRows(dst []float64, _ int64, x, y []float64, rows int, placed
 }
 
 func init() {
-	jobKinds["colsum"] = func(job []byte) (int, bool, func() (adder, error), error) {
+	jobKinds["colsum"] = func(job []byte) (int, bool, bool, func() (adder, error), error) {
 		var c colSum
 		if err := json.Unmarshal(job, &c); err != nil {
-			return 0, false, nil, err
+			return 0, false, false, nil, err
 		}
-		return c.D + c.K + 1, true, func() (adder, error) { return c, nil }, nil
+		return c.D + c.K + 1, true, false, func() (adder, error) { return c, nil }, nil
 	}
 }
 

@@ -37,6 +37,7 @@ const (
 	RoleFeature = "feature"
 	RoleTarget  = "target"
 	RoleSkipped = "skipped"
+	RoleWeight  = "weight"
 )
 
 // Reasons for skipping an input column (InputColumn.Reason).
@@ -100,7 +101,7 @@ func (m *Manifest) checkColumnsAnnex() error {
 			return fmt.Errorf("input column %d: empty name", i)
 		}
 		switch c.Role {
-		case RoleFeature, RoleTarget:
+		case RoleFeature, RoleTarget, RoleWeight:
 			if c.Reason != "" {
 				return fmt.Errorf("input column %q: a %s with a skip reason", c.Name, c.Role)
 			}

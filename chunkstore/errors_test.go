@@ -181,9 +181,9 @@ func TestManifestVersion(t *testing.T) {
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("v%d: got %v, want ErrVersion", v, err)
 		}
-		want := "chunkstore: unsupported format version: store " + dir + " was written by a newer falkon-ooc (format version 3; this build reads version 1); upgrade falkon-ooc"
+		want := "chunkstore: unsupported format version: store " + dir + " was written by a newer falkon-ooc (format version 3; this build reads versions 1–2); upgrade falkon-ooc"
 		if v == 0 {
-			want = "chunkstore: unsupported format version: store " + dir + " has format version 0, which this build no longer reads (it reads version 1)"
+			want = "chunkstore: unsupported format version: store " + dir + " has format version 0, which this build no longer reads (it reads versions 1–2)"
 		}
 		if err.Error() != want {
 			t.Fatalf("message:\n got  %s\n want %s", err, want)
@@ -193,10 +193,10 @@ func TestManifestVersion(t *testing.T) {
 
 func TestSegmentVersion(t *testing.T) {
 	dir, _ := smallStore(t, "zstd")
-	modify(t, dir, "segment-000000.dat", func(b []byte) []byte { b[4] = 2; return b })
+	modify(t, dir, "segment-000000.dat", func(b []byte) []byte { b[4] = 3; return b })
 	_, err := Open(dir)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "newer falkon-ooc (format version 2; this build reads version 1)") {
-		t.Fatalf("got %v, want ErrVersion naming version 2", err)
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "newer falkon-ooc (format version 3; this build reads versions 1–2)") {
+		t.Fatalf("got %v, want ErrVersion naming version 3", err)
 	}
 }
 

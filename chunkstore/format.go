@@ -22,13 +22,20 @@ type FormatVersion uint8
 const (
 	// FormatV1 is the first format: see FORMAT.md.
 	FormatV1 FormatVersion = 1
+	// FormatV2 is FormatV1 with a column of row weights stored after the
+	// targets (the manifest's weight): a store with weights is written
+	// as version 2, so that a build that cannot read the weights refuses
+	// it instead of reading them as data. The bytes are laid out as in
+	// version 1.
+	FormatV2 FormatVersion = 2
 
 	// MinFormatVersion and MaxFormatVersion bound the versions this build
 	// reads. Anything else is ErrVersion.
 	MinFormatVersion = FormatV1
-	MaxFormatVersion = FormatV1
+	MaxFormatVersion = FormatV2
 
-	// CurrentFormatVersion is the version this build writes.
+	// CurrentFormatVersion is the version this build writes (FormatV2
+	// for a store with row weights).
 	CurrentFormatVersion = FormatV1
 )
 

@@ -25,6 +25,9 @@ type Manifest struct {
 
 	Features []Column `json:"features"`
 	Targets  []Column `json:"targets"`
+	// Weight is the column of row weights (finite, ≥ 0), stored after
+	// the targets; nil for a store without weights. Format version 2.
+	Weight *Column `json:"weight,omitempty"`
 	// InputColumns records what ingest did with every column of its
 	// inputs, in input order; absent in stores written without it.
 	InputColumns []InputColumn `json:"input_columns,omitempty"`
@@ -121,6 +124,18 @@ func storeID(indexes [][]byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// numColumns is the number of stored columns: features, targets and the
+// weight column.
+func (m *Manifest) numColumns() int { return len(m.Features) + len(m.Targets) + len(m.weightCols()) }
+
+// weightCols is the weight column as a slice (empty without one).
+func (m *Manifest) weightCols() []Column {
+	if m.Weight == nil {
+		return nil
+	}
+	return []Column{*m.Weight}
+}
+
 // versionError reports an unsupported version, wrapping ErrVersion.
 func versionError(path string, v int) error {
 	where := "store"
@@ -211,11 +226,17 @@ func (m *Manifest) check() error {
 	if len(m.Features) < 1 {
 		return errors.New("no feature columns")
 	}
-	if n := len(m.Features) + len(m.Targets); n > MaxColumns {
+	if n := m.numColumns(); n > MaxColumns {
 		return fmt.Errorf("%d columns, more than %d", n, MaxColumns)
 	}
+	if m.Weight != nil && m.FormatVersion < int(FormatV2) {
+		return fmt.Errorf("a weight column in format version %d", m.FormatVersion)
+	}
+	if m.Weight != nil && m.Weight.Min < 0 {
+		return fmt.Errorf("weight column %q: negative minimum %v", m.Weight.Name, m.Weight.Min)
+	}
 	names := make(map[string]bool)
-	for _, cols := range [][]Column{m.Features, m.Targets} {
+	for _, cols := range [][]Column{m.Features, m.Targets, m.weightCols()} {
 		for _, c := range cols {
 			if c.Name == "" {
 				return errors.New("empty column name")
@@ -262,7 +283,7 @@ func (m *Manifest) check() error {
 		}
 		// Each chunk takes at least its index record: bound the chunk
 		// count by the file size before anything is sized from it.
-		ncol := int64(len(m.Features) + len(m.Targets))
+		ncol := int64(m.numColumns())
 		if int64(s.Chunks) > (s.Bytes-headerSize-footerSize)/(chunkRecordSize+entrySize*ncol) {
 			return fmt.Errorf("segment %s: %d chunks cannot fit in %d bytes", s.Name, s.Chunks, s.Bytes)
 		}

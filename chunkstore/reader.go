@@ -501,6 +501,52 @@ func (r *Reader) readColumns(sc *scratch, i int, dst []float64, first, n int) er
 	return nil
 }
 
+// WeightColumn implements stream.Weighter: the name of the store's
+// weight column, or "".
+func (r *Reader) WeightColumn() string {
+	if w := r.m.Weight; w != nil {
+		return w.Name
+	}
+	return ""
+}
+
+// ReadWeights implements stream.Weighter: it decodes chunk i's row
+// weights (the weight column alone) into w, len ChunkRows(i). It is safe
+// for concurrent use with distinct destinations and allocates nothing in
+// steady state.
+func (r *Reader) ReadWeights(ctx context.Context, i int, w []float64) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if r.m.Weight == nil {
+		return fmt.Errorf("chunkstore: read the weights of chunk %d: the store has no weight column", i)
+	}
+	if i < 0 || i >= len(r.chunks) {
+		return fmt.Errorf("chunkstore: read chunk %d: out of range [0, %d)", i, len(r.chunks))
+	}
+	loc := &r.chunks[i]
+	if rows := int(loc.ci.rows); len(w) != rows {
+		return fmt.Errorf("chunkstore: read chunk %d: len(w) = %d, want %d", i, len(w), rows)
+	}
+	seg := r.segs[loc.seg]
+	defer r.catchFault(&err, seg.name, i)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	sc := r.getScratch()
+	defer r.putScratch(sc)
+	raw, err := r.block(sc, 0, i, r.dim+r.nt)
+	if err != nil {
+		return err
+	}
+	scatter(w, raw, 0, 1)
+	r.release(loc)
+	return nil
+}
+
 // ReadColumns decodes the columns cols (indices over features then targets)
 // of chunk i into dst, one slice of ChunkRows(i) values per column.
 func (r *Reader) ReadColumns(ctx context.Context, i int, cols []int, dst [][]float64) (err error) {
@@ -678,7 +724,7 @@ func (r *Reader) Verify(ctx context.Context) error {
 	if r.closed {
 		return ErrClosed
 	}
-	cols := append(append([]Column(nil), r.m.Features...), r.m.Targets...)
+	cols := append(append(append([]Column(nil), r.m.Features...), r.m.Targets...), r.m.weightCols()...)
 	var (
 		next atomic.Int64 // next chunk to check
 		mu   sync.Mutex

@@ -39,6 +39,9 @@ func (r *Reader) initColumns() {
 		r.distinct = append(r.distinct, c.Distinct)
 	}
 	r.colNames = append(append([]string(nil), r.features...), r.targets...)
+	if w := r.m.Weight; w != nil {
+		r.colNames = append(r.colNames, w.Name)
+	}
 }
 
 // MissingColumnsError is returned by Select for names the store lacks.
@@ -84,10 +87,13 @@ func (r *Reader) Select(features, targets []string) (*View, error) {
 	d := len(features)
 	v.identity = slices.Equal(features, r.features) && (len(targets) == 0 || slices.Equal(targets, r.targets))
 	col := func(i int) *Column {
-		if i < len(r.m.Features) {
+		switch {
+		case i < len(r.m.Features):
 			return &r.m.Features[i]
+		case i < len(r.m.Features)+len(r.m.Targets):
+			return &r.m.Targets[i-len(r.m.Features)]
 		}
-		return &r.m.Targets[i-len(r.m.Features)]
+		return r.m.Weight
 	}
 	for _, i := range v.cols[:d] {
 		v.mean = append(v.mean, col(i).Mean)
@@ -115,6 +121,15 @@ type View struct {
 
 // NumChunks implements stream.Source.
 func (v *View) NumChunks() int { return v.r.NumChunks() }
+
+// WeightColumn implements stream.Weighter: the store's weight column
+// (whatever columns are selected), or "".
+func (v *View) WeightColumn() string { return v.r.WeightColumn() }
+
+// ReadWeights implements stream.Weighter.
+func (v *View) ReadWeights(ctx context.Context, i int, w []float64) error {
+	return v.r.ReadWeights(ctx, i, w)
+}
 
 // Dim implements stream.Source.
 func (v *View) Dim() int { return len(v.features) }

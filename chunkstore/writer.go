@@ -61,6 +61,10 @@ type Options struct {
 	// after Create (written by another writer meanwhile). Without it, Close
 	// replaces only a store that was there at Create, and fails otherwise.
 	Replace bool `json:"-"`
+	// Weight, when not "", names the last of Create's target columns as
+	// the column of row weights instead: stored after the targets, in the
+	// manifest's weight (format version 2). Its values must be ≥ 0.
+	Weight string `json:"weight,omitempty"`
 }
 
 // writer states
@@ -170,6 +174,12 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		if !sourceTypes[c.Type] && (c.Type != LabelType || j < len(features)) {
 			return fail(fmt.Errorf("column %q: unknown source type %q", c.Name, c.Type))
 		}
+	}
+	if opt.Weight != "" && (len(targets) == 0 || targets[len(targets)-1].Name != opt.Weight) {
+		return fail(fmt.Errorf("the weight column %q is not the last target column", opt.Weight))
+	}
+	if opt.Weight != "" && targets[len(targets)-1].Type == LabelType {
+		return fail(fmt.Errorf("the weight column %q holds labels", opt.Weight))
 	}
 	if opt.ChunkRows == 0 {
 		opt.ChunkRows = DefaultChunkRows
@@ -405,6 +415,9 @@ func (w *Writer) Append(cols [][]float64) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("chunkstore: append: column %q row %d (store row %d): value %v is not finite", w.colName(j), r, w.rows+int64(r), v)
 			}
+			if v < 0 && w.opt.Weight != "" && j == w.ncol-1 {
+				return fmt.Errorf("chunkstore: append: column %q row %d (store row %d): weight %v is negative", w.colName(j), r, w.rows+int64(r), v)
+			}
 		}
 	}
 	if w.rows == 0 && n > 0 {
@@ -559,7 +572,7 @@ func (w *Writer) startSegment() error {
 		return fmt.Errorf("chunkstore: %w", err)
 	}
 	s := &segWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20), name: name, firstChunk: w.nchunks}
-	if _, err := s.bw.Write(appendHeader(nil, CurrentFormatVersion)); err != nil {
+	if _, err := s.bw.Write(appendHeader(nil, w.version())); err != nil {
 		f.Close()
 		return fmt.Errorf("chunkstore: write %s: %w", name, err)
 	}
@@ -580,7 +593,7 @@ func (w *Writer) finishSegment() error {
 		chunks:      uint32(s.chunks),
 		columns:     uint32(w.ncol),
 		indexCRC:    crc32c(s.index),
-		version:     CurrentFormatVersion,
+		version:     w.version(),
 	}
 	_, err := s.bw.Write(s.index)
 	if err == nil {
@@ -692,13 +705,22 @@ func (w *Writer) finish() error {
 // statistics, StoreID…), or nil before Close or after a failure.
 func (w *Writer) Manifest() *Manifest { return w.final }
 
+// version is the format version the writer writes: FormatV2 with a
+// weight column, else CurrentFormatVersion.
+func (w *Writer) version() FormatVersion {
+	if w.opt.Weight != "" {
+		return FormatV2
+	}
+	return CurrentFormatVersion
+}
+
 func (w *Writer) manifest() *Manifest {
 	created := w.opt.Created
 	if created.IsZero() {
 		created = time.Now().UTC()
 	}
 	m := &Manifest{
-		FormatVersion: int(CurrentFormatVersion),
+		FormatVersion: int(w.version()),
 		Rows:          w.rows,
 		ChunkRows:     w.opt.ChunkRows,
 		Chunks:        w.nchunks,
@@ -730,6 +752,11 @@ func (w *Writer) manifest() *Manifest {
 		if j >= len(w.features) {
 			c.Labels = w.opt.Labels[spec.Name]
 		}
+	}
+	if w.opt.Weight != "" {
+		wc := m.Targets[len(m.Targets)-1]
+		wc.Distinct = nil // weights are no class labels
+		m.Targets, m.Weight = m.Targets[:len(m.Targets)-1], &wc
 	}
 	return m
 }

@@ -492,8 +492,33 @@ func (c *Centers) loadU(ws *Workspace, u []float64, k int) {
 // stored whole. It panics on a shape mismatch or a workspace of other
 // centres.
 func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, v []float64, k int) {
+	c.KtWKvAdd(ws, w, x, rows, u, nil, v, k)
+}
+
+// KtWKvAdd is KtKvAdd with row weights: w += K(X,C)ᵀ (diag(rw)·K(X,C)·u +
+// v), rw of length rows (nil: all 1, which is KtKvAdd). The weights
+// scale each row's K·u as the tile is consumed: no pass of their own.
+func (c *Centers) KtWKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, rw, v []float64, k int) {
+	c.ktkv(ws, w, x, rows, u, rw, v, k, nil)
+}
+
+// KtFKvAdd sets w += K(X,C)ᵀ fn(K(X,C)·u): for each tile of rows, once
+// K·u is computed (s, n rows × k, row-major; r0 the tile's first row),
+// fn may rewrite it in place before Kᵀ takes it, so that weights that
+// depend on the rows' own predictions (a Newton step's) are computed in
+// the same pass and the same kernel block. u is M × k (not nil). It
+// panics on a shape mismatch.
+func (c *Centers) KtFKvAdd(ws *Workspace, w []float64, x []float64, rows int, u []float64, k int, fn func(s []float64, r0, n int)) {
+	if u == nil {
+		panic("kernel: KtFKvAdd: nil u")
+	}
+	c.ktkv(ws, w, x, rows, u, nil, nil, k, fn)
+}
+
+// ktkv is KtWKvAdd with a tile hook (KtFKvAdd).
+func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw, v []float64, k int, fn func(s []float64, r0, n int)) {
 	c.check(ws, x, rows)
-	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) {
+	if k < 1 || len(w) < c.m*k || (u != nil && len(u) < c.m*k) || (v != nil && len(v) < rows*k) || (rw != nil && len(rw) < rows) {
 		panic("kernel: KtKvAdd: bad shape")
 	}
 	if (u == nil && v == nil) || rows == 0 {
@@ -511,12 +536,22 @@ func (c *Centers) KtKvAdd(ws *Workspace, w []float64, x []float64, rows int, u, 
 		n := min(c.tileRows, rows-r0)
 		np := c.ktile(ws, x, r0, n, k, u != nil)
 		s := ws.s[:np*k]
+		if u != nil && rw != nil {
+			for i, wi := range rw[r0 : r0+n] {
+				for l := range k {
+					s[i*k+l] *= wi
+				}
+			}
+		}
 		if u == nil {
 			copy(s, v[r0*k:(r0+n)*k])
 		} else if v != nil {
 			for i, vv := range v[r0*k : (r0+n)*k] {
 				s[i] += vv
 			}
+		}
+		if fn != nil {
+			fn(s[:n*k], r0, n)
 		}
 		clear(s[n*k:]) // padding rows contribute nothing
 		for c0 := 0; c0 < ld; c0 += c.colBlock {

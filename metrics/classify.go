@@ -8,6 +8,12 @@ import "math"
 // class absent from truth (or present in every row) has no AUC and is
 // left out of the mean; NaN when no class has one.
 func MulticlassAUC(scores []float64, k int, truth []int) float64 {
+	return MulticlassAUCWeighted(scores, k, truth, nil)
+}
+
+// MulticlassAUCWeighted is MulticlassAUC with row weights (nil: 1), each
+// class's AUC by AUCWeighted.
+func MulticlassAUCWeighted(scores []float64, k int, truth []int, w []float64) float64 {
 	n := len(truth)
 	col := make([]float64, n)
 	pos := make([]bool, n)
@@ -18,7 +24,7 @@ func MulticlassAUC(scores []float64, k int, truth []int) float64 {
 			col[i] = scores[i*k+c]
 			pos[i] = t == c
 		}
-		if a := AUC(col, pos); !math.IsNaN(a) {
+		if a := AUCWeighted(col, pos, w); !math.IsNaN(a) {
 			sum += a
 			used++
 		}
@@ -38,8 +44,9 @@ const LogLossEps = 1e-15
 // −(1/n) Σ log p_i of the probabilities p_i given to the true class of
 // each row.
 type LogLoss struct {
-	n   int64
-	sum kahan
+	n        int64
+	sum, sw  kahan
+	weighted bool
 }
 
 // Add adds the probability given to one row's true class.
@@ -51,6 +58,18 @@ func (l *LogLoss) Add(pTrue float64) {
 	l.n++
 }
 
+// AddWeighted adds one row of weight w: the mean becomes −Σ wᵢ log pᵢ /
+// Σ wᵢ. A LogLoss takes Add or AddWeighted, not both.
+func (l *LogLoss) AddWeighted(pTrue, w float64) {
+	if !(pTrue >= LogLossEps) {
+		pTrue = LogLossEps
+	}
+	l.weighted = true
+	l.sum.add(-w * math.Log(min(pTrue, 1)))
+	l.sw.add(w)
+	l.n++
+}
+
 // Count reports the rows added.
 func (l *LogLoss) Count() int64 { return l.n }
 
@@ -58,6 +77,9 @@ func (l *LogLoss) Count() int64 { return l.n }
 func (l *LogLoss) Value() float64 {
 	if l.n == 0 {
 		return math.NaN()
+	}
+	if l.weighted {
+		return l.sum.value() / l.sw.value()
 	}
 	return l.sum.value() / float64(l.n)
 }
@@ -84,6 +106,28 @@ type Reliability struct {
 	count   []int64
 	conf    []kahan
 	correct []int64
+	// With AddWeighted: the weights' sums per bin, of all rows and of the
+	// right ones, and over all bins.
+	wcount, wcorrect []float64
+	wsum             float64
+}
+
+// AddWeighted adds one row of weight w: n_b, the rows right in bin b and
+// the confidences are weighted sums. A Reliability takes Add or
+// AddWeighted, not both.
+func (r *Reliability) AddWeighted(confidence float64, correct bool, w float64) {
+	r.Add(confidence, correct)
+	if r.wcount == nil {
+		r.wcount, r.wcorrect = make([]float64, r.Bins), make([]float64, r.Bins)
+	}
+	b := int(math.Ceil(confidence*float64(r.Bins))) - 1
+	b = min(max(b, 0), r.Bins-1)
+	r.conf[b].add((w - 1) * confidence) // Add added it once
+	r.wcount[b] += w
+	if correct {
+		r.wcorrect[b] += w
+	}
+	r.wsum += w
 }
 
 // Add adds one row: the probability of its predicted class and whether
@@ -114,6 +158,14 @@ func (r *Reliability) ECE() float64 {
 		return math.NaN()
 	}
 	var e float64
+	if r.wcount != nil {
+		for b, c := range r.wcount {
+			if c > 0 {
+				e += c / r.wsum * math.Abs(r.wcorrect[b]/c-r.conf[b].value()/c)
+			}
+		}
+		return e
+	}
 	for b, c := range r.count {
 		if c == 0 {
 			continue

@@ -46,10 +46,37 @@ func (k *kahan) add(v float64) {
 func (k *kahan) value() float64 { return k.sum + k.c }
 
 // Regression accumulates regression metrics over k outputs (averaged over
-// outputs and rows).
+// outputs and rows; with AddWeighted, weighted by the rows' weights).
 type Regression struct {
 	n           int64
 	se, sy, sy2 kahan
+	sw          kahan // the weights' sum over values (AddWeighted)
+	weighted    bool
+}
+
+// AddWeighted adds rows of predictions and truths (row-major rows × k)
+// with one weight per row: every metric becomes the weighted one, Σ wᵢ
+// (ŷᵢ − yᵢ)² / Σ wᵢ and so on. A Regression takes Add or AddWeighted,
+// not both.
+func (r *Regression) AddWeighted(pred, truth, w []float64, k int) {
+	r.weighted = true
+	for i, p := range pred {
+		wi := w[i/k]
+		d := p - truth[i]
+		r.se.add(wi * d * d)
+		r.sy.add(wi * truth[i])
+		r.sy2.add(wi * truth[i] * truth[i])
+		r.sw.add(wi)
+	}
+	r.n += int64(len(pred))
+}
+
+// total is the number of values, or their weights' sum when weighted.
+func (r *Regression) total() float64 {
+	if r.weighted {
+		return r.sw.value()
+	}
+	return float64(r.n)
 }
 
 // Add adds rows of predictions and truths (equal length; row-major n × k
@@ -72,7 +99,7 @@ func (r *Regression) MSE() float64 {
 	if r.n == 0 {
 		return math.NaN()
 	}
-	return r.se.value() / float64(r.n)
+	return r.se.value() / r.total()
 }
 
 // RMSE is the root mean squared error.
@@ -81,7 +108,7 @@ func (r *Regression) RMSE() float64 { return math.Sqrt(r.MSE()) }
 // RelErr is the squared error relative to the variance of the truth:
 // Σ(ŷ−y)² / Σ(y−ȳ)². It is NaN for constant truths.
 func (r *Regression) RelErr() float64 {
-	n := float64(r.n)
+	n := r.total()
 	mean := r.sy.value() / n
 	ss := r.sy2.value() - n*mean*mean
 	if !(ss > 0) {
@@ -127,7 +154,16 @@ func (b *Binary) AUC() float64 { return AUC(b.scores, b.pos) }
 
 // AUC computes the area under the ROC curve of scores against labels by
 // the rank-sum (Mann–Whitney) statistic, with ties given the average rank.
-func AUC(scores []float64, positive []bool) float64 {
+func AUC(scores []float64, positive []bool) float64 { return AUCWeighted(scores, positive, nil) }
+
+// AUCWeighted is AUC with row weights (nil: every weight 1): the weighted
+// Mann–Whitney statistic Σ_{p,q} w_p w_q ([s_p > s_q] + ½[s_p = s_q]) /
+// (W₊ W₋) over positive rows p and negative rows q, which is AUC when the
+// weights are 1 and AUC of the rows repeated w times for integer weights.
+func AUCWeighted(scores []float64, positive []bool, w []float64) float64 {
+	if w != nil {
+		return aucWeighted(scores, positive, w)
+	}
 	n := len(scores)
 	idx := make([]int, n)
 	for i := range idx {
@@ -164,6 +200,45 @@ func AUC(scores []float64, positive []bool) float64 {
 		return math.NaN()
 	}
 	return (rankSum.value() - npos*(npos+1)/2) / (npos * nneg)
+}
+
+func aucWeighted(scores []float64, positive []bool, w []float64) float64 {
+	n := len(scores)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case scores[a] < scores[b]:
+			return -1
+		case scores[a] > scores[b]:
+			return 1
+		}
+		return 0
+	})
+	var below, wpos, wneg, num kahan // below: negative weight under the current scores
+	for i := 0; i < n; {
+		j := i
+		var gpos, gneg float64
+		for j < n && scores[idx[j]] == scores[idx[i]] {
+			if t := idx[j]; positive[t] {
+				gpos += w[t]
+			} else {
+				gneg += w[t]
+			}
+			j++
+		}
+		num.add(gpos * (below.value() + gneg/2))
+		below.add(gneg)
+		wpos.add(gpos)
+		wneg.add(gneg)
+		i = j
+	}
+	if !(wpos.value() > 0 && wneg.value() > 0) {
+		return math.NaN()
+	}
+	return num.value() / (wpos.value() * wneg.value())
 }
 
 // Multiclass accumulates the error rate of class predictions.

@@ -86,13 +86,49 @@ func (m *Model) ProbaTo(dst, scores []float64, rows int) {
 	if m.task == TaskRegression || len(scores) != rows*m.k || len(dst) != rows*c {
 		panic(fmt.Sprintf("ooc: ProbaTo: %s model, len(scores) = %d, len(dst) = %d for %d rows, k = %d", m.task, len(scores), len(dst), rows, m.k))
 	}
+	cal := m.ownCalibration()
 	for r := range rows {
-		probaRow(m.task, m.calibration, dst[r*c:(r+1)*c], scores[r*m.k:(r+1)*m.k])
+		probaRow(m.task, cal, dst[r*c:(r+1)*c], scores[r*m.k:(r+1)*m.k])
 	}
 }
 
+// calibrationOwn marks the probabilities of a model of the logistic loss:
+// σ(f) for binary, the outputs' σ(f_c) normalised for multiclass (one
+// against the rest). Never stored.
+const calibrationOwn = "own"
+
+// ownCalibration is the model's calibration or, for a model of the
+// logistic loss without one, its own probabilities (calibrationOwn).
+func (m *Model) ownCalibration() *Calibration {
+	if m.calibration == nil && m.cfg.Loss == LossLogistic {
+		return &Calibration{Method: calibrationOwn}
+	}
+	return m.calibration
+}
+
+// HasProba reports whether ProbaTo gives calibrated probabilities: the
+// model has a calibration, or it was fitted with the logistic loss (whose
+// scores are log-odds).
+func (m *Model) HasProba() bool { return m.ownCalibration() != nil }
+
 // probaRow writes one row's probabilities.
 func probaRow(task Task, cal *Calibration, dst, s []float64) {
+	if cal != nil && cal.Method == calibrationOwn {
+		if task == TaskBinary {
+			p := sigmoid(s[0])
+			dst[0], dst[1] = 1-p, p
+			return
+		}
+		sum := 0.0
+		for j, v := range s {
+			dst[j] = sigmoid(v)
+			sum += dst[j]
+		}
+		for j := range dst {
+			dst[j] /= sum
+		}
+		return
+	}
 	if task == TaskBinary {
 		var p float64
 		if cal != nil {
@@ -154,23 +190,38 @@ type quality struct{ accuracy, logLoss, ece float64 }
 // log-loss and ECE of the probabilities of task's model m under cal (nil:
 // uncalibrated), on rows of scores (rows × K) with true class indices
 // truth.
-func probaQuality(m *Model, cal *Calibration, scores []float64, truth []int) quality {
+func probaQuality(m *Model, cal *Calibration, scores []float64, truth []int, w []float64) quality {
 	c, k := len(m.classes), m.k
 	p := make([]float64, c)
 	var ll metrics.LogLoss
 	var rel metrics.Reliability
 	right := 0
+	var wright, wsum float64 // with weights
 	for r, t := range truth {
 		s := scores[r*k : (r+1)*k]
-		if m.ClassIndex(s) == t {
+		ok := m.ClassIndex(s) == t
+		if ok {
 			right++
 		}
 		probaRow(m.task, cal, p, s)
-		ll.Add(p[t])
 		top := argmax(p)
+		if w != nil {
+			if ok {
+				wright += w[r]
+			}
+			wsum += w[r]
+			ll.AddWeighted(p[t], w[r])
+			rel.AddWeighted(p[top], top == t, w[r])
+			continue
+		}
+		ll.Add(p[t])
 		rel.Add(p[top], top == t)
 	}
-	return quality{accuracy: float64(right) / float64(len(truth)), logLoss: ll.Value(), ece: rel.ECE()}
+	acc := float64(right) / float64(len(truth))
+	if w != nil {
+		acc = wright / wsum
+	}
+	return quality{accuracy: acc, logLoss: ll.Value(), ece: rel.ECE()}
 }
 
 // fitPlatt returns A, B minimising the log-loss of sigmoid(A s + B)
@@ -334,7 +385,13 @@ func newCalibration(m *Model, scores []float64, truth []int) *Calibration {
 		c.Method = CalibrationTemperature
 		c.Temperature = fitTemperature(scores, m.k, truth)
 	}
-	before, after := probaQuality(m, nil, scores, truth), probaQuality(m, c, scores, truth)
+	// Before: the model's probabilities without a calibration (its own
+	// σ(f) for the logistic loss).
+	var own *Calibration
+	if m.cfg.Loss == LossLogistic {
+		own = &Calibration{Method: calibrationOwn}
+	}
+	before, after := probaQuality(m, own, scores, truth, nil), probaQuality(m, c, scores, truth, nil)
 	c.LogLossBefore, c.ECEBefore = before.logLoss, before.ece
 	c.LogLossAfter, c.ECEAfter = after.logLoss, after.ece
 	return c
@@ -450,6 +507,12 @@ func relabel(src stream.Source, what, target string, code map[string]float64) (s
 type relabeled struct {
 	stream.Source
 	codes []float64
+}
+
+// WeightColumn and ReadWeights forward the source's row weights.
+func (r *relabeled) WeightColumn() string { return stream.WeightColumn(r.Source) }
+func (r *relabeled) ReadWeights(ctx context.Context, i int, w []float64) error {
+	return r.Source.(stream.Weighter).ReadWeights(ctx, i, w)
 }
 
 func (r *relabeled) ReadChunk(ctx context.Context, i int, x, y []float64) error {

@@ -31,11 +31,19 @@ type Checkpoint struct {
 	M           int       `json:"centers"`
 	K           int       `json:"outputs"`
 	TargetMean  []float64 `json:"target_mean"`
-	Beta        []float64 `json:"-"`
-	R           []float64 `json:"-"`
-	P           []float64 `json:"-"`
-	RS          []float64 `json:"-"`
-	BN          []float64 `json:"-"`
+	// WeightSum is the sum of the row weights of a weighted fit (the n
+	// of λ·n), 0 for an unweighted one.
+	WeightSum float64 `json:"weight_sum,omitempty"`
+	// ClassWeights are the balanced class weights (Config.ClassWeight).
+	ClassWeights []float64 `json:"class_weights,omitempty"`
+	// NewtonSteps are the logistic loss's steps done (Iteration counts
+	// them; Beta holds α, M × K, and the CG arrays are zero).
+	NewtonSteps []NewtonStep `json:"newton_steps,omitempty"`
+	Beta        []float64    `json:"-"`
+	R           []float64    `json:"-"`
+	P           []float64    `json:"-"`
+	RS          []float64    `json:"-"`
+	BN          []float64    `json:"-"`
 	// With Config.Patience: the best validated iteration so far, its
 	// metric, the metric of the last improvement by MinImprovement and
 	// the validations since, and the best iteration's β (M × k). Absent from
@@ -152,7 +160,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 		h.Write(b)
 	}
 	cfg := plan.Config
-	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement = 0, 0, 0, 0
+	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement, cfg.NewtonSteps = 0, 0, 0, 0, 0
 	cfg.Uncertainty, cfg.UncertaintyRank = "", 0 // computed after CG, from its result
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
@@ -167,6 +175,9 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
 			h.Write(buf[:])
 		}
+	}
+	if plan.Weight != "" {
+		w(plan.Weight) // a weighted fit never resumes an unweighted one
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

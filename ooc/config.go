@@ -152,6 +152,33 @@ type Config struct {
 	Candidates int `json:"candidates,omitempty"`
 	// Task says what the targets mean. TaskAuto (the zero value) infers it.
 	Task Task `json:"task,omitempty"`
+	// ClassWeight weighs the rows of each class for classification:
+	// ClassWeightNone ("" or "none") leaves them, ClassWeightBalanced
+	// gives the rows of class c the weight n/(C·n_c) — C classes, n_c
+	// rows in class c, n rows — so that every class weighs the same in
+	// the loss (scikit-learn's class_weight="balanced"). With row weights
+	// (stream.Weighter) n and n_c are sums of weights and the two
+	// multiply. The counts come from the right-hand side's pass: no pass
+	// of their own. Validation metrics stay weighted by the row weights
+	// only.
+	ClassWeight ClassWeight `json:"class_weight,omitempty"`
+	// Loss is the loss the fit minimises: LossSquared ("" or "squared",
+	// FALKON's) or LossLogistic, for classification: (1/n) Σᵢ wᵢ log(1 + e^(−yᵢ f(xᵢ)))
+	// + (λ/2)‖f‖² with yᵢ = ±1, n the sum of the weights, per output (one
+	// against the rest for multiclass, whose probabilities are the outputs'
+	// σ(f_c) normalised) (LogisticFalkon: Meanti, Carratino, Rosasco,
+	// Rudi 2020). It takes NewtonSteps Newton steps along a decreasing λ
+	// path, each a weighted FALKON solve of Iterations CG iterations whose
+	// passes compute the Newton weights themselves; the model's scores are
+	// f and its probabilities σ(f). A checkpoint is written after each
+	// Newton step (RunOptions.Checkpoint: its Iteration counts the steps
+	// done), and Resume continues from it, also to more NewtonSteps.
+	// Uniform centres and the Cholesky preconditioner only; no patience.
+	Loss Loss `json:"loss,omitempty"`
+	// NewtonSteps is the number of Newton steps of the logistic loss: the
+	// first use λ·10³, λ·10², λ·10, then λ for the rest. 0 means
+	// DefaultNewtonSteps.
+	NewtonSteps int `json:"newton_steps,omitempty"`
 	// NoStandardize turns off the z-scoring of features.
 	NoStandardize bool `json:"no_standardize,omitempty"`
 	// Uncertainty, when not "", keeps in the model what predictive
@@ -167,6 +194,28 @@ type Config struct {
 	// DefaultUncertaintyRank (at most M).
 	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
+
+// Loss is Config.Loss.
+type Loss string
+
+// Losses.
+const (
+	LossSquared  Loss = "squared"
+	LossLogistic Loss = "logistic"
+)
+
+// DefaultNewtonSteps is Config.NewtonSteps when 0: three on the λ path
+// down to λ, then five at λ.
+const DefaultNewtonSteps = 8
+
+// ClassWeight is Config.ClassWeight.
+type ClassWeight string
+
+// Class weightings.
+const (
+	ClassWeightNone     ClassWeight = "none"
+	ClassWeightBalanced ClassWeight = "balanced"
+)
 
 // RunOptions is how one fit executes: none of it changes the model, and
 // none of it is persisted. The zero value runs locally on GOMAXPROCS
@@ -294,6 +343,39 @@ func Validate(cfg Config, opts RunOptions) error {
 
 // validate checks the fields of c that need no data.
 func (c Config) validate() error {
+	switch c.ClassWeight {
+	case "", ClassWeightNone, ClassWeightBalanced:
+	default:
+		return configErr("Config.ClassWeight", "unknown class weighting %q (want none or balanced)", c.ClassWeight)
+	}
+	switch c.Loss {
+	case "", LossSquared:
+		if c.NewtonSteps != 0 {
+			return configErr("Config.NewtonSteps", "Newton steps are for the logistic loss")
+		}
+	case LossLogistic:
+		switch {
+		case c.Task == TaskRegression:
+			return configErr("Config.Loss", "the logistic loss is for classification, not regression")
+		case c.NewtonSteps < 0:
+			return configErr("Config.NewtonSteps", "Newton steps must be ≥ 0 (0: %d), got %d", DefaultNewtonSteps, c.NewtonSteps)
+		case c.Sampling == SamplingLeverage:
+			return configErr("Config.Sampling", "the logistic loss draws its centres uniformly")
+		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky:
+			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky preconditioner")
+		case c.Patience > 0:
+			return configErr("Config.Patience", "the logistic loss runs its Newton steps: no patience")
+		case c.Uncertainty != "":
+			return configErr("Config.Uncertainty", "predictive standard deviations are for regression")
+		case c.ClassWeight == ClassWeightBalanced:
+			return configErr("Config.ClassWeight", "the logistic loss takes row weights, not class weights, yet")
+		}
+	default:
+		return configErr("Config.Loss", "unknown loss %q (want squared or logistic)", c.Loss)
+	}
+	if c.ClassWeight == ClassWeightBalanced && c.Task == TaskRegression {
+		return configErr("Config.ClassWeight", "class weights need a classification task, not regression")
+	}
 	if c.Lambda < 0 || math.IsNaN(c.Lambda) || math.IsInf(c.Lambda, 0) {
 		return configErr("Config.Lambda", "lambda must be > 0, got %g", c.Lambda)
 	}

@@ -38,8 +38,15 @@
 // self-contained, JSON-serialisable PassJob and runs PassWorker.AddRows on
 // every chunk. The sampling pass and Fit's validation always run locally.
 // Tune's passes are PassJobs too (PassMultiRHS, PassMulti: every σ and
-// λ of the search in one pass, which also scores the held-out rows), so
-// the same executors run a search.
+// λ of the search in one pass, which also scores the held-out rows), and
+// so are the Newton steps of the logistic loss (Config.Loss:
+// PassLogisticGrad, PassLogisticHess), so the same executors run them.
+//
+// Row weights come from the optional stream.Weighter: every pass weighs
+// its rows, and the fit solves (K_nMᵀ W K_nM + λ·n·K_MM) α = K_nMᵀ W (y − μ)
+// with n the sum of the weights and μ the weighted target mean;
+// Config.ClassWeight "balanced" weighs the classes from the right-hand
+// side's own sums.
 //
 // Fit returns a complete, immutable Model, which predicts rows
 // (PredictTo), whole sources in chunk order (Predict), evaluates metrics

@@ -52,6 +52,19 @@ const (
 	// every live (σ, λ), which scores the held-out rows with the previous
 	// iterate.
 	PassMulti PassKind = "multi"
+	// PassLogisticGrad is the gradient pass of a Newton step of the
+	// logistic loss (targets as y = ±1 per output: the class for binary,
+	// one against the rest for each of the K classes of multiclass; row
+	// weights w, 1 without Weight): with f = K_b U (U: the current α,
+	// M × K) it computes K_bᵀ G (M × K) with G_ic = −wᵢ y_ic σ(−y_ic f_ic),
+	// then per output Σᵢ wᵢ σ(f_ic)σ(−f_ic) (K Hessian weights' sums), Σ wᵢ,
+	// and Σ_ic wᵢ log(1 + e^(−y_ic f_ic)) (the loss), the weights computed
+	// from the same kernel block.
+	PassLogisticGrad PassKind = "logistic_grad"
+	// PassLogisticHess is a CG pass of a Newton step: U is M × 2K, each
+	// row [u (K) | α (K)]; it computes K_bᵀ (H ∘ K_b u) (M × K), H_ic =
+	// wᵢ σ(f_ic)σ(−f_ic) with f = K_b α, from the same kernel block.
+	PassLogisticHess PassKind = "logistic_hess"
 )
 
 // PassGroup is one kernel of a PassMulti or PassMultiRHS job and its
@@ -118,6 +131,18 @@ type PassJob struct {
 	// Alpha scores (the held-out rows, or every row without Holdout); 0
 	// when no group has Alpha.
 	ScoreRows int64 `json:"score_rows,omitempty"`
+	// Weight, when not "", names the source's column of row weights
+	// (stream.Weighter): the pass reads them and weighs every row's
+	// contribution — K_bᵀ W K_b U, K_bᵀ W [Y 1] — and a right-hand side
+	// also sums the weights (one more value after the target sums); a
+	// scored row's values end with its weight. A negative or non-finite
+	// weight is an error naming it.
+	Weight string `json:"weight,omitempty"`
+	// ClassWeights, for PassKernel and PassMulti of a classification,
+	// weighs each training row by its class's weight (in the order of
+	// Classes; times its Weight when set): the pass reads the targets.
+	// nil: no class weights.
+	ClassWeights []float64 `json:"class_weights,omitempty"`
 
 	// centers, when set by Fit, are the prepared centres shared by the
 	// workers of the local pipeline, with the standardisation as their
@@ -130,14 +155,15 @@ type PassJob struct {
 }
 
 // SumLen returns the number of summed values of a pass's result: M·(K+1)
-// + K for PassRHS, M·K for PassKernel, G·M·(K+1) + K for PassMultiRHS
-// with G groups, and Σ M·Cols over the groups with U for PassMulti.
+// + K for PassRHS, G·M·(K+1) + K for PassMultiRHS with G groups (each
+// with one more, the sum of the weights, when Weight is set), M·K for
+// PassKernel, and Σ M·Cols over the groups with U for PassMulti.
 func (j *PassJob) SumLen() int {
 	switch j.Kind {
 	case PassRHS:
-		return j.M*(j.K+1) + j.K
+		return j.M*(j.K+1) + j.K + j.weighted()
 	case PassMultiRHS:
-		return len(j.Groups)*j.M*(j.K+1) + j.K
+		return len(j.Groups)*j.M*(j.K+1) + j.K + j.weighted()
 	case PassMulti:
 		n := 0
 		for _, g := range j.Groups {
@@ -146,9 +172,14 @@ func (j *PassJob) SumLen() int {
 			}
 		}
 		return n
+	case PassLogisticGrad:
+		return j.M*j.K + j.K + 2
 	}
 	return j.M * j.K
 }
+
+// logistic reports whether the job is a pass of the logistic loss.
+func (j *PassJob) logistic() bool { return j.Kind == PassLogisticGrad || j.Kind == PassLogisticHess }
 
 // RowLen returns the number of values a PassMulti appends per scored
 // row: the Cols of every group with Alpha and the target columns; 0 when
@@ -166,8 +197,19 @@ func (j *PassJob) RowLen() int {
 	if n == 0 {
 		return 0
 	}
-	return n + j.targetCols()
+	return n + j.targetCols() + j.weighted()
 }
+
+// weighted is 1 for a job with row weights, else 0.
+func (j *PassJob) weighted() int {
+	if j.Weight != "" {
+		return 1
+	}
+	return 0
+}
+
+// ReadsWeights reports whether the pass reads the source's row weights.
+func (j *PassJob) ReadsWeights() bool { return j.Weight != "" }
 
 // OutLen returns the length of a pass's result: SumLen() + ScoreRows ·
 // RowLen().
@@ -177,7 +219,7 @@ func (j *PassJob) OutLen() int {
 
 // readsTargets reports whether the pass reads the target columns.
 func (j *PassJob) readsTargets() bool {
-	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0
+	return j.Kind == PassRHS || j.Kind == PassMultiRHS || j.RowLen() > 0 || j.ClassWeights != nil || j.logistic()
 }
 
 // ReadsTargets reports whether the pass reads the target columns (an
@@ -200,8 +242,12 @@ func (j *PassJob) validate() error {
 	}
 	multi := j.Kind == PassMulti || j.Kind == PassMultiRHS
 	switch {
-	case j.Kind != PassRHS && j.Kind != PassKernel && !multi:
+	case j.Kind != PassRHS && j.Kind != PassKernel && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
+	case j.Kind == PassLogisticGrad && len(j.U) != j.M*j.K, j.Kind == PassLogisticHess && len(j.U) != 2*j.M*j.K:
+		return bad("len(U) = %d for a %s pass with M = %d, K = %d", len(j.U), j.Kind, j.M, j.K)
+	case j.logistic() && j.Task != TaskBinary && j.Task != TaskMulticlass:
+		return bad("a %s pass of a %s task: the logistic loss is for classification", j.Kind, j.Task)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
 		return bad("shape M=%d D=%d K=%d", j.M, j.D, j.K)
 	case len(j.Centers) != j.M*j.D:
@@ -229,7 +275,17 @@ func (j *PassJob) validate() error {
 	} else if err := j.Kernel.Validate(j.D); err != nil {
 		return bad("%v", err)
 	}
-	if j.Kind != PassKernel {
+	if j.ClassWeights != nil {
+		if j.Kind != PassKernel && j.Kind != PassMulti || len(j.ClassWeights) != len(j.Classes) {
+			return bad("%d class weights in a %s pass of %d classes", len(j.ClassWeights), j.Kind, len(j.Classes))
+		}
+		for _, v := range j.ClassWeights {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return bad("class weight %v", v)
+			}
+		}
+	}
+	if j.Kind != PassKernel || j.ClassWeights != nil {
 		switch j.Task {
 		case TaskRegression:
 		case TaskBinary:
@@ -339,6 +395,8 @@ type PassWorker struct {
 	v                 []float64 // encoded targets, rows × (K+1)
 	features, targets []string
 	multi             *multiWorker // PassMulti and PassMultiRHS
+	cw                []float64    // rows' weights times their classes' (ClassWeights)
+	lg                *logisticState
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -346,13 +404,24 @@ type PassWorker struct {
 // only) to placed, which it returns. first is the number of the chunk's
 // first row in the source (rows counted from 0 over every chunk in
 // order): it decides which rows the job's Holdout holds out. x and y are
-// as for Add and are not modified. In steady state it allocates nothing
-// beyond placed's growth.
-func (w *PassWorker) AddRows(dst []float64, first int64, x, y []float64, rows int, placed []float64) ([]float64, error) {
-	if w.multi == nil {
-		return placed, w.Add(dst, x, y, rows)
+// as for Add, rw the rows' weights (read when job.ReadsWeights(), else
+// nil); none is modified. In steady state it allocates nothing beyond
+// placed's growth.
+func (w *PassWorker) AddRows(dst []float64, first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
+	if w.job.Weight != "" {
+		if len(rw) != rows {
+			return placed, fmt.Errorf("ooc: pass worker: %d weights for %d rows", len(rw), rows)
+		}
+		if err := stream.CheckWeights(rw, w.job.Weight); err != nil {
+			return placed, err
+		}
+	} else {
+		rw = nil
 	}
-	return w.addMulti(dst, first, x, y, rows, placed)
+	if w.multi == nil {
+		return placed, w.add(dst, x, y, rw, rows)
+	}
+	return w.addMulti(dst, first, x, y, rw, rows, placed)
 }
 
 // Add adds one chunk's contribution to dst (len job.SumLen()): x holds
@@ -365,19 +434,34 @@ func (w *PassWorker) AddRows(dst []float64, first int64, x, y []float64, rows in
 // feature's before a target's. In steady state Add allocates nothing.
 func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	j := w.job
+	if j.Holdout != nil || j.RowLen() > 0 || j.Weight != "" {
+		return fmt.Errorf("ooc: pass worker: a %s pass that holds out, scores or weighs rows needs AddRows", j.Kind)
+	}
 	if w.multi != nil {
-		if j.Holdout != nil || j.RowLen() > 0 {
-			return fmt.Errorf("ooc: pass worker: a %s pass that holds out or scores rows needs AddRows", j.Kind)
-		}
-		_, err := w.addMulti(dst, 0, x, y, rows, nil)
+		_, err := w.addMulti(dst, 0, x, y, nil, rows, nil)
 		return err
 	}
-	if err := w.checkShape(dst, x, nil, rows, false); err != nil {
+	return w.add(dst, x, y, nil, rows)
+}
+
+// add is Add for PassRHS and PassKernel, with row weights rw (nil: 1).
+func (w *PassWorker) add(dst, x, y, rw []float64, rows int) error {
+	j := w.job
+	if err := w.checkShape(dst, x, y, rows, j.ClassWeights != nil || j.logistic()); err != nil {
 		return err
 	}
 	k := j.K
+	if j.logistic() {
+		return w.addLogistic(dst, x, y, rw, rows)
+	}
 	if j.Kind == PassKernel {
-		w.c.KtKvAdd(w.ws, dst, x, rows, j.U, nil, k)
+		if j.ClassWeights != nil {
+			var err error
+			if rw, err = w.classWeigh(y, rw, rows); err != nil {
+				return cmp.Or(stream.CheckFinite(x, w.features), err)
+			}
+		}
+		w.c.KtWKvAdd(w.ws, dst, x, rows, j.U, rw, nil, k)
 		return w.nonFinite(x)
 	}
 	kt := j.targetCols()
@@ -394,14 +478,56 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 		// The features' error first, as the kernel would find it.
 		return cmp.Or(stream.CheckFinite(x, w.features), err)
 	}
+	weighRows(w.v, rw, k1)
 	sum := dst[j.M*k1:]
 	for r := range rows {
 		for c := range k {
 			sum[c] += w.v[r*k1+c]
 		}
 	}
+	if rw != nil {
+		for _, v := range rw {
+			sum[k] += v
+		}
+	}
 	w.c.KtKvAdd(w.ws, dst[:j.M*k1], x, rows, nil, w.v, k1)
 	return w.nonFinite(x)
+}
+
+// classWeigh returns the rows' weights times their classes' weights
+// (rw nil: 1), in the worker's scratch; an error for a target that is not
+// a class.
+func (w *PassWorker) classWeigh(y, rw []float64, rows int) ([]float64, error) {
+	j := w.job
+	if len(y) != rows*j.targetCols() {
+		return nil, fmt.Errorf("ooc: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, j.targetCols())
+	}
+	if err := stream.CheckFinite(y, w.targets); err != nil {
+		return nil, err
+	}
+	w.cw = slices.Grow(w.cw[:0], rows)[:rows]
+	for r := range rows {
+		ci, ok := slices.BinarySearch(j.Classes, y[r])
+		if !ok {
+			return nil, fmt.Errorf("target %q: value %v in row %d of the chunk is not one of the classes %v", w.targets[0], y[r], r, j.Classes)
+		}
+		w.cw[r] = j.ClassWeights[ci]
+		if rw != nil {
+			w.cw[r] *= rw[r]
+		}
+	}
+	return w.cw, nil
+}
+
+// weighRows scales row r of v (rows × stride) by rw[r]; nothing when rw
+// is nil.
+func weighRows(v, rw []float64, stride int) {
+	for r, wr := range rw {
+		row := v[r*stride : (r+1)*stride]
+		for c := range row {
+			row[c] *= wr
+		}
+	}
 }
 
 // checkShape checks the lengths of AddRows's dst, x and, with checkY
@@ -471,8 +597,9 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *PassJob
 	return localPass(ctx, src, job, e.Workers, nil)
 }
 
-// localPass is LocalExecutor.Pass with a report after each chunk reduced.
-func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int, onChunk func(chunk int)) ([]float64, error) {
+// localPass is LocalExecutor.Pass with a report after each chunk reduced,
+// given the chunk's row values (placed, valid during the call).
+func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int, onChunk func(chunk int, placed []float64)) ([]float64, error) {
 	if err := job.validate(); err != nil {
 		return nil, err
 	}
@@ -492,15 +619,19 @@ func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int
 	out := make([]float64, n)
 	at := ns // where the next chunk's row values go
 	type part struct{ sum, placed []float64 }
+	if job.Weight != "" && stream.WeightColumn(src) == "" {
+		return nil, fmt.Errorf("ooc: pass: the job weighs the rows by %q, and the source carries no weights", job.Weight)
+	}
 	err := stream.Run(ctx, src, stream.Options{Workers: workers}, stream.Job[*part]{
 		Targets:    job.readsTargets(),
+		Weights:    job.Weight != "",
 		NewPartial: func() *part { return &part{sum: make([]float64, ns)} },
 		NewWorker: func() func(context.Context, stream.Chunk, *part) error {
 			w := job.newWorker()
 			return func(_ context.Context, c stream.Chunk, p *part) error {
 				clear(p.sum)
 				var err error
-				p.placed, err = w.AddRows(p.sum, first[c.Index], c.X, c.Y, c.Rows, p.placed[:0])
+				p.placed, err = w.AddRows(p.sum, first[c.Index], c.X, c.Y, c.W, c.Rows, p.placed[:0])
 				return err
 			}
 		},
@@ -511,7 +642,7 @@ func localPass(ctx context.Context, src stream.Source, job *PassJob, workers int
 			}
 			at += copy(out[at:], p.placed)
 			if onChunk != nil {
-				onChunk(chunk)
+				onChunk(chunk, p.placed)
 			}
 			return nil
 		},

@@ -66,6 +66,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	fp := fingerprint(plan, cs, enc)
+	if plan.Config.Loss == LossLogistic {
+		return fitLogistic(ctx, plan, cs, enc, op, pass, fp, opts, report, ph, start)
+	}
 	var st *cgState
 	var ymean []float64
 	ps := &patience{metric: math.Inf(1), ref: math.Inf(1)}
@@ -75,17 +78,33 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil, err
 		}
 		st, ymean = res.state(), slices.Clone(res.TargetMean)
+		op.passJob.ClassWeights = slices.Clone(res.ClassWeights)
+		if plan.Weight != "" || plan.Config.ClassWeight == ClassWeightBalanced {
+			if !(res.WeightSum > 0) {
+				return nil, fmt.Errorf("%w: the checkpoint has no sum of weights", ErrCheckpointMismatch)
+			}
+			op.n = res.WeightSum
+		}
 		if res.BestIteration > 0 {
 			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
 		}
 	} else {
 		ph.start("rhs", 0)
-		b, mu, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), report)
+		var balance func(w, sum []float64, n float64) float64
+		if plan.Config.ClassWeight == ClassWeightBalanced {
+			balance = func(w, sum []float64, n float64) float64 {
+				cw, counts := balancedWeights(enc.task, len(enc.classes), sum, n)
+				weighRHS(enc.task, cw, cs.m, enc.k, w)
+				op.passJob.ClassWeights = cw
+				return weighSums(enc.task, cw, counts, sum)
+			}
+		}
+		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, report)
 		if err != nil {
 			return nil, err
 		}
-		st, ymean = newCGState(b, enc.k), mu
+		st, ymean, op.n = newCGState(b, enc.k), mu, n
 	}
 	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
 	lastValIter := -1
@@ -94,6 +113,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			return nil
 		}
 		c := newCheckpoint(fp, st, ymean)
+		if plan.Weight != "" || op.passJob.ClassWeights != nil {
+			c.WeightSum, c.ClassWeights = op.n, op.passJob.ClassWeights
+		}
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
 		}
@@ -122,6 +144,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	tr.N = plan.N
+	if plan.Weight != "" || op.passJob.ClassWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, op.n, op.passJob.ClassWeights
+	}
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
 	tr.PrecondBytes = op.pre.Bytes()
@@ -557,7 +582,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		j := &PassJob{
 			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
 			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
-			Mean: cs.std.mean, InvStd: cs.std.invStd,
+			Mean: cs.std.mean, InvStd: cs.std.invStd, Weight: plan.Weight,
 			// The standardisation rides on the kernel's tile loading.
 			centers: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
 		}
@@ -621,10 +646,40 @@ func passOver(src stream.Source, opts RunOptions) passFunc {
 		}
 		done, chunks := 0, src.NumChunks()
 		var rows int64
-		return localPass(ctx, src, job, opts.Workers, func(chunk int) {
+		return localPass(ctx, src, job, opts.Workers, func(chunk int, _ []float64) {
 			done++
 			rows += int64(src.ChunkRows(chunk))
 			report(done, chunks, rows)
+		})
+	}
+}
+
+// scoredPass is a passFunc that also hands the values of the rows a pass
+// scores (PassMulti) to rows, in chunk order, as they come: chunk by
+// chunk locally, so that scoring them overlaps the pass; at once after
+// an executor's pass.
+type scoredPass func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error)
+
+// scoredPassOver is passOver as a scoredPass.
+func scoredPassOver(src stream.Source, opts RunOptions) scoredPass {
+	plain := passOver(src, opts)
+	return func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error) {
+		if opts.Executor != nil {
+			out, err := plain(ctx, job, report)
+			if err == nil && rows != nil && job.RowLen() > 0 {
+				rows(out[job.SumLen():])
+			}
+			return out, err
+		}
+		done, chunks := 0, src.NumChunks()
+		var n int64
+		return localPass(ctx, src, job, opts.Workers, func(chunk int, placed []float64) {
+			done++
+			n += int64(src.ChunkRows(chunk))
+			report(done, chunks, n)
+			if rows != nil && len(placed) > 0 {
+				rows(placed)
+			}
 		})
 	}
 }
@@ -651,11 +706,15 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 }
 
 // rightHandSide makes the pass for b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n and returns
-// b and the target means μ. The all-ones column gives K_nMᵀ1, so the
+// b, the target means μ and n. The all-ones column gives K_nMᵀ1, so the
 // targets are centred without a pass of their own:
-// K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ.
-func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, n int64, chunks int,
-	report func(Progress)) (b, mu []float64, err error) {
+// K_nMᵀ(Y − 1μᵀ) = K_nMᵀY − (K_nMᵀ1)μᵀ. With row weights W (job.Weight)
+// every product is weighted, b = Bᵀ K_nMᵀ W (Y − 1μᵀ) / n, μ is the
+// weighted mean and n the sum of the weights (from the same pass);
+// without, n is rows, the number of rows. balance, when not nil, rewrites
+// the pass's products and sums for class weights and returns the new n.
+func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
+	balance func(w, sum []float64, n float64) float64, report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
@@ -663,23 +722,32 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		report(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("right-hand side: %w", err)
+		return nil, nil, 0, fmt.Errorf("right-hand side: %w", err)
 	}
-	w, sum := out[:m*k1], out[m*k1:]
+	w, sum := out[:m*k1], out[m*k1:m*k1+k]
+	n = float64(rows)
+	if job.Weight != "" {
+		if n = out[m*k1+k]; !(n > 0) {
+			return nil, nil, 0, fmt.Errorf("right-hand side: the weights of column %q sum to %v: no row weighs anything", job.Weight, n)
+		}
+	}
+	if balance != nil {
+		n = balance(w, sum, n)
+	}
 	mu = make([]float64, k)
 	for j := range k {
-		mu[j] = sum[j] / float64(n)
+		mu[j] = sum[j] / n
 	}
 	bm := make([]float64, m*k)
 	for i := range m {
 		ones := w[i*k1+k]
 		for j := range k {
-			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / float64(n)
+			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / n
 		}
 	}
 	b = make([]float64, pre.Rank()*k)
 	pre.ApplyBTTo(b, bm, k)
-	return b, mu, nil
+	return b, mu, n, nil
 }
 
 // phaseOfFactorise names the step of the preconditioner's set-up that

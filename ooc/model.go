@@ -215,9 +215,18 @@ func invStdOf(std []float64) []float64 {
 
 // Training records how a model was fitted.
 type Training struct {
-	N          int64  `json:"n"`
-	Iterations int    `json:"iterations"`
-	Status     Status `json:"status"`
+	N int64 `json:"n"`
+	// Weight names the column of row weights of a weighted fit and
+	// WeightSum is their sum, the n of λ·n (absent when unweighted).
+	Weight    string  `json:"weight,omitempty"`
+	WeightSum float64 `json:"weight_sum,omitempty"`
+	// ClassWeights are the classes' weights of Config.ClassWeight
+	// "balanced", in the order of the classes.
+	ClassWeights []float64 `json:"class_weights,omitempty"`
+	// NewtonSteps are the logistic loss's Newton steps (Config.Loss).
+	NewtonSteps []NewtonStep `json:"newton_steps,omitempty"`
+	Iterations  int          `json:"iterations"`
+	Status      Status       `json:"status"`
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.

@@ -17,6 +17,7 @@ type multiWorker struct {
 	// Training rows (xt, yt) and scored rows (xv, yv) of a chunk that is
 	// split, encoded targets (v) and one group's scores (out).
 	xt, yt, xv, yv, v, out []float64
+	wt, wv                 []float64 // the weights of the training and the scored rows
 }
 
 // newMulti prepares a worker's centres (the job's shared ones when Tune
@@ -37,7 +38,7 @@ func (j *PassJob) newMulti() *multiWorker {
 }
 
 // addMulti is AddRows for PassMulti and PassMultiRHS.
-func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows int, placed []float64) ([]float64, error) {
+func (w *PassWorker) addMulti(dst []float64, first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
 	j, mw := w.job, w.multi
 	d, k, kt := j.D, j.K, j.targetCols()
 	if err := w.checkShape(dst, x, y, rows, true); err != nil {
@@ -51,8 +52,8 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 	rowLen := j.RowLen()
 	train := j.Kind == PassMultiRHS || j.SumLen() > 0
 	// The chunk's training rows (xt, yt: ntr) and scored rows (xv, yv: nv).
-	xt, yt, ntr := x, y, rows
-	xv, yv, nv := x, y, rows
+	xt, yt, wt, ntr := x, y, rw, rows
+	xv, yv, wv, nv := x, y, rw, rows
 	if rowLen == 0 {
 		nv = 0
 	}
@@ -64,6 +65,7 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 		}
 		if len(mw.held) > 0 {
 			mw.xt, mw.yt, mw.xv, mw.yv = mw.xt[:0], mw.yt[:0], mw.xv[:0], mw.yv[:0]
+			mw.wt, mw.wv = mw.wt[:0], mw.wv[:0]
 			hi := 0
 			for r := range rows {
 				if hi < len(mw.held) && int(mw.held[hi]) == r {
@@ -73,6 +75,9 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 						if y != nil {
 							mw.yv = append(mw.yv, y[r*kt:(r+1)*kt]...)
 						}
+						if rw != nil {
+							mw.wv = append(mw.wv, rw[r])
+						}
 					}
 					continue
 				}
@@ -81,10 +86,16 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 					if y != nil {
 						mw.yt = append(mw.yt, y[r*kt:(r+1)*kt]...)
 					}
+					if rw != nil {
+						mw.wt = append(mw.wt, rw[r])
+					}
 				}
 			}
 			xt, yt, ntr = mw.xt, mw.yt, rows-len(mw.held)
 			xv, yv = mw.xv, mw.yv
+			if rw != nil {
+				wt, wv = mw.wt, mw.wv
+			}
 		}
 	}
 	if j.Kind == PassMultiRHS {
@@ -96,10 +107,16 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 		if err := encodeTargets(j.Task, j.Classes, w.targets, yt, ntr, kt, k, mw.v, k1); err != nil {
 			return placed, err
 		}
+		weighRows(mw.v, wt, k1)
 		sum := dst[len(j.Groups)*j.M*k1:]
 		for r := range ntr {
 			for c := range k {
 				sum[c] += mw.v[r*k1+c]
+			}
+		}
+		if wt != nil {
+			for _, v := range wt {
+				sum[k] += v
 			}
 		}
 		for i := range j.Groups {
@@ -107,13 +124,19 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 		}
 		return placed, nil
 	}
+	if j.ClassWeights != nil && ntr > 0 && j.SumLen() > 0 {
+		var err error
+		if wt, err = w.classWeigh(yt[:ntr*kt], wt, ntr); err != nil {
+			return placed, err
+		}
+	}
 	off := 0
 	for i, g := range j.Groups {
 		if g.U == nil {
 			continue
 		}
 		n := j.M * g.Cols
-		mw.cs[i].KtKvAdd(mw.ws[i], dst[off:off+n], xt, ntr, g.U, nil, g.Cols)
+		mw.cs[i].KtWKvAdd(mw.ws[i], dst[off:off+n], xt, ntr, g.U, wt, nil, g.Cols)
 		off += n
 	}
 	if nv == 0 {
@@ -135,7 +158,10 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y []float64, rows i
 		col += g.Cols
 	}
 	for r := range nv {
-		copy(rowsOut[r*rowLen+col:(r+1)*rowLen], yv[r*kt:(r+1)*kt])
+		copy(rowsOut[r*rowLen+col:r*rowLen+col+kt], yv[r*kt:(r+1)*kt])
+		if wv != nil {
+			rowsOut[(r+1)*rowLen-1] = wv[r]
+		}
 	}
 	return placed, nil
 }

@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -38,6 +39,11 @@ type FitPlan struct {
 	// Features and Targets are the column names (stream.ColumnsOf).
 	Features []string `json:"features"`
 	Targets  []string `json:"targets"`
+	// Weight names the source's column of row weights
+	// (stream.Weighter), or "" when every row weighs 1. With weights the
+	// fit minimises Σᵢ wᵢ (f(xᵢ) − yᵢ)² / Σᵢ wᵢ + λ‖f‖²: n in
+	// λ·n is the sum of the weights.
+	Weight string `json:"weight,omitempty"`
 	// Stats says whether the source supplied its feature statistics; if
 	// not (and standardisation is on), or if classes must be found, the
 	// sampling pass reads every chunk.
@@ -122,7 +128,12 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if p.Config.Uncertainty != "" && opts.Validation == nil {
 		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
 	}
-	if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
+	if opts.Resume != nil && p.Config.Loss == LossLogistic {
+		if steps := cmp.Or(p.Config.NewtonSteps, DefaultNewtonSteps); opts.Resume.Iteration > steps {
+			return nil, configErr("RunOptions.Resume", "the checkpoint is after Newton step %d, beyond the %d steps asked for",
+				opts.Resume.Iteration, steps)
+		}
+	} else if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
 		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
 			opts.Resume.Iteration, p.Config.Iterations)
 	}
@@ -135,6 +146,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
 	p.Features, p.Targets = stream.ColumnsOf(src)
+	p.Weight = stream.WeightColumn(src)
 	if s, ok := src.(stream.Statser); ok {
 		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {
 			p.mean, p.std = mean, std
@@ -184,6 +196,13 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	p.Task = task
 	switch task {
 	case TaskRegression:
+		if p.Config.Loss == LossLogistic {
+			return configErr("Config.Loss", "the logistic loss is for classification; target %q is regression (set --task binary or multiclass)", p.Targets[0])
+		}
+		if p.Config.ClassWeight == ClassWeightBalanced {
+			return configErr("Config.ClassWeight", "class weights need a classification task; target %q is regression (%s)",
+				p.Targets[0], "set the task, or give no class weights")
+		}
 		p.K = p.TargetColumns
 		return nil
 	}

@@ -101,14 +101,17 @@ type Batch struct {
 	// Targets holds the source's targets (Rows × NumTargets) when the
 	// prediction asked for them, else nil.
 	Targets []float64
+	// Weights holds the rows' weights when the prediction asked for the
+	// targets and the source carries weights (stream.Weighter), else nil.
+	Weights []float64
 	// Std holds the predictive standard deviation of each score (Rows ×
 	// K) with PredictOptions.Std, else nil.
 	Std []float64
 }
 
 type predPart struct {
-	rows           int
-	scores, y, std []float64
+	rows              int
+	scores, y, w, std []float64
 }
 
 // Predict streams src (features in the model's order, raw) through the
@@ -127,8 +130,10 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 	src = spread(src)
 	chunks := src.NumChunks()
 	done := 0
+	weights := withTargets && stream.WeightColumn(src) != ""
 	return stream.Run(ctx, src, stream.Options{Workers: opt.Workers}, stream.Job[*predPart]{
 		Targets:    withTargets,
+		Weights:    weights,
 		NewPartial: func() *predPart { return &predPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *predPart) error {
 			ws := m.mapped.NewWorkspace()
@@ -148,6 +153,12 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 					return stream.CheckFinite(c.X[r*m.d:(r+1)*m.d], m.features).(*stream.ValueError).At(r)
 				}
 				p.y = append(p.y[:0], c.Y...)
+				if weights {
+					if err := stream.CheckWeights(c.W, stream.WeightColumn(src)); err != nil {
+						return err
+					}
+				}
+				p.w = append(p.w[:0], c.W...)
 				return nil
 			}
 		},
@@ -155,6 +166,9 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 			b := Batch{Chunk: chunk, Rows: p.rows, Scores: p.scores}
 			if withTargets {
 				b.Targets = p.y
+			}
+			if weights {
+				b.Weights = p.w
 			}
 			if opt.Std {
 				b.Std = p.std
@@ -203,6 +217,7 @@ type Evaluator struct {
 	reg    metrics.Regression
 	scores []float64 // rows × K, classification
 	truth  []int     // class index of each row, classification
+	w      []float64 // row weights, classification (AddWeighted)
 }
 
 // NewEvaluator returns an evaluator for m's task.
@@ -227,6 +242,25 @@ func (e *Evaluator) Add(scores, targets []float64, rows int) error {
 	return nil
 }
 
+// AddWeighted is Add with a weight per row: every metric becomes the
+// weighted one (Σ wᵢ·lossᵢ / Σ wᵢ; the weighted AUC). An Evaluator takes
+// Add or AddWeighted, not both; w nil is Add.
+func (e *Evaluator) AddWeighted(scores, targets, w []float64, rows int) error {
+	if w == nil {
+		return e.Add(scores, targets, rows)
+	}
+	m := e.m
+	if m.task == TaskRegression {
+		e.reg.AddWeighted(scores[:rows*m.k], targets[:rows*m.k], w, m.k)
+		return nil
+	}
+	if err := e.Add(scores, targets, rows); err != nil {
+		return err
+	}
+	e.w = append(e.w, w[:rows]...)
+	return nil
+}
+
 // Metrics returns the metrics so far.
 func (e *Evaluator) Metrics() *Metrics {
 	f := func(v float64) *float64 {
@@ -246,7 +280,7 @@ func (e *Evaluator) Metrics() *Metrics {
 	if n == 0 {
 		return out
 	}
-	q := probaQuality(e.m, e.m.calibration, e.scores, e.truth)
+	q := probaQuality(e.m, e.m.ownCalibration(), e.scores, e.truth, e.w)
 	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
 	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
 	if e.m.task == TaskBinary {
@@ -254,9 +288,9 @@ func (e *Evaluator) Metrics() *Metrics {
 		for i, t := range e.truth {
 			pos[i] = t == 1
 		}
-		out.AUC = f(metrics.AUC(e.scores, pos))
+		out.AUC = f(metrics.AUCWeighted(e.scores, pos, e.w))
 	} else {
-		out.AUC = f(metrics.MulticlassAUC(e.scores, e.m.k, e.truth))
+		out.AUC = f(metrics.MulticlassAUCWeighted(e.scores, e.m.k, e.truth, e.w))
 	}
 	return out
 }
@@ -278,7 +312,7 @@ func (m *Model) evaluate(ctx context.Context, src stream.Source, opt PredictOpti
 	}
 	ev := m.NewEvaluator()
 	err := m.Predict(ctx, src, opt, true, func(b Batch) error {
-		return ev.Add(b.Scores, b.Targets, b.Rows)
+		return ev.AddWeighted(b.Scores, b.Targets, b.Weights, b.Rows)
 	})
 	if err != nil {
 		return nil, err

@@ -395,8 +395,10 @@ type tuner struct {
 	val   stream.Source // separate validation source, or nil
 	// passFn runs a pass over pass through RunOptions.Executor (or
 	// locally), valFn one over val locally.
-	passFn, valFn passFunc
-	yv, sc        []float64 // the validation rows' targets and one candidate's scores
+	passFn, valFn scoredPass
+	yv, wv, sc    []float64 // the validation rows' targets and weights, one candidate's scores
+	n             float64   // n of λ·n: training rows, or their weights' sum
+	classWeights  []float64 // balanced class weights (Config.ClassWeight), or nil
 	nval          int64
 	k             int
 	groups        []*sigmaGroup
@@ -452,6 +454,9 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	}
 	if opts.Checkpoint != nil || opts.Resume != nil {
 		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
+	}
+	if base.Loss == LossLogistic {
+		return configErr("Config.Loss", "the search is over the squared loss; fit the logistic loss with the σ, λ it picks")
 	}
 	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
 		return configErr("TuneConfig.ValFraction", "validation fraction must be in [0, 1), got %g", tc.ValFraction)
@@ -533,9 +538,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		t.nval = stream.Rows(t.val)
 	}
 	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor}
-	t.passFn = passOver(t.pass, t.run)
+	t.passFn = scoredPassOver(t.pass, t.run)
 	if t.val != nil {
-		t.valFn = passOver(t.val, RunOptions{Workers: opts.Workers})
+		t.valFn = scoredPassOver(t.val, RunOptions{Workers: opts.Workers})
 	}
 	plan, err := Plan(train, base, t.run)
 	if err != nil {
@@ -759,7 +764,7 @@ func (t *tuner) passJob(kind PassKind, holdout *Holdout) (job *PassJob, groups [
 		Kind: kind, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: t.k,
 		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd,
 		Task: t.enc.task, Classes: t.enc.classes, Features: plan.Features, Targets: plan.Targets,
-		Holdout: holdout,
+		Holdout: holdout, Weight: plan.Weight,
 	}
 	if t.enc.task != TaskRegression {
 		job.Targets = plan.Targets[:1]
@@ -800,7 +805,13 @@ func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, 
 func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
 	job, groups := t.passJob(PassMultiRHS, t.trainHoldout())
-	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, t.live()))
+	// prepare may be failing candidates meanwhile: count the live ones
+	// from the groups' lists, which gatherLive made before it started.
+	live := 0
+	for _, g := range groups {
+		live += len(g.live)
+	}
+	out, err := t.passFn(ctx, job, t.passReport(StageRHS, 0, live), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("right-hand side: %w", err)
 	}
@@ -810,27 +821,44 @@ func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err
 	for q, g := range groups {
 		ws[slices.Index(t.groups, g)] = out[q*n : (q+1)*n]
 	}
-	return ws, out[len(groups)*n:], nil
+	sum = out[len(groups)*n : len(groups)*n+k]
+	// n in λ·n: the training rows, or the sum of their weights.
+	t.n = float64(t.plan.N)
+	if job.Weight != "" {
+		if t.n = out[len(groups)*n+k]; !(t.n > 0) {
+			return nil, nil, fmt.Errorf("right-hand side: the weights of column %q sum to %v: no row weighs anything", job.Weight, t.n)
+		}
+	}
+	return ws, sum, nil
 }
 
 // scoreRows adds the scores of a pass's scored rows (vals: rows of
 // rowLen values, the live candidates' k columns each in the pass's
-// order, then the targets) to the live candidates' evaluators.
-func (t *tuner) scoreRows(vals []float64, rowLen int) {
+// order, then the targets, then, when weighted is 1, the row's weight)
+// to the live candidates' evaluators.
+func (t *tuner) scoreRows(vals []float64, rowLen, weighted int) {
 	if rowLen == 0 || len(vals) == 0 {
 		return
 	}
 	k, kt := t.k, t.plan.TargetColumns
 	n := len(vals) / rowLen
-	lk := rowLen - kt
+	lk := rowLen - kt - weighted
 	t.yv = slices.Grow(t.yv[:0], n*kt)[:n*kt]
 	for r := range n {
-		copy(t.yv[r*kt:(r+1)*kt], vals[r*rowLen+lk:(r+1)*rowLen])
+		copy(t.yv[r*kt:(r+1)*kt], vals[r*rowLen+lk:r*rowLen+lk+kt])
+	}
+	var w []float64
+	if weighted == 1 {
+		t.wv = slices.Grow(t.wv[:0], n)[:n]
+		for r := range n {
+			t.wv[r] = vals[(r+1)*rowLen-1]
+		}
+		w = t.wv
 	}
 	col := 0
 	for _, g := range t.groups {
 		for _, c := range g.live {
-			t.sc = c.addScores(vals, n, rowLen, col, k, t.ymean, t.yv, t.sc)
+			t.sc = c.addScores(vals, n, rowLen, col, k, t.ymean, t.yv, w, t.sc)
 			col += k
 		}
 	}
@@ -843,10 +871,19 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 	m, k := t.cs.m, t.k
 	k1 := k + 1
 	t.gatherLive(false) // without the candidates prepare failed
-	n := t.plan.N
+	if t.plan.Config.ClassWeight == ClassWeightBalanced {
+		cw, counts := balancedWeights(t.enc.task, len(t.enc.classes), sum, t.n)
+		for i, g := range t.groups {
+			if ws[i] != nil && len(g.live) > 0 {
+				weighRHS(t.enc.task, cw, m, k, ws[i])
+			}
+		}
+		t.n, t.classWeights = weighSums(t.enc.task, cw, counts, sum), cw
+	}
+	n := t.n
 	t.ymean = make([]float64, k)
 	for j := range k {
-		t.ymean[j] = sum[j] / float64(n)
+		t.ymean[j] = sum[j] / n
 	}
 	nc := len(t.cands) * k
 	b := make([]float64, m*nc)
@@ -860,7 +897,7 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 		for r := range m {
 			ones := w[r*k1+k]
 			for j := range k {
-				bm[r*k+j] = (w[r*k1+j] - ones*t.ymean[j]) / float64(n)
+				bm[r*k+j] = (w[r*k1+j] - ones*t.ymean[j]) / n
 			}
 		}
 		for _, c := range g.live {
@@ -983,6 +1020,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	// current α (the previous iterate's validation) in the same pass.
 	withVal := t.val == nil && iter > 0
 	job, groups := t.passJob(PassMulti, t.trainHoldout())
+	job.ClassWeights = t.classWeights
 	for q, g := range groups {
 		gk := len(g.live) * k
 		job.Groups[q].Cols, job.Groups[q].U = gk, g.u[:m*gk]
@@ -993,7 +1031,8 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	if withVal {
 		job.ScoreRows = t.nval
 	}
-	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()))
+	rowLen, weighted := job.RowLen(), job.weighted()
+	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("CG pass: %w", err)
 	}
@@ -1004,7 +1043,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		copy(g.w[:n], out[at:at+n])
 		at += n
 	}
-	t.scoreRows(out[at:], job.RowLen())
+
 	if t.val != nil && iter > 0 {
 		if err := op.validatePass(ctx, iter, false); err != nil {
 			return err
@@ -1013,7 +1052,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	stopped := t.endEval(iter, false)
 	// After the pass: W p for every live candidate.
 	clear(dst)
-	n := float64(t.plan.N)
+	n := t.n
 	t.eachLiveGroup(func(g *sigmaGroup) {
 		gk := len(g.live) * k
 		w := g.w[:m*gk]
@@ -1054,16 +1093,19 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) 
 		pass, holdout = t.passFn, t.trainHoldout()
 	}
 	job, groups := t.passJob(PassMulti, holdout)
+	if t.val != nil {
+		job.Weight = stream.WeightColumn(t.val)
+	}
 	for q, g := range groups {
 		gk := len(g.live) * k
 		job.Groups[q].Cols, job.Groups[q].Alpha = gk, g.alpha[:m*gk]
 	}
 	job.ScoreRows = t.nval
-	out, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()))
+	rowLen, weighted := job.RowLen(), job.weighted()
+	_, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("validation after iteration %d: %w", iter, err)
 	}
-	t.scoreRows(out, job.RowLen())
 	return nil
 }
 
@@ -1195,9 +1237,9 @@ func (t *tuner) startEval(iter int) {
 
 // addScores adds the candidate's columns [col, col+k) of the validation
 // scores (n rows of rowLen values, without the target mean) to its
-// evaluator, with the rows' targets y (n × target columns), and returns
-// sc, its scratch.
-func (c *tuneCand) addScores(vals []float64, n, rowLen, col, k int, ymean, y, sc []float64) []float64 {
+// evaluator, with the rows' targets y (n × target columns) and weights w
+// (nil: unweighted), and returns sc, its scratch.
+func (c *tuneCand) addScores(vals []float64, n, rowLen, col, k int, ymean, y, w, sc []float64) []float64 {
 	sc = slices.Grow(sc[:0], n*k)[:n*k]
 	for r := range n {
 		for j := range k {
@@ -1206,7 +1248,7 @@ func (c *tuneCand) addScores(vals []float64, n, rowLen, col, k int, ymean, y, sc
 	}
 	// Errors (a class not in the training data) cannot occur for rows
 	// already encoded in the RHS pass; a validation source may have them.
-	if err := c.ev.Add(sc, y, n); err != nil && c.Err == "" {
+	if err := c.ev.AddWeighted(sc, y, w, n); err != nil && c.Err == "" {
 		c.Err = "validation: " + err.Error()
 	}
 	return sc
@@ -1303,6 +1345,9 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
 		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
 		DuplicateCenters: t.cs.dropped,
+	}
+	if t.plan.Weight != "" || t.classWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = t.plan.Weight, t.n, t.classWeights
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)

@@ -202,11 +202,21 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 					Elapsed: time.Since(start)}})
 			}
 		}
-		x, y, err := readRows(ctx, s, sampleIndices(stream.Rows(s), int(k), fitCfg.Seed^salt), report)
+		idx := sampleIndices(stream.Rows(s), int(k), fitCfg.Seed^salt)
+		x, y, err := readRows(ctx, s, idx, report)
 		if err != nil {
 			return nil, fmt.Errorf("%s subsample: %w", what, err)
 		}
-		return &sampleSource{MemSource: stream.NewMemSource(x, s.Dim(), y, s.NumTargets(), 4096), meta: s}, nil
+		mem := stream.NewMemSource(x, s.Dim(), y, s.NumTargets(), 4096)
+		if name := stream.WeightColumn(s); name != "" {
+			// The search minimises the weighted loss too.
+			w, err := readWeights(ctx, s, idx)
+			if err != nil {
+				return nil, fmt.Errorf("%s subsample: %w", what, err)
+			}
+			mem = mem.WithWeights(w, name)
+		}
+		return &sampleSource{MemSource: mem, meta: s}, nil
 	}
 	st, err := sub(train, rows, 0x73656172636874, "search") // "searcht"
 	if err != nil {
@@ -284,6 +294,30 @@ func readRows(ctx context.Context, src stream.Source, idx []int64, report func(d
 		}
 	}
 	return x, y, nil
+}
+
+// readWeights reads the row weights of rows idx (sorted) of src, a
+// stream.Weighter, reading only the chunks that hold one.
+func readWeights(ctx context.Context, src stream.Source, idx []int64) ([]float64, error) {
+	out := make([]float64, 0, len(idx))
+	var buf []float64
+	var lo int64
+	p := 0
+	for c := 0; c < src.NumChunks() && p < len(idx); c++ {
+		rows := src.ChunkRows(c)
+		hi := lo + int64(rows)
+		if idx[p] < hi {
+			buf = slices.Grow(buf[:0], rows)[:rows]
+			if err := src.(stream.Weighter).ReadWeights(ctx, c, buf); err != nil {
+				return nil, fmt.Errorf("read the weights of chunk %d: %w", c, err)
+			}
+			for ; p < len(idx) && idx[p] < hi; p++ {
+				out = append(out, buf[idx[p]-lo])
+			}
+		}
+		lo = hi
+	}
+	return out, nil
 }
 
 // sampleSource is a subsample held in memory that reports its parent's

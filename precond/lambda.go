@@ -37,6 +37,32 @@ func (p *Preconditioner) WithLambda(lambda float64) (*Preconditioner, error) {
 	return &q, nil
 }
 
+// WithCenterWeights returns the preconditioner of a weighted system,
+// K_nMᵀ W K_nM / n + λ K_MM with row weights W, whose weights at the
+// centres are h (len M, ≥ 0): it shares p's T and factorises its own
+// A = chol(T diag(h) Tᵀ / M + λI), the Nyström approximation of the
+// weighted data term (FALKON's preconditioner is the case h = 1, up to
+// rounding). A Newton step of the logistic loss uses it with h the
+// Hessian weights at the centres (Meanti et al. 2020). Only the Cholesky
+// method without pivoting has it; it returns a *NotPDError when A is not
+// positive definite, and panics if λ ≤ 0 or h has the wrong length.
+func (p *Preconditioner) WithCenterWeights(h []float64, lambda float64) (*Preconditioner, error) {
+	if !(lambda > 0) || len(h) != p.m {
+		panic(fmt.Sprintf("precond: WithCenterWeights: lambda %g, %d weights for %d centres", lambda, len(h), p.m))
+	}
+	if p.q != nil || p.piv != nil {
+		return nil, fmt.Errorf("precond: centre weights need the Cholesky method")
+	}
+	q := *p
+	q.lambda = lambda
+	f, err := p.f.withWeights(h, lambda, p.jitter, p.workers)
+	if err != nil {
+		return nil, err
+	}
+	q.f = f
+	return &q, nil
+}
+
 // WithLambdas is WithLambda for several λ at once: the same results, bit
 // for bit, but T Tᵀ/M (an O(M³/3) product that depends on T only) is
 // formed once and copied into each result's buffer, so L values of λ cost

@@ -464,6 +464,9 @@ type factors interface {
 	withLambda(lambda, eps float64, workers int) (factors, error)
 	// withLambdas is withLambda for several λ, forming TTᵀ/M once.
 	withLambdas(lambdas []float64, eps float64, workers int) ([]factors, []error)
+	// withWeights returns the factors sharing T with a new A =
+	// chol(T diag(h) Tᵀ/M + λI).
+	withWeights(h []float64, lambda, eps float64, workers int) (factors, error)
 }
 
 // packed holds T transposed in the strict lower triangle of buf (its
@@ -522,6 +525,33 @@ func (f *packed[E]) formS(workers int) *packed[E] {
 		g.addS12(g.buf)
 	}
 	return g
+}
+
+// withWeights forms T diag(h) Tᵀ/M in a new buffer (sharing f's T, as
+// WithLambdas' results do) and factorises A at λ there.
+func (f *packed[E]) withWeights(h []float64, lambda, eps float64, workers int) (factors, error) {
+	m := f.m
+	t, tld := f.tri()
+	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, t: t, tld: tld, sdiag: make([]float64, m)}
+	prefault(g.buf)
+	// U = T diag(√h): T's column j scaled (row j of the stored Tᵀ), and
+	// the diagonal of U Uᵀ/M, which UUtPacked leaves out.
+	for j := range m {
+		sj := math.Sqrt(h[j])
+		row := g.buf[j*m : j*m+j+1]
+		for i := range j {
+			v := float64(t[j*tld+i])
+			row[i] = E(v * sj)
+			g.sdiag[i] += v * v * h[j] / float64(m)
+		}
+		row[j] = E(f.tdiag[j] * sj)
+		g.sdiag[j] += f.tdiag[j] * f.tdiag[j] * h[j] / float64(m)
+	}
+	dense.UUtPacked(g.buf, m, m, 1/float64(m), workers, nil)
+	if err := g.factoriseA(context.Background(), lambda, eps, workers, nil); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // withLambdas forms TTᵀ/M once (formS), copies it into one buffer per

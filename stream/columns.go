@@ -91,10 +91,17 @@ type ValueError struct {
 	Row    int     // row within the chunk, from 0
 	Column string  // column name
 	Value  float64 // the offending value
+	// Reason says what is wrong with the value; "" means "is not a
+	// finite number".
+	Reason string
 }
 
 func (e *ValueError) Error() string {
-	return fmt.Sprintf("chunk %d, row %d, column %q: value %v is not a finite number", e.Chunk, e.Row, e.Column, e.Value)
+	why := e.Reason
+	if why == "" {
+		why = "is not a finite number"
+	}
+	return fmt.Sprintf("chunk %d, row %d, column %q: value %v %s", e.Chunk, e.Row, e.Column, e.Value, why)
 }
 
 // At returns e with Row moved down by row rows (for an error found in a

@@ -11,6 +11,14 @@
 // result (for FALKON, one chunk's contribution K_bᵀ(K_b u + v_b) to an
 // M-vector); Reduce receives the partials in chunk order.
 //
+// A Source may say more through optional interfaces checked with a type
+// assertion: its column names (Columner), feature statistics (Statser),
+// target values (TargetValuer), label names (Labeler) and row weights
+// (Weighter: a column that is neither a feature nor a target, read into
+// Chunk.W when Job.Weights asks). Subdivide and Holdout forward all of
+// them; Holdout's split of one chunk is HeldOutRows, from the number of
+// the chunk's first row, so any chunking of the same rows splits alike.
+//
 // # Concurrency
 //
 // Run starts Options.Workers goroutines and waits for all of them before

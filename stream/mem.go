@@ -13,7 +13,9 @@ type MemSource struct {
 	n, d, k   int
 	chunkRows int
 
-	features, targets []string // nil unless set by WithColumns
+	features, targets []string  // nil unless set by WithColumns
+	w                 []float64 // row weights (WithWeights), or nil
+	wname             string
 }
 
 // NewMemSource returns a Source over n = len(x)/d rows: x holds the

@@ -44,6 +44,7 @@ type Chunk struct {
 	Rows  int       // rows in the chunk
 	X     []float64 // Rows × Dim features, row-major
 	Y     []float64 // Rows × NumTargets targets, row-major; nil unless requested
+	W     []float64 // Rows row weights (Weighter); nil unless requested
 }
 
 // Job describes one streaming pass: which chunks to read, what each worker
@@ -55,6 +56,9 @@ type Job[P any] struct {
 	Chunks []int
 	// Targets asks for the targets to be decoded as well.
 	Targets bool
+	// Weights asks for the row weights (Weighter) to be decoded as well;
+	// the source must carry them (WeightColumn not "").
+	Weights bool
 	// NewPartial allocates a partial result. At most Options.InFlight
 	// partials are allocated per pass and they are reused across chunks.
 	NewPartial func() P
@@ -96,6 +100,9 @@ func Run[P any](ctx context.Context, src Source, opt Options, job Job[P]) error 
 		if c < 0 || c >= src.NumChunks() {
 			panic(fmt.Sprintf("stream: chunk %d out of range [0, %d)", c, src.NumChunks()))
 		}
+	}
+	if job.Weights && WeightColumn(src) == "" {
+		return fmt.Errorf("stream: the pass reads row weights, and the source carries none")
 	}
 	workers := min(opt.workers(), len(chunks))
 	inFlight := min(opt.inFlight(), len(chunks))
@@ -197,9 +204,12 @@ func work[P any](ctx context.Context, src Source, job Job[P], chunks []int, maxR
 	fn := job.NewWorker()
 	d, k := src.Dim(), src.NumTargets()
 	x := make([]float64, maxRows*d)
-	var y []float64
+	var y, w []float64
 	if job.Targets {
 		y = make([]float64, maxRows*k)
+	}
+	if job.Weights {
+		w = make([]float64, maxRows)
 	}
 	for {
 		var p P
@@ -229,6 +239,15 @@ func work[P any](ctx context.Context, src Source, job Job[P], chunks []int, maxR
 				return nil
 			}
 			return fmt.Errorf("read chunk %d: %w", ci, err)
+		}
+		if job.Weights {
+			c.W = w[:rows]
+			if err := src.(Weighter).ReadWeights(ctx, ci, c.W); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("read the weights of chunk %d: %w", ci, err)
+			}
 		}
 		if err := fn(ctx, c, p); err != nil {
 			if ctx.Err() != nil {

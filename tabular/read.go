@@ -198,7 +198,8 @@ func Open(files []string, opt Options) (*Reader, error) {
 	return r, nil
 }
 
-// Names returns the columns of the first file, in file order.
+// Names returns the columns of the first file, in file order, then the
+// Hive partition keys of its path (key=value folders).
 func (r *Reader) Names() []string { return slices.Clone(r.names) }
 
 // HasOptional reports whether the Optional columns are read: whether the

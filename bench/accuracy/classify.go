@@ -16,6 +16,7 @@ import (
 type classifyEnv struct {
 	*env
 	rows, testRows, m, iters int
+	loss                     string // "squared" or "logistic" (ooc.Config.Loss)
 }
 
 // classifySetting is the fixed fit of one data set (σ and λ from the
@@ -109,6 +110,10 @@ func classifyRun(ctx context.Context, ce *classifyEnv, ds *dataset, set classify
 		Lambda: set.lambda, Iterations: ce.iters, Precision: set.precision, Seed: ce.seed,
 		NoStandardize: set.noStandardize, // Task auto: binary for skin, multiclass for the 10 digits
 	}
+	if ce.loss == string(ooc.LossLogistic) {
+		// Iterations are then CG iterations per Newton step.
+		cfg.Loss = ooc.LossLogistic
+	}
 	t0 := time.Now()
 	raw, err := ooc.Fit(ctx, fs, cfg, ooc.RunOptions{Workers: ce.workers})
 	if err != nil {
@@ -142,7 +147,11 @@ func classifyRun(ctx context.Context, ce *classifyEnv, ds *dataset, set classify
 		}
 		return fmt.Sprintf("%.4f", *p)
 	}
-	return strings.Join([]string{"", ds.name, string(raw.Task()),
+	taskLoss := string(raw.Task())
+	if cfg.Loss == ooc.LossLogistic {
+		taskLoss += fmt.Sprintf(", logistic (%d Newton steps × %d CG it.)", len(raw.Training().NewtonSteps), ce.iters)
+	}
+	return strings.Join([]string{"", ds.name, taskLoss,
 		fmt.Sprintf("%d / %d / %d", len(fitIdx), len(valIdx), test.n()), fmt.Sprint(raw.M()),
 		fmt.Sprintf("%g", set.sigma), fmt.Sprintf("%.0e", set.lambda), method,
 		v(mCal.Accuracy), v(mCal.AUC),

@@ -58,7 +58,8 @@ func main() {
 	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
 	classifyTest := flag.Int("classify-test", 20000, "with -classify: at most this many test rows")
 	classifyM := flag.Int("classify-centers", 2000, "with -classify: centres M")
-	classifyIters := flag.Int("classify-iters", 20, "with -classify: CG iterations")
+	classifyIters := flag.Int("classify-iters", 20, "with -classify: CG iterations (per Newton step with -classify-loss logistic)")
+	classifyLoss := flag.String("classify-loss", "squared", "with -classify: the loss, squared or logistic (ooc.Config.Loss); the raw probabilities are then the model's own σ(f)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -88,7 +89,7 @@ func main() {
 	}
 	env := &env{dataDir: *dataDir, fashionDir: *fmnist, quick: *quick, workers: *workers, seed: *seed}
 	if *classify {
-		ce := &classifyEnv{env: env, rows: *classifyRows, testRows: *classifyTest, m: *classifyM, iters: *classifyIters}
+		ce := &classifyEnv{env: env, rows: *classifyRows, testRows: *classifyTest, m: *classifyM, iters: *classifyIters, loss: *classifyLoss}
 		if !classifyMain(ctx, ce, want) {
 			os.Exit(1)
 		}

@@ -89,13 +89,7 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 		ChunkRows: chunkRows,
 		Chunks:    int((rows.n + int64(chunkRows) - 1) / int64(chunkRows)),
 	}
-	for _, j := range keep {
-		if j < s.nfeat {
-			res.Features = append(res.Features, s.names[j])
-		} else {
-			res.Targets = append(res.Targets, s.names[j])
-		}
-	}
+	s.setColumns(res, keep)
 	for _, f := range s.files {
 		res.Files = append(res.Files, f.name)
 	}

@@ -26,6 +26,7 @@ func TestDryRun(t *testing.T) {
 		{"labels", []string{interop + "hive/data"}, Config{Targets: []string{"color"}, Exclude: []string{"region"}}},
 		{"drop", []string{nan}, Config{Features: []string{"x", "n"}, Targets: []string{"y"}, Nulls: "drop", BatchRows: 4}},
 		{"mean", []string{nan}, Config{Features: []string{"x", "n"}, Targets: []string{"y"}, Nulls: "mean", BatchRows: 4, ChunkRows: 3}},
+		{"weight", []string{nan}, Config{Features: []string{"x"}, Targets: []string{"y"}, Weight: "n", Nulls: "mean", BatchRows: 4}},
 		{"duckdb", []string{interop + "duckdb.csv", interop + "duckdb_v1_snappy.parquet"}, Config{Nulls: "mean"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,6 +35,12 @@ type Config struct {
 	// Exclude names columns that are not features. Each must exist in the
 	// first input.
 	Exclude []string `json:"exclude"`
+	// Weight names a numeric column of row weights, stored as the store's
+	// weight column (chunkstore.Manifest.Weight; format version 2):
+	// neither a feature nor a target. A weight must be finite and ≥ 0; a
+	// negative one is a *ValueError naming the file, row and column (a
+	// NULL, NaN or ±Inf one follows Nulls). "": no weights.
+	Weight string `json:"weight,omitempty"`
 	// Nulls says what a NULL, NaN or ±Inf in a chosen column does: "error"
 	// (the default) stops with a *ValueError, "drop" skips the row, "mean"
 	// stores in a feature the mean of the column's other values (computed
@@ -95,9 +101,10 @@ type Result struct {
 	// hold their column's mean (Nulls "mean"); InputColumn.Nulls has them
 	// by column.
 	Filled   int64    `json:"filled,omitempty"`
-	Features []string `json:"features"` // feature columns, in store order
-	Targets  []string `json:"targets"`  // target columns, in store order
-	Chunks   int      `json:"chunks"`   // chunks in the store
+	Features []string `json:"features"`         // feature columns, in store order
+	Targets  []string `json:"targets"`          // target columns, in store order
+	Weight   string   `json:"weight,omitempty"` // the weight column, or ""
+	Chunks   int      `json:"chunks"`           // chunks in the store
 	// ChunkRows is the rows per chunk (the last may hold fewer).
 	ChunkRows int `json:"chunk_rows"`
 	// Memory is the estimate of the peak memory (see Progress.Memory).
@@ -344,7 +351,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if chunkRows == 0 {
 		chunkRows = ChunkRowsFor(len(s.names))
 	}
-	opt := chunkstore.Options{ChunkRows: chunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources}
+	opt := chunkstore.Options{ChunkRows: chunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources, Weight: cfg.Weight}
 	est := s.memoryEstimate(chunkRows, s.inFlight())
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{BytesTotal: total, Files: len(s.files), Memory: &est})
@@ -414,13 +421,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		BytesIn:  total,
 		Columns:  slices.Clone(s.report),
 	}
-	for _, j := range keep {
-		if j < s.nfeat {
-			res.Features = append(res.Features, s.names[j])
-		} else {
-			res.Targets = append(res.Targets, s.names[j])
-		}
-	}
+	s.setColumns(res, keep)
 	r, err := chunkstore.Open(cfg.Out)
 	if err != nil {
 		return nil, fmt.Errorf("reopen the new store: %w", err)
@@ -703,8 +704,12 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 
 // finish applies the Nulls policy to a batch whose first row is row first
 // (0-based) of its file: an error for the earliest bad value, or the bad
-// rows removed.
+// rows removed. A negative weight is refused first (in a row the Nulls
+// policy would drop, too).
 func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
+	if err := s.checkWeights(f, b, first); err != nil {
+		return err
+	}
 	if err := s.dropBad(f, b, first, bads); err != nil {
 		return err
 	}
@@ -718,6 +723,40 @@ func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
 			if len(vals) > 0 {
 				b.sums[j] = summarise(vals)
 			}
+		}
+	}
+	return nil
+}
+
+// setColumns sets res's Features, Targets and Weight to the stored columns
+// keep.
+func (s *session) setColumns(res *Result, keep []int) {
+	for _, j := range keep {
+		switch {
+		case j < s.nfeat:
+			res.Features = append(res.Features, s.names[j])
+		case s.isWeight(j):
+			res.Weight = s.names[j]
+		default:
+			res.Targets = append(res.Targets, s.names[j])
+		}
+	}
+}
+
+// isWeight reports whether stored column j is the weight column (the last
+// one, after the targets).
+func (s *session) isWeight(j int) bool { return s.cfg.Weight != "" && j == len(s.names)-1 }
+
+// checkWeights returns a *ValueError for the first negative weight of a
+// batch whose first row is row first (0-based) of its file.
+func (s *session) checkWeights(f *fileInfo, b *batch, first int64) error {
+	if s.cfg.Weight == "" {
+		return nil
+	}
+	for r, v := range b.cols[len(s.names)-1][:b.n] {
+		if v < 0 {
+			return &ValueError{File: f.path, Column: s.cfg.Weight, Row: first + int64(r) + 1,
+				Value: fmt.Sprintf("%v, a negative weight (weights must be ≥ 0)", v), Header: f.format == formatText && f.header}
 		}
 	}
 	return nil

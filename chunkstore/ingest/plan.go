@@ -189,6 +189,17 @@ func (s *session) choose() error {
 			return err
 		}
 	}
+	if w := s.cfg.Weight; w != "" {
+		if err := check("weight", w); err != nil {
+			return err
+		}
+		if t := first.types[first.index[w]]; t.class != classNumeric && t.class != classBool {
+			return fmt.Errorf("%s: column %q (named in weight) has type %s; a weight column must be numeric", first.path, w, t.desc)
+		}
+		if err := claim("weight", w); err != nil {
+			return err
+		}
+	}
 	excluded := map[string]bool{}
 	for _, x := range s.cfg.Exclude {
 		if _, ok := first.index[x]; !ok {
@@ -223,6 +234,9 @@ func (s *session) choose() error {
 	}
 	s.nfeat = len(feats)
 	s.names = append(feats, s.cfg.Targets...)
+	if s.cfg.Weight != "" {
+		s.names = append(s.names, s.cfg.Weight) // stored after the targets
+	}
 	s.buildReport(excluded)
 
 	// Every file must have every chosen column, of the same class.
@@ -304,6 +318,8 @@ func (s *session) buildReport(excluded map[string]bool) {
 			if len(s.cfg.Features) == 0 {
 				s.checks[j] = &autoCheck{name: n, named: idName(n), boolean: t.class == classBool}
 			}
+		case ok && s.isWeight(j):
+			r.Role = chunkstore.RoleWeight
 		case ok:
 			r.Role = chunkstore.RoleTarget
 		case excluded[n]:

@@ -242,9 +242,12 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 	var feats, targs []chunkstore.ColumnSpec
 	m := r.Manifest()
 	for _, j := range keep {
-		if j < s.nfeat {
+		switch {
+		case j < s.nfeat:
 			feats = append(feats, chunkstore.ColumnSpec{Name: m.Features[j].Name, Type: m.Features[j].Type})
-		} else {
+		case s.isWeight(j):
+			targs = append(targs, chunkstore.ColumnSpec{Name: m.Weight.Name, Type: m.Weight.Type})
+		default:
 			c := m.Targets[j-s.nfeat]
 			targs = append(targs, chunkstore.ColumnSpec{Name: c.Name, Type: c.Type})
 		}

@@ -19,7 +19,7 @@ import (
 // inputOptions are the flags of fit and tune that say how Parquet/CSV
 // inputs become the training store.
 type inputOptions struct {
-	target, features, exclude, nulls, cache string
+	target, features, exclude, nulls, cache, weight string
 }
 
 // cacheKey identifies a training store: the inputs (absolute path, size,
@@ -30,6 +30,7 @@ type cacheKey struct {
 	Features []string    `json:"features"`
 	Exclude  []string    `json:"exclude"`
 	Nulls    string      `json:"nulls"`
+	Weight   string      `json:"weight,omitempty"`
 }
 
 type cacheFile struct {
@@ -58,7 +59,8 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	default:
 		return "", usagef("--nulls must be error, drop or mean, not %q", o.nulls)
 	}
-	key := cacheKey{Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude), Nulls: o.nulls}
+	key := cacheKey{Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude), Nulls: o.nulls,
+		Weight: strings.TrimSpace(o.weight)}
 	for _, f := range files {
 		st, err := os.Stat(f)
 		if err != nil {
@@ -101,7 +103,8 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 		}
 	}
 	pr.printf("ingest: %d input files into %s", len(files), store)
-	cfg := ingest.Config{Out: store, Targets: key.Targets, Features: key.Features, Exclude: key.Exclude, Nulls: o.nulls, Workers: workers}
+	cfg := ingest.Config{Out: store, Targets: key.Targets, Features: key.Features, Exclude: key.Exclude, Nulls: o.nulls, Weight: key.Weight,
+		Workers: workers}
 	cfg.Progress = func(p ingest.Progress) { pr.update("ingest", progressLine(p), false) }
 	res, err := ingest.Run(ctx, args, cfg)
 	if err != nil {

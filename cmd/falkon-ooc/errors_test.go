@@ -222,14 +222,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			ref:     "newer-store",
-			mistake: "a store written by a newer falkon-ooc (meta.json format_version 2)",
+			mistake: "a store written by a newer falkon-ooc (meta.json format_version 3)",
 			setup: func(t *testing.T) {
 				copyStore(t, "train.store", "new.store")
-				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 2`)
+				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 3`)
 			},
 			args:   []string{"fit", "--out", "model2.falkon", "new.store"},
 			code:   1,
-			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 2; this build reads version 1); upgrade falkon-ooc",
+			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 3; this build reads versions 1–2); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc, or ingest the data again with this version. (The version is checked before meta.json's checksum, so this message appears even though the edit also broke the checksum.)",
 		},
 		{

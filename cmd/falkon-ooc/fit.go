@@ -73,6 +73,8 @@ type fitOpts struct {
 	valEvery                             int
 	uncertainty                          bool
 	uncMethod                            string
+	classWeight, loss                    string
+	newtonSteps                          int
 	uncRank                              int
 	input                                inputOptions
 	tuneFit                              fitTuneOpts
@@ -123,6 +125,9 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each --iters CG iterations; predict --proba then gives the model's own probabilities")
+	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
@@ -147,9 +152,36 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
+	fs.StringVar(&o.input.weight, "weight", "", "Parquet/CSV inputs: a `column` of row weights (finite, ≥ 0), as ingest --weight; a STORE carries its own")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
+}
+
+// weightLines describes a model's row weights, class weights and loss,
+// for fit's summary and inspect: label and text per line (none for an
+// unweighted squared-loss fit).
+func weightLines(m *ooc.Model) [][2]string {
+	tr, cfg := m.Training(), m.Config()
+	var out [][2]string
+	if tr.Weight != "" {
+		out = append(out, [2]string{"weights", fmt.Sprintf("column %q, summing to %g (the n of λ·n)", tr.Weight, tr.WeightSum)})
+	}
+	if cw := tr.ClassWeights; cw != nil {
+		parts := make([]string, len(cw))
+		for i, v := range cw {
+			parts[i] = fmt.Sprintf("%.4g", v)
+		}
+		out = append(out, [2]string{"classes", "balanced weights " + strings.Join(parts, ", ")})
+	}
+	if cfg.Loss == ooc.LossLogistic {
+		l := fmt.Sprintf("logistic, %d Newton steps", len(tr.NewtonSteps))
+		if n := len(tr.NewtonSteps); n > 0 {
+			l += fmt.Sprintf(", objective %.6g → %.6g at the last step's start", tr.NewtonSteps[0].Objective, tr.NewtonSteps[n-1].Objective)
+		}
+		out = append(out, [2]string{"loss", l})
+	}
+	return out
 }
 
 // fitConfig turns the flags into an ooc.Config, rejecting bad values with
@@ -197,6 +229,13 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
 		return cfg, usagef("--task: %v", err)
 	}
+	if o.classWeight != "none" {
+		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
+	}
+	if o.loss != "squared" {
+		cfg.Loss = ooc.Loss(o.loss)
+	}
+	cfg.NewtonSteps = o.newtonSteps
 	cfg.Preconditioner = precond.Method(o.precondMethod)
 	switch o.precondPrecision {
 	case "auto":
@@ -505,6 +544,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
 	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
 	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D())
+	for _, l := range weightLines(m) {
+		fmt.Fprintf(e.stdout, "%-10s %s\n", l[0], l[1])
+	}
 	fmt.Fprintf(e.stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	if tr.Status == ooc.StatusPatience {

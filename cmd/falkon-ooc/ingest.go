@@ -61,6 +61,7 @@ The store appears at --out only when complete.`,
 
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
+	weight                                                string
 	chunkRows, workers, maxLine                           int
 	noHeader, jsonOut, quiet, force                       bool
 }
@@ -71,6 +72,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
+	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0): fit, tune and validation weigh each row by it")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec: "+strings.Join(baseCodecs(), ", ")+"; +shuffle after a name byte-shuffles each block first")
@@ -143,6 +145,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		Targets:   splitList(o.target),
 		Features:  splitList(o.features),
 		Exclude:   splitList(o.exclude),
+		Weight:    strings.TrimSpace(o.weight),
 		Nulls:     o.nulls,
 		ChunkRows: o.chunkRows,
 		Codec:     o.codec,

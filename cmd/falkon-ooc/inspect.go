@@ -48,8 +48,9 @@ it prints the files, the row count, the features and targets ingest
 would store and its report on every column (type, role, and why a column
 is skipped: strings, dates, constants, row identifiers, partition keys
 from folder names, NULLs filled by --nulls mean), taking --target,
---features, --exclude, --nulls, --no-header, --columns and --max-line as
-ingest does. --json prints ingest's --json document without the store.`,
+--features, --exclude, --weight, --nulls, --no-header, --columns and
+--max-line as ingest does. --json prints ingest's --json document
+without the store.`,
 		Flags: inspectFlags,
 	})
 }
@@ -68,6 +69,7 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.StringVar(&o.data.target, "target", "", "INPUTs: target `column`s, comma-separated, as ingest takes them")
 	fs.StringVar(&o.data.features, "features", "", "INPUTs: feature `column`s, comma-separated (default: as ingest chooses them)")
 	fs.StringVar(&o.data.exclude, "exclude", "", "INPUTs: `column`s that are not features, comma-separated")
+	fs.StringVar(&o.data.weight, "weight", "", "INPUTs: a numeric `column` of row weights, as ingest takes it")
 	fs.StringVar(&o.data.nulls, "nulls", "error", "INPUTs: what a NULL, NaN or ±Inf does, as in ingest: error, drop or mean")
 	fs.BoolVar(&o.data.noHeader, "no-header", false, "INPUTs: text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.data.columns, "columns", "", "INPUTs: names for the columns of headerless text files, comma-separated (implies --no-header)")
@@ -76,7 +78,7 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 		o.set = o.set[:0]
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "target", "features", "exclude", "nulls", "no-header", "columns", "max-line":
+			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line":
 				o.set = append(o.set, "--"+f.Name)
 			}
 		})

@@ -15,10 +15,17 @@ import (
 // isData reports whether inspect's argument is Parquet/CSV data rather
 // than a store or a model: a data file by its first bytes, a directory
 // that is not a store (a folder of data files, Hive partitions), or a
-// glob pattern that names no file.
+// glob pattern or data file name that names no file (ingest's error then
+// says so).
 func isData(path string) bool {
 	st, err := os.Stat(path)
 	if err != nil {
+		name := strings.TrimSuffix(strings.ToLower(path), ".gz")
+		for _, ext := range []string{".parquet", ".parq", ".pq", ".csv", ".tsv"} {
+			if strings.HasSuffix(name, ext) {
+				return true
+			}
+		}
 		return strings.ContainsAny(path, "*?[")
 	}
 	if st.IsDir() {
@@ -56,6 +63,7 @@ func inspectData(ctx context.Context, e *env, o *inspectOpts, args []string) err
 		Targets:  splitList(d.target),
 		Features: splitList(d.features),
 		Exclude:  splitList(d.exclude),
+		Weight:   strings.TrimSpace(d.weight),
 		Nulls:    d.nulls,
 		NoHeader: d.noHeader || d.columns != "",
 		Columns:  splitList(d.columns),
@@ -95,6 +103,9 @@ func printInspectData(w io.Writer, r *ingest.Result) {
 		fmt.Fprintf(w, "targets   %d: %s\n", len(r.Targets), strings.Join(r.Targets, ", "))
 	} else {
 		fmt.Fprintf(w, "targets   none (--target COL names them)\n")
+	}
+	if r.Weight != "" {
+		fmt.Fprintf(w, "weight    %s\n", r.Weight)
 	}
 	fmt.Fprintf(w, "store     ingest would write %s of up to %d rows and need ≈ %s of memory\n", plural(r.Chunks, "chunk"), r.ChunkRows, ooc.FormatBytes(r.Memory.Total))
 	fmt.Fprintln(w)

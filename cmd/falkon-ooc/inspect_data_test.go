@@ -102,7 +102,16 @@ func TestInspectDataErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr\n%s\nwant %d and\n%s", tc.args, code, e, tc.code, tc.want)
 		}
 	}
-	code, out, e := runCLI("inspect", "--target", "y", "--nulls", "mean", "--quiet", csv)
+	code, out, e := runCLI("inspect", "--target", "y", "--weight", "a", "--quiet", "--json", filepath.Join(dir, "w.csv"))
+	if code != 1 || !strings.Contains(e, "no such file") {
+		t.Errorf("a missing input: exit %d, %s", code, e)
+	}
+	os.WriteFile(filepath.Join(dir, "w.csv"), []byte("a,b,y\n1,2,3\n4,5,6\n"), 0o644)
+	code, out, _ = runCLI("inspect", "--target", "y", "--weight", "a", "--quiet", filepath.Join(dir, "w.csv"))
+	if want := "features  1: b\ntargets   1: y\nweight    a\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--weight: exit %d, stdout\n%s\nwant it to contain\n%s", code, out, want)
+	}
+	code, out, e = runCLI("inspect", "--target", "y", "--nulls", "mean", "--quiet", csv)
 	if want := "b             number  feature       1 NULL, NaN or ±Inf value filled with the mean of the others, 5\n"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "rows      2; 1 NULL, NaN or ±Inf feature value filled with its column's mean\n") {
 		t.Errorf("--nulls mean: exit %d, stdout\n%s\nstderr %s\nwant it to contain\n%s", code, out, e, want)
 	}

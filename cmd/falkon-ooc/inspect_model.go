@@ -64,6 +64,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		std = "not standardised"
 	}
 	fmt.Fprintf(tw, "data\tn = %s rows, d = %d, features %s\n", group(tr.N), m.D(), std)
+	for _, l := range weightLines(m) {
+		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
+	}
 	fmt.Fprintf(tw, "kernel\t%s, %s\n", m.Kernel(), m.Precision())
 	fmt.Fprintf(tw, "lambda\t%s\n", g(cfg.Lambda))
 	sampling := string(cfg.Sampling)

@@ -706,7 +706,7 @@ func checkProba(o *predictOpts, m *ooc.Model) error {
 	case !o.proba:
 	case m.Task() == ooc.TaskRegression:
 		return fmt.Errorf("--proba: %s is a regression model; probabilities need a binary or multiclass model", o.model)
-	case m.Calibration() == nil:
+	case !m.HasProba():
 		return fmt.Errorf("--proba: model %s has no calibrated probabilities: it was fitted without validation rows; refit with --val-fraction F (or --val INPUT) to calibrate them", o.model)
 	}
 	return nil

@@ -15,7 +15,8 @@ import (
 // fit's flags that say how a fit runs, not what it computes: a
 // checkpoint does not record them and --resume takes them as given.
 // --iters is recorded (a resumed fit keeps the cap it had) but may be
-// changed: a larger one extends the fit.
+// changed: a larger one extends the fit; so may --newton-steps (the
+// logistic loss checkpoints after each Newton step).
 var runFlags = map[string]bool{"out": true, "resume": true, "no-checkpoint": true, "json": true, "quiet": true,
 	"workers": true, "plot": true, "max-memory": true, "val-every": true, "cache": true, "force": true}
 
@@ -35,7 +36,7 @@ func fitSettings(fs *flag.FlagSet) map[string]string {
 // was: every recorded flag the command line does not give is set to the
 // recorded value (and counts as given), and a flag given with another
 // value than the recorded one is refused, naming each with both values,
-// before any input is read. --iters may differ.
+// before any input is read. --iters and --newton-steps may differ.
 func restoreSettings(fs *flag.FlagSet, set map[string]bool, saved map[string]string, ckpt string) error {
 	var differ []string
 	names := make([]string, 0, len(saved))
@@ -50,7 +51,7 @@ func restoreSettings(fs *flag.FlagSet, set map[string]bool, saved map[string]str
 		}
 		want := saved[name]
 		if set[name] {
-			if name != "iters" && !sameValue(f.Value.String(), want) {
+			if name != "iters" && name != "newton-steps" && !sameValue(f.Value.String(), want) {
 				differ = append(differ, fmt.Sprintf("--%s %s (the checkpoint's: %s)", name, f.Value.String(), orEmpty(want)))
 			}
 			continue

@@ -52,7 +52,7 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 	var storePath string
 	if !rawInputs {
 		storePath = args[0]
-		for _, f := range []string{"target", "features", "exclude", "cache"} {
+		for _, f := range []string{"target", "features", "exclude", "cache", "weight"} {
 			if set[f] {
 				return cfg, nil, "", usagef("--%s applies to Parquet/CSV inputs; %s is a store", f, args[0])
 			}

@@ -42,6 +42,10 @@ type inputOpts struct {
 	tmpDir   string
 	noHeader bool
 	workers  int
+	// weight names the training store's weight column: read as the
+	// weights when the files have it (with the targets), so that the
+	// validation is weighted as the training is.
+	weight string
 }
 
 // openInput returns a chunk store holding INPUT: the input itself when it
@@ -76,6 +80,9 @@ func openInput(ctx context.Context, o inputOpts, features, targets []string, arg
 	}
 	if hasTargets {
 		icfg.Targets = targets
+		if o.weight != "" && slices.Contains(names, o.weight) {
+			icfg.Weight = o.weight
+		}
 	}
 	dir, err := os.MkdirTemp(o.tmpDir, "falkon-ooc-input-")
 	if err != nil {

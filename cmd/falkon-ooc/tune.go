@@ -50,7 +50,7 @@ candidate's validation curve); progress to stderr.`,
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
 	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
-	"target", "features", "exclude", "nulls", "cache", "force"}
+	"target", "features", "exclude", "nulls", "cache", "force", "weight", "class-weight"}
 
 type tuneOpts struct {
 	fit                   fitOpts
@@ -313,7 +313,7 @@ func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 // openValidation opens --val (a store, Parquet or CSV file) with the
 // training store's columns; it must carry the targets.
 func openValidation(ctx context.Context, val string, workers int, r *chunkstore.Reader, pr *progress) (stream.Source, func(), error) {
-	vpath, cleanup, err := openInput(ctx, inputOpts{workers: workers}, r.FeatureNames(), r.TargetNames(), []string{val}, pr)
+	vpath, cleanup, err := openInput(ctx, inputOpts{workers: workers, weight: r.WeightColumn()}, r.FeatureNames(), r.TargetNames(), []string{val}, pr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--val: %w", err)
 	}

@@ -56,8 +56,11 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE"},
-		{[]string{"predict"}, `falkon-ooc-beam: unknown command "predict" (the command is fit)`},
+		{nil, "usage: falkon-ooc-beam fit|tune --out MODEL [flags] STORE"},
+		{[]string{"predict"}, `falkon-ooc-beam: unknown command "predict" (the commands are fit and tune)`},
+		{[]string{"tune", "s.store", "--out", "m", "--resume"}, "falkon-ooc-beam tune: --resume: tune does not checkpoint"},
+		{[]string{"tune", "s.store", "--out", "m", "--sigmas", "1,x"}, `falkon-ooc-beam tune: --sigmas: "x" is not a number > 0`},
+		{[]string{"tune", "s.store", "--out", "m", "--val-fraction", "1"}, "falkon-ooc-beam tune: --val-fraction must be in (0, 1), got 1"},
 		{[]string{"fit", "s.store"}, "falkon-ooc-beam fit: --out MODEL is required"},
 		{[]string{"fit", "--out", "m"}, "falkon-ooc-beam fit: want exactly one STORE, got 0 arguments"},
 		{[]string{"fit", "s.store", "--out", "m", "--partitions", "0"}, "falkon-ooc-beam fit: --partitions must be ≥ 1, got 0"},
@@ -69,6 +72,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "project"}, `falkon-ooc-beam fit: --job-opts: "project" is not name=value`},
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "no_such_flag=1"}, `falkon-ooc-beam fit: --job-opts: "no_such_flag" is not a Beam flag of this program`},
 		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: flag provided but not defined: -bogus"},
+		{[]string{"fit", "s.store", "--out", "m", "--loss", "hinge"}, `falkon-ooc-beam fit: invalid configuration: unknown loss "hinge" (want squared or logistic)`},
+		{[]string{"fit", "s.store", "--out", "m", "--class-weight", "even"}, `falkon-ooc-beam fit: invalid configuration: unknown class weighting "even" (want none or balanced)`},
 		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag needs an argument: -out"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
@@ -182,5 +187,97 @@ func TestFitResume(t *testing.T) {
 	}
 	if res.Iterations != 5 || res.Beam.Jobs != 3 || !strings.Contains(stderr, "fit: resuming after iteration 2 from "+out+".ckpt") {
 		t.Errorf("resumed: %d iterations, %d jobs; stderr %q", res.Iterations, res.Beam.Jobs, stderr)
+	}
+}
+
+// TestTune: falkon-ooc-beam tune on Prism picks what ooc.Tune picks on the
+// same store, with every candidate's best metric within 1e-8 relative,
+// and writes the best candidate's model.
+func TestTune(t *testing.T) {
+	dir := store(t, 4000)
+	model := filepath.Join(t.TempDir(), "m.falkon")
+	code, stdout, stderr := runCmd("tune", dir, "--out", model, "--sigmas", "1,2", "--lambdas", "1e-3,1e-6",
+		"--centers", "60", "--iters", "4", "--partitions", "3", "--json", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got tuneResult
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	r, err := chunkstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, err := ooc.Tune(context.Background(), r, ooc.TuneConfig{
+		Base:   ooc.Config{Centers: 60, Iterations: 4, Lambda: ooc.DefaultLambda},
+		Sigmas: []float64{1, 2}, Lambdas: []float64{1e-3, 1e-6}, ValFraction: ooc.DefaultValFraction}, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best != want.Best || len(got.Candidates) != 4 || got.Beam.Jobs != want.Passes-1 {
+		t.Fatalf("best %d of %d candidates after %d jobs; locally best %d after %d passes", got.Best, len(got.Candidates), got.Beam.Jobs, want.Best, want.Passes)
+	}
+	for i, c := range got.Candidates {
+		w := want.Candidates[i].BestMetric
+		if d := c.BestMetric - w; d > 1e-8*w || d < -1e-8*w {
+			t.Errorf("candidate %d: best metric %v, locally %v", i, c.BestMetric, w)
+		}
+	}
+	m, err := ooc.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config().Lambda != want.Candidates[want.Best].Lambda {
+		t.Errorf("the model has λ %g, the best candidate %g", m.Config().Lambda, want.Candidates[want.Best].Lambda)
+	}
+}
+
+// TestFitLogistic: falkon-ooc-beam fit --loss logistic on a binary store
+// runs its gradient and Hessian passes as Beam jobs and writes the model
+// of ooc.Fit's logistic loss (its Newton steps recorded).
+func TestFitLogistic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "b.store")
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 3000
+	cols := make([][]float64, 3)
+	for j := range cols {
+		cols[j] = make([]float64, n)
+	}
+	for i := range n {
+		cols[0][i], cols[1][i] = rng.NormFloat64(), rng.NormFloat64()
+		if cols[0][i]*cols[1][i]+0.3*rng.NormFloat64() > 0 {
+			cols[2][i] = 1
+		}
+	}
+	spec := func(s string) chunkstore.ColumnSpec { return chunkstore.ColumnSpec{Name: s, Type: "float64"} }
+	w, err := chunkstore.Create(dir, []chunkstore.ColumnSpec{spec("a"), spec("b")}, []chunkstore.ColumnSpec{spec("y")},
+		chunkstore.Options{ChunkRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(cols); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m.falkon")
+	code, stdout, stderr := runCmd("fit", dir, "--out", model, "--loss", "logistic", "--newton-steps", "3", "--iters", "3",
+		"--centers", "40", "--partitions", "2", "--json", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ooc.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 3 || res.Beam.Jobs != 3*(1+3) || !m.HasProba() {
+		t.Fatalf("loss %q, %d Newton steps, %d jobs", m.Config().Loss, len(m.Training().NewtonSteps), res.Beam.Jobs)
 	}
 }

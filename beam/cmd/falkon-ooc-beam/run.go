@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +73,26 @@ environment_type=DOCKER,environment_config=IMAGE.
 flags:
 `
 
+const tuneUsage = `usage: falkon-ooc-beam tune --out MODEL [flags] STORE
+
+Tune searches σ × λ like 'falkon-ooc tune', with every pass over the data
+run as an Apache Beam job over --partitions chunk ranges: one job for
+every σ's right-hand side, then one job per conjugate-gradient iteration
+for every live candidate, which also scores the rows held out for
+validation (--val-fraction of the store, by --seed). Candidates stop by
+patience and σ halving as in falkon-ooc tune. It writes the best
+candidate's model to MODEL (and MODEL.json) and prints every candidate;
+it does not checkpoint. The runner flags are fit's.
+
+flags:
+`
+
 type fitOpts struct {
 	out, precision, runner, endpoint, jobOpts, temp string
+	sigmas, lambdas                                 string // tune
+	loss, classWeight                               string
+	newtonSteps                                     int
+	valFraction                                     float64
 	centers, iters, partitions, workers, attempts   int
 	sigma, lambda                                   float64
 	seed                                            uint64
@@ -88,6 +107,9 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one Beam job each)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification by Newton steps, each --iters CG iterations (every pass a Beam job)")
+	fs.IntVar(&o.newtonSteps, "newton-steps", 0, "with --loss logistic: Newton steps (0: 8)")
+	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c)")
 	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges per pass (the result is deterministic for a given number)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
 	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed pass job before giving up")
@@ -102,9 +124,17 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.BoolVar(&o.verbose, "verbose", false, "Beam's and Prism's own logs on stderr from level INFO (default: warnings only)")
 }
 
+// tuneFlags adds tune's own flags to fit's.
+func tuneFlags(fs *flag.FlagSet, o *fitOpts) {
+	fitFlags(fs, o)
+	fs.StringVar(&o.sigmas, "sigmas", "", "the σ to try, comma-separated (default: --sigma alone)")
+	fs.StringVar(&o.lambdas, "lambdas", "", "the λ to try, comma-separated (default: --lambda alone)")
+	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "fraction of the store's rows held out for validation, scored in the same jobs")
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE\nrun 'falkon-ooc-beam fit --help' for the flags\n")
+		fmt.Fprint(stderr, "usage: falkon-ooc-beam fit|tune --out MODEL [flags] STORE\nrun 'falkon-ooc-beam fit --help' for the flags\n")
 		return exitUsage
 	}
 	switch args[0] {
@@ -118,17 +148,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
 		return exitOK
-	case "fit":
+	case "fit", "tune":
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the command is fit)\n", args[0])
+		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are fit and tune)\n", args[0])
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	cmd := args[0]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := &fitOpts{}
-	fitFlags(fs, o)
+	usage := fitUsage
+	if cmd == "tune" {
+		tuneFlags(fs, o)
+		usage = tuneUsage
+	} else {
+		fitFlags(fs, o)
+	}
 	printUsage := func(w io.Writer) {
-		fmt.Fprint(w, fitUsage)
+		fmt.Fprint(w, usage)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
@@ -141,24 +178,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			printUsage(stdout)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\nrun 'falkon-ooc-beam fit --help' for usage\n", err)
+		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\nrun 'falkon-ooc-beam %s --help' for usage\n", cmd, err, cmd)
 		return exitUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
+	if cmd == "tune" {
+		err = runTune(ctx, o, set, fs.Args(), stdout, stderr)
+	} else {
+		err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
+	}
 	var ue *usageError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\nrun 'falkon-ooc-beam fit --help' for usage\n", err)
+		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\nrun 'falkon-ooc-beam %s --help' for usage\n", cmd, err, cmd)
 		return exitUsage
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "falkon-ooc-beam fit: interrupted\n")
+		fmt.Fprintf(stderr, "falkon-ooc-beam %s: interrupted\n", cmd)
 		return exitInterrupted
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam fit: %v\n", err)
+		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\n", cmd, err)
 		return exitFailure
 	}
 }
@@ -189,6 +230,16 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.Precision = p
 	cfg.Seed = o.seed
+	if o.loss != "squared" {
+		cfg.Loss = ooc.Loss(o.loss)
+	}
+	cfg.NewtonSteps = o.newtonSteps
+	if o.classWeight != "none" {
+		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
+	}
+	if err := ooc.Validate(cfg, ooc.RunOptions{}); err != nil {
+		return cfg, usagef("%v", err)
+	}
 	return cfg, nil
 }
 
@@ -244,36 +295,39 @@ func setJobOpts(s string) error {
 	return nil
 }
 
-func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
+// prepare checks the flags every command shares, sets Beam's own flags
+// and logging, and returns the Config, a progress printer and a function
+// to call when done.
+func (o *fitOpts) prepare(set map[string]bool, args []string, stderr io.Writer) (ooc.Config, func(string, ...any), func(), error) {
 	if o.out == "" {
-		return usagef("--out MODEL is required")
+		return ooc.Config{}, nil, nil, usagef("--out MODEL is required")
 	}
 	if len(args) != 1 {
-		return usagef("want exactly one STORE, got %d arguments", len(args))
+		return ooc.Config{}, nil, nil, usagef("want exactly one STORE, got %d arguments", len(args))
 	}
 	if o.partitions < 1 {
-		return usagef("--partitions must be ≥ 1, got %d", o.partitions)
+		return ooc.Config{}, nil, nil, usagef("--partitions must be ≥ 1, got %d", o.partitions)
 	}
 	if o.workers < 0 {
-		return usagef("--workers must be ≥ 0, got %d", o.workers)
+		return ooc.Config{}, nil, nil, usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
 	if o.attempts < 1 {
-		return usagef("--attempts must be ≥ 1, got %d", o.attempts)
+		return ooc.Config{}, nil, nil, usagef("--attempts must be ≥ 1, got %d", o.attempts)
 	}
 	switch o.runner {
 	case "prism", "flink", "spark", "dataflow", "universal":
 	default:
-		return usagef("--runner must be prism, flink, spark, dataflow or universal, got %q", o.runner)
+		return ooc.Config{}, nil, nil, usagef("--runner must be prism, flink, spark, dataflow or universal, got %q", o.runner)
 	}
 	if o.runner != "prism" && o.temp == "" {
-		return usagef("--runner %s needs --temp: a directory (path or URL) the workers write and this process reads", o.runner)
+		return ooc.Config{}, nil, nil, usagef("--runner %s needs --temp: a directory (path or URL) the workers write and this process reads", o.runner)
 	}
 	cfg, err := o.config(set)
 	if err != nil {
-		return err
+		return cfg, nil, nil, err
 	}
 	if err := setJobOpts(o.jobOpts); err != nil {
-		return err
+		return cfg, nil, nil, err
 	}
 	if o.endpoint != "" {
 		*jobopts.Endpoint = o.endpoint
@@ -288,16 +342,48 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		level = slog.LevelError
 	}
 	logTo(stderr, level)
-	defer logTo(nil, level)
-
 	say := func(format string, a ...any) {
 		if !o.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
+	return cfg, say, func() { logTo(nil, level) }, nil
+}
+
+// beamOptions returns the Beam executor's options for store, counting the
+// jobs into br and reporting them with say.
+func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...any)) fbeam.Options {
+	br.Runner = o.runner
+	return fbeam.Options{
+		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
+		Temp: o.temp, Attempts: o.attempts,
+		OnJob: func(st fbeam.JobStats) {
+			if st.Parts < o.partitions && br.Partitions == 0 {
+				say("beam: --partitions %d cut to %d: a partition is at least one chunk of the store, and these passes have %d", o.partitions, st.Parts, st.Parts)
+			}
+			br.Partitions = st.Parts
+			br.Jobs++
+			br.JobSeconds += st.Seconds
+			br.JobBytes += int64(st.JobBytes)
+			br.PartBytes += int64(st.PartBytes)
+			if st.Err != nil {
+				br.Failed++
+				say("beam: %s job, attempt %d, failed after %.2f s: %v", st.Kind, st.Attempt, st.Seconds, st.Err)
+				return
+			}
+			say("beam: %s job on %s, %d partitions: %.2f s, %d rows", st.Kind, o.runner, st.Parts, st.Seconds, st.Rows)
+		},
+	}
+}
+
+func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
+	cfg, say, done, err := o.prepare(set, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	store := args[0]
 	var br beamResult
-	br.Runner = o.runner
 	var run ooc.RunOptions
 	ckpt := o.out + ".ckpt"
 	if o.resume {
@@ -331,26 +417,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 			}
 		}
 	}
-	opts := fbeam.Options{
-		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
-		Temp: o.temp, Attempts: o.attempts,
-		OnJob: func(st fbeam.JobStats) {
-			if st.Parts < o.partitions && br.Partitions == 0 {
-				say("beam: --partitions %d cut to %d: a partition is at least one chunk of the store, and these passes have %d", o.partitions, st.Parts, st.Parts)
-			}
-			br.Partitions = st.Parts
-			br.Jobs++
-			br.JobSeconds += st.Seconds
-			br.JobBytes += int64(st.JobBytes)
-			br.PartBytes += int64(st.PartBytes)
-			if st.Err != nil {
-				br.Failed++
-				say("beam: %s job, attempt %d, failed after %.2f s: %v", st.Kind, st.Attempt, st.Seconds, st.Err)
-				return
-			}
-			say("beam: %s job on %s, %d partitions: %.2f s, %d rows", st.Kind, o.runner, st.Parts, st.Seconds, st.Rows)
-		},
-	}
+	opts := o.beamOptions(store, &br, say)
 	say("fit: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
 	m, err := fbeam.Fit(ctx, cfg, run, opts)
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
@@ -401,4 +468,108 @@ func writeFileAtomic(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// tuneResult is tune's --json document.
+type tuneResult struct {
+	Version    string              `json:"version"`
+	Store      string              `json:"store"`
+	Model      string              `json:"model"`
+	Metric     string              `json:"metric"`
+	Best       int                 `json:"best"`
+	Candidates []ooc.TuneCandidate `json:"candidates"`
+	N          int64               `json:"n"`
+	ValRows    int64               `json:"val_rows"`
+	Passes     int                 `json:"passes"`
+	Seconds    float64             `json:"seconds"`
+	Beam       beamResult          `json:"beam"`
+}
+
+// parseList parses a comma-separated list of numbers > 0 for flag name.
+func parseList(name, s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, usagef("--%s: %q is not a number > 0", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
+	for _, f := range []string{"resume", "no-checkpoint"} {
+		if set[f] {
+			return usagef("--%s: tune does not checkpoint", f)
+		}
+	}
+	sigmas, err := parseList("sigmas", o.sigmas)
+	if err != nil {
+		return err
+	}
+	lambdas, err := parseList("lambdas", o.lambdas)
+	if err != nil {
+		return err
+	}
+	if !(o.valFraction > 0 && o.valFraction < 1) {
+		return usagef("--val-fraction must be in (0, 1), got %g", o.valFraction)
+	}
+	cfg, say, done, err := o.prepare(set, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	store := args[0]
+	var br beamResult
+	tc := ooc.TuneConfig{Base: cfg, Sigmas: sigmas, Lambdas: lambdas, ValFraction: o.valFraction,
+		Progress: func(p ooc.TuneProgress) {
+			if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
+				say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
+			}
+		}}
+	if err := ooc.ValidateTune(tc, ooc.RunOptions{}); err != nil {
+		return usagef("%v", err)
+	}
+	say("tune: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
+	res, err := fbeam.Tune(ctx, tc, ooc.RunOptions{}, o.beamOptions(store, &br, say))
+	if err != nil {
+		return err
+	}
+	m := res.Model()
+	if m == nil {
+		return fmt.Errorf("no candidate could be fitted: %s", res.Candidates[res.Best].Err)
+	}
+	if err := m.Save(o.out); err != nil {
+		return err
+	}
+	if summary, err := m.SummaryJSON(); err == nil {
+		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
+			return err
+		}
+	}
+	if o.jsonOut {
+		b, err := json.MarshalIndent(tuneResult{Version: version, Store: store, Model: o.out, Metric: res.Metric, Best: res.Best,
+			Candidates: res.Candidates, N: res.N, ValRows: res.ValRows, Passes: res.Passes, Seconds: res.Seconds, Beam: br}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(b, '\n'))
+		return err
+	}
+	fmt.Fprintf(stdout, "%-4s %-10s %-10s %-12s %-5s %s\n", "", "sigma", "lambda", res.Metric, "iter", "stop")
+	for i, c := range res.Candidates {
+		mark := ""
+		if i == res.Best {
+			mark = "*"
+		}
+		fmt.Fprintf(stdout, "%-4s %-10.4g %-10.4g %-12.6g %-5d %s\n", mark, c.Sigma, c.Lambda, c.BestMetric, c.BestIteration, c.Stop)
+	}
+	fmt.Fprintf(stdout, "model      %s (the best candidate; summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(stdout, "passes     %d over n = %d rows (%d held out), %.2f s\n", res.Passes, res.N, res.ValRows, res.Seconds)
+	fmt.Fprintf(stdout, "beam       %s, %d partitions, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Partitions, br.Jobs, br.Failed, br.JobSeconds)
+	return nil
 }

@@ -1,0 +1,311 @@
+package ooc_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// logisticObjective is J(α) = (1/n) Σ wᵢ log(1 + e^(−yᵢ fᵢ)) + (λ/2) αᵀK̃α,
+// f = K_nM α, K̃ = K_MM + εMI, n = Σ w, on the model's own centres and
+// standardisation; y are ±1.
+type logisticProblem struct {
+	knm, kt *mat.Dense
+	y, w    []float64
+	lambda  float64
+}
+
+func newLogisticProblem(m *ooc.Model, x, y, w []float64, lambda, eps float64) *logisticProblem {
+	n, d, M := len(y), m.D(), m.M()
+	z := standardized(m, x)
+	c := m.Centers()
+	p := &logisticProblem{knm: mat.NewDense(n, M, nil), kt: mat.NewDense(M, M, nil), y: y, w: w, lambda: lambda}
+	for i := range n {
+		for j := range M {
+			p.knm.Set(i, j, m.Kernel().Eval(z[i*d:(i+1)*d], c[j*d:(j+1)*d]))
+		}
+	}
+	for i := range M {
+		for j := range M {
+			p.kt.Set(i, j, m.Kernel().Eval(c[i*d:(i+1)*d], c[j*d:(j+1)*d]))
+		}
+		p.kt.Set(i, i, p.kt.At(i, i)+eps*float64(M))
+	}
+	return p
+}
+
+func (p *logisticProblem) objective(alpha []float64) float64 {
+	var f, ka mat.VecDense
+	a := mat.NewVecDense(len(alpha), alpha)
+	f.MulVec(p.knm, a)
+	ka.MulVec(p.kt, a)
+	loss, n := 0.0, 0.0
+	for i, yi := range p.y {
+		z := -yi * f.AtVec(i)
+		l := math.Log1p(math.Exp(z))
+		if z > 0 {
+			l = z + math.Log1p(math.Exp(-z))
+		}
+		loss += p.w[i] * l
+		n += p.w[i]
+	}
+	return loss/n + p.lambda/2*mat.Dot(a, &ka)
+}
+
+// newton minimises the objective by dense Newton steps to a gradient of
+// 1e-13.
+func (p *logisticProblem) newton(t *testing.T) []float64 {
+	t.Helper()
+	n, M := len(p.y), p.kt.RawMatrix().Cols
+	alpha := make([]float64, M)
+	nw := 0.0
+	for _, v := range p.w {
+		nw += v
+	}
+	for it := 0; it < 100; it++ {
+		a := mat.NewVecDense(M, alpha)
+		var f mat.VecDense
+		f.MulVec(p.knm, a)
+		g := mat.NewVecDense(n, nil)
+		wk := mat.NewDense(n, M, nil)
+		for i := range n {
+			fi, yi := f.AtVec(i), p.y[i]
+			s := 1 / (1 + math.Exp(yi*fi)) // σ(−y f)
+			g.SetVec(i, -p.w[i]*yi*s/nw)
+			h := p.w[i] * s * (1 - s) / nw
+			for j := range M {
+				wk.Set(i, j, h*p.knm.At(i, j))
+			}
+		}
+		var grad, ka mat.VecDense
+		grad.MulVec(p.knm.T(), g)
+		ka.MulVec(p.kt, a)
+		grad.AddScaledVec(&grad, p.lambda, &ka)
+		if mat.Norm(&grad, 2) < 1e-13 {
+			return alpha
+		}
+		var hess mat.Dense
+		hess.Mul(p.knm.T(), wk)
+		var reg mat.Dense
+		reg.Scale(p.lambda, p.kt)
+		hess.Add(&hess, &reg)
+		var step mat.VecDense
+		if err := step.SolveVec(&hess, &grad); err != nil {
+			t.Fatal(err)
+		}
+		for j := range alpha {
+			alpha[j] -= step.AtVec(j)
+		}
+	}
+	t.Fatal("the reference Newton solver did not converge")
+	return nil
+}
+
+// TestFitLogistic: Config.Loss = logistic converges to the minimiser of
+// the regularised logistic objective on its own centres: the objective
+// within 1e-6 relative of a dense reference Newton solver's, with and
+// without row weights; its probabilities are σ(f) of the scores.
+func TestFitLogistic(t *testing.T) {
+	const n, d, M = 800, 2, 40
+	const lambda, eps = 1e-3, 1e-12
+	x, y := synth(n, d, 81)
+	rng := rand.New(rand.NewPCG(82, 1))
+	cls := make([]float64, n)
+	pm := make([]float64, n)
+	for i, v := range y {
+		if v+0.3*rng.NormFloat64() > 5.2 { // noisy labels: no separation
+			cls[i], pm[i] = 1, 1
+		} else {
+			pm[i] = -1
+		}
+	}
+	for _, weighted := range []bool{false, true} {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = 1
+			if weighted {
+				w[i] = float64(rng.IntN(4)) / 2
+			}
+		}
+		src := stream.NewMemSource(x, d, cls, 1, 100)
+		if weighted {
+			src = src.WithWeights(w, "w")
+		}
+		cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Lambda: lambda, Jitter: eps,
+			Iterations: 30, Tolerance: 1e-12, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 10}
+		m, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newLogisticProblem(m, x, pm, w, lambda, eps)
+		ref := p.newton(t)
+		got, want := p.objective(m.Alpha()), p.objective(ref)
+		t.Logf("weighted %v: objective %.12g, reference %.12g; steps %+v", weighted, got, want, m.Training().NewtonSteps)
+		if math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Errorf("weighted %v: objective %.10g, the reference's %.10g", weighted, got, want)
+		}
+		scores, proba := make([]float64, 5), make([]float64, 10)
+		m.PredictTo(scores, x[:5*d], 5)
+		m.ProbaTo(proba, scores, 5)
+		for r := range 5 {
+			if q := 1 / (1 + math.Exp(-scores[r])); math.Abs(proba[2*r+1]-q) > 1e-15 {
+				t.Fatalf("row %d: probability %v, σ(f) = %v", r, proba[2*r+1], q)
+			}
+		}
+		if !m.HasProba() {
+			t.Fatal("a logistic model says it has no probabilities")
+		}
+	}
+}
+
+// The logistic loss refuses what it does not do.
+func TestFitLogisticErrors(t *testing.T) {
+	x, y := synth(200, 2, 83)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	for _, tc := range []struct {
+		cfg  ooc.Config
+		opts ooc.RunOptions
+		want string
+	}{
+		{ooc.Config{Loss: "hinge"}, ooc.RunOptions{}, `invalid configuration: unknown loss "hinge" (want squared or logistic)`},
+		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set --task binary or multiclass)`},
+		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, Patience: 2}, ooc.RunOptions{},
+			"invalid configuration: the logistic loss runs its Newton steps: no patience"},
+		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},
+	} {
+		tc.cfg.Centers, tc.cfg.Iterations = 10, 2
+		if _, err := ooc.Fit(context.Background(), src, tc.cfg, tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("err = %v\nwant %s", err, tc.want)
+		}
+	}
+}
+
+// TestFitLogisticMulticlass: with three classes the logistic loss fits
+// one output per class against the rest, sharing every pass: each
+// output's objective within 1e-6 relative of the dense reference Newton
+// solver's for that class; the probabilities are the outputs' σ(f_c)
+// normalised.
+func TestFitLogisticMulticlass(t *testing.T) {
+	const n, d, M = 600, 2, 30
+	const lambda, eps = 1e-3, 1e-12
+	x, y := synth(n, d, 91)
+	rng := rand.New(rand.NewPCG(92, 1))
+	cls := make([]float64, n)
+	for i, v := range y {
+		switch z := v + 0.3*rng.NormFloat64(); {
+		case z > 5.4:
+			cls[i] = 2
+		case z > 4.9:
+			cls[i] = 1
+		}
+	}
+	cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Lambda: lambda, Jitter: eps,
+		Iterations: 30, Tolerance: 1e-12, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 10}
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, cls, 1, 100), cfg, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.K() != 3 {
+		t.Fatalf("%d outputs, want 3", m.K())
+	}
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	for c := range 3 {
+		pm := make([]float64, n)
+		for i, v := range cls {
+			pm[i] = -1
+			if int(v) == c {
+				pm[i] = 1
+			}
+		}
+		p := newLogisticProblem(m, x, pm, w, lambda, eps)
+		ac := make([]float64, M)
+		for j := range M {
+			ac[j] = m.Alpha()[j*3+c]
+		}
+		got, want := p.objective(ac), p.objective(p.newton(t))
+		if math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Errorf("class %d: objective %.10g, the reference's %.10g", c, got, want)
+		}
+	}
+	scores, proba := make([]float64, 3), make([]float64, 3)
+	m.PredictTo(scores, x[:d], 1)
+	m.ProbaTo(proba, scores, 1)
+	sum := 0.0
+	for _, v := range scores {
+		sum += 1 / (1 + math.Exp(-v))
+	}
+	for c, v := range scores {
+		if q := 1 / (1 + math.Exp(-v)) / sum; math.Abs(proba[c]-q) > 1e-15 {
+			t.Fatalf("class %d: probability %v, normalised σ(f) %v", c, proba[c], q)
+		}
+	}
+}
+
+// TestFitLogisticResume: a checkpoint after each Newton step; resuming
+// from the third continues to the same model, bit for bit, and to more
+// steps than the first fit asked for.
+func TestFitLogisticResume(t *testing.T) {
+	const n, d = 500, 2
+	x, y := synth(n, d, 95)
+	cls := make([]float64, n)
+	for i, v := range y {
+		if v > 5 {
+			cls[i] = 1
+		}
+	}
+	src := stream.NewMemSource(x, d, cls, 1, 100)
+	cfg := ooc.Config{Centers: 25, Lambda: 1e-3, Iterations: 6, Seed: 3, Loss: ooc.LossLogistic, NewtonSteps: 6}
+	var ckpts []*ooc.Checkpoint
+	full, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Checkpoint: func(c *ooc.Checkpoint) error {
+		ckpts = append(ckpts, c)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ckpts) != 6 || ckpts[2].Iteration != 3 {
+		t.Fatalf("%d checkpoints", len(ckpts))
+	}
+	// Through the file format.
+	path := t.TempDir() + "/c.ckpt"
+	if err := ckpts[2].WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	c3, err := ooc.ReadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Resume: c3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(resumed.Alpha(), full.Alpha()) || len(resumed.Training().NewtonSteps) != 6 {
+		t.Fatal("the fit resumed after step 3 differs from the uninterrupted one")
+	}
+	more := cfg
+	more.NewtonSteps = 8
+	ext, err := ooc.Fit(context.Background(), src, more, ooc.RunOptions{Resume: ckpts[5]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ext.Training().NewtonSteps) != 8 {
+		t.Fatalf("extended to %d steps, want 8", len(ext.Training().NewtonSteps))
+	}
+	less := cfg
+	less.NewtonSteps = 2
+	if _, err := ooc.Fit(context.Background(), src, less, ooc.RunOptions{Resume: c3}); err == nil ||
+		err.Error() != "invalid configuration: the checkpoint is after Newton step 3, beyond the 2 steps asked for" {
+		t.Fatalf("err = %v", err)
+	}
+}
