@@ -191,7 +191,7 @@ type Config struct {
 	Uncertainty UncertaintyMethod `json:"uncertainty,omitempty"`
 	// UncertaintyRank is the rank r of the variance's factor: M·r more
 	// flops per predicted row, 8·M·r more bytes in the model. 0 means
-	// DefaultUncertaintyRank (at most M).
+	// DefaultUncertaintyRank(d) (at most M).
 	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
 

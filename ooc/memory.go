@@ -66,7 +66,7 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64)
 		Partials:    2 * W * 8 * (M*(K+1) + K),
 		Vectors:     10 * 8 * M * K,
 		Runtime:     runtimeBytes,
-		Uncertainty: uncertaintyBytes(cfg, workers),
+		Uncertainty: uncertaintyBytes(cfg, d, workers),
 	}
 	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime + mem.Uncertainty
 	return mem
@@ -140,15 +140,16 @@ func FormatBytes(n int64) string {
 // factors of K_MM and H and one M × M partial per worker; for a factor of
 // rank at least half of M (or M ≤ 600) four M × M matrices (C formed
 // whole and its eigendecomposition); otherwise the sketch, about six
-// M × ℓ matrices with ℓ = 1.5 r + 10; plus W and [α | W] in the model.
-func uncertaintyBytes(cfg Config, workers int) int64 {
+// M × ℓ matrices with ℓ = 1.5 r + 10; plus W and [α | W] in the model,
+// and for M ≤ 12 000 the rank check's M × M factor.
+func uncertaintyBytes(cfg Config, d, workers int) int64 {
 	if cfg.Uncertainty == "" {
 		return 0
 	}
 	M := int64(cfg.Centers)
 	r := int64(cfg.UncertaintyRank)
 	if r == 0 {
-		r = DefaultUncertaintyRank
+		r = int64(DefaultUncertaintyRank(d))
 	}
 	r = min(r, M)
 	b := 8 * M * (2*r + 1)
@@ -157,6 +158,9 @@ func uncertaintyBytes(cfg Config, workers int) int64 {
 		b += 4 * 8 * M * M
 	default:
 		b += 6 * 8 * M * min(M, r+r/2+10)
+	}
+	if M <= maxRankCheck { // the rank check's M × M factor at the variance's λ
+		b += 8 * M * M
 	}
 	if cfg.Uncertainty == UncertaintyExact {
 		b += (2 + int64(workers)) * 8 * M * M

@@ -61,9 +61,15 @@ const (
 	UncertaintyExact   UncertaintyMethod = "exact"
 )
 
-// DefaultUncertaintyRank is the rank r of the variance's factor when
-// Config.UncertaintyRank is 0 (at most M).
-const DefaultUncertaintyRank = 64
+// DefaultUncertaintyRank returns the rank r of the variance's factor when
+// Config.UncertaintyRank is 0, for d features: 2d, within [16, 64] (and at
+// most M). Each predicted row costs about M·(2d + 20) flops for its
+// kernel row and M·2r more for the variance, so the default keeps
+// predict --std within about 3 × predict (bench/ACCURACY.md, "Predictive
+// uncertainty": r = 16 costs 1.7 × at d = 9, r = 64 costs 5.5 ×) and
+// gives up little: the test NLPD at r = 16 was within 0.02 of r = 64 and
+// within 0.03 of full rank on the five sets measured.
+func DefaultUncertaintyRank(d int) int { return min(max(2*d, 16), 64) }
 
 // rankCheckRows is how many validation rows compare the rank-r variance
 // with the full-rank one (Uncertainty.RankError).
@@ -680,7 +686,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	}
 	rank := cfg.UncertaintyRank
 	if rank == 0 {
-		rank = DefaultUncertaintyRank
+		rank = DefaultUncertaintyRank(d)
 	}
 	rank = min(rank, mm)
 	var vm *varModel

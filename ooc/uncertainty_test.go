@@ -186,7 +186,7 @@ func TestUncertaintyCalibration(t *testing.T) {
 	const n, M = 3000, 200
 	mdl, _, _ := uncertaintyFit(t, n, M, ooc.UncertaintyPrecond, 0, 1e-5)
 	u := mdl.Uncertainty()
-	if u.Rank != ooc.DefaultUncertaintyRank {
+	if u.Rank != ooc.DefaultUncertaintyRank(3) {
 		t.Errorf("default rank %d", u.Rank)
 	}
 	if math.Abs(u.Coverage90-0.9) > 0.05 || math.Abs(u.Coverage50-0.5) > 0.07 || u.NLPD > u.NLPDConstant+0.01 {

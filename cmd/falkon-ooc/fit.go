@@ -145,7 +145,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
 	fs.BoolVar(&o.uncertainty, "uncertainty", false, "keep what predict --std and --interval need: predictive standard deviations, fitted on the validation rows (regression; implies --val-fraction 0.1 without --val)")
 	fs.StringVar(&o.uncMethod, "uncertainty-method", "precond", "with --uncertainty: precond (from FALKON's preconditioner, no extra pass) or exact (one more pass: n·M² flops, (3 + workers)·8M² bytes)")
-	fs.IntVar(&o.uncRank, "uncertainty-rank", 0, "with --uncertainty: rank r of the variance's factor, M·r more flops per predicted row (0: 64)")
+	fs.IntVar(&o.uncRank, "uncertainty-rank", 0, "with --uncertainty: rank r of the variance's factor, M·r more flops per predicted row (0: 2d, within [16, 64])")
 	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
@@ -483,7 +483,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			case p.Fraction == 0:
 				r := cfg.UncertaintyRank
 				if r == 0 {
-					r = ooc.DefaultUncertaintyRank
+					r = ooc.DefaultUncertaintyRank(plan.D)
 				}
 				pr.printf("fit: predictive standard deviations (%s): a rank-%d factor, fitted on the validation rows", cfg.Uncertainty, min(r, cfg.Centers))
 			}

@@ -26,10 +26,10 @@ func TestPredictStd(t *testing.T) {
 	if !strings.Contains(e, "fit: 150 rows held out for validation") {
 		t.Errorf("fit's stderr does not say it held out rows:\n%s", e)
 	}
-	if !strings.Contains(e, "fit: predictive standard deviations (precond): a rank-64 factor, fitted on the validation rows") {
+	if !strings.Contains(e, "fit: predictive standard deviations (precond): a rank-16 factor, fitted on the validation rows") {
 		t.Errorf("no uncertainty stage line:\n%s", e)
 	}
-	if !strings.Contains(out, "std        precond, rank 64, variance λ") || !strings.Contains(out, "on 150 validation rows the 90 % interval covers") {
+	if !strings.Contains(out, "std        precond, rank 16, variance λ") || !strings.Contains(out, "on 150 validation rows the 90 % interval covers") {
 		t.Errorf("fit's summary has no std line:\n%s", out)
 	}
 	m, err := ooc.Load(model)
@@ -90,7 +90,7 @@ func TestPredictStd(t *testing.T) {
 		t.Errorf("JSON %+v", res)
 	}
 	// inspect shows it.
-	if code, out, _ := runCLI("inspect", model); code != 0 || !strings.Contains(out, "std") || !strings.Contains(out, "precond, rank 64") {
+	if code, out, _ := runCLI("inspect", model); code != 0 || !strings.Contains(out, "std") || !strings.Contains(out, "precond, rank 16") {
 		t.Errorf("inspect:\n%s", out)
 	}
 }
