@@ -173,7 +173,9 @@ type Config struct {
 	// f and its probabilities σ(f). A checkpoint is written after each
 	// Newton step (RunOptions.Checkpoint: its Iteration counts the steps
 	// done), and Resume continues from it, also to more NewtonSteps.
-	// Uniform centres and the Cholesky preconditioner only; no patience.
+	// Tune and FitTuned search it with one logistic Fit per candidate
+	// (the candidates do not share passes yet). Uniform centres and the
+	// Cholesky preconditioner only; no patience.
 	Loss Loss `json:"loss,omitempty"`
 	// NewtonSteps is the number of Newton steps of the logistic loss: the
 	// first use λ·10³, λ·10², λ·10, then λ for the rest. 0 means

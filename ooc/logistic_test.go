@@ -309,3 +309,50 @@ func TestFitLogisticResume(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestTuneLogistic: Tune (and FitTuned) over the logistic loss fit every
+// candidate as Fit does — the same model, bit for bit — validate it on
+// the held-out rows and pick the lowest error rate.
+func TestTuneLogistic(t *testing.T) {
+	const n, d = 1200, 2
+	x, y := synth(n, d, 97)
+	cls := make([]float64, n)
+	for i, v := range y {
+		if v > 5.1 {
+			cls[i] = 1
+		}
+	}
+	src := stream.NewMemSource(x, d, cls, 1, 200)
+	base := ooc.Config{Centers: 30, Iterations: 4, NewtonSteps: 4, Seed: 2, Loss: ooc.LossLogistic}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-2, 1e-5},
+		ValFraction: 0.25}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 4 || res.Metric != "error_rate" {
+		t.Fatalf("%d candidates, metric %s", len(res.Candidates), res.Metric)
+	}
+	train, _ := stream.Holdout(src, 0.25, base.Seed)
+	for i, c := range res.Candidates {
+		if c.BestMetric < res.Candidates[res.Best].BestMetric {
+			t.Errorf("candidate %d has a lower error rate (%v) than the pick's (%v)", i, c.BestMetric, res.Candidates[res.Best].BestMetric)
+		}
+		cfg := base
+		cfg.Kernel, cfg.Lambda = c.Kernel, c.Lambda
+		want, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.Model().Alpha(), want.Alpha()) {
+			t.Fatalf("candidate %d differs from the logistic Fit on the training rows", i)
+		}
+	}
+	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: base, Rows: 600, Centers: 20,
+		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-2, 1e-5}}}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 4 || m.Training().Search == nil {
+		t.Fatalf("fit --tune: loss %q, %d Newton steps", m.Config().Loss, len(m.Training().NewtonSteps))
+	}
+}

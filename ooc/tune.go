@@ -325,6 +325,9 @@ func extendGrid(grid []float64, v float64, name string, edges []string) ([]float
 
 // tuneOnce is one search over tc's grid.
 func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
+	if tc.Base.Loss == LossLogistic {
+		return tuneLogistic(ctx, src, tc, opts)
+	}
 	t, err := newTuner(ctx, src, tc, opts)
 	if err != nil {
 		return nil, err
@@ -455,8 +458,8 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	if opts.Checkpoint != nil || opts.Resume != nil {
 		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
 	}
-	if base.Loss == LossLogistic {
-		return configErr("Config.Loss", "the search is over the squared loss; fit the logistic loss with the σ, λ it picks")
+	if base.Loss == LossLogistic && tc.ARD != nil {
+		return configErr("TuneConfig.ARD", "ARD learns its length scales with the squared loss: give no --ard with the logistic loss")
 	}
 	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
 		return configErr("TuneConfig.ValFraction", "validation fraction must be in [0, 1), got %g", tc.ValFraction)

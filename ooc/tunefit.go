@@ -128,7 +128,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		return nil, configErr("TunedConfig.Handoff", "unknown hand-off rule %q (want keep, sqrt or linear)", tc.Handoff)
 	}
 	fitCfg := tc.Fit
-	if fitCfg.Patience == 0 {
+	if fitCfg.Patience == 0 && fitCfg.Loss != LossLogistic { // the logistic loss runs its Newton steps
 		fitCfg.Patience = DefaultPatience
 	}
 	train, val := src, opts.Validation

@@ -50,7 +50,7 @@ candidate's validation curve); progress to stderr.`,
 // tuneShared are fit's flags that mean the same in tune.
 var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
 	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
-	"target", "features", "exclude", "nulls", "cache", "force", "weight", "class-weight"}
+	"target", "features", "exclude", "nulls", "cache", "force", "weight", "class-weight", "loss", "newton-steps"}
 
 type tuneOpts struct {
 	fit                   fitOpts

@@ -171,3 +171,36 @@ func TestLossLogistic(t *testing.T) {
 		t.Errorf("--loss hinge: exit %d, stderr %s", code, e)
 	}
 }
+
+// TestTuneLogisticCLI: tune --loss logistic searches the grid with one
+// logistic fit per candidate and writes the pick.
+func TestTuneLogisticCLI(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for i := range 400 {
+		a, c := math.Sin(float64(i)), math.Cos(float64(3*i))
+		cls := 0
+		if a*c+0.3*math.Sin(float64(11*i)) > 0.1 {
+			cls = 1
+		}
+		fmt.Fprintf(&b, "%.6f,%.6f,%d\n", a, c, cls)
+	}
+	csv := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.falkon")
+	code, out, e := runCLI("tune", csv, "--target", "y", "--loss", "logistic", "--newton-steps", "3", "--iters", "3",
+		"--sigma", "0.5,2", "--lambda", "1e-3,1e-6", "--centers", "20", "--out", m, "--quiet")
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, e)
+	}
+	mdl, err := ooc.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mdl.Config().Loss != ooc.LossLogistic || len(mdl.Training().NewtonSteps) != 3 {
+		t.Fatalf("the pick: loss %q, %d steps\n%s", mdl.Config().Loss, len(mdl.Training().NewtonSteps), out)
+	}
+}
