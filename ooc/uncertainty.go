@@ -596,23 +596,9 @@ func fitVariance(e, v []float64, k int) (scale, noise []float64, nll float64) {
 		}
 		if bestL >= lo {
 			a, b := bestL-(hi-lo)/steps, bestL+(hi-lo)/steps
-			const gr = 0.6180339887498949
-			x1, x2 := b-gr*(b-a), a+gr*(b-a)
-			f1, _ := obj(x1)
-			f2, _ := obj(x2)
-			for range 40 {
-				if f1 < f2 {
-					b, x2, f2 = x2, x1, f1
-					x1 = b - gr*(b-a)
-					f1, _ = obj(x1)
-				} else {
-					a, x1, f1 = x1, x2, f2
-					x2 = a + gr*(b-a)
-					f2, _ = obj(x2)
-				}
-			}
-			if f, _ := obj((a + b) / 2); f <= best {
-				best, bestL = f, (a+b)/2
+			f := func(x float64) float64 { v, _ := obj(x); return v }
+			if x, fx := goldenMin(f, a, b, 40); fx <= best {
+				best, bestL = fx, x
 			}
 			_, c := obj(bestL)
 			scale[j], noise[j] = c, c*math.Exp(bestL)
@@ -620,6 +606,27 @@ func fitVariance(e, v []float64, k int) (scale, noise []float64, nll float64) {
 		nll += best
 	}
 	return scale, noise, nll
+}
+
+// goldenMin narrows [a, b] around a minimum of the unimodal f by iters
+// golden-section steps and returns the midpoint and f there.
+func goldenMin(f func(float64) float64, a, b float64, iters int) (float64, float64) {
+	const gr = 0.6180339887498949
+	x1, x2 := b-gr*(b-a), a+gr*(b-a)
+	f1, f2 := f(x1), f(x2)
+	for range iters {
+		if f1 < f2 {
+			b, x2, f2 = x2, x1, f1
+			x1 = b - gr*(b-a)
+			f1 = f(x1)
+		} else {
+			a, x1, f1 = x1, x2, f2
+			x2 = a + gr*(b-a)
+			f2 = f(x2)
+		}
+	}
+	m := (a + b) / 2
+	return m, f(m)
 }
 
 // IntervalZ returns z with P(|N(0,1)| ≤ z) = level, for the central
@@ -790,22 +797,8 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		}
 	}
 	a, b := bestL-math.Ln10/2, bestL+math.Ln10/2
-	const gr = 0.6180339887498949
-	x1, x2 := b-gr*(b-a), a+gr*(b-a)
-	f1, f2 := nllAt(x1), nllAt(x2)
-	for range 30 {
-		if f1 < f2 {
-			b, x2, f2 = x2, x1, f1
-			x1 = b - gr*(b-a)
-			f1 = nllAt(x1)
-		} else {
-			a, x1, f1 = x1, x2, f2
-			x2 = a + gr*(b-a)
-			f2 = nllAt(x2)
-		}
-	}
-	if f := nllAt((a + b) / 2); f < best {
-		bestL = (a + b) / 2
+	if x, fx := goldenMin(nllAt, a, b, 30); fx < best {
+		bestL = x
 	}
 	u.Lambda = math.Exp(bestL)
 	vAt(u.Lambda, v)
