@@ -354,8 +354,8 @@ func precondModel(ctx context.Context, kern kernel.Kernel, centres []float64, c6
 // exactModel is UncertaintyExact: G = K_nMᵀK_nM from one pass over src,
 // K_MM + εMI = TᵀT, and the eigenpairs of Ŝ = T⁻ᵀ(G/n)T⁻¹.
 func exactModel(ctx context.Context, src stream.Source, c64m *kernel.Centers, kmm func(dst []float64, lo, hi int),
-	m int, n int64, jitter float64, r, workers int, seed uint64, report func(done, chunks int)) (*varModel, error) {
-	g, err := gramPass(ctx, src, c64m, m, workers, report)
+	m int, n float64, weighted bool, jitter float64, r, workers int, seed uint64, report func(done, chunks int)) (*varModel, error) {
+	g, err := gramPass(ctx, src, c64m, m, weighted, workers, report)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func exactModel(ctx context.Context, src stream.Source, c64m *kernel.Centers, km
 	for i := 1; i < m; i++ {
 		clear(t[i*m : i*m+i])
 	}
-	nf := float64(n)
+	nf := n
 	op := func(ctx context.Context, dst, src []float64, k int) error {
 		y := slices.Clone(src)
 		dense.SolveUpper(t, m, m, y, k, k, workers) // T⁻¹X
@@ -497,9 +497,10 @@ func parallelRows(m, workers int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// gramPass forms K_nMᵀK_nM in one pass over src, reduced in chunk order
-// (the same result for any number of workers).
-func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m, workers int, report func(done, chunks int)) ([]float64, error) {
+// gramPass forms K_nMᵀK_nM (K_nMᵀ W K_nM with the source's row weights
+// when weighted) in one pass over src, reduced in chunk order (the same
+// result for any number of workers).
+func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m int, weighted bool, workers int, report func(done, chunks int)) ([]float64, error) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -508,6 +509,7 @@ func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m, w
 	chunks := src.NumChunks()
 	done := 0
 	err := stream.Run(ctx, src, stream.Options{Workers: workers, InFlight: workers}, stream.Job[[]float64]{
+		Weights:    weighted,
 		NewPartial: func() []float64 { return make([]float64, m*m) },
 		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
 			ws := c64m.NewWorkspace()
@@ -520,6 +522,14 @@ func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m, w
 					c64m.BlockTo(ws, blk, c.X[r0*d:(r0+n)*d], n)
 					if r := ws.NonFinite(); r >= 0 {
 						return fmt.Errorf("chunk %d row %d: a feature is not finite", c.Index, r0+r)
+					}
+					if c.W != nil { // row i of K_b times √wᵢ: K_bᵀ W K_b
+						for i, w := range c.W[r0 : r0+n] {
+							sw := math.Sqrt(w)
+							for j := range blk[i*m : (i+1)*m] {
+								blk[i*m+j] *= sw
+							}
+						}
 					}
 					dense.Gemm(true, false, m, m, n, 1, blk, m, blk, m, p, m, 1)
 				}
@@ -703,7 +713,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		report(Progress{Stage: StageUncertainty, Fraction: 0})
 		vm, err = precondModel(ctx, cfg.Kernel, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
 	case UncertaintyExact:
-		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, plan.N, op.pre.Jitter(), rank, workers, cfg.Seed, func(done, chunks int) {
+		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, op.n, plan.Weight != "", op.pre.Jitter(), rank, workers, cfg.Seed, func(done, chunks int) {
 			report(Progress{Stage: StageUncertainty, Chunk: done, Chunks: chunks})
 		})
 		report(Progress{Stage: StageUncertainty, Fraction: 0})

@@ -411,3 +411,53 @@ func TestFitTunedUncertainty(t *testing.T) {
 		t.Fatalf("uncertainty %+v", u)
 	}
 }
+
+func TestUncertaintyExactWeighted(t *testing.T) {
+	// With row weights the exact variance is the DTC variance of the
+	// weighted problem: H = K_nMᵀ W K_nM + λn·K_MM, n = Σw.
+	const n, M, lambda = 400, 40, 1e-3
+	const d = 3
+	x, y := synth(n, d, 11)
+	vx, vy := synth(300, d, 12)
+	w := make([]float64, n)
+	rng := rand.New(rand.NewPCG(5, 6))
+	sum := 0.0
+	for i := range w {
+		w[i] = 2 * rng.Float64()
+		sum += w[i]
+	}
+	cfg := ooc.Config{Centers: M, Lambda: lambda, Iterations: 200, Tolerance: 1e-13, Seed: 3,
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}, Task: ooc.TaskRegression,
+		Uncertainty: ooc.UncertaintyExact, UncertaintyRank: M}
+	mdl, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 97).WithWeights(w, "w"), cfg,
+		ooc.RunOptions{Validation: stream.NewMemSource(vx, d, vy, 1, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := synth(50, 3, 99)
+	got := ooc.VarianceAtForTest(mdl, tx, lambda)
+	kx, kmm := kernelMats(mdl, tx)
+	knm, _ := kernelMats(mdl, x)
+	lamN := lambda * sum
+	for i := range n {
+		r := knm.RawRowView(i)
+		for j := range r {
+			r[j] *= math.Sqrt(w[i])
+		}
+	}
+	var h mat.Dense
+	h.Mul(knm.T(), knm)
+	var lk mat.Dense
+	lk.Scale(lamN, kmm)
+	h.Add(&h, &lk)
+	for i := range M {
+		kmm.Set(i, i, kmm.At(i, i)+mdl.Training().Jitter*M)
+	}
+	q1, q2 := quad(t, kx, kmm), quad(t, kx, &h)
+	for i := range got {
+		want := 1 - q1[i] + lamN*q2[i]
+		if math.Abs(got[i]-want) > 1e-8*want {
+			t.Errorf("row %d: v = %.12g, weighted DTC %.12g", i, got[i], want)
+		}
+	}
+}
