@@ -205,10 +205,7 @@ func topEigen(ctx context.Context, op symOp, p, r int, seed uint64) (vals, vecs 
 			y[i] = rng.NormFloat64()
 		}
 		for step := 0; step < 3; step++ {
-			q, err := orthonormal(y, p, l)
-			if err != nil {
-				return nil, nil, err
-			}
+			q := orthonormal(y, p, l)
 			if step == 2 {
 				basis = q
 				break
@@ -275,14 +272,14 @@ func topEigen(ctx context.Context, op symOp, p, r int, seed uint64) (vals, vecs 
 }
 
 // orthonormal returns an orthonormal basis of the columns of y (p × l).
-func orthonormal(y []float64, p, l int) (*mat.Dense, error) {
+func orthonormal(y []float64, p, l int) *mat.Dense {
 	var qr mat.QR
 	qr.Factorize(mat.NewDense(p, l, slices.Clone(y)))
 	var q mat.Dense
 	qr.QTo(&q)
 	out := mat.NewDense(p, l, nil)
 	out.Copy(q.Slice(0, p, 0, l))
-	return out, nil
+	return out
 }
 
 // varModel is how one method knows Ŝ: its top eigenpairs in the centres'
@@ -303,7 +300,7 @@ const maxRankCheck = 12000
 // precondModel is UncertaintyPrecond: Ŝ ≈ T⁻ᵀ(K_MM²/M)T⁻¹, whose
 // eigenpairs are (κᵢ/M, T xᵢ/√κᵢ) for those (κᵢ, xᵢ) of K_MM, so uᵢ =
 // xᵢ/√κᵢ. K_MM is applied by the kernel, never stored.
-func precondModel(ctx context.Context, kern kernel.Kernel, centres []float64, c64, c64m *kernel.Centers,
+func precondModel(ctx context.Context, centres []float64, c64, c64m *kernel.Centers,
 	kmm func(dst []float64, lo, hi int), m, d, r, workers int, seed uint64) (*varModel, error) {
 	op := func(ctx context.Context, dst, src []float64, k int) error {
 		parallelRows(m, workers, func(lo, hi int) {
@@ -317,12 +314,11 @@ func precondModel(ctx context.Context, kern kernel.Kernel, centres []float64, c6
 		return nil, err
 	}
 	vm := &varModel{}
-	for q, kv := range kappa {
+	for _, kv := range kappa {
 		if !(kv > 1e-12*kappa[0]) {
 			break // numerically null directions carry no signal
 		}
 		vm.sigma = append(vm.sigma, kv/float64(m))
-		_ = q
 	}
 	rr := len(vm.sigma)
 	vm.u = make([]float64, m*rr)
@@ -345,7 +341,11 @@ func precondModel(ctx context.Context, kern kernel.Kernel, centres []float64, c6
 			}
 			kt := kernelColumns(c64m, xs, rows, m)
 			dense.SolveUpperT(a, m, m, kt, rows, rows, workers)
-			return priorMinusNorms(kt, m, rows, 1, nil), nil
+			v := colNorms2(kt, m, rows)
+			for i, q := range v {
+				v[i] = 1 - q
+			}
+			return v, nil
 		}
 	}
 	return vm, nil
@@ -405,7 +405,11 @@ func exactModel(ctx context.Context, src stream.Source, c64m *kernel.Centers, km
 			k2 := slices.Clone(kt)
 			dense.SolveUpperT(t, m, m, kt, rows, rows, workers)
 			dense.SolveUpperT(h, m, m, k2, rows, rows, workers)
-			return priorMinusNorms(kt, m, rows, 1, priorMinusNormsAdd(k2, m, rows, lambda*nf)), nil
+			v, q := colNorms2(kt, m, rows), colNorms2(k2, m, rows)
+			for i := range v {
+				v[i] = 1 - v[i] + lambda*nf*q[i]
+			}
+			return v, nil
 		}
 	}
 	return vm, nil
@@ -453,30 +457,12 @@ func kernelColumns(c *kernel.Centers, xs []float64, rows, m int) []float64 {
 	return kt
 }
 
-// priorMinusNorms returns prior − ‖column i of a‖² + add[i] per column of
-// a (M × rows).
-func priorMinusNorms(a []float64, m, rows int, prior float64, add []float64) []float64 {
-	out := make([]float64, rows)
-	for i := range rows {
-		out[i] = prior
-		if add != nil {
-			out[i] += add[i]
-		}
-	}
-	for j := range m {
-		for i, v := range a[j*rows : (j+1)*rows] {
-			out[i] -= v * v
-		}
-	}
-	return out
-}
-
-// priorMinusNormsAdd returns c·‖column i of a‖² per column of a.
-func priorMinusNormsAdd(a []float64, m, rows int, c float64) []float64 {
+// colNorms2 returns the squared norm of each column of a (M × rows).
+func colNorms2(a []float64, m, rows int) []float64 {
 	out := make([]float64, rows)
 	for j := range m {
 		for i, v := range a[j*rows : (j+1)*rows] {
-			out[i] += c * v * v
+			out[i] += v * v
 		}
 	}
 	return out
@@ -711,7 +697,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	switch cfg.Uncertainty {
 	case UncertaintyPrecond:
 		report(Progress{Stage: StageUncertainty, Fraction: 0})
-		vm, err = precondModel(ctx, cfg.Kernel, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
+		vm, err = precondModel(ctx, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
 	case UncertaintyExact:
 		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, op.n, plan.Weight != "", op.pre.Jitter(), rank, workers, cfg.Seed, func(done, chunks int) {
 			report(Progress{Stage: StageUncertainty, Chunk: done, Chunks: chunks})
@@ -893,42 +879,42 @@ func augment(alpha, w []float64, m, k, r int) []float64 {
 	return out
 }
 
-// projChunk writes the scores (rows × K) of the rows x, as centres c load
-// them, to out and the projections uᵢᵀk_x (rows × Rank) to p: one kernel
-// evaluation, K(X,C)·[α | U]. buf is the caller's scratch.
-func (m *Model) projChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, p, x []float64, rows int) {
-	k, r := m.k, m.uncertainty.Rank
-	kr := k + r
+// scoreAug computes K(X,C)·[α | U] for the rows x, as centres c load
+// them, into the caller's scratch buf (rows × (K + Rank)), writes the
+// scores (rows × K) to out and returns buf's rows.
+func (m *Model) scoreAug(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, x []float64, rows int) []float64 {
+	k, kr := m.k, m.k+m.uncertainty.Rank
 	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
 	b := *buf
 	c.KvTo(ws, b, x, rows, m.uaug, kr)
 	for i := range rows {
-		row := b[i*kr : (i+1)*kr]
 		for j := range k {
-			out[i*k+j] = row[j] + m.targetMean[j]
+			out[i*k+j] = b[i*kr+j] + m.targetMean[j]
 		}
-		copy(p[i*r:(i+1)*r], row[k:])
+	}
+	return b
+}
+
+// projChunk writes the scores (rows × K) of the rows x to out and the
+// projections uᵢᵀk_x (rows × Rank) to p: one kernel evaluation.
+func (m *Model) projChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, p, x []float64, rows int) {
+	k, r := m.k, m.uncertainty.Rank
+	b := m.scoreAug(c, ws, buf, out, x, rows)
+	for i := range rows {
+		copy(p[i*r:(i+1)*r], b[i*(k+r)+k:(i+1)*(k+r)])
 	}
 }
 
-// stdChunk writes the scores (rows × K) of the rows x, as centres c load
-// them, to out and, per row, v(x) (when rawV) or the standard deviation
-// of each output (rows × K) to sd. One kernel evaluation serves both:
-// K(X,C)·[α | U]. buf is the caller's scratch.
+// stdChunk writes the scores (rows × K) of the rows x to out and, per
+// row, v(x) (when rawV) or the standard deviation of each output
+// (rows × K) to sd: one kernel evaluation.
 func (m *Model) stdChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, sd, x []float64, rows int, rawV bool) {
 	u := m.uncertainty
 	k, r := m.k, u.Rank
-	kr := k + r
-	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
-	b := *buf
-	c.KvTo(ws, b, x, rows, m.uaug, kr)
+	b := m.scoreAug(c, ws, buf, out, x, rows)
 	for i := range rows {
-		row := b[i*kr : (i+1)*kr]
-		for j := range k {
-			out[i*k+j] = row[j] + m.targetMean[j]
-		}
 		v := u.Prior
-		for q, g := range row[k:] {
+		for q, g := range b[i*(k+r)+k : (i+1)*(k+r)] {
 			v -= m.uwt[q] * g * g
 		}
 		v = max(v, 0)
