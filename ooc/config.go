@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -134,8 +135,14 @@ type Config struct {
 	// Preconditioner is precond.MethodCholesky (the zero value),
 	// precond.MethodPivoted (pivoted Cholesky) or precond.MethodEigen,
 	// for rank-deficient K_MM (duplicate or nearly
-	// duplicate centres, low-rank kernels such as linear).
+	// duplicate centres, low-rank kernels such as linear), or
+	// precond.MethodNystrom, whose memory grows as M·r instead of M²
+	// (for M beyond RAM; each iteration then also computes K_MM·u, M²
+	// kernel entries).
 	Preconditioner precond.Method `json:"preconditioner,omitempty"`
+	// PrecondRank is MethodNystrom's rank r. 0 means
+	// precond.DefaultNystromRank(M).
+	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondPrecision stores the preconditioner's M × M buffer in
 	// precond.Float64 (the zero value, 8M² bytes) or precond.Float32 (4M²,
 	// with a default jitter of precond.DefaultJitter32). CG's vectors stay
@@ -363,8 +370,8 @@ func (c Config) validate() error {
 			return configErr("Config.NewtonSteps", "Newton steps must be ≥ 0 (0: %d), got %d", DefaultNewtonSteps, c.NewtonSteps)
 		case c.Sampling == SamplingLeverage:
 			return configErr("Config.Sampling", "the logistic loss draws its centres uniformly")
-		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky:
-			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky preconditioner")
+		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky && c.Preconditioner != precond.MethodNystrom:
+			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky or the Nyström preconditioner")
 		case c.Patience > 0:
 			return configErr("Config.Patience", "the logistic loss runs its Newton steps: no patience")
 		case c.Uncertainty != "":
@@ -400,9 +407,15 @@ func (c Config) validate() error {
 		return configErr("Config.Jitter", "jitter must be ≥ 0, got %g", c.Jitter)
 	}
 	switch c.Preconditioner {
-	case "", precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted:
+	case "", precond.MethodCholesky, precond.MethodEigen, precond.MethodPivoted, precond.MethodNystrom:
 	default:
-		return configErr("Config.Preconditioner", "unknown preconditioner %q (want cholesky, eigen or pivoted)", c.Preconditioner)
+		return configErr("Config.Preconditioner", "unknown preconditioner %q (want cholesky, eigen, pivoted or nystrom)", c.Preconditioner)
+	}
+	if c.PrecondRank < 0 {
+		return configErr("Config.PrecondRank", "the preconditioner's rank must be ≥ 0 (0: the default), got %d", c.PrecondRank)
+	}
+	if c.PrecondRank > 0 && c.Preconditioner != precond.MethodNystrom {
+		return configErr("Config.PrecondRank", "a rank is for the nystrom preconditioner, not %s", cmp.Or(c.Preconditioner, precond.MethodCholesky))
 	}
 	if !c.PrecondPrecision.Valid() {
 		return configErr("Config.PrecondPrecision", "unknown preconditioner precision %q (want float64 or float32)", c.PrecondPrecision)

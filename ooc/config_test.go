@@ -21,7 +21,7 @@ func TestConfigError(t *testing.T) {
 	}{
 		{"lambda", "Config.Lambda", "lambda must be > 0, got -1",
 			func() error { return ooc.Validate(ooc.Config{Lambda: -1}, ooc.RunOptions{}) }},
-		{"precond", "Config.Preconditioner", `unknown preconditioner "lu" (want cholesky, eigen or pivoted)`,
+		{"precond", "Config.Preconditioner", `unknown preconditioner "lu" (want cholesky, eigen, pivoted or nystrom)`,
 			func() error { return ooc.Validate(ooc.Config{Preconditioner: "lu"}, ooc.RunOptions{}) }},
 		{"workers", "RunOptions.Workers", "workers must be ≥ 0, got -2",
 			func() error { return ooc.Validate(ooc.Config{}, ooc.RunOptions{Workers: -2}) }},

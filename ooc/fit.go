@@ -525,6 +525,55 @@ type fitOperator struct {
 
 	iter int // CG iterations done before the next MulTo
 	v, z []float64
+
+	// For a preconditioner with ExplicitLambda: the centres (in the fit's
+	// standardised space) in float64 (K_MM·u's rounding along K_MM's
+	// small eigenvalues is amplified by the preconditioner: float32
+	// blocks would need a jitter 10⁸ times larger) and the scratch of
+	// K_MM·u.
+	c64     *kernel.Centers
+	centres []float64
+	workers int
+	ku      []float64
+}
+
+// kmmDiag returns the diagonal of K_MM: k(c, c) for each centre.
+func kmmDiag(kern kernel.Kernel, centres []float64, m, d int) []float64 {
+	diag := make([]float64, m)
+	for i := range m {
+		c := centres[i*d : (i+1)*d]
+		diag[i] = kern.Eval(c, c)
+	}
+	return diag
+}
+
+// kmmPick returns the row picker of K_MM for precond.BuildNystrom: the
+// picked centres' rows of K(C, C) from c64, split over workers.
+func kmmPick(c64 *kernel.Centers, centres []float64, m, d, workers int) precond.PickRows {
+	var x []float64
+	return func(dst []float64, idx []int) {
+		x = x[:0]
+		for _, i := range idx {
+			x = append(x, centres[i*d:(i+1)*d]...)
+		}
+		parallelRows(len(idx), workers, func(lo, hi int) {
+			c64.BlockTo(c64.NewWorkspace(), dst[lo*m:hi*m], x[lo*d:hi*d], hi-lo)
+		})
+	}
+}
+
+// kmmMulAdd sets dst += alpha·K_MM·u (u and dst M × k) with the kernel,
+// M² entries, never storing K_MM: the λ term of a preconditioner with
+// ExplicitLambda. scratch is M × k.
+func kmmMulAdd(ctx context.Context, c *kernel.Centers, centres []float64, dst, u, scratch []float64, k int, alpha float64, workers int) error {
+	m, d := c.M(), c.Dim()
+	parallelRows(m, workers, func(lo, hi int) {
+		c.KvTo(c.NewWorkspace(), scratch[lo*k:hi*k], centres[lo*d:hi*d], hi-lo, u, k)
+	})
+	for i, v := range scratch[:m*k] {
+		dst[i] += alpha * v
+	}
+	return ctx.Err()
 }
 
 // newFitOperator computes K_MM, the preconditioner and the pass jobs of
@@ -553,7 +602,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	// M × M buffer (precond.Bytes), whatever its precision.
 	c64, rows := kmmRows(cfg.Kernel, cs.centres, m, d)
 	started := false
-	pre, err := precond.Build(ctx, m, rows, cfg.Lambda, precond.Options{
+	popt := precond.Options{
 		Jitter: cfg.Jitter, Workers: plan.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
 		Precision: cfg.PrecondPrecision,
 		Progress: func(done float64) {
@@ -566,7 +615,17 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 			started = true
 			report(Progress{Stage: StagePrecond, Fraction: done})
 		},
-	})
+	}
+	var pre *precond.Preconditioner
+	var err error
+	if cfg.Preconditioner == precond.MethodNystrom {
+		// r rows of K_MM, picked by the randomly pivoted Cholesky: never
+		// an M × M buffer.
+		popt.Rank, popt.Seed, popt.Precision = cfg.PrecondRank, cfg.Seed, ""
+		pre, err = precond.BuildNystrom(ctx, m, kmmDiag(cfg.Kernel, cs.centres, m, d), kmmPick(c64, cs.centres, m, d, plan.Workers), cfg.Lambda, popt)
+	} else {
+		pre, err = precond.Build(ctx, m, rows, cfg.Lambda, popt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +633,8 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		report(Progress{Stage: StagePrecond, Fraction: 1})
 	}
 	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
-		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report}
+		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report,
+		centres: cs.centres, workers: plan.Workers, c64: c64}
 	if cfg.Precision != kernel.Float64 {
 		op.cfit = kernel.NewCenters(cfg.Kernel, cs.centres, m, d, cfg.Precision)
 	}
@@ -620,9 +680,20 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	for i := range w {
 		w[i] /= op.n
 	}
-	op.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
-	for i := range op.z {
-		op.z[i] += op.lambda * op.v[i]
+	if op.pre.ExplicitLambda() {
+		// W(p) = Bᵀ(K_nMᵀK_nM u/n + λ K_MM u).
+		if op.ku == nil {
+			op.ku = make([]float64, len(u))
+		}
+		if err := kmmMulAdd(ctx, op.c64, op.centres, w, u, op.ku, k, op.lambda, op.workers); err != nil {
+			return err
+		}
+		op.pre.SolveTTTo(op.z, w, k)
+	} else {
+		op.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
+		for i := range op.z {
+			op.z[i] += op.lambda * op.v[i]
+		}
 	}
 	op.pre.SolveAT(op.z, k)
 	copy(dst, op.z)
@@ -754,6 +825,9 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 // its progress fraction done is in: precond.Build's Cholesky method
 // reports T = chol(K_MM + εMI), T Tᵀ and A = chol(T Tᵀ/M + λI) in thirds.
 func phaseOfFactorise(m precond.Method, done float64) string {
+	if m == precond.MethodNystrom {
+		return "nystrom"
+	}
 	if m != "" && m != precond.MethodCholesky {
 		return "factorise"
 	}

@@ -71,6 +71,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	c64 := kernel.NewCenters(cfg.Kernel, cs.centres, m, d, kernel.Float64)
 	ws := c64.NewWorkspace()
 	eps := op.pre.Jitter()
+	if op.pre.ExplicitLambda() { // the operator's λ term is K_MM itself
+		eps = 0
+	}
 	kalpha := make([]float64, mk)
 	hc := make([]float64, m)
 	var tr Training
@@ -152,7 +155,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		for i := range b {
 			b[i] = -b[i]
 		}
-		lop := &logisticOperator{pre: pre, job: &hess, alpha: alpha, k: k, n: n, lambda: lam, pass: pass,
+		lop := &logisticOperator{pre: pre, job: &hess, alpha: alpha, k: k, n: n, lambda: lam, pass: pass, kmm: op,
 			report: func(it, done, chunks int, rows int64) {
 				report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * cfg.Iterations,
 					Chunk: done, Chunks: chunks, Rows: rows})
@@ -223,6 +226,7 @@ type logisticOperator struct {
 	pass   passFunc
 	report func(iter, done, chunks int, rows int64)
 	iter   int
+	kmm    *fitOperator // its centres and kernel, for ExplicitLambda
 }
 
 func (op *logisticOperator) MulTo(ctx context.Context, dst, src []float64) error {
@@ -246,9 +250,16 @@ func (op *logisticOperator) MulTo(ctx context.Context, dst, src []float64) error
 		w[i] /= op.n
 	}
 	z := make([]float64, r*k)
-	op.pre.SolveTTTo(z, w, k)
-	for i := range z {
-		z[i] += op.lambda * v[i]
+	if op.pre.ExplicitLambda() {
+		if err := kmmMulAdd(ctx, op.kmm.c64, op.kmm.centres, w, u, make([]float64, m*k), k, op.lambda, op.kmm.workers); err != nil {
+			return err
+		}
+		op.pre.SolveTTTo(z, w, k)
+	} else {
+		op.pre.SolveTTTo(z, w, k)
+		for i := range z {
+			z[i] += op.lambda * v[i]
+		}
 	}
 	op.pre.SolveAT(z, k)
 	copy(dst, z)

@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 // Memory is the predicted peak memory of a fit, by part, in bytes.
 type Memory struct {
-	Precond    int64 `json:"precond"`    // T and A in one M × M buffer: precond.Bytes
+	Precond    int64 `json:"precond"`    // T and A in one M × M buffer (precond.Bytes), or the Nyström basis (precond.NystromBytes)
 	Centers    int64 `json:"centers"`    // centres and their prepared copies
 	Chunks     int64 `json:"chunks"`     // decoded chunk buffers and the source's read scratch, per worker
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
@@ -56,8 +57,12 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64)
 	if prec == "" {
 		prec = precond.Float64
 	}
+	pb := precond.Bytes(m, prec)
+	if cfg.Preconditioner == precond.MethodNystrom {
+		pb = precond.NystromBytes(m, cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(m)))
+	}
 	mem := Memory{
-		Precond: precond.Bytes(m, prec),
+		Precond: pb,
 		Centers: centres,
 		// Decoded rows and targets, the encoded targets with the ones
 		// column, and the source's read scratch.

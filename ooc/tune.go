@@ -458,6 +458,9 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	if opts.Checkpoint != nil || opts.Resume != nil {
 		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
 	}
+	if base.Preconditioner == precond.MethodNystrom {
+		return configErr("Config.Preconditioner", "tune's candidates share one factorisation of K_MM per σ, at an M that fits in memory: the nystrom preconditioner is for the final fit (fit --tune uses it there)")
+	}
 	if base.Loss == LossLogistic && tc.ARD != nil {
 		return configErr("TuneConfig.ARD", "ARD learns its length scales with the squared loss: give no --ard with the logistic loss")
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -188,6 +189,9 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	search.Base = fitCfg
 	search.Base.Centers = m
 	search.Base.Patience = 0
+	if search.Base.Preconditioner == precond.MethodNystrom { // the search's small M fits in memory
+		search.Base.Preconditioner, search.Base.PrecondRank = precond.MethodCholesky, 0
+	}
 	search.Base.Uncertainty, search.Base.UncertaintyRank = "", 0 // the final fit's alone
 	search.ValFraction = 0
 	if err := ValidateTune(search, RunOptions{Workers: opts.Workers, Validation: val}); err != nil {

@@ -22,6 +22,12 @@ func (p *Preconditioner) WithLambda(lambda float64) (*Preconditioner, error) {
 	q := *p
 	q.lambda = lambda
 	m := p.m
+	if p.ny != nil {
+		ny := *p.ny
+		ny.setLambda(m, lambda)
+		q.ny = &ny
+		return &q, nil
+	}
 	if p.q != nil {
 		q.ainv = make([]float64, len(p.s))
 		for i, s := range p.s {
@@ -50,8 +56,17 @@ func (p *Preconditioner) WithCenterWeights(h []float64, lambda float64) (*Precon
 	if !(lambda > 0) || len(h) != p.m {
 		panic(fmt.Sprintf("precond: WithCenterWeights: lambda %g, %d weights for %d centres", lambda, len(h), p.m))
 	}
+	if p.ny != nil {
+		ny, err := p.ny.withWeights(p.m, h, lambda, p.workers)
+		if err != nil {
+			return nil, err
+		}
+		q := *p
+		q.lambda, q.ny = lambda, ny
+		return &q, nil
+	}
 	if p.q != nil || p.piv != nil {
-		return nil, fmt.Errorf("precond: centre weights need the Cholesky method")
+		return nil, fmt.Errorf("precond: centre weights need the Cholesky or Nyström method")
 	}
 	q := *p
 	q.lambda = lambda
@@ -76,7 +91,7 @@ func (p *Preconditioner) WithLambdas(lambdas []float64) (out []*Preconditioner, 
 			panic(fmt.Sprintf("precond: lambda must be > 0, got %g", l))
 		}
 	}
-	if p.q != nil || len(lambdas) < 2 {
+	if p.q != nil || p.ny != nil || len(lambdas) < 2 {
 		for i, l := range lambdas {
 			out[i], errs[i] = p.WithLambda(l)
 		}

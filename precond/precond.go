@@ -135,8 +135,14 @@ type Options struct {
 	// RankTol is, for MethodEigen, the relative threshold below which
 	// eigenvalues of D K_MM D are dropped: λ_i ≤ RankTol·λ_max; for
 	// MethodPivoted, pivots at or below RankTol times the largest diagonal
-	// end the factorisation. 0 means DefaultRankTol.
+	// end the factorisation; for MethodNystrom, the factorisation ends
+	// when the trace its basis misses falls to RankTol·tr(D K_MM D). 0
+	// means DefaultRankTol.
 	RankTol float64
+	// Rank is MethodNystrom's rank r. 0 means DefaultNystromRank(M).
+	Rank int
+	// Seed seeds MethodNystrom's random pivots.
+	Seed uint64
 }
 
 // Method selects how T is built.
@@ -185,7 +191,9 @@ type Preconditioner struct {
 	ainv []float64 // 1/A_ii
 	// MethodPivoted: piv[i] is the centre of pivot i (f holds U₁₁ and A,
 	// r × r).
-	piv    []int
+	piv []int
+	// MethodNystrom: the low-rank basis and its core (Rank() = M).
+	ny     *nystrom
 	jitter float64
 	lambda float64
 }
@@ -213,6 +221,19 @@ func New(kmm *mat.SymDense, lambda float64, opt Options) (*Preconditioner, error
 		return p, p.eigen(kmm, lambda, opt.RankTol)
 	case MethodPivoted:
 		return p, p.pivoted(context.Background(), raw.Data, raw.Stride, opt)
+	case MethodNystrom:
+		m, ld := raw.N, raw.Stride
+		diag := make([]float64, m)
+		for i := range m {
+			diag[i] = raw.Data[i*ld+i]
+		}
+		return BuildNystrom(context.Background(), m, diag, func(dst []float64, idx []int) {
+			for a, i := range idx {
+				for j := range m {
+					dst[a*m+j] = raw.Data[min(i, j)*ld+max(i, j)]
+				}
+			}
+		}, lambda, opt)
 	}
 	if p.prec == Float32 {
 		m := raw.N
@@ -242,7 +263,9 @@ type Rows func(dst []float64, lo, hi int)
 // K_MM whole in float64: Build allocates it.)
 func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (*Preconditioner, error) {
 	p := newPrecond(m, lambda, opt)
-	if meth := p.method(opt); meth != MethodCholesky {
+	if meth := p.method(opt); meth == MethodNystrom {
+		panic("precond: Build cannot build MethodNystrom, which needs rows picked by index: use BuildNystrom")
+	} else if meth != MethodCholesky {
 		kmm := make([]float64, m*m)
 		if err := fillRows(ctx, kmm, m, p.workers, rows, func(dst []float64, lo, hi int, tmp []float64) { rows(dst[lo*m:hi*m], lo, hi) }); err != nil {
 			return nil, err
@@ -357,7 +380,7 @@ func (p *Preconditioner) method(opt Options) Method {
 	switch opt.Method {
 	case "", MethodCholesky:
 		return MethodCholesky
-	case MethodEigen, MethodPivoted:
+	case MethodEigen, MethodPivoted, MethodNystrom:
 		return opt.Method
 	}
 	panic(fmt.Sprintf("precond: unknown method %q", opt.Method))
@@ -745,6 +768,8 @@ func (p *Preconditioner) M() int { return p.m }
 // Cholesky method, the number of eigenvalues kept for MethodEigen.
 func (p *Preconditioner) Rank() int {
 	switch {
+	case p.ny != nil:
+		return p.m
 	case p.q != nil:
 		return len(p.s)
 	case p.piv != nil:
@@ -768,6 +793,9 @@ func (p *Preconditioner) Precision() Precision {
 // Bytes reports the memory the factors hold.
 func (p *Preconditioner) Bytes() int64 {
 	n := int64(len(p.d)+len(p.q)+3*len(p.s)+len(p.piv)) * 8
+	if p.ny != nil {
+		n += int64(len(p.ny.u)+len(p.ny.vals)+len(p.ny.s)+len(p.ny.lt)) * 8
+	}
 	if p.f != nil {
 		n += p.f.bytes()
 	}
@@ -783,6 +811,9 @@ func (p *Preconditioner) check(x []float64, rows, k int, what string) {
 // SolveA sets x ← A⁻¹ x for x r × k, row-major.
 func (p *Preconditioner) SolveA(x []float64, k int) {
 	p.check(x, p.Rank(), k, "x")
+	if p.ny != nil { // A = I
+		return
+	}
 	if p.q != nil {
 		p.scaleRows(x, k, p.ainv)
 		return
@@ -793,6 +824,9 @@ func (p *Preconditioner) SolveA(x []float64, k int) {
 // SolveAT sets x ← A⁻ᵀ x for x r × k.
 func (p *Preconditioner) SolveAT(x []float64, k int) {
 	p.check(x, p.Rank(), k, "x")
+	if p.ny != nil {
+		return
+	}
 	if p.q != nil {
 		p.scaleRows(x, k, p.ainv)
 		return
@@ -806,7 +840,9 @@ func (p *Preconditioner) SolveAT(x []float64, k int) {
 func (p *Preconditioner) SolveTTo(dst, src []float64, k int) {
 	p.check(dst, p.m, k, "dst")
 	p.check(src, p.Rank(), k, "src")
-	if p.q != nil {
+	if p.ny != nil {
+		p.ny.apply(false, dst, src, p.m, k, p.workers)
+	} else if p.q != nil {
 		r := len(p.s)
 		v := make([]float64, len(src))
 		copy(v, src)
@@ -836,6 +872,15 @@ func (p *Preconditioner) SolveTTo(dst, src []float64, k int) {
 func (p *Preconditioner) SolveTTTo(dst, src []float64, k int) {
 	p.check(dst, p.Rank(), k, "dst")
 	p.check(src, p.m, k, "src")
+	if p.ny != nil {
+		w := src
+		if p.d != nil {
+			w = append([]float64(nil), src...)
+			p.scaleRows(w, k, p.d)
+		}
+		p.ny.apply(true, dst, w, p.m, k, p.workers)
+		return
+	}
 	if p.piv != nil {
 		// dst = [U₁₁⁻ᵀ 0] Pᵀ D src.
 		for i, c := range p.piv {

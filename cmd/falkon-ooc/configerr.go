@@ -17,6 +17,7 @@ var flagOf = map[string]string{
 	"Config.Jitter":           "--jitter",
 	"Config.Preconditioner":   "--precond",
 	"Config.PrecondPrecision": "--precond-precision",
+	"Config.PrecondRank":      "--precond-rank",
 	"Config.Sampling":         "--centers-sampling",
 	"Config.Candidates":       "--candidates",
 	"Config.Task":             "--task",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +68,7 @@ type fitOpts struct {
 	resume, noCheckpoint, jsonOut        bool
 	quiet, force                         bool
 	val, plot, sampling, precondMethod   string
+	precondRank                          int
 	maxMemory, precondPrecision          string
 	candidates                           int
 	valFraction                          float64
@@ -129,7 +131,8 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each --iters CG iterations; predict --proba then gives the model's own probabilities")
 	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
-	fs.StringVar(&o.precondMethod, "precond", "cholesky", "preconditioner: cholesky (with --jitter), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
+	fs.StringVar(&o.precondMethod, "precond", "auto", "preconditioner: cholesky (with --jitter; 4–8·M² bytes), nystrom (a rank-r basis of K_MM, 8·M·r bytes, for M beyond RAM; more iterations when r is small), auto (cholesky when it fits --max-memory, else nystrom), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
+	fs.IntVar(&o.precondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d))", precond.DefaultNystromRank(1<<30)))
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
 	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
@@ -236,7 +239,17 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		cfg.Loss = ooc.Loss(o.loss)
 	}
 	cfg.NewtonSteps = o.newtonSteps
-	cfg.Preconditioner = precond.Method(o.precondMethod)
+	switch o.precondMethod {
+	case "auto": // planMemory picks nystrom when cholesky does not fit
+	default:
+		cfg.Preconditioner = precond.Method(o.precondMethod)
+	}
+	if o.precondRank != 0 && o.precondMethod != "auto" && o.precondMethod != string(precond.MethodNystrom) {
+		return cfg, usagef("--precond-rank is for --precond nystrom (or auto), not %s", o.precondMethod)
+	}
+	if cfg.Preconditioner == precond.MethodNystrom {
+		cfg.PrecondRank = o.precondRank
+	}
 	switch o.precondPrecision {
 	case "auto":
 	case "float64", "float32":
@@ -270,6 +283,8 @@ func precondName(cfg ooc.Config) string {
 		return "eigendecomposition"
 	case precond.MethodPivoted:
 		return "pivoted Cholesky"
+	case precond.MethodNystrom:
+		return fmt.Sprintf("Nyström, rank %d", cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)))
 	}
 	p := cfg.PrecondPrecision
 	if p == "" {
@@ -288,6 +303,19 @@ func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (o
 		return ooc.Memory{}, err
 	}
 	est := plan.MemoryWith
+	if o.precondMethod == "auto" && limit > 0 && est(precond.Float32).Total > limit {
+		// Not even a float32 M × M buffer fits: the Nyström basis, if
+		// it does.
+		cho, was := est(precond.Float32).Total, plan.Config
+		plan.Config.Preconditioner, plan.Config.PrecondRank = precond.MethodNystrom, o.precondRank
+		if ny := est(precond.Float64).Total; ny <= limit {
+			cfg.Preconditioner, cfg.PrecondRank = precond.MethodNystrom, o.precondRank
+			pr.printf("fit: M = %d needs ≈ %s with a Cholesky preconditioner even in float32, over the memory limit of %s: using the Nyström preconditioner of rank %d instead (≈ %s; --precond nystrom)",
+				cfg.Centers, ooc.FormatBytes(cho), ooc.FormatBytes(limit), cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), ooc.FormatBytes(ny))
+		} else {
+			plan.Config = was
+		}
+	}
 	prec := cfg.PrecondPrecision
 	if o.precondPrecision == "auto" {
 		prec = precond.Float64
@@ -296,7 +324,7 @@ func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (o
 			pr.printf("fit: M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32 (--precond-precision float32)",
 				cfg.Centers, ooc.FormatBytes(est(precond.Float64).Total), ooc.FormatBytes(limit))
 		}
-		if cfg.Preconditioner == precond.MethodEigen || cfg.Preconditioner == precond.MethodPivoted {
+		if cfg.Preconditioner == precond.MethodEigen || cfg.Preconditioner == precond.MethodPivoted || cfg.Preconditioner == precond.MethodNystrom {
 			prec = precond.Float64
 		}
 		cfg.PrecondPrecision = prec
@@ -305,7 +333,11 @@ func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (o
 	if limit > 0 && mem.Total > limit {
 		m64 := plan.MaxCenters(limit, precond.Float64)
 		m32 := plan.MaxCenters(limit, precond.Float32)
-		return mem, fmt.Errorf("M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32",
+		if cfg.Preconditioner == precond.MethodNystrom {
+			return mem, fmt.Errorf("M = %d centres need ≈ %s with a Nyström preconditioner of rank %d, over the memory limit of %s (--max-memory): lower --precond-rank or --centers",
+				cfg.Centers, ooc.FormatBytes(mem.Total), cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), ooc.FormatBytes(limit))
+		}
+		return mem, fmt.Errorf("M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32, more with --precond nystrom",
 			cfg.Centers, ooc.FormatBytes(mem.Total), ooc.FormatBytes(limit), m64, m32)
 	}
 	return mem, nil

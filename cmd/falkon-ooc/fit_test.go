@@ -188,7 +188,7 @@ func TestFitPredictErrors(t *testing.T) {
 		{"workers", []string{"fit", "--out", model, "--target", "y", "--workers", "-1", "missing.csv"}, 2, "falkon-ooc fit: --workers: workers must be ≥ 0, got -1\n"},
 		{"candidates", []string{"fit", "--out", model, "--candidates", "-1", train}, 2, "falkon-ooc fit: --candidates: candidates must be ≥ 0, got -1\n"},
 		{"precond", []string{"fit", "--out", model, "--target", "y", "--precond", "lu", "missing.csv"}, 2,
-			"falkon-ooc fit: --precond: unknown preconditioner \"lu\" (want cholesky, eigen or pivoted)\n"},
+			"falkon-ooc fit: --precond: unknown preconditioner \"lu\" (want cholesky, eigen, pivoted or nystrom)\n"},
 		{"precond precision", []string{"fit", "--out", model, "--precond-precision", "half", train}, 2,
 			"falkon-ooc fit: --precond-precision must be float64, float32 or auto, got \"half\"\n"},
 		{"val every zero", []string{"fit", "--out", model, "--val-every", "0", train}, 2, "falkon-ooc fit: --val-every must be ≥ 1, got 0\n"},

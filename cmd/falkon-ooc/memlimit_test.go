@@ -82,7 +82,7 @@ func TestFitMaxMemory(t *testing.T) {
 	code, _, errOut = runCLI(append(args, "--precond-precision", "float64", train)...)
 	m64 := plan.MaxCenters(limit, precond.Float64)
 	m32 := plan.MaxCenters(limit, precond.Float32)
-	want := fmt.Sprintf("falkon-ooc fit: M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32\n",
+	want := fmt.Sprintf("falkon-ooc fit: M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32, more with --precond nystrom\n",
 		M, ooc.FormatBytes(e64), ooc.FormatBytes(limit), m64, m32)
 	if code != 1 || errOut != want {
 		t.Errorf("exit %d, stderr\n%q\nwant\n%q", code, errOut, want)

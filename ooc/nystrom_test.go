@@ -1,0 +1,163 @@
+package ooc_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// TestFitNystromMatchesDirect: with the Nyström preconditioner the
+// conjugate gradient still solves the exact M-centre system: at full rank
+// and at low rank (more iterations), with leverage-sampled centres, in
+// float32 kernel blocks, FALKON's α equals the direct solution of
+// (K_nMᵀK_nM + λnK_MM)α = K_nMᵀ(y − ȳ).
+func TestFitNystromMatchesDirect(t *testing.T) {
+	const n, d, M, lambda = 1000, 5, 240, 1e-3
+	x, y := synth(n, d, 1)
+	for _, c := range []struct {
+		name  string
+		cfg   ooc.Config
+		iters int     // at most
+		tol   float64 // α against the direct solution, relative
+	}{
+		{"full rank", ooc.Config{PrecondRank: M}, 50, 1e-6},
+		{"rank 120", ooc.Config{PrecondRank: 120}, 400, 1e-6},
+		{"rank 120 leverage", ooc.Config{PrecondRank: 120, Sampling: ooc.SamplingLeverage, Candidates: 600}, 400, 1e-6},
+		// float32 kernel blocks: the pass and K_MM·u carry float32
+		// rounding, ≈ 1e-7 relative per entry, times the system's
+		// condition at λ = 1e-4 (the direct solve is float64).
+		{"rank 120 float32", ooc.Config{PrecondRank: 120, Precision: kernel.Float32}, 400, 2e-3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.Centers, cfg.Kernel, cfg.Lambda, cfg.Iterations, cfg.Tolerance, cfg.Seed = M, kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2}, lambda, 400, 1e-13, 3
+			cfg.Preconditioner = precond.MethodNystrom
+			m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 300), cfg, ooc.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := m.Training()
+			want := direct(t, m, x, y, lambda, 0)
+			// α itself is ill-determined along K_MM's near-null
+			// directions (κ(K_MM) ≈ 1e12 here), which change no
+			// prediction: compare the functions on fresh points.
+			xt, _ := synth(300, d, 99)
+			got := make([]float64, 300)
+			m.PredictTo(got, xt, 300)
+			ref := make([]float64, 300)
+			zt := standardized(m, xt)
+			for i := range 300 {
+				s := m.TargetMean()[0]
+				for j := range M {
+					s += want[j] * m.Kernel().Eval(zt[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d])
+				}
+				ref[i] = s - m.TargetMean()[0]
+				got[i] -= m.TargetMean()[0]
+			}
+			r := relDiff(got, ref)
+			t.Logf("%d iterations (%s), predictions within %.3g of the direct solution's", tr.Iterations, tr.Status, r)
+			if r > c.tol {
+				t.Errorf("predictions differ from the direct solution's by %.3g relative (status %s after %d iterations)", r, tr.Status, tr.Iterations)
+			}
+			if c.tol < 1e-5 && tr.Iterations > c.iters {
+				t.Errorf("%d iterations, want at most %d", tr.Iterations, c.iters)
+			}
+			if tr.Jitter != precond.DefaultJitter || tr.Rank != M {
+				t.Errorf("Training: jitter %g, rank %d; want %g and %d", tr.Jitter, tr.Rank, precond.DefaultJitter, M)
+			}
+		})
+	}
+}
+
+// TestFitNystromAgreesWithCholesky: a multiclass fit and a logistic fit
+// with the Nyström preconditioner at low rank reach the Cholesky
+// preconditioner's model on the same centres (the same system, to the CG
+// tolerance); Fit refuses a rank without the nystrom method, and tune
+// refuses the method with the message the user sees.
+func TestFitNystromAgreesWithCholesky(t *testing.T) {
+	const n, d = 1500, 2
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := make([]float64, n*d)
+	yc := make([]float64, n)
+	yb := make([]float64, n)
+	for i := range n {
+		a, b := rng.NormFloat64(), rng.NormFloat64()
+		x[i*2], x[i*2+1] = a, b
+		switch {
+		case a > 0.5:
+			yc[i] = 7
+		case b > 0:
+			yc[i] = 3
+		default:
+			yc[i] = 5
+		}
+		yb[i] = 1
+		if a*a+b*b+0.3*rng.NormFloat64() > 1.4 {
+			yb[i] = 2
+		}
+	}
+	fit := func(y []float64, cfg ooc.Config) *ooc.Model {
+		t.Helper()
+		m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 200), cfg, ooc.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	base := ooc.Config{Centers: 150, Lambda: 1e-3, Iterations: 300, Tolerance: 1e-12, Seed: 2, Task: ooc.TaskMulticlass}
+	ny := base
+	ny.Preconditioner, ny.PrecondRank = precond.MethodNystrom, 120
+	a, b := fit(yc, base), fit(yc, ny)
+	pa, pb := make([]float64, 3*n), make([]float64, 3*n)
+	a.PredictTo(pa, x, n)
+	b.PredictTo(pb, x, n)
+	// K_MM of 150 centres in 2-D has eigenvalues down to 1e-12·‖K‖: the
+	// Nyström preconditioner leaves them ill-conditioned and CG stalls
+	// near a residual of 1e-5 (DefaultNystromJitter), where the Cholesky
+	// one reaches 1e-12.
+	if r := relDiff(pb, pa); r > 1e-3 {
+		t.Errorf("multiclass: scores differ from the Cholesky fit's by %.3g (iterations %d against %d)", r, b.Training().Iterations, a.Training().Iterations)
+	}
+	lbase := ooc.Config{Centers: 60, Lambda: 1e-3, Iterations: 100, Tolerance: 1e-13, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 8}
+	lny := lbase
+	lny.Preconditioner, lny.PrecondRank, lny.Iterations = precond.MethodNystrom, 40, 200
+	la, lb := fit(yb, lbase), fit(yb, lny)
+	sa, sb := la.Training().NewtonSteps, lb.Training().NewtonSteps
+	oa, ob := sa[len(sa)-1].Objective, sb[len(sb)-1].Objective
+	// The Cholesky fit's objective carries its jitter εM·‖α‖² (1e-14 of
+	// the penalty); the rest is the Newton and CG tolerance, which the
+	// 2-D kernel's conditioning limits as above.
+	if math.Abs(oa-ob) > 1e-5*math.Abs(oa) {
+		t.Errorf("logistic: objective %.12g with nystrom, %.12g with cholesky; steps %+v and %+v", ob, oa, sb, sa)
+	}
+	_, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, yb, 1, 200), ooc.Config{Centers: 50, PrecondRank: 10}, ooc.RunOptions{})
+	var ce *ooc.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a rank is for the nystrom preconditioner, not cholesky") {
+		t.Errorf("rank without nystrom: %v", err)
+	}
+	err = ooc.ValidateTune(ooc.TuneConfig{Base: ny}, ooc.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the nystrom preconditioner is for the final fit") {
+		t.Errorf("tune with nystrom: %v", err)
+	}
+}
+
+// TestNystromMemoryEstimate: the plan's estimate counts the Nyström
+// basis, not an M × M buffer.
+func TestNystromMemoryEstimate(t *testing.T) {
+	x, y := synth(1000, 4, 1)
+	plan, err := ooc.Plan(stream.NewMemSource(x, 4, y, 1, 100), ooc.Config{Centers: 500, Preconditioner: precond.MethodNystrom, PrecondRank: 50}, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := plan.MemoryWith(precond.Float64).Precond, precond.NystromBytes(500, 50); got != want {
+		t.Fatalf("Memory.Precond = %d, want %d", got, want)
+	}
+}

@@ -1,0 +1,305 @@
+package precond_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/falkon-ooc/falkon-ooc/precond"
+)
+
+// denseB returns B (m × m) column by column through ApplyBTo, and Bᵀ
+// through ApplyBTTo.
+func denseB(p *precond.Preconditioner) (b, bt *mat.Dense) {
+	m := p.M()
+	b, bt = mat.NewDense(m, m, nil), mat.NewDense(m, m, nil)
+	for j := range m {
+		e, col, colt := make([]float64, m), make([]float64, m), make([]float64, m)
+		e[j] = 1
+		p.ApplyBTo(col, e, 1)
+		p.ApplyBTTo(colt, e, 1)
+		for i := range m {
+			b.Set(i, j, col[i])
+			bt.Set(i, j, colt[i])
+		}
+	}
+	return b, bt
+}
+
+// weighted returns D K D (d nil: K) as a dense matrix.
+func weighted(kmm *mat.SymDense, d []float64) *mat.Dense {
+	m := kmm.SymmetricDim()
+	k := mat.NewDense(m, m, nil)
+	for i := range m {
+		for j := range m {
+			v := kmm.At(i, j)
+			if d != nil {
+				v *= d[i] * d[j]
+			}
+			k.Set(i, j, v)
+		}
+	}
+	return k
+}
+
+// TestNystromFullRank: at r = M the Nyström preconditioner is FALKON's
+// without jitter: Bᵀ(K'²/M + λK')B = I for K' = D K_MM D, in the
+// weighted coordinates (B = D B'), Bᵀ is ApplyBTTo, and with centre
+// weights h, Bᵀ(K'HK'/M + λK')B = I. WithLambda gives what a new build at
+// that λ gives, bit for bit.
+func TestNystromFullRank(t *testing.T) {
+	const m, lambda = 30, 1e-2
+	w := make([]float64, m)
+	h := make([]float64, m)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range w {
+		w[i] = 0.5 + float64(i%5)/4
+		h[i] = 0.25 + rng.Float64()
+	}
+	for _, c := range []struct {
+		name    string
+		d       []float64
+		centres bool
+	}{{"plain", nil, false}, {"leverage weights", w, false}, {"centre weights", nil, true}, {"both", w, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := precond.Options{Method: precond.MethodNystrom, Rank: m, Weights: c.d, Seed: 3}
+			p, err := precond.New(gaussKMM(m, 2), lambda, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Rank() != m || p.NystromRank() != m || !p.ExplicitLambda() {
+				t.Fatalf("Rank %d, NystromRank %d, ExplicitLambda %v; want %d, %d, true", p.Rank(), p.NystromRank(), p.ExplicitLambda(), m, m)
+			}
+			if r := p.NystromResidual(); r > 1e-12 {
+				t.Fatalf("full rank misses %g of the trace", r)
+			}
+			hh := make([]float64, m)
+			for i := range hh {
+				hh[i] = 1
+			}
+			if c.centres {
+				copy(hh, h)
+				if p, err = p.WithCenterWeights(h, lambda); err != nil {
+					t.Fatal(err)
+				}
+			}
+			kt := weighted(gaussKMM(m, 2), c.d)
+			hk := mat.DenseCopyOf(kt)
+			for i := range m {
+				for j := range m {
+					hk.Set(i, j, hh[i]*hk.At(i, j))
+				}
+			}
+			var sys, lk mat.Dense
+			sys.Mul(kt, hk)
+			sys.Scale(1/float64(m), &sys)
+			lk.Scale(lambda, kt)
+			sys.Add(&sys, &lk)
+			b, bt := denseB(p)
+			// Undo D: the test's system is in the weighted coordinates.
+			for i := range m {
+				for j := range m {
+					if c.d != nil {
+						b.Set(i, j, b.At(i, j)/c.d[i])
+						bt.Set(j, i, bt.At(j, i)/c.d[i])
+					}
+				}
+			}
+			var tmp, out mat.Dense
+			tmp.Mul(&sys, b)
+			out.Mul(bt, &tmp)
+			for i := range m {
+				for j := range m {
+					want := 0.0
+					if i == j {
+						want = 1
+					}
+					if math.Abs(out.At(i, j)-want) > 1e-7 {
+						t.Fatalf("Bᵀ(K'HK'/M + λK')B[%d][%d] = %v, want %v", i, j, out.At(i, j), want)
+					}
+				}
+			}
+		})
+	}
+	p, err := precond.New(gaussKMM(m, 2), 0.5, precond.Options{Method: precond.MethodNystrom, Rank: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := p.WithLambda(lambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := precond.New(gaussKMM(m, 2), lambda, precond.Options{Method: precond.MethodNystrom, Rank: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]float64, 2*m)
+	for i := range src {
+		src[i] = math.Sin(float64(i))
+	}
+	if g, w := apply(q, src, 2), apply(want, src, 2); !slices.Equal(g, w) {
+		t.Fatal("WithLambda differs from a new build at that λ")
+	}
+}
+
+// TestNystromLowRank: at r < M the basis is orthonormal, its trace
+// deficit is what NystromResidual reports, B is D[UCUᵀ + √c(I − UUᵀ)]
+// with ApplyBTTo its adjoint, and BᵀHB is far better conditioned than
+// H = K²/M + λK itself. (Its top eigenvalue is not 1: the residual
+// K − UΛUᵀ has eigenvalues above the smallest kept one, μ, and H grows
+// as their square on the complement, where B scales by μ's.)
+func TestNystromLowRank(t *testing.T) {
+	const m, r, lambda = 200, 80, 1e-4
+	kmm := gaussKMM(m, 9)
+	p, err := precond.New(gaussKMM(m, 9), lambda, precond.Options{Method: precond.MethodNystrom, Rank: r, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Rank() != m || p.NystromRank() != r {
+		t.Fatalf("Rank %d, NystromRank %d; want %d, %d", p.Rank(), p.NystromRank(), m, r)
+	}
+	u, vals := p.NystromEigen()
+	um := mat.NewDense(m, r, u)
+	var utu mat.Dense
+	utu.Mul(um.T(), um)
+	for i := range r {
+		for j := range r {
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			if math.Abs(utu.At(i, j)-want) > 1e-10 {
+				t.Fatalf("UᵀU[%d][%d] = %v", i, j, utu.At(i, j))
+			}
+		}
+		if i > 0 && vals[i] > vals[i-1] {
+			t.Fatalf("eigenvalues not descending at %d", i)
+		}
+	}
+	trace, approx := 0.0, 0.0
+	for i := range m {
+		trace += kmm.At(i, i)
+	}
+	for _, v := range vals {
+		approx += v
+	}
+	if got, want := p.NystromResidual(), (trace-approx)/trace; math.Abs(got-want) > 1e-9 || got > 0.05 {
+		t.Fatalf("NystromResidual %v, trace deficit %v (want equal and below 5%% at r = %d)", got, want, r)
+	}
+	// H and BᵀHB.
+	kd := weighted(kmm, nil)
+	var hm, lk mat.Dense
+	hm.Mul(kd, kd)
+	hm.Scale(1/float64(m), &hm)
+	lk.Scale(lambda, kd)
+	hm.Add(&hm, &lk)
+	b, bt := denseB(p)
+	var tmp, g mat.Dense
+	tmp.Mul(&hm, b)
+	g.Mul(bt, &tmp)
+	if !mat.EqualApprox(bt, b.T(), 1e-10) {
+		t.Fatal("ApplyBTTo is not the adjoint of ApplyBTo")
+	}
+	cond := func(a mat.Matrix) (lo, hi float64) {
+		var es mat.EigenSym
+		s := mat.NewSymDense(m, nil)
+		for i := range m {
+			for j := i; j < m; j++ {
+				s.SetSym(i, j, (a.At(i, j)+a.At(j, i))/2)
+			}
+		}
+		if !es.Factorize(s, false) {
+			t.Fatal("eigendecomposition failed")
+		}
+		v := es.Values(nil)
+		return v[0], v[m-1]
+	}
+	hlo, hhi := cond(&hm)
+	glo, ghi := cond(&g)
+	t.Logf("κ(H) = %.3g, κ(BᵀHB) = %.3g, λ_max(BᵀHB) = %.3g", hhi/hlo, ghi/glo, ghi)
+	if !(ghi/glo < 1e-3*hhi/hlo) {
+		t.Fatalf("BᵀHB: eigenvalues [%g, %g] (H: [%g, %g]); want κ 1000 × smaller than H's", glo, ghi, hlo, hhi)
+	}
+	// The same B from its formula.
+	s := make([]float64, r)
+	for i, v := range vals {
+		s[i] = 1 / math.Sqrt(v*v/m+lambda*v)
+	}
+	mu := vals[r-1]
+	sqc := 1 / math.Sqrt(mu*mu/m+lambda*mu)
+	var ucu, uut mat.Dense
+	us := mat.DenseCopyOf(um)
+	for i := range m {
+		for j := range r {
+			us.Set(i, j, us.At(i, j)*s[j])
+		}
+	}
+	ucu.Mul(us, um.T())
+	uut.Mul(um, um.T())
+	want := mat.NewDense(m, m, nil)
+	for i := range m {
+		for j := range m {
+			id := 0.0
+			if i == j {
+				id = 1
+			}
+			want.Set(i, j, ucu.At(i, j)+sqc*(id-uut.At(i, j)))
+		}
+	}
+	if !mat.EqualApprox(b, want, 1e-8*sqc) {
+		t.Fatal("ApplyBTo differs from D[UCUᵀ + √c(I − UUᵀ)]")
+	}
+}
+
+// TestNystromRankDeficient: duplicate centres and a rank-3 kernel end the
+// factorisation at their rank, with finite factors, and a seed gives the
+// same pivots every time.
+func TestNystromRankDeficient(t *testing.T) {
+	const m = 60
+	k := gaussKMM(m/2, 4)
+	dup := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			dup.SetSym(i, j, k.At(i%(m/2), j%(m/2)))
+		}
+	}
+	p, err := precond.New(dup, 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.NystromRank(); r > m/2 {
+		t.Fatalf("duplicated centres: rank %d, want at most %d", r, m/2)
+	}
+	out := apply(p, make([]float64, m), 1)
+	for i, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("entry %d is %v", i, v)
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	x := mat.NewDense(m, 3, nil)
+	for i := range m {
+		for j := range 3 {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var lin mat.SymDense
+	lin.SymOuterK(1, x)
+	p, err = precond.New(&lin, 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.NystromRank(); r != 3 {
+		t.Fatalf("rank-3 kernel: rank %d, want 3", r)
+	}
+	a, _ := precond.New(gaussKMM(m, 4), 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: 10, Seed: 7})
+	b, _ := precond.New(gaussKMM(m, 4), 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: 10, Seed: 7})
+	ua, _ := a.NystromEigen()
+	ub, _ := b.NystromEigen()
+	if !slices.Equal(ua, ub) {
+		t.Fatal("the same seed gave another basis")
+	}
+}
