@@ -252,6 +252,13 @@ type RunOptions struct {
 	// ValEvery is how often to evaluate Validation. 0 means every
 	// iteration.
 	ValEvery int
+	// PrecondCache, when set, is the path of the Nyström preconditioner's
+	// basis (Config.Preconditioner nystrom): Fit reads it from there when
+	// the file holds the basis of the same centres, weights, kernel, rank,
+	// seed and jitter and its checksum holds, and otherwise builds it and
+	// writes it there (temporary name, fsync, rename), so that a resumed
+	// fit does not redo the set-up. Training.PrecondCache says which.
+	PrecondCache string
 	// Executor runs the right-hand-side pass and the CG passes (of Fit,
 	// and of Tune, whose passes over the training source also score its
 	// held-out rows). nil means the local pipeline (stream.Run on Workers

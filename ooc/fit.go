@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +63,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		return nil, err
 	}
 	pass := passOver(plan.src, opts)
-	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph)
+	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph, opts.PrecondCache)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +151,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
+	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
 	tr.PrecondBytes = op.pre.Bytes()
 	tr.Rank = op.pre.Rank()
 	tr.Jitter = op.pre.Jitter()
@@ -531,10 +534,11 @@ type fitOperator struct {
 	// small eigenvalues is amplified by the preconditioner: float32
 	// blocks would need a jitter 10⁸ times larger) and the scratch of
 	// K_MM·u.
-	c64     *kernel.Centers
-	centres []float64
-	workers int
-	ku      []float64
+	c64       *kernel.Centers
+	centres   []float64
+	cacheNote string // Training.PrecondCache
+	workers   int
+	ku        []float64
 }
 
 // kmmDiag returns the diagonal of K_MM: k(c, c) for each centre.
@@ -592,7 +596,7 @@ func kmmRows(kern kernel.Kernel, centres []float64, m, d int) (*kernel.Centers, 
 }
 
 func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding,
-	pass passFunc, report func(Progress), ph *phaseClock) (*fitOperator, error) {
+	pass passFunc, report func(Progress), ph *phaseClock, cache string) (*fitOperator, error) {
 	cfg := plan.Config
 	d, m := plan.D, cs.m
 	ph.start("kmm", 0)
@@ -618,11 +622,33 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	var pre *precond.Preconditioner
 	var err error
+	cacheNote := ""
 	if cfg.Preconditioner == precond.MethodNystrom {
 		// r rows of K_MM, picked by the randomly pivoted Cholesky: never
 		// an M × M buffer.
 		popt.Rank, popt.Seed, popt.Precision = cfg.PrecondRank, cfg.Seed, ""
-		pre, err = precond.BuildNystrom(ctx, m, kmmDiag(cfg.Kernel, cs.centres, m, d), kmmPick(c64, cs.centres, m, d, plan.Workers), cfg.Lambda, popt)
+		key := basisKey(cfg, cs)
+		if cache != "" {
+			u, vals, trace, residual, rerr := readBasis(cache, key, m)
+			switch {
+			case rerr == nil:
+				if pre, err = precond.NewNystrom(m, u, vals, trace, residual, cfg.Lambda, popt); err == nil {
+					cacheNote = "read"
+				}
+			case errors.Is(rerr, fs.ErrNotExist):
+			default:
+				cacheNote = fmt.Sprintf("%s not used: %v", cache, rerr)
+			}
+		}
+		if pre == nil {
+			pre, err = precond.BuildNystrom(ctx, m, kmmDiag(cfg.Kernel, cs.centres, m, d), kmmPick(c64, cs.centres, m, d, plan.Workers), cfg.Lambda, popt)
+			if err == nil && cache != "" {
+				if werr := writeBasis(cache, key, pre); werr != nil {
+					return nil, fmt.Errorf("writing the Nyström basis: %w", werr)
+				}
+				cacheNote = strings.TrimPrefix(cacheNote+"; written", "; ")
+			}
+		}
 	} else {
 		pre, err = precond.Build(ctx, m, rows, cfg.Lambda, popt)
 	}
@@ -634,7 +660,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
 		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report,
-		centres: cs.centres, workers: plan.Workers, c64: c64}
+		centres: cs.centres, workers: plan.Workers, c64: c64, cacheNote: cacheNote}
 	if cfg.Precision != kernel.Float64 {
 		op.cfit = kernel.NewCenters(cfg.Kernel, cs.centres, m, d, cfg.Precision)
 	}

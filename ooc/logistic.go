@@ -190,6 +190,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		tr.Weight = plan.Weight
 	}
 	tr.PrecondSeconds, tr.PrecondBytes, tr.Rank, tr.Jitter = op.precondSeconds, op.pre.Bytes(), op.pre.Rank(), eps
+	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
 	tr.DuplicateCenters = cs.dropped
 	if total > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(total+steps)

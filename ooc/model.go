@@ -243,6 +243,13 @@ type Training struct {
 	// with the eigen preconditioner on a rank-deficient K_MM.
 	Rank   int     `json:"rank"`
 	Jitter float64 `json:"jitter"`
+	// NystromRank is the Nyström preconditioner's rank (0 for the
+	// others), NystromResidual the fraction of tr(K_MM) its basis misses,
+	// and PrecondCache what became of RunOptions.PrecondCache: "read",
+	// "written", or why the file was not used, then "; written".
+	NystromRank     int     `json:"nystrom_rank,omitempty"`
+	NystromResidual float64 `json:"nystrom_residual,omitempty"`
+	PrecondCache    string  `json:"precond_cache,omitempty"`
 	// DuplicateCenters counts centres drawn twice (uniform: equal rows;
 	// leverage draws distinct rows and counts only equal candidate rows).
 	DuplicateCenters int `json:"duplicate_centers,omitempty"`

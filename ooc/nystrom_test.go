@@ -5,6 +5,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,4 +163,61 @@ func TestNystromMemoryEstimate(t *testing.T) {
 	if got, want := plan.MemoryWith(precond.Float64).Precond, precond.NystromBytes(500, 50); got != want {
 		t.Fatalf("Memory.Precond = %d, want %d", got, want)
 	}
+}
+
+// TestNystromBasisCache: RunOptions.PrecondCache writes the basis, a
+// second fit reads it and gives the same model bit for bit, and a
+// damaged, truncated or foreign file is never used: the fit says why,
+// builds the basis again (the same model) and writes it.
+func TestNystromBasisCache(t *testing.T) {
+	x, y := synth(1500, 4, 3)
+	path := filepath.Join(t.TempDir(), "m.ckpt.basis")
+	cfg := ooc.Config{Centers: 200, Lambda: 1e-4, Iterations: 8, Seed: 1, Preconditioner: precond.MethodNystrom, PrecondRank: 50}
+	fit := func(cfg ooc.Config) *ooc.Model {
+		t.Helper()
+		m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 4, y, 1, 250), cfg, ooc.RunOptions{PrecondCache: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	first := fit(cfg)
+	if got := first.Training().PrecondCache; got != "written" {
+		t.Fatalf("first fit: PrecondCache %q, want written", got)
+	}
+	check := func(name, want string) {
+		t.Helper()
+		m := fit(cfg)
+		if got := m.Training().PrecondCache; !strings.Contains(got, want) {
+			t.Errorf("%s: PrecondCache %q, want it to contain %q", name, got, want)
+		}
+		if !slices.Equal(m.Alpha(), first.Alpha()) {
+			t.Errorf("%s: the model differs from the first fit's", name)
+		}
+	}
+	check("reread", "read")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage := func(b []byte) {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipped := slices.Clone(data)
+	flipped[len(flipped)/2] ^= 0x10
+	damage(flipped)
+	check("a flipped bit", "not used: checksum mismatch: the file is damaged; written")
+	damage(data[:len(data)-100])
+	check("truncated", "bytes, want")
+	damage(data)
+	other := cfg
+	other.Seed = 2
+	m := fit(other) // other centres: the file must not be used
+	if got := m.Training().PrecondCache; got != path+" not used: it holds the basis of other centres or settings; written" {
+		t.Errorf("other seed: PrecondCache %q", got)
+	}
+	damage([]byte("hello"))
+	check("not a basis", "truncated header")
 }

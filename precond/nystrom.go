@@ -430,3 +430,39 @@ func (p *Preconditioner) NystromEigen() (u, vals []float64) {
 // the data term itself before Bᵀ (MethodNystrom), instead of adding
 // λ·A⁻¹p after T⁻ᵀ (the other methods, where T⁻ᵀ D K_MM D T⁻¹ = I).
 func (p *Preconditioner) ExplicitLambda() bool { return p.ny != nil }
+
+// NystromBasis returns MethodNystrom's basis for storing it: U (M × r,
+// row-major), Λ (descending), tr(D K_MM D) and the trace U Λ Uᵀ misses
+// (shared with the preconditioner: do not change them); nil slices for
+// the other methods. NewNystrom rebuilds the preconditioner from them.
+func (p *Preconditioner) NystromBasis() (u, vals []float64, trace, residual float64) {
+	if p.ny == nil {
+		return nil, nil, 0, 0
+	}
+	return p.ny.u, p.ny.vals, p.ny.trace, p.ny.residual
+}
+
+// NewNystrom is BuildNystrom from a basis NystromBasis returned (for
+// the same centres, weights and options): no kernel entry is computed.
+// It takes over u and vals. It panics if their lengths disagree with m,
+// and returns a *NotPDError when vals is not positive and descending.
+func NewNystrom(m int, u, vals []float64, trace, residual, lambda float64, opt Options) (*Preconditioner, error) {
+	r := len(vals)
+	if r == 0 || len(u) != m*r {
+		panic(fmt.Sprintf("precond: NewNystrom: %d basis entries and %d eigenvalues for %d centres", len(u), r, m))
+	}
+	for i, v := range vals {
+		if !(v > 0) || (i > 0 && v > vals[i-1]) {
+			return nil, &NotPDError{Matrix: fmt.Sprintf("the stored Nyström basis (eigenvalue %d is %g)", i, v), Lambda: lambda}
+		}
+	}
+	p := newPrecond(m, lambda, opt)
+	p.prec = Float64
+	if opt.Jitter == 0 {
+		p.jitter = DefaultNystromJitter
+	}
+	ny := &nystrom{u: u, vals: vals, r: r, trace: trace, residual: residual, floor: p.jitter * float64(m)}
+	ny.setLambda(m, lambda)
+	p.ny = ny
+	return p, nil
+}

@@ -100,6 +100,8 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 		return row, tunedTiming(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "uncertainty":
 		return row, tuneUncertainty(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "lowrank":
+		return row, tuneLowrank(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -331,6 +333,8 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			fmt.Println("| data | M | one fit s | fit --tune s | ratio | fit CPU s | fit --tune CPU s | search s | iterations | fit --tune test RMSE | one fit test RMSE |")
 		case "uncertainty":
 			fmt.Println("| data | n train | M | pick | method | rank | variance λ | effective dim | rank error (median / max) | test RMSE | coverage 50 / 90 / 95 % | 90 % width / constant width | test NLPD | constant NLPD | uncertainty s of fit s |")
+		case "lowrank":
+			fmt.Println("| data | n train | kernel, λ (search at M = 1000) | preconditioner | bytes | set-up s | s/iteration | iterations to 1e-3 / 1e-5 | final residual | test RMSE | load |")
 		case "handoff":
 			fmt.Println("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows | on n/8, keep | n/8, sqrt | n/8, linear | grid s |")
 		}

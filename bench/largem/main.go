@@ -14,9 +14,12 @@
 // sweep fits in-process for each M of -centers and each -precisions on the
 // first min(n, -rows-per-center·M) rows and prints M, n, precision, the
 // preconditioner's bytes and seconds, s/iteration, the CG iterations to
-// relative residuals 1e-3 / 1e-5 and the test RMSE:
+// relative residuals 1e-3 / 1e-5 and the test RMSE; nystrom:R in
+// -precisions runs the Nyström preconditioner of rank R on the same
+// centres (issue #23's route decision):
 //
 //	go run ./bench/largem -mode sweep -dir /tmp/largem-data -centers 1000,2000,5000 -precisions float64,float32
+//	go run ./bench/largem -mode sweep -dir /tmp/largem-data -centers 10000 -precisions float32,nystrom:500,nystrom:2000
 //
 // pivot times the preconditioner of a K_MM of rank M/4 (every centre
 // repeated four times) with --precond pivoted and --precond eigen:
@@ -63,7 +66,7 @@ func main() {
 	n := flag.Int("n", 1000000, "gen: train rows")
 	ntest := flag.Int("ntest", 20000, "gen: test rows")
 	centers := flag.String("centers", "1000,2000,5000", "M values, comma-separated")
-	precisions := flag.String("precisions", "float64", "sweep, setup: preconditioner precisions, comma-separated")
+	precisions := flag.String("precisions", "float64", "sweep, setup: preconditioner precisions, comma-separated; sweep also takes nystrom:R, the Nyström preconditioner of rank R")
 	methods := flag.String("methods", "pivoted,eigen", "pivot: preconditioner methods, comma-separated")
 	perCenter := flag.Int("rows-per-center", 20, "sweep: rows used per centre (the whole store at most)")
 	iters := flag.Int("iters", 30, "sweep: CG iterations")
@@ -196,7 +199,15 @@ func sweep(dir string, ms []int, precs []string, perCenter, iters int, sigma, la
 		for _, p := range precs {
 			cfg := ooc.Config{
 				Centers: m, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: sigma}, Lambda: lambda,
-				Iterations: iters, Seed: 1, NoStandardize: true, PrecondPrecision: precond.Precision(p),
+				Iterations: iters, Seed: 1, NoStandardize: true,
+			}
+			if r, ok := strings.CutPrefix(p, "nystrom:"); ok { // the Nyström preconditioner of rank r
+				cfg.Preconditioner = precond.MethodNystrom
+				if cfg.PrecondRank, err = strconv.Atoi(r); err != nil {
+					return fmt.Errorf("-precisions %s: %w", p, err)
+				}
+			} else {
+				cfg.PrecondPrecision = precond.Precision(p)
 			}
 			mdl, err := ooc.Fit(context.Background(), prefix{train, k}, cfg, ooc.RunOptions{})
 			if err != nil {

@@ -34,8 +34,9 @@ beside the model (MODEL.store) or in --cache DIR, and a later fit or tune
 on the same files (same paths, sizes and modification times, same
 --target, --features, --exclude, --nulls) reuses it without reading them
 again. The data is streamed from disk: one pass for the right-hand side and one per
-conjugate-gradient iteration, with memory of O(M²) plus a few chunk
-buffers, printed before the fit starts.
+conjugate-gradient iteration, with memory of O(M²) (O(M·r) with
+--precond nystrom, for M beyond RAM) plus a few chunk buffers, printed
+before the fit starts.
 
 Features are standardised with the store's statistics. Defaults that work
 on standardised data: M = 10√n clamped to [1000, 10000], a Gaussian kernel
@@ -142,7 +143,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit (or extend a finished one to --iters) from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
-	fs.BoolVar(&o.force, "force", false, "replace MODEL, MODEL.json, MODEL.ckpt, MODEL.store(.key) and --plot even when they are not files fit wrote")
+	fs.BoolVar(&o.force, "force", false, "replace MODEL, MODEL.json, MODEL.ckpt(.basis), MODEL.store(.key) and --plot even when they are not files fit wrote")
 	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
 	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
 	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
@@ -529,6 +530,10 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			pr.update("preconditioner", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		}
 	}
+	if !o.noCheckpoint && cfg.Preconditioner == precond.MethodNystrom {
+		// A resumed fit reads the basis instead of building it again.
+		run.PrecondCache = o.out + ".ckpt.basis"
+	}
 	var m *ooc.Model
 	if o.tuneFit.on {
 		m, err = runTuned(ctx, o, cfg, set, train, run, pr, r.Dim())
@@ -551,6 +556,10 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		}
 	}
 	tr := m.Training()
+	if tr.PrecondCache != "" {
+		pr.printf("fit: Nyström basis (rank %d, missing %.2g of tr K_MM): %s; kept in %s for --resume (delete it when done)",
+			tr.NystromRank, tr.NystromResidual, tr.PrecondCache, run.PrecondCache)
+	}
 	res := fitResult{
 		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,

@@ -226,7 +226,8 @@ func (o *fitOpts) fitOutputs(rawInputs bool) []output {
 		{o.out + ".json", "--out", "summary", false},
 	}
 	if !o.noCheckpoint {
-		outs = append(outs, output{o.out + ".ckpt", "--out", "checkpoint", false})
+		outs = append(outs, output{o.out + ".ckpt", "--out", "checkpoint", false},
+			output{o.out + ".ckpt.basis", "--out", "Nyström basis", false})
 	}
 	if rawInputs && o.input.cache == "" {
 		outs = append(outs, output{o.out + ".store", "--out", "store of the ingested inputs", true},
@@ -263,7 +264,8 @@ func notOwnErr(out output, flagValue, kind, fix string) error {
 // checkOwnOutputs refuses, before any work, a fit or tune that would
 // replace an existing file or directory that is not provably its own
 // (unless --force): --out must be a model (magic "FKOM"), MODEL.json a
-// model summary, MODEL.ckpt a checkpoint ("FKCP"), MODEL.store a store
+// model summary, MODEL.ckpt a checkpoint ("FKCP"), MODEL.ckpt.basis a
+// Nyström basis ("FKNB"), MODEL.store a store
 // with MODEL.store.key beside it (the key fit writes), MODEL.store.key
 // such a key, --plot a PNG.
 func (o *fitOpts) checkOwnOutputs(rawInputs bool) error {
@@ -292,6 +294,10 @@ func (o *fitOpts) checkOwnOutputs(rawInputs bool) error {
 		case out.path == o.out+".ckpt":
 			if !regular || !hasPrefixFile(out.path, "FKCP") {
 				return notOwnErr(out, o.out, "a falkon-ooc checkpoint", force)
+			}
+		case out.path == o.out+".ckpt.basis":
+			if !regular || !hasPrefixFile(out.path, "FKNB") {
+				return notOwnErr(out, o.out, "a falkon-ooc Nyström basis", force)
 			}
 		case out.path == o.out+".store":
 			if !st.IsDir() || !isStoreKey(o.out+".store.key") {

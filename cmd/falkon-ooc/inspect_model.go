@@ -82,6 +82,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	if pre == "" {
 		pre = "cholesky"
 	}
+	if tr.NystromRank > 0 {
+		pre += fmt.Sprintf(" (basis rank %d, missing %s of tr K_MM)", tr.NystromRank, g(tr.NystromResidual))
+	}
 	fmt.Fprintf(tw, "precond\t%s, rank %d, jitter %s\n", pre, tr.Rank, g(tr.Jitter))
 	residual := "none"
 	if n := len(tr.Residuals); n > 0 {
@@ -92,7 +95,11 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	if tr.PrecondSeconds > 0 {
 		fmt.Fprintf(tw, "\t%.2f s for K_MM and the preconditioner\n", tr.PrecondSeconds)
 	}
-	fmt.Fprintf(tw, "memory\t%s for the preconditioner (T and A)", mb(tr.PrecondBytes))
+	factors := "T and A"
+	if tr.NystromRank > 0 {
+		factors = "the Nyström basis"
+	}
+	fmt.Fprintf(tw, "memory\t%s for the preconditioner (%s)", mb(tr.PrecondBytes), factors)
 	if tr.PeakRSS > 0 {
 		fmt.Fprintf(tw, ", peak RSS %s", mb(tr.PeakRSS))
 	}
