@@ -51,6 +51,10 @@ func CreatePart(dir string, seg, firstChunk int, features, targets []ColumnSpec,
 		return nil, fmt.Errorf("chunkstore: create part %d of %s: negative segment or first chunk", seg, dir)
 	}
 	opt.SegmentBytes = math.MaxInt64
+	// A retried task finds its failed attempt's segment: start afresh.
+	if err := os.Remove(filepath.Join(dir, segmentName(seg))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("chunkstore: create part %d of %s: %w", seg, dir, err)
+	}
 	w, err := buildWriter(dir, dir, features, targets, opt, spec)
 	if err != nil {
 		return nil, err
