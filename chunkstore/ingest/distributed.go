@@ -99,8 +99,23 @@ type FileSummary struct {
 	// First is the file's first stored row (label codes of the piece);
 	// nil when it has no rows.
 	First []float64 `json:"first"`
-	// Err is the error that stopped the file's reading, as Run reports it.
-	Err string `json:"err,omitempty"`
+	// Err is the error that stopped the file's reading, as Run reports it;
+	// ValueErr and ParseErr hold it when it is one of those types.
+	Err      string      `json:"err,omitempty"`
+	ValueErr *ValueError `json:"value_error,omitempty"`
+	ParseErr *ParseError `json:"parse_error,omitempty"`
+}
+
+// err returns the file's error, of its type when Run's is a *ValueError
+// or a *ParseError.
+func (fs *FileSummary) err() error {
+	switch {
+	case fs.ValueErr != nil && fs.ValueErr.Error() == fs.Err:
+		return fs.ValueErr
+	case fs.ParseErr != nil && fs.ParseErr.Error() == fs.Err:
+		return fs.ParseErr
+	}
+	return errors.New(fs.Err)
 }
 
 // CheckSummary is one column of one file as the constant and identifier
@@ -262,7 +277,10 @@ func (p *Plan) ReadFile(ctx context.Context, i int) (*FileSummary, error) {
 	err := p.readFile(ctx, i, sum)
 	if err != nil && ctx.Err() == nil {
 		os.RemoveAll(p.piece(i))
-		return &FileSummary{File: i, Err: err.Error()}, nil
+		fs := &FileSummary{File: i, Err: err.Error()}
+		_ = errors.As(err, &fs.ValueErr)
+		_ = errors.As(err, &fs.ParseErr)
+		return fs, nil
 	}
 	return sum, err
 }
@@ -443,7 +461,7 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 	}
 	for _, fs := range byFile {
 		if fs.Err != "" {
-			return nil, errors.New(fs.Err)
+			return nil, fs.err()
 		}
 	}
 	s := p.session()

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,6 +183,10 @@ func TestDistributedErrors(t *testing.T) {
 		_, got := distributed(t, c.inputs, c.cfg, 2)
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("%s: got %v\nwant %v", c.name, got, want)
+		}
+		var wv, gv *ValueError
+		if errors.As(want, &wv) != errors.As(got, &gv) {
+			t.Errorf("%s: got a %T, want a %T", c.name, got, want)
 		}
 		if _, err := os.Stat(c.cfg.Out); err == nil {
 			t.Errorf("%s: a store at %s", c.name, c.cfg.Out)
