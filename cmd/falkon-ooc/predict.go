@@ -224,23 +224,15 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 				e.stdin = stdin.r
 			}
 		}
-		topt := tabular.Options{
-			Numeric: m.Features(), Optional: m.Targets(), Keep: p.res.Keep, Nulls: o.nulls,
-			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
-			MaxLine: o.maxLine,
+		topt, err := predictfile.TableOptions(m, o.model, predictfile.Input{Keep: p.res.Keep, Nulls: o.nulls,
+			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), MaxLine: o.maxLine})
+		if err != nil {
+			return err
 		}
-		if o.nulls == "mean" { // the training means: 0 in the model's standardised space
-			topt.Nulls, topt.Fill = "fill", m.FeatureMean()
-			if topt.Fill == nil {
-				return fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", o.model)
-			}
-		}
-		if m.Labeled() {
-			topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
-		}
+		topt.Stdin = e.stdin
 		r, err := tabular.Open(files, topt)
 		if err != nil {
-			return explainMissing(err, m.Features(), p.res.Keep)
+			return predictfile.ExplainMissing(err, m.Features(), p.res.Keep)
 		}
 		defer r.Close()
 		write = func(w io.Writer) error {
@@ -324,40 +316,6 @@ func renamePath(err error, path, as string) error {
 func isStore(path string) bool {
 	_, err := os.Stat(filepath.Join(path, chunkstore.ManifestName))
 	return err == nil
-}
-
-// explainMissing words a missing-column error for predict.
-func explainMissing(err error, features, keep []string) error {
-	var me *tabular.MissingError
-	if !errors.As(err, &me) {
-		return err
-	}
-	var feat, kept []string
-	for _, c := range me.Missing {
-		switch {
-		case containsStr(features, c):
-			feat = append(feat, c)
-		case containsStr(keep, c):
-			kept = append(kept, c)
-		}
-	}
-	have := fmt.Sprintf("%q", me.Have)
-	if len(feat) > 0 {
-		return fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %s", me.File, feat, have)
-	}
-	if len(kept) > 0 {
-		return fmt.Errorf("--keep: %s: no column(s) %q; its columns are %s", me.File, kept, have)
-	}
-	return err
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stdinInput is standard input made readable: a spooled Parquet file, or
