@@ -173,8 +173,9 @@ type Config struct {
 	// f and its probabilities σ(f). A checkpoint is written after each
 	// Newton step (RunOptions.Checkpoint: its Iteration counts the steps
 	// done), and Resume continues from it, also to more NewtonSteps.
-	// Tune and FitTuned search it with one logistic Fit per candidate
-	// (the candidates do not share passes yet). Uniform centres and the
+	// Tune and FitTuned search it with the candidates sharing every pass
+	// (one gradient pass per Newton step and one per CG iteration for the
+	// whole grid; each candidate as its own Fit would be). Uniform centres and the
 	// Cholesky preconditioner only; no patience.
 	Loss Loss `json:"loss,omitempty"`
 	// NewtonSteps is the number of Newton steps of the logistic loss: the

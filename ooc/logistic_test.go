@@ -2,6 +2,7 @@ package ooc_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -310,43 +311,86 @@ func TestFitLogisticResume(t *testing.T) {
 	}
 }
 
-// TestTuneLogistic: Tune (and FitTuned) over the logistic loss fit every
-// candidate as Fit does — the same model, bit for bit — validate it on
-// the held-out rows and pick the lowest error rate.
+// TestTuneLogistic: Tune and FitTuned search the logistic loss with the
+// candidates sharing every pass (one gradient pass per Newton step and one
+// pass per CG iteration for the whole grid, and one validation pass),
+// and each candidate is the logistic Fit on the training rows, validated
+// as Fit validates it; binary, multiclass and with row weights.
 func TestTuneLogistic(t *testing.T) {
 	const n, d = 1200, 2
 	x, y := synth(n, d, 97)
-	cls := make([]float64, n)
+	cls, cls3 := make([]float64, n), make([]float64, n)
 	for i, v := range y {
 		if v > 5.1 {
 			cls[i] = 1
 		}
+		cls3[i] = float64(min(2, int(math.Abs(v*7))%3))
+	}
+	rw := make([]float64, n)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range rw {
+		rw[i] = 0.2 + 2*rng.Float64()
+	}
+	base := ooc.Config{Centers: 30, Iterations: 4, NewtonSteps: 4, Seed: 2, Loss: ooc.LossLogistic}
+	const steps, iters = 4, 4
+	sigmas, lambdas := []float64{0.5, 2}, []float64{1e-2, 1e-5, 1e-3}
+	for _, tc := range []struct {
+		name string
+		src  stream.Source
+	}{
+		{"binary", stream.NewMemSource(x, d, cls, 1, 200)},
+		{"multiclass", stream.NewMemSource(x, d, cls3, 1, 200)},
+		{"weighted", stream.NewMemSource(x, d, cls, 1, 200).WithWeights(rw, "w")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			ex := &countingExecutor{kinds: map[ooc.PassKind]int{}}
+			res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: sigmas, Lambdas: lambdas,
+				ValFraction: 0.25}, ooc.RunOptions{Workers: 2, Executor: ex})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Candidates) != 6 || res.Metric != "error_rate" {
+				t.Fatalf("%d candidates, metric %s", len(res.Candidates), res.Metric)
+			}
+			// One Fit per candidate made 6 × (steps × (1 + iters)) passes.
+			if g, h, m := ex.kinds[ooc.PassLogisticGrad], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != steps || h != steps*iters || m != 1 {
+				t.Errorf("passes: %d gradient, %d CG, %d validation; want %d, %d, 1", g, h, m, steps, steps*iters)
+			}
+			if want := 1 + steps*(1+iters) + 1; res.Passes != want {
+				t.Errorf("Passes = %d, want %d", res.Passes, want)
+			}
+			train, val := stream.Holdout(src, 0.25, base.Seed)
+			for i, c := range res.Candidates {
+				if c.BestMetric < res.Candidates[res.Best].BestMetric {
+					t.Errorf("candidate %d has a lower error rate (%v) than the pick's (%v)", i, c.BestMetric, res.Candidates[res.Best].BestMetric)
+				}
+				cfg := base
+				cfg.Kernel, cfg.Lambda = c.Kernel, c.Lambda
+				want, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Workers: 2, Validation: val})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := relClose(c.Model().Alpha(), want.Alpha(), 1e-12); err != nil {
+					t.Fatalf("candidate %d differs from the logistic Fit on the training rows: %v", i, err)
+				}
+				wv, gv := want.Training().Validation, c.Validation
+				if len(wv) != 1 || len(gv) != 1 || gv[0].Iteration != wv[0].Iteration || c.Iterations != want.Training().Iterations {
+					t.Fatalf("candidate %d: validation %v, Fit's %v", i, gv, wv)
+				}
+				for _, p := range [][2]*float64{{gv[0].Metrics.ErrorRate, wv[0].Metrics.ErrorRate}, {gv[0].Metrics.AUC, wv[0].Metrics.AUC},
+					{gv[0].Metrics.LogLoss, wv[0].Metrics.LogLoss}} {
+					if (p[0] == nil) != (p[1] == nil) || p[0] != nil && math.Abs(*p[0]-*p[1]) > 1e-12 {
+						t.Fatalf("candidate %d: validation metrics %+v, Fit's %+v", i, gv[0].Metrics, wv[0].Metrics)
+					}
+				}
+				if ns := c.Model().Training().NewtonSteps; len(ns) != steps || ns[steps-1].Objective != want.Training().NewtonSteps[steps-1].Objective {
+					t.Fatalf("candidate %d: Newton steps %+v, Fit's %+v", i, ns, want.Training().NewtonSteps)
+				}
+			}
+		})
 	}
 	src := stream.NewMemSource(x, d, cls, 1, 200)
-	base := ooc.Config{Centers: 30, Iterations: 4, NewtonSteps: 4, Seed: 2, Loss: ooc.LossLogistic}
-	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-2, 1e-5},
-		ValFraction: 0.25}, ooc.RunOptions{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Candidates) != 4 || res.Metric != "error_rate" {
-		t.Fatalf("%d candidates, metric %s", len(res.Candidates), res.Metric)
-	}
-	train, _ := stream.Holdout(src, 0.25, base.Seed)
-	for i, c := range res.Candidates {
-		if c.BestMetric < res.Candidates[res.Best].BestMetric {
-			t.Errorf("candidate %d has a lower error rate (%v) than the pick's (%v)", i, c.BestMetric, res.Candidates[res.Best].BestMetric)
-		}
-		cfg := base
-		cfg.Kernel, cfg.Lambda = c.Kernel, c.Lambda
-		want, err := ooc.Fit(context.Background(), train, cfg, ooc.RunOptions{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(c.Model().Alpha(), want.Alpha()) {
-			t.Fatalf("candidate %d differs from the logistic Fit on the training rows", i)
-		}
-	}
 	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: base, Rows: 600, Centers: 20,
 		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-2, 1e-5}}}, ooc.RunOptions{Workers: 2})
 	if err != nil {
@@ -355,4 +399,22 @@ func TestTuneLogistic(t *testing.T) {
 	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 4 || m.Training().Search == nil {
 		t.Fatalf("fit --tune: loss %q, %d Newton steps", m.Config().Loss, len(m.Training().NewtonSteps))
 	}
+}
+
+// relClose returns an error unless every got[i] is within tol of want[i],
+// relative to want's largest magnitude.
+func relClose(got, want []float64, tol float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d values, want %d", len(got), len(want))
+	}
+	scale := 0.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(v))
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > tol*scale {
+			return fmt.Errorf("value %d is %v, want %v", i, got[i], want[i])
+		}
+	}
+	return nil
 }
