@@ -29,6 +29,10 @@
 // file, and the driver writes the manifest last. The store equals
 // ingest.Run's but for its segments, store ID and creation time.
 //
+// Predict applies a model to Parquet and CSV files as one task per
+// input file, each writing its predictions as Parquet beside its input,
+// through falkon-ooc predict's own code (internal/predictfile).
+//
 // A pass's description (ooc.PassJob as JSON) travels in the pipeline when
 // it is small, else in a file under Options.Temp that each worker process
 // reads once per pass. bench/BEAM.md has the costs: per-job overhead on

@@ -140,7 +140,7 @@ func tuneFlags(fs *flag.FlagSet, o *fitOpts) {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: falkon-ooc-beam ingest|fit|tune --out OUT [flags] INPUT…\nrun 'falkon-ooc-beam fit --help' for the flags\n")
+		fmt.Fprint(stderr, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…\nrun 'falkon-ooc-beam fit --help' for the flags\n")
 		return exitUsage
 	}
 	switch args[0] {
@@ -154,9 +154,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
 		return exitOK
-	case "fit", "tune", "ingest":
+	case "fit", "tune", "ingest", "predict":
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are ingest, fit and tune)\n", args[0])
+		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are ingest, fit, tune and predict)\n", args[0])
 		return exitUsage
 	}
 	cmd := args[0]
@@ -164,8 +164,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	o := &fitOpts{}
 	iopts := &ingestOpts{}
+	popts := &predictOpts{}
 	usage := fitUsage
 	switch cmd {
+	case "predict":
+		predictFlags(fs, popts)
+		usage = predictUsage
 	case "tune":
 		tuneFlags(fs, o)
 		usage = tuneUsage
@@ -199,6 +203,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runTune(ctx, o, set, fs.Args(), stdout, stderr)
 	case "ingest":
 		err = runIngest(ctx, iopts, fs.Args(), stdout, stderr)
+	case "predict":
+		err = runPredict(ctx, popts, fs.Args(), stdout, stderr)
 	default:
 		err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
 	}
@@ -387,7 +393,7 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
 		Temp: o.temp, Attempts: o.attempts,
 		OnJob: func(st fbeam.JobStats) {
-			if st.Kind == "ingest-read" { // a task per input file
+			if st.Kind == "ingest-read" || st.Kind == "predict" { // a task per input file
 				br.Jobs++
 				br.JobSeconds += st.Seconds
 				if st.Err != nil {
