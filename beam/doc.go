@@ -22,6 +22,17 @@
 // command falkon-ooc-beam (cmd/falkon-ooc-beam) is falkon-ooc fit on top
 // of Fit, and is also the worker binary that runners start.
 //
+// Ingest builds the store itself on Beam: one task per input file reads
+// it with package ingest's readers into a temporary piece, the driver
+// merges the files' summaries in file order (constant and identifier
+// columns, class labels), one task per chunk range writes one segment
+// file, and the driver writes the manifest last. The store equals
+// ingest.Run's but for its segments, store ID and creation time.
+//
+// Predict applies a model to Parquet and CSV files as one task per
+// input file, each writing its predictions as Parquet beside its input,
+// through falkon-ooc predict's own code (internal/predictfile).
+//
 // A pass's description (ooc.PassJob as JSON) travels in the pipeline when
 // it is small, else in a file under Options.Temp that each worker process
 // reads once per pass. bench/BEAM.md has the costs: per-job overhead on

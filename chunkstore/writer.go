@@ -114,6 +114,11 @@ type Writer struct {
 	lock *fileutil.Locker // held from Create to the end of Close or Abort
 	kind dirKind          // what was at dir at Create
 
+	// A part (CreatePart): one segment of a store written elsewhere.
+	part       bool
+	segBase    int    // the number of the part's segment
+	chunkStats []byte // every chunk's statistics, column by column
+
 	// failHook, if set, is called at named stages of Close; tests use it
 	// to simulate failures.
 	failHook func(stage string) error
@@ -153,8 +158,49 @@ type segWriter struct {
 // until Close or Abort: a second Create of the same dir, in this or another
 // process, fails at once with an error matching ErrBusy.
 func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, error) {
-	fail := func(err error) (*Writer, error) {
+	spec, err := checkCreate(dir, features, targets, &opt)
+	if err != nil {
+		return nil, err
+	}
+	dir = filepath.Clean(dir)
+	if _, err := classify(dir); err != nil {
+		return nil, err
+	}
+	lock, err := lockStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Classify again under the lock: a writer that finished meanwhile may
+	// have installed a store.
+	kind, err := classify(dir)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	parent, base := filepath.Split(dir)
+	if parent == "" {
+		parent = "."
+	}
+	tmp, err := fileutil.MkdirTemp(parent, base)
+	if err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("chunkstore: create %s: %w", dir, err)
+	}
+	w, err := buildWriter(dir, tmp, features, targets, opt, spec)
+	if err != nil {
+		os.RemoveAll(tmp)
+		lock.Release()
+		return nil, err
+	}
+	w.lock, w.kind = lock, kind
+	w.start()
+	return w, nil
+}
+
+// checkCreate checks Create's arguments and sets opt's defaults.
+func checkCreate(dir string, features, targets []ColumnSpec, opt *Options) (codecSpec, error) {
+	fail := func(err error) (codecSpec, error) {
+		return codecSpec{}, fmt.Errorf("chunkstore: create %s: %w", dir, err)
 	}
 	if len(features) == 0 {
 		return fail(errors.New("no feature columns"))
@@ -198,38 +244,18 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 	}
 	spec, err := parseCodec(opt.Codec)
 	if err != nil {
-		return nil, err
+		return codecSpec{}, err
 	}
 	opt.Codec = spec.name
-	dir = filepath.Clean(dir)
-	if _, err := classify(dir); err != nil {
-		return nil, err
-	}
-	lock, err := lockStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	// Classify again under the lock: a writer that finished meanwhile may
-	// have installed a store.
-	kind, err := classify(dir)
-	if err != nil {
-		lock.Release()
-		return nil, err
-	}
-	parent, base := filepath.Split(dir)
-	if parent == "" {
-		parent = "."
-	}
-	tmp, err := fileutil.MkdirTemp(parent, base)
-	if err != nil {
-		lock.Release()
-		return fail(err)
-	}
+	return spec, nil
+}
+
+// newWriter returns a writer of the store dir built in tmp, its
+// goroutines not started (see start).
+func buildWriter(dir, tmp string, features, targets []ColumnSpec, opt Options, spec codecSpec) (*Writer, error) {
 	enc, err := newEncoder(spec, opt.Workers)
 	if err != nil {
-		os.RemoveAll(tmp)
-		lock.Release()
-		return fail(err)
+		return nil, fmt.Errorf("chunkstore: create %s: %w", dir, err)
 	}
 	ncol := len(features) + len(targets)
 	w := &Writer{
@@ -241,21 +267,24 @@ func Create(dir string, features, targets []ColumnSpec, opt Options) (*Writer, e
 		overflow: make([]atomic.Bool, ncol),
 		shift:    make([]float64, ncol),
 		stats:    make([]colstats.Stats, ncol),
-		lock:     lock, kind: kind,
 	}
 	w.opt.Sources = append([]SourceFile(nil), opt.Sources...)
 	for j := range w.stats {
 		w.stats[j] = colstats.New()
 	}
+	return w, nil
+}
+
+// start starts the compression goroutines and the output goroutine.
+func (w *Writer) start() {
 	w.free = make(chan *chunkJob, w.nbuf)
 	w.jobs = make(chan *chunkJob, w.nbuf)
 	w.order = make(chan *chunkJob, w.nbuf)
-	w.wg.Add(opt.Workers + 1)
-	for range opt.Workers {
+	w.wg.Add(w.opt.Workers + 1)
+	for range w.opt.Workers {
 		go w.work()
 	}
 	go w.output()
-	return w, nil
 }
 
 // lockStore takes the lock of the store directory dir.
@@ -420,7 +449,7 @@ func (w *Writer) Append(cols [][]float64) error {
 			}
 		}
 	}
-	if w.rows == 0 && n > 0 {
+	if w.rows == 0 && n > 0 && !w.part {
 		for j, c := range cols {
 			w.shift[j] = c[0]
 		}
@@ -555,6 +584,11 @@ func (w *Writer) writeChunk(j *chunkJob) error {
 	s.index = appendChunkIndex(s.index, ci)
 	s.chunks++
 	w.nchunks++
+	if w.part {
+		for c := range j.stats {
+			w.chunkStats = j.stats[c].AppendBinary(w.chunkStats)
+		}
+	}
 	for c := range j.stats {
 		w.stats[c].Merge(&j.stats[c])
 		if w.stats[c].Overflow() {
@@ -565,7 +599,7 @@ func (w *Writer) writeChunk(j *chunkJob) error {
 }
 
 func (w *Writer) startSegment() error {
-	k := len(w.segInfos)
+	k := w.segBase + len(w.segInfos)
 	name := segmentName(k)
 	f, err := os.OpenFile(filepath.Join(w.tmp, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -853,6 +887,9 @@ func (w *Writer) Abort() error {
 	if w.seg != nil {
 		w.seg.f.Close()
 		w.seg = nil
+	}
+	if w.part {
+		return w.removePart()
 	}
 	if err := os.RemoveAll(w.tmp); err != nil {
 		errs = append(errs, fmt.Errorf("chunkstore: abort: %w", err))

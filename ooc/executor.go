@@ -55,15 +55,21 @@ const (
 	// PassLogisticGrad is the gradient pass of a Newton step of the
 	// logistic loss (targets as y = ±1 per output: the class for binary,
 	// one against the rest for each of the K classes of multiclass; row
-	// weights w, 1 without Weight): with f = K_b U (U: the current α,
-	// M × K) it computes K_bᵀ G (M × K) with G_ic = −wᵢ y_ic σ(−y_ic f_ic),
-	// then per output Σᵢ wᵢ σ(f_ic)σ(−f_ic) (K Hessian weights' sums), Σ wᵢ,
-	// and Σ_ic wᵢ log(1 + e^(−y_ic f_ic)) (the loss), the weights computed
-	// from the same kernel block.
+	// weights w, 1 without Weight, times the row's class weight with
+	// ClassWeights). Its kernels are Groups (one kernel block each, as
+	// PassMulti's); group g's U is M × Cols_g, Cols_g a multiple of K:
+	// Cols_g/K copies of the K outputs (one per candidate λ of a search
+	// sharing the pass; column c reads output c mod K). With f = K_g U_g
+	// it computes, per group in group order, K_gᵀ G (M × Cols_g) with
+	// G_ic = −wᵢ y_ic σ(−y_ic f_ic), then per column Σᵢ wᵢ σ(f_ic)σ(−f_ic)
+	// (the Hessian weights' sums) and Σᵢ wᵢ log(1 + e^(−y_ic f_ic)) (the
+	// loss); then, once, Σ wᵢ. The weights are computed from the same
+	// kernel block.
 	PassLogisticGrad PassKind = "logistic_grad"
-	// PassLogisticHess is a CG pass of a Newton step: U is M × 2K, each
-	// row [u (K) | α (K)]; it computes K_bᵀ (H ∘ K_b u) (M × K), H_ic =
-	// wᵢ σ(f_ic)σ(−f_ic) with f = K_b α, from the same kernel block.
+	// PassLogisticHess is a CG pass of a Newton step: group g's U is
+	// M × 2·Cols_g, each row [u (Cols_g) | α (Cols_g)]; it computes, per
+	// group, K_gᵀ (H ∘ K_g u) (M × Cols_g), H_ic = wᵢ σ(f_ic)σ(−f_ic) with
+	// f = K_g α, from the same kernel block.
 	PassLogisticHess PassKind = "logistic_hess"
 )
 
@@ -157,7 +163,9 @@ type PassJob struct {
 // SumLen returns the number of summed values of a pass's result: M·(K+1)
 // + K for PassRHS, G·M·(K+1) + K for PassMultiRHS with G groups (each
 // with one more, the sum of the weights, when Weight is set), M·K for
-// PassKernel, and Σ M·Cols over the groups with U for PassMulti.
+// PassKernel, Σ M·Cols over the groups with U for PassMulti and
+// PassLogisticHess, and Σ (M+2)·Cols over the groups, plus 1, for
+// PassLogisticGrad.
 func (j *PassJob) SumLen() int {
 	switch j.Kind {
 	case PassRHS:
@@ -172,8 +180,18 @@ func (j *PassJob) SumLen() int {
 			}
 		}
 		return n
-	case PassLogisticGrad:
-		return j.M*j.K + j.K + 2
+	case PassLogisticGrad, PassLogisticHess:
+		n := 0
+		for _, g := range j.Groups {
+			n += j.M * g.Cols
+			if j.Kind == PassLogisticGrad {
+				n += 2 * g.Cols
+			}
+		}
+		if j.Kind == PassLogisticGrad {
+			n++
+		}
+		return n
 	}
 	return j.M * j.K
 }
@@ -244,8 +262,6 @@ func (j *PassJob) validate() error {
 	switch {
 	case j.Kind != PassRHS && j.Kind != PassKernel && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
-	case j.Kind == PassLogisticGrad && len(j.U) != j.M*j.K, j.Kind == PassLogisticHess && len(j.U) != 2*j.M*j.K:
-		return bad("len(U) = %d for a %s pass with M = %d, K = %d", len(j.U), j.Kind, j.M, j.K)
 	case j.logistic() && j.Task != TaskBinary && j.Task != TaskMulticlass:
 		return bad("a %s pass of a %s task: the logistic loss is for classification", j.Kind, j.Task)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
@@ -272,11 +288,15 @@ func (j *PassJob) validate() error {
 		if err := j.validateMulti(); err != nil {
 			return bad("%v", err)
 		}
+	} else if j.logistic() {
+		if err := j.validateLogistic(); err != nil {
+			return bad("%v", err)
+		}
 	} else if err := j.Kernel.Validate(j.D); err != nil {
 		return bad("%v", err)
 	}
 	if j.ClassWeights != nil {
-		if j.Kind != PassKernel && j.Kind != PassMulti || len(j.ClassWeights) != len(j.Classes) {
+		if j.Kind != PassKernel && j.Kind != PassMulti && !j.logistic() || len(j.ClassWeights) != len(j.Classes) {
 			return bad("%d class weights in a %s pass of %d classes", len(j.ClassWeights), j.Kind, len(j.Classes))
 		}
 		for _, v := range j.ClassWeights {
@@ -347,6 +367,33 @@ func (j *PassJob) validateMulti() error {
 	return nil
 }
 
+// validateLogistic checks the groups of a logistic pass.
+func (j *PassJob) validateLogistic() error {
+	const maxDim = 1 << 24
+	if len(j.Groups) == 0 || len(j.Groups) > maxDim {
+		return fmt.Errorf("%d groups", len(j.Groups))
+	}
+	if j.Holdout != nil || j.ScoreRows != 0 {
+		return fmt.Errorf("a %s pass holds out and scores no rows", j.Kind)
+	}
+	u := 1
+	if j.Kind == PassLogisticHess {
+		u = 2
+	}
+	for i, g := range j.Groups {
+		if err := g.Kernel.Validate(j.D); err != nil {
+			return fmt.Errorf("group %d: %v", i, err)
+		}
+		if g.Cols < j.K || g.Cols%j.K != 0 || g.Cols > maxDim {
+			return fmt.Errorf("group %d has %d columns for K = %d", i, g.Cols, j.K)
+		}
+		if len(g.U) != u*j.M*g.Cols || g.Alpha != nil {
+			return fmt.Errorf("group %d: %d values of U for M = %d, Cols = %d (and Alpha %d)", i, len(g.U), j.M, g.Cols, len(g.Alpha))
+		}
+	}
+	return nil
+}
+
 // NewWorker validates the job and returns a worker for one goroutine,
 // with its own prepared centres (O(M·D) memory) and scratch. The job
 // must not change while its workers are in use.
@@ -360,7 +407,7 @@ func (j *PassJob) NewWorker() (*PassWorker, error) {
 // newWorker is NewWorker on a validated job.
 func (j *PassJob) newWorker() *PassWorker {
 	w := &PassWorker{job: j, features: j.Features, targets: j.Targets}
-	if j.Kind == PassMulti || j.Kind == PassMultiRHS {
+	if j.Kind == PassMulti || j.Kind == PassMultiRHS || j.logistic() {
 		w.multi = j.newMulti()
 	} else {
 		w.c = j.centers
@@ -418,7 +465,7 @@ func (w *PassWorker) AddRows(dst []float64, first int64, x, y, rw []float64, row
 	} else {
 		rw = nil
 	}
-	if w.multi == nil {
+	if w.multi == nil || w.job.logistic() {
 		return placed, w.add(dst, x, y, rw, rows)
 	}
 	return w.addMulti(dst, first, x, y, rw, rows, placed)
@@ -437,7 +484,7 @@ func (w *PassWorker) Add(dst, x, y []float64, rows int) error {
 	if j.Holdout != nil || j.RowLen() > 0 || j.Weight != "" {
 		return fmt.Errorf("ooc: pass worker: a %s pass that holds out, scores or weighs rows needs AddRows", j.Kind)
 	}
-	if w.multi != nil {
+	if w.multi != nil && !j.logistic() {
 		_, err := w.addMulti(dst, 0, x, y, nil, rows, nil)
 		return err
 	}
@@ -548,8 +595,11 @@ func (w *PassWorker) checkShape(dst, x, y []float64, rows int, checkY bool) erro
 
 // nonFinite returns the *stream.ValueError for the first non-finite row
 // of x that the kernel met in the last call (Workspace.NonFinite), or nil.
-func (w *PassWorker) nonFinite(x []float64) error {
-	r := w.ws.NonFinite()
+func (w *PassWorker) nonFinite(x []float64) error { return w.nonFiniteIn(w.ws, x) }
+
+// nonFiniteIn is nonFinite for the last call on workspace ws.
+func (w *PassWorker) nonFiniteIn(ws *kernel.Workspace, x []float64) error {
+	r := ws.NonFinite()
 	if r < 0 {
 		return nil
 	}

@@ -9,24 +9,25 @@ import (
 
 // logisticState is a PassWorker's state for the logistic passes: the
 // chunk's targets as ±1 per output (rows × K: the class for binary, one
-// against the rest for multiclass) and weights, the sums, and the tile
-// hooks (made once per worker, so that a chunk allocates nothing).
+// against the rest for multiclass) and weights, the current group's
+// columns and sums, and the tile hooks (made once per worker, so that a
+// chunk allocates nothing).
 type logisticState struct {
 	k      int
 	ys, rw []float64
-	sh     []float64 // K: the Hessian weights' sums
-	sw, sl float64
-	tmp    []float64 // M × 2K: KtFKvAdd's output of a Hessian pass
+	cols   int       // the current group's columns (a multiple of k)
+	sh, sl []float64 // the current group's Hessian weights' and losses' sums, per column
+	tmp    []float64 // M × 2·Cols: KtFKvAdd's output of a Hessian pass
 	grad   func(s []float64, r0, n int)
 	hess   func(s []float64, r0, n int)
 }
 
 // addLogistic is Add for PassLogisticGrad and PassLogisticHess.
 func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
-	j := w.job
+	j, mw := w.job, w.multi
 	k := j.K
 	if w.lg == nil {
-		w.lg = &logisticState{k: k, sh: make([]float64, k)}
+		w.lg = &logisticState{k: k}
 		w.lg.grad, w.lg.hess = w.lg.gradTile, w.lg.hessTile
 	}
 	lg := w.lg
@@ -34,6 +35,9 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	err := stream.CheckFinite(y, w.targets)
 	if err == nil {
 		err = encodeTargets(j.Task, j.Classes, w.targets, y, rows, 1, k, w.v, k)
+	}
+	if err == nil && j.ClassWeights != nil {
+		rw, err = w.classWeigh(y, rw, rows)
 	}
 	if err != nil {
 		return cmp.Or(stream.CheckFinite(x, w.features), err)
@@ -44,23 +48,38 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 		}
 	}
 	lg.ys, lg.rw = w.v, rw
-	mk := j.M * k
+	off := 0
+	for i, g := range j.Groups {
+		c, ws := mw.cs[i], mw.ws[i]
+		mc := j.M * g.Cols
+		lg.cols = g.Cols
+		if j.Kind == PassLogisticGrad {
+			lg.sh, lg.sl = dst[off+mc:off+mc+g.Cols], dst[off+mc+g.Cols:off+mc+2*g.Cols]
+			c.KtFKvAdd(ws, dst[off:off+mc], x, rows, g.U, g.Cols, lg.grad)
+			off += mc + 2*g.Cols
+		} else {
+			lg.tmp = slices.Grow(lg.tmp[:0], 2*mc)[:2*mc]
+			clear(lg.tmp)
+			c.KtFKvAdd(ws, lg.tmp, x, rows, g.U, 2*g.Cols, lg.hess)
+			for r := range j.M {
+				addTo(dst[off+r*g.Cols:off+(r+1)*g.Cols], lg.tmp[2*r*g.Cols:2*r*g.Cols+g.Cols])
+			}
+			off += mc
+		}
+		if err := w.nonFiniteIn(ws, x); err != nil {
+			return err
+		}
+	}
 	if j.Kind == PassLogisticGrad {
-		clear(lg.sh)
-		lg.sw, lg.sl = 0, 0
-		w.c.KtFKvAdd(w.ws, dst[:mk], x, rows, j.U, k, lg.grad)
-		addTo(dst[mk:mk+k], lg.sh)
-		dst[mk+k] += lg.sw
-		dst[mk+k+1] += lg.sl
-		return w.nonFinite(x)
+		if rw == nil {
+			dst[off] += float64(rows)
+		} else {
+			for _, v := range rw {
+				dst[off] += v
+			}
+		}
 	}
-	lg.tmp = slices.Grow(lg.tmp[:0], 2*mk)[:2*mk]
-	clear(lg.tmp)
-	w.c.KtFKvAdd(w.ws, lg.tmp, x, rows, j.U, 2*k, lg.hess)
-	for i := range j.M {
-		addTo(dst[i*k:(i+1)*k], lg.tmp[2*i*k:2*i*k+k])
-	}
-	return w.nonFinite(x)
+	return nil
 }
 
 // weight is row r's weight (1 without row weights).
@@ -71,33 +90,34 @@ func (lg *logisticState) weight(r int) float64 {
 	return lg.rw[r]
 }
 
-// gradTile turns a tile's f = K α (n × K) into the gradient weights g,
-// and sums the Hessian weights, the weights and the loss.
+// gradTile turns a tile's f = K U (n × Cols) into the gradient weights
+// g, and sums the Hessian weights and the loss per column.
 func (lg *logisticState) gradTile(s []float64, r0, n int) {
-	k := lg.k
+	k, nc := lg.k, lg.cols
 	for i := range n {
 		wi := lg.weight(r0 + i)
-		lg.sw += wi
-		for c := range k {
-			f, y := s[i*k+c], lg.ys[(r0+i)*k+c]
+		ys := lg.ys[(r0+i)*k : (r0+i+1)*k]
+		row := s[i*nc : (i+1)*nc]
+		for c, f := range row {
+			y := ys[c%k]
 			p := sigmoid(-y * f) // σ(−y f); σ(f)σ(−f) = p(1 − p)
-			s[i*k+c] = -wi * y * p
+			row[c] = -wi * y * p
 			lg.sh[c] += wi * p * (1 - p)
-			lg.sl += wi * softplus(-y*f)
+			lg.sl[c] += wi * softplus(-y*f)
 		}
 	}
 }
 
-// hessTile turns a tile's [K u | K α] (n × 2K) into [H K u | 0].
+// hessTile turns a tile's [K u | K α] (n × 2·Cols) into [H K u | 0].
 func (lg *logisticState) hessTile(s []float64, r0, n int) {
-	k := lg.k
+	nc := lg.cols
 	for i := range n {
-		row := s[i*2*k : (i+1)*2*k]
+		row := s[i*2*nc : (i+1)*2*nc]
 		wi := lg.weight(r0 + i)
-		for c := range k {
-			p := sigmoid(row[k+c])
+		for c := range nc {
+			p := sigmoid(row[nc+c])
 			row[c] *= wi * p * (1 - p)
-			row[k+c] = 0
+			row[nc+c] = 0
 		}
 	}
 }

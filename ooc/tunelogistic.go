@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -11,12 +12,18 @@ import (
 )
 
 // tuneLogistic is Tune for the logistic loss (Base.Loss): every (σ, λ)
-// of the grid is one logistic Fit (Newton steps, its own passes) on the
-// training rows, validated once at its end on the validation rows, and
-// the lowest error rate wins. The candidates do not share passes yet (the
-// squared loss's search shares every pass); Patience, Halving and σ
+// of the grid runs Newton's method as a logistic Fit on the training rows
+// would, and the candidates share every pass (newtonRun: one group of
+// columns per σ, K per λ, so one gradient pass per Newton step and one
+// pass per CG iteration for the whole grid, where one Fit per candidate
+// made as many for each). They share the centre sampling and, per σ,
+// K_MM and T. Each is validated once at its end, all in one scoring pass
+// over the validation rows, and the lowest error rate wins. A candidate's
+// model is, up to rounding, the logistic Fit's. Patience, Halving and σ
 // halving do not apply (each candidate runs its NewtonSteps), and a
-// candidate's BestIteration is its CG iterations in all.
+// candidate's BestIteration is its CG iterations in all. Memory: a
+// preconditioner (8M² bytes) per σ, and during a step one more per
+// candidate.
 func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
 	start := time.Now()
 	if err := ValidateTune(tc, opts); err != nil {
@@ -41,6 +48,11 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	if err != nil {
 		return nil, err
 	}
+	if plan.Task != TaskRegression && len(plan.Targets) > 0 {
+		if val, err = relabel(val, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {
+			return nil, err
+		}
+	}
 	kernels := []kernel.Kernel{plan.Config.Kernel}
 	if tc.Sigmas != nil {
 		kernels = kernels[:0]
@@ -56,47 +68,197 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	res := &TuneResult{N: plan.N, ValRows: stream.Rows(val), M: plan.Config.Centers, Metric: "error_rate", Best: -1}
 	live := len(kernels) * len(lambdas)
+	report := func(p Progress) {
+		if tc.Progress != nil {
+			p.Elapsed = time.Since(start)
+			tc.Progress(TuneProgress{Progress: p, Live: live})
+		}
+	}
+	ph := &phaseClock{}
+	ph.start("sample", 0)
+	cs, err := sampleCentres(ctx, plan, report)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := plan.encoding(cs.distinct)
+	if err != nil {
+		return nil, err
+	}
+	res.M = cs.m
+	steps := base.NewtonSteps
+	if steps == 0 {
+		steps = DefaultNewtonSteps
+	}
+	pass := passOver(plan.src, opts)
+	type cand struct {
+		TuneCandidate
+		nc  *newtonCand
+		g   int
+		cfg Config
+		op  *fitOperator
+	}
+	var cands []*cand
+	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, tol: base.Tolerance,
+		targets: plan.Targets[:1], pass: pass,
+		balance: base.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
+	var ops []*fitOperator
 	for _, kn := range kernels {
+		// Per σ: K_MM and T once (the preconditioner's A at the first λ
+		// is not used: each step factorises its own).
+		pk := *plan
+		pk.Config.Kernel, pk.Config.Lambda = kn, lambdas[0]
+		op, err := newFitOperator(ctx, &pk, cs, enc, pass, report, ph, "")
+		var g *newtonGroup
+		if err == nil {
+			g = newNewtonGroup(&pk, cs, kn, op)
+			run.base = op.rhsJob
+		} else if ctx.Err() != nil {
+			return nil, err
+		}
 		for _, l := range lambdas {
-			cfg := base
-			cfg.Kernel, cfg.Lambda = kn, l
-			c := TuneCandidate{Lambda: l, Kernel: kn, BestMetric: math.Inf(1), Stop: StopIterations}
+			c := &cand{TuneCandidate: TuneCandidate{Lambda: l, Kernel: kn, BestMetric: math.Inf(1), Stop: StopIterations}, g: len(ops), op: op}
 			if kn.Sigmas == nil && kn.Kind.IsDistance() {
 				c.Sigma = kn.Sigma
 			}
-			m, err := Fit(ctx, train, cfg, RunOptions{Workers: opts.Workers, Executor: opts.Executor, Validation: val,
-				Progress: func(p Progress) {
-					if tc.Progress != nil {
-						p.Elapsed = time.Since(start)
-						tc.Progress(TuneProgress{Progress: p, Live: live})
-					}
-				}})
+			c.cfg = pk.Config
+			c.cfg.Lambda = l
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, err
-				}
 				c.Stop, c.Err = StopFailed, err.Error()
 			} else {
-				tr := m.Training()
-				c.Validation, c.Residuals = tr.Validation, tr.Residuals
-				c.Iterations, c.BestIteration = tr.Iterations, tr.Iterations
-				if n := len(tr.Validation); n > 0 {
-					c.BestMetric = selectionMetric(m.Task(), &tr.Validation[n-1].Metrics)
-				}
-				c.model = m
-				res.Passes += 1 + len(tr.NewtonSteps) + tr.Iterations // sampling, gradients, CG
-				if res.Best < 0 || c.BestMetric < res.Candidates[res.Best].BestMetric {
-					res.Best = len(res.Candidates)
+				c.nc = &newtonCand{path: newtonPath(l, steps), alpha: make([]float64, cs.m*enc.k)}
+				g.cands = append(g.cands, c.nc)
+			}
+			cands = append(cands, c)
+		}
+		ops = append(ops, op)
+		if g != nil {
+			run.groups = append(run.groups, g)
+		}
+	}
+	if len(run.groups) > 0 {
+		total := 0
+		run.onStep = func(t int) { ph.start("newton", t+1) }
+		run.gradReport = func(t, done, chunks int, rows int64) {
+			report(Progress{Stage: StageRHS, Iteration: t + 1, Iterations: steps, Chunk: done, Chunks: chunks, Rows: rows})
+		}
+		run.iterReport = func(it, done, chunks int, rows int64, residual float64) {
+			report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * base.Iterations,
+				Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
+		}
+		run.afterStep = func(t int) error {
+			total = (t + 1) * base.Iterations
+			live = 0
+			for _, c := range cands {
+				if c.nc != nil && c.nc.err == nil {
+					live++
 				}
 			}
-			c.Seconds = time.Since(start).Seconds()
-			live--
-			res.Candidates = append(res.Candidates, c)
+			return nil
 		}
+		if err := run.run(ctx, 0); err != nil {
+			return nil, err
+		}
+	}
+	res.Passes = 1 + run.passes
+	// The models, then every candidate's validation in one scoring pass.
+	centres := slices.Clone(cs.centres)
+	var scored []*cand
+	job := &PassJob{Kind: PassMulti, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
+		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Task: enc.task, Classes: enc.classes,
+		Features: plan.Features, Targets: plan.Targets[:1], Weight: stream.WeightColumn(val), ScoreRows: stream.Rows(val)}
+	groupOf := map[int]int{}
+	for _, c := range cands {
+		if c.nc != nil && c.nc.err != nil {
+			c.Stop, c.Err = StopFailed, c.nc.err.Error()
+		}
+		if c.Stop == StopFailed {
+			continue
+		}
+		nc := c.nc
+		tr := Training{N: plan.N, Iterations: nc.iters, Status: StatusIterationLimit, NewtonSteps: nc.steps, Residuals: nc.residuals,
+			Weight: plan.Weight, ClassWeights: run.classWeights, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
+			DuplicateCenters: cs.dropped}
+		if plan.Weight != "" || run.classWeights != nil {
+			tr.WeightSum = run.n
+		}
+		m, err := newModel(newModelMeta(plan, cs, enc, c.cfg, make([]float64, enc.k), tr), centres, slices.Clone(nc.alpha), nil, c.op.cfit)
+		if err != nil {
+			c.Stop, c.Err = StopFailed, err.Error()
+			continue
+		}
+		c.model, c.Residuals, c.Iterations, c.BestIteration = m, nc.residuals, nc.iters, nc.iters
+		gi, ok := groupOf[c.g]
+		if !ok {
+			gi = len(job.Groups)
+			groupOf[c.g] = gi
+			job.Groups = append(job.Groups, PassGroup{Kernel: c.Kernel})
+			job.groupCenters = append(job.groupCenters, c.op.cfit.WithInputMap(cs.std.mean, cs.std.invStd))
+		}
+		g := &job.Groups[gi]
+		alpha := make([]float64, cs.m*(g.Cols+enc.k))
+		if g.Cols > 0 {
+			setCols(alpha, g.Cols+enc.k, 0, g.Alpha, g.Cols)
+		}
+		setCols(alpha, g.Cols+enc.k, g.Cols, nc.alpha, enc.k)
+		g.Alpha, g.Cols = alpha, g.Cols+enc.k
+		scored = append(scored, c)
+	}
+	if len(scored) > 0 {
+		ph.start("validation", run.steps*base.Iterations)
+		report(Progress{Stage: StageValidate})
+		vals, err := passOver(val, opts)(ctx, job, func(done, chunks int, rows int64) {
+			report(Progress{Stage: StageValidate, Chunk: done, Chunks: chunks, Rows: rows})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("validation: %w", err)
+		}
+		res.Passes++
+		rowLen, n := job.RowLen(), int(job.ScoreRows)
+		col := make([]int, len(job.Groups)) // the group's first column in a row
+		for i := 1; i < len(col); i++ {
+			col[i] = col[i-1] + job.Groups[i-1].Cols
+		}
+		y := make([]float64, n)
+		var w []float64
+		if job.Weight != "" {
+			w = make([]float64, n)
+		}
+		nextCol := make([]int, len(job.Groups))
+		sc := make([]float64, n*enc.k)
+		for r := range n {
+			y[r] = vals[r*rowLen+rowLen-1-job.weighted()]
+			if w != nil {
+				w[r] = vals[(r+1)*rowLen-1]
+			}
+		}
+		for _, c := range scored {
+			gi := groupOf[c.g]
+			c0 := col[gi] + nextCol[gi]
+			nextCol[gi] += enc.k
+			for r := range n {
+				copy(sc[r*enc.k:(r+1)*enc.k], vals[r*rowLen+c0:r*rowLen+c0+enc.k])
+			}
+			ev := c.model.NewEvaluator()
+			if err := ev.AddWeighted(sc, y, w, n); err != nil {
+				return nil, fmt.Errorf("validation: %w", err)
+			}
+			c.Validation = []ValPoint{{Iteration: c.Iterations, Metrics: *ev.Metrics()}}
+			c.model.training.Validation = slices.Clone(c.Validation)
+			c.BestMetric = selectionMetric(c.model.Task(), ev.Metrics())
+		}
+	}
+	now := time.Since(start).Seconds()
+	for _, c := range cands {
+		c.Seconds = now
+		if c.Stop != StopFailed && (res.Best < 0 || c.BestMetric < res.Candidates[res.Best].BestMetric) {
+			res.Best = len(res.Candidates)
+		}
+		res.Candidates = append(res.Candidates, c.TuneCandidate)
 	}
 	if res.Best < 0 {
 		return nil, fmt.Errorf("every candidate failed: %s", res.Candidates[0].Err)
 	}
+	res.Phases = ph.done()
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

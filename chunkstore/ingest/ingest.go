@@ -305,26 +305,8 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		return nil, err
 	}
 
-	var feats, targs []chunkstore.ColumnSpec
-	for j, name := range s.names {
-		spec := chunkstore.ColumnSpec{Name: name, Type: s.specs[j]}
-		if j < s.nfeat {
-			feats = append(feats, spec)
-		} else {
-			targs = append(targs, spec)
-		}
-	}
-	var total int64
-	sources := make([]chunkstore.SourceFile, len(s.files))
-	for i, f := range s.files {
-		abs, err := filepath.Abs(f.path)
-		if err != nil || f.name != f.path {
-			abs = f.name // a spooled pipe: its name, not the temporary file's
-		}
-		// A text file's row count is not known before it is read: -1.
-		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
-		total += f.size
-	}
+	feats, targs := s.columnSpecs(nil)
+	sources, total := s.sources()
 	// The first pass writes every chosen column to a store under a
 	// temporary name beside cfg.Out; columns found constant or
 	// identifier-like during the pass are then left out by a copy (see
@@ -412,6 +394,46 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		return nil, err
 	}
 
+	return s.result(rows, dropped, keep, total, est, start)
+}
+
+// columnSpecs returns the store's features and targets (the weight last)
+// among the chosen columns keep (nil: all of them).
+func (s *session) columnSpecs(keep []int) (feats, targs []chunkstore.ColumnSpec) {
+	for j, name := range s.names {
+		if keep != nil && !slices.Contains(keep, j) {
+			continue
+		}
+		spec := chunkstore.ColumnSpec{Name: name, Type: s.specs[j]}
+		if j < s.nfeat {
+			feats = append(feats, spec)
+		} else {
+			targs = append(targs, spec)
+		}
+	}
+	return feats, targs
+}
+
+// sources returns the inputs as the manifest records them, and their
+// total size.
+func (s *session) sources() ([]chunkstore.SourceFile, int64) {
+	var total int64
+	sources := make([]chunkstore.SourceFile, len(s.files))
+	for i, f := range s.files {
+		abs, err := filepath.Abs(f.path)
+		if err != nil || f.name != f.path {
+			abs = f.name // a spooled pipe: its name, not the temporary file's
+		}
+		// A text file's row count is not known before it is read: -1.
+		sources[i] = chunkstore.SourceFile{Path: abs, Size: f.size, ModTime: f.modTime, Rows: f.rows}
+		total += f.size
+	}
+	return sources, total
+}
+
+// result returns the Result of an ingest whose store is in place at
+// s.cfg.Out.
+func (s *session) result(rows, dropped int64, keep []int, total int64, est Memory, start time.Time) (*Result, error) {
 	res := &Result{
 		Rows:     rows,
 		Dropped:  dropped,
@@ -422,7 +444,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		Columns:  slices.Clone(s.report),
 	}
 	s.setColumns(res, keep)
-	r, err := chunkstore.Open(cfg.Out)
+	r, err := chunkstore.Open(s.cfg.Out)
 	if err != nil {
 		return nil, fmt.Errorf("reopen the new store: %w", err)
 	}
@@ -430,7 +452,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err := r.Close(); err != nil {
 		return nil, err
 	}
-	res.BytesOut, err = dirSize(cfg.Out)
+	res.BytesOut, err = dirSize(s.cfg.Out)
 	if err != nil {
 		return nil, err
 	}

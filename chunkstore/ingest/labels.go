@@ -68,20 +68,29 @@ func (l *labelSet) encode(arr arrow.Array, dst []float64, b *bad) error {
 			b.add(i, "NULL")
 			continue
 		}
-		v := a.Value(i)
-		c, ok := l.codes[v]
-		if !ok {
-			if len(l.names) == chunkstore.MaxLabels {
-				return l.tooMany(v)
-			}
-			v = strings.Clone(v) // Arrow's buffer is reused
-			c = len(l.names)
-			l.codes[v] = c
-			l.names = append(l.names, v)
+		c, err := l.code(a.Value(i))
+		if err != nil {
+			return err
 		}
 		dst[i] = float64(c)
 	}
 	return nil
+}
+
+// code returns the code of label v, giving it the next one if it is new.
+// The caller holds l.mu.
+func (l *labelSet) code(v string) (int, error) {
+	c, ok := l.codes[v]
+	if !ok {
+		if len(l.names) == chunkstore.MaxLabels {
+			return 0, l.tooMany(v)
+		}
+		v = strings.Clone(v) // Arrow's buffer is reused
+		c = len(l.names)
+		l.codes[v] = c
+		l.names = append(l.names, v)
+	}
+	return c, nil
 }
 
 func (l *labelSet) tooMany(next string) error {

@@ -7,18 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
@@ -123,35 +120,20 @@ type predictResult struct {
 	Unscored int64 `json:"unscored,omitempty"`
 	// Std and Interval say that the output holds standard deviations
 	// and interval bounds; Uncertainty is how they did on the targets.
-	Std         bool       `json:"std,omitempty"`
-	Interval    float64    `json:"interval,omitempty"`
-	Uncertainty *stdReport `json:"uncertainty,omitempty"`
+	Std         bool                   `json:"std,omitempty"`
+	Interval    float64                `json:"interval,omitempty"`
+	Uncertainty *predictfile.StdReport `json:"uncertainty,omitempty"`
 	*ooc.Metrics
 	Seconds float64 `json:"seconds"`
 }
 
-// predictRun is the state of one prediction.
+// predictRun is the state of one prediction: predictfile's Predictor,
+// the summary and the progress.
 type predictRun struct {
-	m        *ooc.Model
-	ev       *ooc.Evaluator
-	withTgt  bool
-	res      predictResult
-	pr       *progress
-	workers  int
-	cols     [][]float64 // output columns of a batch
-	scores   []float64
-	x        []float64
-	tgt      []float64
-	okScores []float64
-	proba    bool
-	prob     []float64 // one row's probabilities
-	// --std and --interval: the standard deviations of a batch, the
-	// interval's z (0: none) and the targets' report.
-	std     bool // compute standard deviations
-	showStd bool // write them (--std)
-	z       float64
-	sd      []float64
-	stdm    *stdMetrics
+	*predictfile.Predictor
+	m   *ooc.Model
+	res predictResult
+	pr  *progress
 }
 
 func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rerr error) {
@@ -202,19 +184,15 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if err := checkStd(o, m); err != nil {
 		return err
 	}
-	p := &predictRun{m: m, ev: m.NewEvaluator(), pr: newProgress(e.stderr, o.quiet), workers: o.workers, proba: o.proba}
-	if o.std || o.interval > 0 {
-		p.std, p.stdm = true, &stdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K()}
-		if o.interval > 0 {
-			p.z = ooc.IntervalZ(o.interval)
-		}
+	popt := predictfile.Options{Workers: o.workers, Proba: o.proba, Std: o.std || o.interval > 0, ShowStd: o.std}
+	if o.interval > 0 {
+		popt.Z = ooc.IntervalZ(o.interval)
 	}
-	if p.workers == 0 {
-		p.workers = runtime.GOMAXPROCS(0)
-	}
+	p := &predictRun{m: m, pr: newProgress(e.stderr, o.quiet)}
+	popt.Progress = func(rows int64) { p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(rows)), false) }
+	p.Predictor = predictfile.New(m, popt)
 	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
 		Classes: m.ClassNames(), Proba: o.proba, Std: o.std, Interval: o.interval}
-	p.showStd = o.std
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
@@ -226,7 +204,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		if o.keep != "" {
 			return usagef("--keep copies columns of Parquet or CSV input; %s is a chunk store, whose rows are in input order (join by position)", args[0])
 		}
-		write = func(w io.Writer) error { return p.fromStore(ctx, args[0], w, format) }
+		write = func(w io.Writer) error { return p.fromStore(ctx, args[0], w, format, o.workers) }
 	} else {
 		files := args
 		if args[0] != "-" {
@@ -246,26 +224,24 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 				e.stdin = stdin.r
 			}
 		}
-		topt := tabular.Options{
-			Numeric: m.Features(), Optional: m.Targets(), Keep: p.res.Keep, Nulls: o.nulls,
-			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), Stdin: e.stdin,
-			MaxLine: o.maxLine,
+		topt, err := predictfile.TableOptions(m, o.model, predictfile.Input{Keep: p.res.Keep, Nulls: o.nulls,
+			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), MaxLine: o.maxLine})
+		if err != nil {
+			return err
 		}
-		if o.nulls == "mean" { // the training means: 0 in the model's standardised space
-			topt.Nulls, topt.Fill = "fill", m.FeatureMean()
-			if topt.Fill == nil {
-				return fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", o.model)
-			}
-		}
-		if m.Labeled() {
-			topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
-		}
+		topt.Stdin = e.stdin
 		r, err := tabular.Open(files, topt)
 		if err != nil {
-			return explainMissing(err, m.Features(), p.res.Keep)
+			return predictfile.ExplainMissing(err, m.Features(), p.res.Keep)
 		}
 		defer r.Close()
-		write = func(w io.Writer) error { return p.fromFiles(ctx, r, w, format) }
+		write = func(w io.Writer) error {
+			if err := p.Files(ctx, r, w, format); err != nil {
+				return err
+			}
+			p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(p.Rows)), true)
+			return nil
+		}
 	}
 
 	switch o.out {
@@ -288,14 +264,15 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return err
 	}
 	res := &p.res
+	res.Rows, res.Dropped, res.Unscored = p.Rows, p.Dropped, p.Unscored
 	res.Seconds = time.Since(start).Seconds()
 	if o.out != "-" {
 		res.Out = o.out
 	}
-	if p.withTgt {
-		res.Metrics = p.ev.Metrics()
-		if p.stdm != nil {
-			res.Uncertainty = p.stdm.report(o.interval)
+	if p.WithTargets {
+		res.Metrics = p.Ev.Metrics()
+		if p.Std != nil {
+			res.Uncertainty = p.Std.Report(o.interval)
 		}
 	}
 	if o.jsonOut && o.out != "-" {
@@ -312,10 +289,10 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		fmt.Fprintf(summary, "output     %s\n", res.Out)
 	}
 	switch {
-	case p.withTgt:
+	case p.WithTargets:
 		fmt.Fprintf(summary, "metrics    %s\n", metricsLine(res.Metrics))
 		if res.Uncertainty != nil {
-			fmt.Fprintf(summary, "intervals  %s\n", res.Uncertainty.line())
+			fmt.Fprintf(summary, "intervals  %s\n", res.Uncertainty.Line())
 		}
 		if res.Unscored > 0 {
 			fmt.Fprintf(summary, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
@@ -339,40 +316,6 @@ func renamePath(err error, path, as string) error {
 func isStore(path string) bool {
 	_, err := os.Stat(filepath.Join(path, chunkstore.ManifestName))
 	return err == nil
-}
-
-// explainMissing words a missing-column error for predict.
-func explainMissing(err error, features, keep []string) error {
-	var me *tabular.MissingError
-	if !errors.As(err, &me) {
-		return err
-	}
-	var feat, kept []string
-	for _, c := range me.Missing {
-		switch {
-		case containsStr(features, c):
-			feat = append(feat, c)
-		case containsStr(keep, c):
-			kept = append(kept, c)
-		}
-	}
-	have := fmt.Sprintf("%q", me.Have)
-	if len(feat) > 0 {
-		return fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %s", me.File, feat, have)
-	}
-	if len(kept) > 0 {
-		return fmt.Errorf("--keep: %s: no column(s) %q; its columns are %s", me.File, kept, have)
-	}
-	return err
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stdinInput is standard input made readable: a spooled Parquet file, or
@@ -413,164 +356,8 @@ func spoolStdin(in io.Reader, tmpDir string) (stdinInput, func(), error) {
 	return stdinInput{path: f.Name()}, cleanup, nil
 }
 
-// fromFiles predicts the rows of r, writing them to w in format (w nil:
-// metrics only). Reading runs one batch ahead of prediction.
-func (p *predictRun) fromFiles(ctx context.Context, r *tabular.Reader, w io.Writer, format tabular.Format) error {
-	var tw *tabular.Writer
-	if w != nil {
-		var err error
-		if tw, err = tabular.NewColumnWriter(w, format, r, p.columns()); err != nil {
-			return err
-		}
-	}
-	p.withTgt = r.HasOptional()
-	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan *tabular.Batch, 1)
-	g.Go(func() error {
-		defer close(batches)
-		for r.Next(gctx) {
-			select {
-			case batches <- r.Batch():
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-		}
-		return r.Err()
-	})
-	g.Go(func() error {
-		for b := range batches {
-			if err := p.batch(gctx, b, tw); err != nil {
-				return err
-			}
-			b.Release()
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(p.res.Rows)), true)
-	if tw != nil {
-		return tw.Close()
-	}
-	return nil
-}
-
-// batch predicts one batch: its rows split among the workers.
-func (p *predictRun) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Writer) error {
-	m := p.m
-	n, d, k := b.Rows, m.D(), m.K()
-	p.res.Dropped += int64(b.Dropped)
-	p.x = grow(p.x, n*d)
-	for j := range d {
-		col := b.Cols[j]
-		for i, v := range col {
-			p.x[i*d+j] = v
-		}
-	}
-	p.scores = grow(p.scores, n*k)
-	if p.std {
-		p.sd = grow(p.sd, n*k)
-	}
-	per := max((n+p.workers-1)/p.workers, 64)
-	var g errgroup.Group
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		g.Go(func() error {
-			if p.std {
-				m.PredictStdTo(p.scores[lo*k:hi*k], p.sd[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
-			} else {
-				m.PredictTo(p.scores[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
-			}
-			return nil
-		})
-	}
-	g.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if p.withTgt {
-		if err := p.score(b, n); err != nil {
-			return fmt.Errorf("%s: %w", b.File, err)
-		}
-	}
-	p.res.Rows += int64(n)
-	p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(p.res.Rows)), false)
-	if tw == nil {
-		return nil
-	}
-	p.outputCols(n)
-	return tw.Write(b, p.cols)
-}
-
-// score adds the batch's rows with finite targets to the metrics.
-func (p *predictRun) score(b *tabular.Batch, n int) error {
-	m := p.m
-	d, k, nt := m.D(), m.K(), len(m.Targets())
-	p.tgt = p.tgt[:0]
-	p.okScores = p.okScores[:0]
-	ok := 0
-	var classes []float64
-	if m.Labeled() {
-		classes = m.Classes()
-	}
-	for i := range n {
-		finite := true
-		for t := range nt {
-			v := b.Cols[d+t][i]
-			finite = finite && !math.IsNaN(v) && !math.IsInf(v, 0)
-		}
-		if !finite {
-			p.res.Unscored++
-			continue
-		}
-		for t := range nt {
-			v := b.Cols[d+t][i]
-			if classes != nil { // the label's index among the classes
-				j := int(v)
-				if float64(j) != v || j < 0 || j >= len(classes) {
-					return fmt.Errorf("target %q holds the number %v; the model's classes are the labels %q", m.Targets()[t], v, m.ClassNames())
-				}
-				v = classes[j]
-			}
-			p.tgt = append(p.tgt, v)
-			if p.stdm != nil {
-				p.stdm.add(v-p.scores[i*k+t], p.sd[i*k+t])
-			}
-		}
-		p.okScores = append(p.okScores, p.scores[i*k:(i+1)*k]...)
-		ok++
-	}
-	if ok == 0 {
-		return nil
-	}
-	return p.ev.Add(p.okScores, p.tgt, ok)
-}
-
-// outputCols fills p.cols with the output columns of n rows of p.scores.
-func (p *predictRun) outputCols(n int) {
-	m := p.m
-	ncol := len(p.columns())
-	if len(p.cols) != ncol {
-		p.cols = make([][]float64, ncol)
-	}
-	for j := range p.cols {
-		p.cols[j] = grow(p.cols[j], n)
-	}
-	var row []float64
-	for i := range n {
-		row = p.outputRow(p.scores[i*m.K():(i+1)*m.K()], row)
-		if p.std {
-			row = appendStd(row, p.scores[i*m.K():(i+1)*m.K()], p.sd[i*m.K():(i+1)*m.K()], p.showStd, p.z)
-		}
-		for j, v := range row {
-			p.cols[j][i] = v
-		}
-	}
-}
-
 // fromStore predicts a chunk store, chunk by chunk.
-func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, format tabular.Format) error {
+func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, format tabular.Format, workers int) error {
 	m := p.m
 	r, err := chunkstore.Open(path)
 	if err != nil {
@@ -581,7 +368,7 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 	if err != nil {
 		return err
 	}
-	p.withTgt = withTargets
+	p.WithTargets = withTargets
 	if withTargets {
 		if src, err = m.Relabel(src); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -589,32 +376,29 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 	}
 	var tw *tabular.Writer
 	if w != nil {
-		if tw, err = tabular.NewColumnWriter(w, format, nil, p.columns()); err != nil {
+		if tw, err = tabular.NewColumnWriter(w, format, nil, p.Columns()); err != nil {
 			return err
 		}
 	}
-	popts := ooc.PredictOptions{Workers: p.workers, Std: p.std, Progress: func(done, total int) {
+	popts := ooc.PredictOptions{Workers: workers, Std: p.Std != nil, Progress: func(done, total int) {
 		p.pr.update("predict", fmt.Sprintf("%s %d/%d chunks", bar(float64(done)/float64(total)), done, total), done == total)
 	}}
 	err = m.Predict(ctx, src, popts, withTargets, func(b ooc.Batch) error {
-		p.res.Rows += int64(b.Rows)
+		p.Rows += int64(b.Rows)
 		if withTargets {
-			if err := p.ev.Add(b.Scores, b.Targets, b.Rows); err != nil {
+			if err := p.Ev.Add(b.Scores, b.Targets, b.Rows); err != nil {
 				return err
 			}
-			if p.stdm != nil {
+			if p.Std != nil {
 				for i, y := range b.Targets {
-					p.stdm.add(y-b.Scores[i], b.Std[i])
+					p.Std.Add(y-b.Scores[i], b.Std[i])
 				}
 			}
 		}
-		p.sd = append(p.sd[:0], b.Std...)
 		if tw == nil {
 			return nil
 		}
-		p.scores = append(p.scores[:0], b.Scores...)
-		p.outputCols(b.Rows)
-		return tw.Write(nil, p.cols)
+		return tw.Write(nil, p.Output(b.Scores, b.Std, b.Rows))
 	})
 	if err != nil {
 		return err
@@ -623,80 +407,6 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 		return tw.Close()
 	}
 	return nil
-}
-
-// columns are the output columns: outputColumns, then those of --std
-// and --interval.
-func (p *predictRun) columns() []tabular.Column {
-	cols := outputColumns(p.m, p.proba)
-	z := 0.0
-	if p.z > 0 {
-		z = 1
-	}
-	for _, c := range stdColumns(p.m.Targets(), p.std && p.showStd, z) {
-		cols = append(cols, tabular.Column{Name: c})
-	}
-	return cols
-}
-
-func grow(s []float64, n int) []float64 {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]float64, n)
-}
-
-// outputColumns names the prediction columns: the prediction (a label
-// column for a model with string classes), then the scores or, with
-// proba, the probabilities.
-func outputColumns(m *ooc.Model, proba bool) []tabular.Column {
-	if m.Task() == ooc.TaskRegression {
-		cols := make([]tabular.Column, len(m.Targets()))
-		for j, t := range m.Targets() {
-			cols[j].Name = t + "_pred"
-		}
-		return cols
-	}
-	pred := tabular.Column{Name: m.Targets()[0] + "_pred"}
-	if m.Labeled() {
-		pred.Labels = m.ClassNames()
-	}
-	cols := []tabular.Column{pred}
-	switch {
-	case proba:
-		for _, c := range m.ClassNames() {
-			cols = append(cols, tabular.Column{Name: "p_" + c})
-		}
-	case m.Task() == ooc.TaskBinary:
-		cols = append(cols, tabular.Column{Name: "score"})
-	default:
-		for _, c := range m.ClassNames() {
-			cols = append(cols, tabular.Column{Name: "score_" + c})
-		}
-	}
-	return cols
-}
-
-// outputRow returns one row of output values for scores (length K): the
-// prediction (the class index for a model with string classes, else the
-// class value), then the scores or the probabilities.
-func (p *predictRun) outputRow(scores []float64, dst []float64) []float64 {
-	m := p.m
-	dst = dst[:0]
-	if m.Task() == ooc.TaskRegression {
-		return append(dst, scores...)
-	}
-	if m.Labeled() {
-		dst = append(dst, float64(m.ClassIndex(scores)))
-	} else {
-		dst = append(dst, m.Label(scores))
-	}
-	if !p.proba {
-		return append(dst, scores...)
-	}
-	p.prob = grow(p.prob, m.NumClasses())
-	m.ProbaTo(p.prob, scores, 1)
-	return append(dst, p.prob...)
 }
 
 // checkProba refuses --proba for a model without calibrated

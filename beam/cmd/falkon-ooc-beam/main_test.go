@@ -56,8 +56,15 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "usage: falkon-ooc-beam fit|tune --out MODEL [flags] STORE"},
-		{[]string{"predict"}, `falkon-ooc-beam: unknown command "predict" (the commands are fit and tune)`},
+		{nil, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…"},
+		{[]string{"serve"}, `falkon-ooc-beam: unknown command "serve" (the commands are ingest, fit, tune and predict)`},
+		{[]string{"predict", "a.csv"}, "falkon-ooc-beam predict: --model MODEL is required"},
+		{[]string{"predict", "--model", "m"}, "falkon-ooc-beam predict: no INPUT given"},
+		{[]string{"predict", "--model", "m", "-"}, "falkon-ooc-beam predict: standard input (-) cannot be predicted on Beam; give files"},
+		{[]string{"predict", "--model", "m", "a.csv", "--nulls", "skip"}, `falkon-ooc-beam predict: --nulls must be error, drop, mean or zero, not "skip"`},
+		{[]string{"ingest", "a.csv"}, "falkon-ooc-beam ingest: --out STORE is required"},
+		{[]string{"ingest", "--out", "s"}, "falkon-ooc-beam ingest: no input files"},
+		{[]string{"ingest", "a.csv", "--out", "s", "--nulls", "mean"}, `falkon-ooc-beam ingest: --nulls must be error or drop, not "mean" (--nulls mean needs falkon-ooc ingest)`},
 		{[]string{"tune", "s.store", "--out", "m", "--resume"}, "falkon-ooc-beam tune: --resume: tune does not checkpoint"},
 		{[]string{"tune", "s.store", "--out", "m", "--sigmas", "1,x"}, `falkon-ooc-beam tune: --sigmas: "x" is not a number > 0`},
 		{[]string{"tune", "s.store", "--out", "m", "--val-fraction", "1"}, "falkon-ooc-beam tune: --val-fraction must be in (0, 1), got 1"},

@@ -112,13 +112,19 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c)")
 	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges per pass (the result is deterministic for a given number)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
-	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed pass job before giving up")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
+	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	runnerFlags(fs, o)
+}
+
+// runnerFlags adds the flags of the runner and of the output, which every
+// command has.
+func runnerFlags(fs *flag.FlagSet, o *fitOpts) {
+	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed job before giving up")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism, flink, spark, dataflow or universal")
 	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism)")
 	fs.StringVar(&o.jobOpts, "job-opts", "", "Beam pipeline flags passed through, `name=value,…`")
-	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for pass results, shared by workers and this process (default: a local temporary directory, prism only)")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
-	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for job results, shared by workers and this process (default: a local temporary directory, prism only)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verbose, "verbose", false, "Beam's and Prism's own logs on stderr from level INFO (default: warnings only)")
@@ -134,7 +140,7 @@ func tuneFlags(fs *flag.FlagSet, o *fitOpts) {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: falkon-ooc-beam fit|tune --out MODEL [flags] STORE\nrun 'falkon-ooc-beam fit --help' for the flags\n")
+		fmt.Fprint(stderr, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…\nrun 'falkon-ooc-beam fit --help' for the flags\n")
 		return exitUsage
 	}
 	switch args[0] {
@@ -148,20 +154,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
 		return exitOK
-	case "fit", "tune":
+	case "fit", "tune", "ingest", "predict":
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are fit and tune)\n", args[0])
+		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are ingest, fit, tune and predict)\n", args[0])
 		return exitUsage
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := &fitOpts{}
+	iopts := &ingestOpts{}
+	popts := &predictOpts{}
 	usage := fitUsage
-	if cmd == "tune" {
+	switch cmd {
+	case "predict":
+		predictFlags(fs, popts)
+		usage = predictUsage
+	case "tune":
 		tuneFlags(fs, o)
 		usage = tuneUsage
-	} else {
+	case "ingest":
+		ingestFlags(fs, iopts)
+		usage = ingestUsage
+	default:
 		fitFlags(fs, o)
 	}
 	printUsage := func(w io.Writer) {
@@ -183,9 +198,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cmd == "tune" {
+	switch cmd {
+	case "tune":
 		err = runTune(ctx, o, set, fs.Args(), stdout, stderr)
-	} else {
+	case "ingest":
+		err = runIngest(ctx, iopts, fs.Args(), stdout, stderr)
+	case "predict":
+		err = runPredict(ctx, popts, fs.Args(), stdout, stderr)
+	default:
 		err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
 	}
 	var ue *usageError
@@ -305,29 +325,44 @@ func (o *fitOpts) prepare(set map[string]bool, args []string, stderr io.Writer) 
 	if len(args) != 1 {
 		return ooc.Config{}, nil, nil, usagef("want exactly one STORE, got %d arguments", len(args))
 	}
-	if o.partitions < 1 {
-		return ooc.Config{}, nil, nil, usagef("--partitions must be ≥ 1, got %d", o.partitions)
-	}
-	if o.workers < 0 {
-		return ooc.Config{}, nil, nil, usagef("--workers must be ≥ 0, got %d", o.workers)
-	}
-	if o.attempts < 1 {
-		return ooc.Config{}, nil, nil, usagef("--attempts must be ≥ 1, got %d", o.attempts)
-	}
-	switch o.runner {
-	case "prism", "flink", "spark", "dataflow", "universal":
-	default:
-		return ooc.Config{}, nil, nil, usagef("--runner must be prism, flink, spark, dataflow or universal, got %q", o.runner)
-	}
-	if o.runner != "prism" && o.temp == "" {
-		return ooc.Config{}, nil, nil, usagef("--runner %s needs --temp: a directory (path or URL) the workers write and this process reads", o.runner)
+	if err := o.checkRunner(); err != nil {
+		return ooc.Config{}, nil, nil, err
 	}
 	cfg, err := o.config(set)
 	if err != nil {
 		return cfg, nil, nil, err
 	}
+	say, done, err := o.startRunner(stderr)
+	return cfg, say, done, err
+}
+
+// checkRunner checks the flags of the runner.
+func (o *fitOpts) checkRunner() error {
+	if o.partitions < 1 {
+		return usagef("--partitions must be ≥ 1, got %d", o.partitions)
+	}
+	if o.workers < 0 {
+		return usagef("--workers must be ≥ 0, got %d", o.workers)
+	}
+	if o.attempts < 1 {
+		return usagef("--attempts must be ≥ 1, got %d", o.attempts)
+	}
+	switch o.runner {
+	case "prism", "flink", "spark", "dataflow", "universal":
+	default:
+		return usagef("--runner must be prism, flink, spark, dataflow or universal, got %q", o.runner)
+	}
+	if o.runner != "prism" && o.temp == "" {
+		return usagef("--runner %s needs --temp: a directory (path or URL) the workers write and this process reads", o.runner)
+	}
+	return nil
+}
+
+// startRunner sets Beam's own flags and logging, and returns a progress
+// printer and a function to call when done.
+func (o *fitOpts) startRunner(stderr io.Writer) (func(string, ...any), func(), error) {
 	if err := setJobOpts(o.jobOpts); err != nil {
-		return cfg, nil, nil, err
+		return nil, nil, err
 	}
 	if o.endpoint != "" {
 		*jobopts.Endpoint = o.endpoint
@@ -347,7 +382,7 @@ func (o *fitOpts) prepare(set map[string]bool, args []string, stderr io.Writer) 
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	return cfg, say, func() { logTo(nil, level) }, nil
+	return say, func() { logTo(nil, level) }, nil
 }
 
 // beamOptions returns the Beam executor's options for store, counting the
@@ -358,6 +393,17 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
 		Temp: o.temp, Attempts: o.attempts,
 		OnJob: func(st fbeam.JobStats) {
+			if st.Kind == "ingest-read" || st.Kind == "predict" { // a task per input file
+				br.Jobs++
+				br.JobSeconds += st.Seconds
+				if st.Err != nil {
+					br.Failed++
+					say("beam: %s job, attempt %d, failed after %.2f s: %v", st.Kind, st.Attempt, st.Seconds, st.Err)
+				} else {
+					say("beam: %s job on %s, %d files: %.2f s", st.Kind, o.runner, st.Parts, st.Seconds)
+				}
+				return
+			}
 			if st.Parts < o.partitions && br.Partitions == 0 {
 				say("beam: --partitions %d cut to %d: a partition is at least one chunk of the store, and these passes have %d", o.partitions, st.Parts, st.Parts)
 			}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/storecmp"
+)
+
+// csvInputs writes three CSV files with an identifier column and a weight.
+func csvInputs(t *testing.T, dir string) []string {
+	t.Helper()
+	var ins []string
+	row := 0
+	for f, n := range []int{40, 7, 33} {
+		var b strings.Builder
+		b.WriteString("id,x1,x2,w,y\n")
+		for range n {
+			row++
+			fmt.Fprintf(&b, "%d,%g,%d,%d,%g\n", row, float64(row%13)/3, row%5, 1+row%2, float64(row%7)/2)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.csv", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, p)
+	}
+	return ins
+}
+
+// TestIngest: falkon-ooc-beam ingest gives falkon-ooc ingest's store; a
+// bad value gives its message.
+func TestIngest(t *testing.T) {
+	dir := t.TempDir()
+	ins := csvInputs(t, dir)
+	out := filepath.Join(dir, "beam.store")
+	args := append([]string{"ingest", "--out", out, "--target", "y", "--weight", "w", "--chunk-rows", "16", "--partitions", "3", "--json"}, ins...)
+	code, stdout, stderr := runCmd(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Rows     int64    `json:"rows"`
+		Features []string `json:"features"`
+		Chunks   int      `json:"chunks"`
+		Beam     struct {
+			Jobs int `json:"jobs"`
+		} `json:"beam"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if doc.Rows != 80 || strings.Join(doc.Features, ",") != "x1,x2" || doc.Chunks != 5 || doc.Beam.Jobs != 2 {
+		t.Fatalf("document %+v", doc)
+	}
+	if !strings.Contains(stderr, `warning: column "id" is not a feature`) {
+		t.Fatalf("stderr %s", stderr)
+	}
+	local := filepath.Join(dir, "local.store")
+	if _, err := ingest.Run(t.Context(), ins, ingest.Config{Out: local, Targets: []string{"y"}, Weight: "w", ChunkRows: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := storecmp.Diff(local, out); err != nil || d != "" {
+		t.Fatalf("%v %s", err, d)
+	}
+
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("id,x1,x2,w,y\n1,1,1,1,1\n2,1,NaN,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd("ingest", "--quiet", "--out", filepath.Join(dir, "bad.store"), "--target", "y", ins[0], bad)
+	want := "falkon-ooc-beam ingest: " + bad + `: row 2 (1-based, counted within this file, header line not counted): column "x2" is NaN (--nulls drop skips such rows)` + "\n"
+	if code != exitFailure || stderr != want {
+		t.Fatalf("exit %d, stderr %q\nwant %q", code, stderr, want)
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
+)
+
+const predictUsage = `usage: falkon-ooc-beam predict --model MODEL [flags] INPUT…
+
+Predict applies a model made by falkon-ooc fit (or falkon-ooc-beam fit)
+to Parquet and CSV/TSV files (files, directories, glob patterns) as an
+Apache Beam job of one task per input file. Each task reads its file with
+falkon-ooc predict's own code and writes its predictions as Parquet
+beside it (part-0.csv → part-0.pred.parquet; --suffix changes the ending):
+the --keep columns, the prediction and the scores (or --proba's
+probabilities, --std's standard deviations, --interval's bounds), one row
+per input row in input order. Each output is the file 'falkon-ooc predict
+--out OUT.parquet' writes for that input alone. MODEL and the inputs must
+be paths every worker reaches (a shared filesystem). A NULL, NaN or ±Inf
+feature stops the job with falkon-ooc predict's message (the first input
+in order that has one), and no output is left; --nulls as in falkon-ooc
+predict. Metrics are not computed. The runner flags are fit's.
+
+flags:
+`
+
+type predictOpts struct {
+	fitOpts
+	model, keep, nulls, columns, suffix string
+	maxLine                             int
+	noHeader, proba, std, force         bool
+	interval                            float64
+}
+
+func predictFlags(fs *flag.FlagSet, o *predictOpts) {
+	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
+	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
+	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0)")
+	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
+	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (models fitted with fit --uncertainty)")
+	fs.Float64Var(&o.interval, "interval", 0, "write a central `level` interval, e.g. 0.9")
+	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
+	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless CSV inputs, comma-separated (implies --no-header)")
+	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes`")
+	fs.StringVar(&o.suffix, "suffix", fbeam.DefaultPredictSuffix, "what replaces each input's extension in its output's name")
+	fs.BoolVar(&o.force, "force", false, "replace existing outputs")
+	fs.IntVar(&o.workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
+	o.partitions = 1 // not used: one task per input
+	runnerFlags(fs, &o.fitOpts)
+}
+
+// predictResult is predict's --json document.
+type predictResult struct {
+	Version string `json:"version"`
+	Model   string `json:"model"`
+	*fbeam.PredictResult
+	Beam beamResult `json:"beam"`
+}
+
+func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stderr io.Writer) error {
+	switch {
+	case o.model == "":
+		return usagef("--model MODEL is required")
+	case len(args) == 0:
+		return usagef("no INPUT given")
+	case o.nulls != "error" && o.nulls != "drop" && o.nulls != "mean" && o.nulls != "zero":
+		return usagef("--nulls must be error, drop, mean or zero, not %q", o.nulls)
+	case o.interval != 0 && !(o.interval > 0 && o.interval < 1):
+		return usagef("--interval must be a level in (0, 1) such as 0.9, got %g", o.interval)
+	case o.suffix == "":
+		return usagef("--suffix must not be empty")
+	}
+	for _, a := range args {
+		if a == "-" {
+			return usagef("standard input (-) cannot be predicted on Beam; give files")
+		}
+	}
+	if err := o.checkRunner(); err != nil {
+		return err
+	}
+	say, done, err := o.startRunner(stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: splitList(o.keep), Nulls: o.nulls,
+		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), MaxLine: o.maxLine,
+		Proba: o.proba, Std: o.std, Interval: o.interval, Suffix: o.suffix, Force: o.force, Workers: o.workers}
+	var br beamResult
+	opts := o.beamOptions("", &br, say)
+	res, err := fbeam.Predict(ctx, cfg, opts)
+	if err != nil {
+		var ve *tabular.ValueError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("%w (--nulls mean reads such values as the feature's training mean, --nulls drop skips such rows, --nulls zero reads them as 0)", err)
+		}
+		return err
+	}
+	if o.jsonOut {
+		b, err := json.MarshalIndent(predictResult{Version: version, Model: o.model, PredictResult: res, Beam: br}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(b, '\n'))
+		return err
+	}
+	fmt.Fprintf(stdout, "rows       %d\n", res.Rows)
+	if res.Dropped > 0 {
+		fmt.Fprintf(stdout, "dropped    %d rows with a NULL, NaN or ±Inf feature\n", res.Dropped)
+	}
+	for _, f := range res.Files {
+		fmt.Fprintf(stdout, "output     %s (%d rows)\n", f.Output, f.Rows)
+	}
+	fmt.Fprintf(stdout, "beam       %s, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Jobs, br.Failed, br.JobSeconds)
+	return nil
+}

@@ -1,0 +1,129 @@
+package beam
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
+)
+
+// localPredict is falkon-ooc predict --out out --keep keep of inputs: the
+// command's own calls (internal/predictfile, tabular, fileutil).
+func localPredict(t *testing.T, m *ooc.Model, model string, inputs, keep []string, out string) error {
+	t.Helper()
+	topt, err := predictfile.TableOptions(m, model, predictfile.Input{Keep: keep, Nulls: "error"})
+	if err != nil {
+		return err
+	}
+	r, err := tabular.Open(inputs, topt)
+	if err != nil {
+		return predictfile.ExplainMissing(err, m.Features(), keep)
+	}
+	defer r.Close()
+	p := predictfile.New(m, predictfile.Options{})
+	return fileutil.WriteFile(out, 0o644, func(w io.Writer) error { return p.Files(context.Background(), r, w, tabular.Parquet) })
+}
+
+// TestPredictMatchesLocal: falkon-ooc-beam predict writes beside each
+// input the Parquet file that falkon-ooc predict writes for that input
+// alone, byte for byte, with the --keep column.
+func TestPredictMatchesLocal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var ins []string
+	row := 0
+	for f, n := range []int{300, 41, 260} {
+		var b strings.Builder
+		b.WriteString("key,x1,x2,y\n")
+		for range n {
+			row++
+			x1, x2 := float64(row%17)/4, float64((row*7)%23)/5
+			fmt.Fprintf(&b, "k%05d,%g,%g,%g\n", row, x1, x2, x1*x2-x1)
+		}
+		in := filepath.Join(dir, fmt.Sprintf("part-%d.csv", f))
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, in)
+	}
+	store := filepath.Join(dir, "s.store")
+	if _, err := ingest.Run(ctx, ins, ingest.Config{Out: store, Targets: []string{"y"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := chunkstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ooc.Fit(ctx, r, ooc.Config{Centers: 50, Lambda: 1e-4, Iterations: 10, Seed: 1,
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}}, ooc.RunOptions{})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.falkon")
+	if err := m.Save(model); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Predict(ctx, PredictConfig{Model: model, Inputs: []string{dir}, Keep: []string{"key"}, Workers: 2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 601 || len(res.Files) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for i, in := range ins {
+		want := filepath.Join(dir, fmt.Sprintf("local-%d.parquet", i))
+		if err := localPredict(t, m, model, []string{in}, []string{"key"}, want); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(want)
+		b, err := os.ReadFile(strings.TrimSuffix(in, ".csv") + ".pred.parquet")
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("%s: %d bytes against falkon-ooc predict's %d (%v)", in, len(b), len(a), err)
+		}
+	}
+	// The outputs exist now: a second run refuses them without Force.
+	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1]}, Options{})
+	if want := OutputName(ins[0], DefaultPredictSuffix) + " already exists; remove it or give --force"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+
+	// A NaN feature in the second input: falkon-ooc predict's error, and
+	// no output left.
+	bad := filepath.Join(dir, "bad")
+	if err := os.Mkdir(bad, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{filepath.Join(bad, "a.csv"), filepath.Join(bad, "b.csv"), filepath.Join(bad, "c.csv")}
+	for i, body := range []string{"key,x1,x2\nq,1,2\n", "key,x1,x2\nr,1,2\ns,NaN,1\n", "key,x1,x2\nt,1,NaN\n"} {
+		if err := os.WriteFile(inputs[i], []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr := localPredict(t, m, model, inputs, []string{"key"}, filepath.Join(dir, "local-bad.parquet"))
+	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: inputs, Keep: []string{"key"}}, Options{})
+	if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+		t.Fatalf("got %v\nwant %v", err, wantErr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(bad, "*.parquet")); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	// A --keep column that an input lacks.
+	wantErr = localPredict(t, m, model, ins[:1], []string{"nope"}, filepath.Join(dir, "local-keep.parquet"))
+	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1], Keep: []string{"nope"}, Force: true}, Options{})
+	if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
+		t.Fatalf("got %v\nwant %v", err, wantErr)
+	}
+}

@@ -1,0 +1,65 @@
+package predictfile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/tabular"
+)
+
+// Input says how predict reads its input files (its flags).
+type Input struct {
+	Keep     []string // columns copied beside the predictions
+	Nulls    string   // error, drop, mean or zero
+	NoHeader bool
+	Names    []string // the columns of headerless text files
+	MaxLine  int
+}
+
+// TableOptions returns the tabular.Options that read the inputs of model
+// m (from the file model) for in: its features, its targets when present,
+// the kept columns, and its training means for Nulls "mean".
+func TableOptions(m *ooc.Model, model string, in Input) (tabular.Options, error) {
+	topt := tabular.Options{
+		Numeric: m.Features(), Optional: m.Targets(), Keep: in.Keep, Nulls: in.Nulls,
+		NoHeader: in.NoHeader || len(in.Names) > 0, Names: in.Names, MaxLine: in.MaxLine,
+	}
+	if in.Nulls == "mean" { // the training means: 0 in the model's standardised space
+		topt.Nulls, topt.Fill = "fill", m.FeatureMean()
+		if topt.Fill == nil {
+			return topt, fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", model)
+		}
+	}
+	if m.Labeled() {
+		topt.Labels = map[string][]string{m.Targets()[0]: m.ClassNames()}
+	}
+	return topt, nil
+}
+
+// ExplainMissing words a missing-column error of tabular.Open for
+// predict.
+func ExplainMissing(err error, features, keep []string) error {
+	var me *tabular.MissingError
+	if !errors.As(err, &me) {
+		return err
+	}
+	var feat, kept []string
+	for _, c := range me.Missing {
+		switch {
+		case slices.Contains(features, c):
+			feat = append(feat, c)
+		case slices.Contains(keep, c):
+			kept = append(kept, c)
+		}
+	}
+	have := fmt.Sprintf("%q", me.Have)
+	if len(feat) > 0 {
+		return fmt.Errorf("%s: the model's feature column(s) %q are missing; its columns are %s", me.File, feat, have)
+	}
+	if len(kept) > 0 {
+		return fmt.Errorf("--keep: %s: no column(s) %q; its columns are %s", me.File, kept, have)
+	}
+	return err
+}
