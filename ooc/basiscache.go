@@ -18,7 +18,7 @@ import (
 // The Nyström basis's file (RunOptions.PrecondCache), little-endian:
 //
 //	"FKNB" | version u32 = 1 | key [32]byte | M u64 | r u64 |
-//	trace f64 | residual f64 | Λ: r × f64 | U: M·r × f64 | CRC-32C u32
+//	trace f64 | residual f64 | S: r·r × f64 | Q: M·r × f64 | CRC-32C u32
 //
 // key is basisKey: the file holds the basis of exactly these centres,
 // weights, kernel, rank, seed and jitter. The CRC covers every byte
@@ -51,8 +51,8 @@ func basisKey(cfg Config, cs *centreSample) [32]byte {
 // writeBasis writes pre's Nyström basis to path (temporary name, fsync,
 // rename).
 func writeBasis(path string, key [32]byte, pre *precond.Preconditioner) error {
-	u, vals, trace, residual := pre.NystromBasis()
-	m, r := pre.M(), len(vals)
+	q, sm, trace, residual := pre.NystromBasis()
+	m, r := pre.M(), len(q)/pre.M()
 	return fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
 		crc := crc32.New(castagnoli)
 		bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
@@ -69,7 +69,7 @@ func writeBasis(path string, key [32]byte, pre *precond.Preconditioner) error {
 		put(uint64(r))
 		put(math.Float64bits(trace))
 		put(math.Float64bits(residual))
-		for _, s := range [][]float64{vals, u} {
+		for _, s := range [][]float64{sm, q} {
 			for _, v := range s {
 				put(math.Float64bits(v))
 			}
@@ -88,10 +88,10 @@ func writeBasis(path string, key [32]byte, pre *precond.Preconditioner) error {
 var errBasisStale = errors.New("it holds the basis of other centres or settings")
 
 // readBasis reads the Nyström basis at path for a fit of M centres with
-// this key, checking its checksum as it streams: u (M × r) and Λ. Any
+// this key, checking its checksum as it streams: Q (M × r) and S (r × r). Any
 // mismatch or damage is an error naming what is wrong; the caller then
 // builds the basis afresh.
-func readBasis(path string, key [32]byte, m int) (u, vals []float64, trace, residual float64, err error) {
+func readBasis(path string, key [32]byte, m int) (q, sm []float64, trace, residual float64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, 0, 0, err
@@ -121,14 +121,14 @@ func readBasis(path string, key [32]byte, m int) (u, vals []float64, trace, resi
 	if fm != uint64(m) || r == 0 || r > uint64(m) {
 		return nil, nil, 0, 0, fmt.Errorf("M = %d and rank %d in the header, want M = %d", fm, r, m)
 	}
-	if want := int64(len(head)) + 8*int64(r)*int64(m+1) + 4; st.Size() != want {
+	if want := int64(len(head)) + 8*int64(r)*int64(uint64(m)+r) + 4; st.Size() != want {
 		return nil, nil, 0, 0, fmt.Errorf("%d bytes, want %d", st.Size(), want)
 	}
 	trace = math.Float64frombits(binary.LittleEndian.Uint64(head[56:64]))
 	residual = math.Float64frombits(binary.LittleEndian.Uint64(head[64:72]))
-	vals, u = make([]float64, r), make([]float64, uint64(m)*r)
+	sm, q = make([]float64, r*r), make([]float64, uint64(m)*r)
 	buf := make([]byte, 1<<20)
-	for _, s := range [][]float64{vals, u} {
+	for _, s := range [][]float64{sm, q} {
 		for i := 0; i < len(s); {
 			n := min(len(buf)/8, len(s)-i)
 			if _, err := io.ReadFull(br, buf[:8*n]); err != nil {
@@ -149,5 +149,5 @@ func readBasis(path string, key [32]byte, m int) (u, vals []float64, trace, resi
 	if binary.LittleEndian.Uint32(tail[:]) != sum {
 		return nil, nil, 0, 0, errors.New("checksum mismatch: the file is damaged")
 	}
-	return u, vals, trace, residual, nil
+	return q, sm, trace, residual, nil
 }

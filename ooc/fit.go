@@ -638,10 +638,10 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		popt.Rank, popt.Seed, popt.Precision = cfg.PrecondRank, cfg.Seed, ""
 		key := basisKey(cfg, cs)
 		if cache != "" {
-			u, vals, trace, residual, rerr := readBasis(cache, key, m)
+			q, sm, trace, residual, rerr := readBasis(cache, key, m)
 			switch {
 			case rerr == nil:
-				if pre, err = precond.NewNystrom(m, u, vals, trace, residual, cfg.Lambda, popt); err == nil {
+				if pre, err = precond.NewNystrom(m, q, sm, trace, residual, cfg.Lambda, popt); err == nil {
 					cacheNote = "read"
 				}
 			case errors.Is(rerr, fs.ErrNotExist):

@@ -24,7 +24,9 @@ func (p *Preconditioner) WithLambda(lambda float64) (*Preconditioner, error) {
 	m := p.m
 	if p.ny != nil {
 		ny := *p.ny
-		ny.setLambda(m, lambda)
+		if err := ny.setCore(m, nil, lambda, p.workers); err != nil {
+			return nil, err
+		}
 		q.ny = &ny
 		return &q, nil
 	}
@@ -57,12 +59,12 @@ func (p *Preconditioner) WithCenterWeights(h []float64, lambda float64) (*Precon
 		panic(fmt.Sprintf("precond: WithCenterWeights: lambda %g, %d weights for %d centres", lambda, len(h), p.m))
 	}
 	if p.ny != nil {
-		ny, err := p.ny.withWeights(p.m, h, lambda, p.workers)
-		if err != nil {
+		ny := *p.ny
+		if err := ny.setCore(p.m, h, lambda, p.workers); err != nil {
 			return nil, err
 		}
 		q := *p
-		q.lambda, q.ny = lambda, ny
+		q.lambda, q.ny = lambda, &ny
 		return &q, nil
 	}
 	if p.q != nil || p.piv != nil {

@@ -8,31 +8,31 @@ import (
 	"slices"
 	"sort"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 )
 
 // MethodNystrom replaces K_MM inside the preconditioner with a rank-r
-// approximation K' ≈ U Λ Uᵀ of D K_MM D (U M × r with orthonormal
-// columns), drawn by block randomly pivoted Cholesky (Chen, Epperly,
-// Tropp, Webber 2023) and diagonalised. Its memory is 8·M·r bytes instead
-// of 4–8·M², and its set-up costs r rows of K_MM and O(M·r²) flops
-// instead of O(M³).
+// approximation K' ≈ Q S Qᵀ of D K_MM D (Q M × r with orthonormal
+// columns, S r × r), drawn by block randomly pivoted Cholesky (Chen,
+// Epperly, Tropp, Webber 2023): K' ≈ FFᵀ, F = QR (Cholesky QR), S = RRᵀ.
+// Its memory is 8·M·r bytes instead of 4–8·M², and its set-up costs r
+// rows of K_MM and O(M·r²) flops instead of O(M³), all in GEMMs,
+// triangular solves and Cholesky factorisations (no eigendecomposition).
 //
 // FALKON's preconditioner satisfies BBᵀ = (K'²/M + λK')⁻¹ (up to 1/n).
-// MethodNystrom keeps that form on the span of U and a constant on its
+// MethodNystrom keeps that form on the span of Q and a constant on its
 // complement:
 //
-//	B = D [U (Λ²/M + λΛ)^{-1/2} Uᵀ + c^{1/2} (I − UUᵀ)],   c = 1/(μ²/M + λμ)
+//	B = D [Q R_G⁻¹ Qᵀ + c^{1/2} (I − QQᵀ)],   R_GᵀR_G = G = S²/M + λS,   c = 1/(μ²/M + λμ)
 //
-// with μ the smallest eigenvalue kept. B is M × M (Rank() = M): the
+// with μ the smallest eigenvalue of S. B is M × M (Rank() = M): the
 // conjugate gradient still solves the exact M-centre system, but the
 // identity Bᵀ λ K_MM B = λ A⁻ᵀA⁻¹ of the Cholesky method no longer
 // holds, so the solver must compute the λ·K_MM·u term itself
-// (ExplicitLambda). When r is below the effective dimension the
-// conjugate gradient needs more iterations; with r = M the method gives
-// the exact FALKON preconditioner's BBᵀ on the range of K_MM.
+// (ExplicitLambda). When r is below the number of eigenvalues of K_MM
+// above λM the conjugate gradient needs more iterations (bench/RESULTS.md,
+// "Beyond RAM"); with r = M the method gives the exact FALKON
+// preconditioner's BBᵀ.
 const MethodNystrom Method = "nystrom"
 
 // DefaultNystromRank is the rank MethodNystrom uses when Options.Rank is
@@ -40,11 +40,11 @@ const MethodNystrom Method = "nystrom"
 func DefaultNystromRank(m int) int { return min(m, 2000) }
 
 // NystromBytes is the peak memory of BuildNystrom at M centres and rank r:
-// the M × r basis, its r × r Gram matrix and eigenvectors, and one
-// block of kernel rows.
+// the M × r basis, four r × r matrices (the Gram matrix, its factor,
+// S and the core) and one block of kernel rows.
 func NystromBytes(m, r int) int64 {
 	r = min(r, m)
-	return 8 * (int64(m)*int64(r) + 3*int64(r)*int64(r) + 2*int64(nystromBlock)*int64(m) + 4*int64(m))
+	return 8 * (int64(m)*int64(r) + 4*int64(r)*int64(r) + 2*int64(nystromBlock)*int64(m) + 4*int64(m))
 }
 
 // DefaultNystromJitter is MethodNystrom's ε when Options.Jitter is 0: the
@@ -67,29 +67,33 @@ type PickRows func(dst []float64, idx []int)
 
 // nystrom holds MethodNystrom's factors.
 type nystrom struct {
-	u    []float64 // M × r, orthonormal columns
-	vals []float64 // Λ, descending, r
-	r    int
-	// The core: B = D[U C Uᵀ + √c (I − UUᵀ)], with C = diag(s) or, after
-	// WithCenterWeights, C = L⁻ᵀ (L lower triangular r × r, stored as its
-	// transpose Lᵀ in the upper triangle of lt).
-	s   []float64
-	lt  []float64
+	q []float64 // M × r, orthonormal columns
+	s []float64 // r × r: D K D ≈ Q S Qᵀ
+	r int
+	// The core: B = D[Q R_G⁻¹ Qᵀ + √c (I − QQᵀ)], R_G upper triangular
+	// (r × r, in the upper triangle of rg).
+	rg  []float64
 	sqc float64
-	// residual is tr(D K D) − tr(UΛUᵀ), the trace the basis misses.
+	mu  float64 // S's smallest eigenvalue (floored)
+	// residual is tr(D K D) − tr(S), the trace the basis misses.
 	residual, trace float64
-	// resMax is the residual's largest diagonal entry, a lower bound on
-	// its largest eigenvalue.
-	resMax float64
-	// floor is εM: the core sees max(λ_i, εM), as the Cholesky method's
-	// T = chol(K + εMI) does, so that the rounding of the explicit
-	// λ·K_MM·u term along K_MM's numerically null directions is not
-	// amplified by 1/(λ·λ_i).
+	// floor is added to S's diagonal in the core: εM, as the Cholesky
+	// method's T = chol(K + εMI) does, or RankTol·max S_ii if larger
+	// (setFloor).
 	floor float64
 }
 
-// val is λ_i as the core sees it.
-func (ny *nystrom) val(i int) float64 { return max(ny.vals[i], ny.floor) }
+// setFloor sets floor = max(jm, tol·max S_ii): directions of S below
+// tol times its largest diagonal entry (a lower bound on its largest
+// eigenvalue) are numerical noise, and the core treats them as the
+// eigendecomposition's rank tolerance (MethodEigen) would.
+func (ny *nystrom) setFloor(jm, tol float64) {
+	top := 0.0
+	for i := range ny.r {
+		top = max(top, ny.s[i*ny.r+i])
+	}
+	ny.floor = max(jm, tol*top)
+}
 
 // BuildNystrom builds the preconditioner of MethodNystrom from the
 // diagonal of K_MM (len m) and rows of K_MM picked by index. opt.Rank
@@ -122,19 +126,26 @@ func BuildNystrom(ctx context.Context, m int, diag []float64, rows PickRows, lam
 			opt.Progress(f)
 		}
 	}
-	f, rk, trace, residual, resMax, err := rpCholesky(ctx, m, r, diag, p.d, rows, opt.Seed, tol, p.workers, func(f float64) { progress(0.6 * f) })
+	f, rk, trace, residual, err := rpCholesky(ctx, m, r, diag, p.d, rows, opt.Seed, tol, p.workers, func(f float64) { progress(0.6 * f) })
 	if err != nil {
 		return nil, err
 	}
 	if rk == 0 {
 		return nil, &NotPDError{Matrix: "D K_MM D (no positive diagonal)", Lambda: lambda}
 	}
-	ny, err := diagonalise(ctx, f, m, rk, tol, p.workers)
+	ny, err := orthonormalise(ctx, f, m, rk, p.workers)
 	if err != nil {
 		return nil, err
 	}
-	ny.trace, ny.residual, ny.resMax, ny.floor = trace, residual, resMax, p.jitter*float64(m)
-	ny.setLambda(m, lambda)
+	progress(0.9)
+	ny.trace, ny.residual = trace, residual
+	ny.setFloor(p.jitter*float64(m), tol)
+	if err := ny.smallest(); err != nil {
+		return nil, err
+	}
+	if err := ny.setCore(m, nil, lambda, p.workers); err != nil {
+		return nil, err
+	}
 	p.ny = ny
 	progress(1)
 	return p, nil
@@ -147,7 +158,7 @@ func BuildNystrom(ctx context.Context, m int, diag []float64, rows PickRows, lam
 // GEMM, and a pivoted Cholesky of their r × r block drops pivots that add
 // nothing (duplicates, numerically dependent centres). It stops early
 // when the residual's trace is at most tol times the initial one.
-func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows, seed uint64, tol float64, workers int, progress func(float64)) (f []float64, rk int, trace, residual, resMax float64, err error) {
+func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows, seed uint64, tol float64, workers int, progress func(float64)) (f []float64, rk int, trace, residual float64, err error) {
 	res := make([]float64, m) // the residual's diagonal
 	for i, v := range diag {
 		if d != nil {
@@ -160,7 +171,7 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 		trace += v
 	}
 	if trace == 0 {
-		return nil, 0, 0, 0, 0, nil
+		return nil, 0, 0, 0, nil
 	}
 	f = make([]float64, m*r) // stride r while building
 	g := make([]float64, nystromBlock*m)
@@ -171,7 +182,7 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 	residual = trace
 	for rk < r && residual > tol*trace {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, 0, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		b := min(nystromBlock, r-rk)
 		// Draw b pivots i.i.d. ∝ res, keep the distinct ones.
@@ -257,134 +268,200 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 		rk += q
 		progress(float64(rk) / float64(r))
 	}
-	for _, v := range res {
-		resMax = max(resMax, v)
-	}
 	if rk < r { // compact to stride rk
 		for j := 1; j < m; j++ {
 			copy(f[j*rk:j*rk+rk], f[j*r:j*r+rk])
 		}
 		f = f[: m*rk : m*rk]
 	}
-	return f, rk, trace, residual, resMax, nil
+	return f, rk, trace, residual, nil
 }
 
-// diagonalise turns F (M × rk, stride rk) into U Λ Uᵀ = FFᵀ: Λ and V from
-// the eigendecomposition of FᵀF, then U = F V Λ^{-1/2} in place, block
-// of rows by block. Eigenvalues at or below tol·λ_max are dropped.
-func diagonalise(ctx context.Context, f []float64, m, rk int, tol float64, workers int) (*nystrom, error) {
+// orthonormalise turns F (M × rk, stride rk) into Q S Qᵀ = FFᵀ by
+// Cholesky QR: FᵀF = RᵀR, Q = F R⁻¹ (in place, block of rows by block),
+// twice, and S = R Rᵀ. A Gram matrix too ill-conditioned for its Cholesky
+// factorisation gets a shift of 1e-13·tr(FᵀF)·10^j until it factorises
+// (shifted Cholesky QR): Q is then orthonormal only to about that
+// relative accuracy, which changes how fast CG converges, never what it
+// converges to (B stays nonsingular and Bᵀ its exact transpose).
+func orthonormalise(ctx context.Context, f []float64, m, rk, workers int) (*nystrom, error) {
+	// Two rounds (Cholesky QR2, Fukaya et al. 2014): the first leaves
+	// Q's columns orthonormal to about κ(F)²·10⁻¹⁶, the second to
+	// rounding; F = Q R₂R₁.
+	var rtot []float64
 	gram := make([]float64, rk*rk)
-	dense.Gemm(true, false, rk, rk, m, 1, f, rk, f, rk, gram, rk, workers)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var es mat.EigenSym
-	if !es.Factorize(mat.NewSymDense(rk, gram), true) {
-		return nil, &NotPDError{Matrix: "the Nyström basis's Gram matrix (eigendecomposition did not converge)"}
-	}
-	vals := es.Values(nil) // ascending
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	top := vals[rk-1]
-	r := 0
-	for i := rk - 1; i >= 0 && vals[i] > tol*top; i-- {
-		r++
-	}
-	// W = V_r Λ_r^{-1/2}, rk × r, columns in descending order.
-	w := make([]float64, rk*r)
-	ny := &nystrom{r: r, vals: make([]float64, r)}
-	for c := range r {
-		i := rk - 1 - c
-		ny.vals[c] = vals[i]
-		sc := 1 / math.Sqrt(vals[i])
-		for a := range rk {
-			w[a*r+c] = vecs.At(a, i) * sc
+	rf := make([]float64, rk*rk)
+	t := make([]float64, rk*256)
+	for round := range 2 {
+		clear(gram)
+		dense.Gemm(true, false, rk, rk, m, 1, f, rk, f, rk, gram, rk, workers)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tr := 0.0
+		for i := range rk {
+			tr += gram[i*rk+i]
+		}
+		for shift := 0.0; ; {
+			copy(rf, gram)
+			for i := range rk {
+				rf[i*rk+i] += shift
+			}
+			if ok, _ := dense.Cholesky(rf, rk, rk, workers); ok {
+				break
+			}
+			if shift == 0 {
+				shift = 1e-13 * tr
+			} else if shift *= 10; shift > 1e-3*tr {
+				return nil, &NotPDError{Matrix: "the Nyström basis's Gram matrix"}
+			}
+		}
+		for i := range rk { // the strict lower triangle is not R's
+			clear(rf[i*rk : i*rk+i])
+		}
+		// Q = F R⁻¹: Qᵀ = R⁻ᵀ Fᵀ, block of rows by block.
+		const rowsPer = 256
+		for lo := 0; lo < m; lo += rowsPer {
+			n := min(rowsPer, m-lo)
+			blk := f[lo*rk : (lo+n)*rk]
+			for i := range n {
+				for j := range rk {
+					t[j*n+i] = blk[i*rk+j]
+				}
+			}
+			dense.SolveUpperT(rf, rk, rk, t[:rk*n], n, n, workers)
+			for i := range n {
+				for j := range rk {
+					blk[i*rk+j] = t[j*n+i]
+				}
+			}
+		}
+		if round == 0 {
+			rtot = slices.Clone(rf)
+		} else { // R = R₂R₁
+			prod := make([]float64, rk*rk)
+			dense.Gemm(false, false, rk, rk, rk, 1, rf, rk, rtot, rk, prod, rk, workers)
+			rtot = prod
 		}
 	}
-	// U = F W in place (r ≤ rk, so writing block b of U never reaches
-	// rows of F not yet read).
-	const rowsPer = 256
-	tmp := make([]float64, rowsPer*r)
-	for lo := 0; lo < m; lo += rowsPer {
-		n := min(rowsPer, m-lo)
-		t := tmp[:n*r]
-		clear(t)
-		dense.Gemm(false, false, n, r, rk, 1, f[lo*rk:(lo+n)*rk], rk, w, r, t, r, workers)
-		copy(f[lo*r:(lo+n)*r], t)
-	}
-	ny.u = f[: m*r : m*r]
-	return ny, nil
+	// S = R Rᵀ.
+	sm := make([]float64, rk*rk)
+	dense.Gemm(false, true, rk, rk, rk, 1, rtot, rk, rtot, rk, sm, rk, workers)
+	return &nystrom{q: f[: m*rk : m*rk], s: sm, r: rk}, ctx.Err()
 }
 
-// setLambda sets the diagonal core for λ: s_i = (λ_i²/M + λλ_i)^{-1/2}
-// and c from the smallest kept eigenvalue.
-func (ny *nystrom) setLambda(m int, lambda float64) {
-	ny.s, ny.lt = make([]float64, ny.r), nil
-	for i := range ny.vals {
-		v := ny.val(i)
-		ny.s[i] = 1 / math.Sqrt(v*v/float64(m)+lambda*v)
-	}
-	mu := ny.mu()
-	ny.sqc = 1 / math.Sqrt(mu*mu/float64(m)+lambda*mu)
-}
-
-// mu is the complement's eigenvalue: the smallest kept one. (Measured
-// against the residual's largest diagonal and its trace, which bound the
-// residual's top eigenvalue from below and above: the smallest kept one
-// needed the fewest iterations.)
-func (ny *nystrom) mu() float64 { return ny.val(ny.r - 1) }
-
-// withWeights sets the dense core for centre weights h:
-// G = Λ Uᵀdiag(h)U Λ/M + λΛ = LLᵀ, and c = 1/(h̄μ²/M + λμ).
-func (ny *nystrom) withWeights(m int, h []float64, lambda float64, workers int) (*nystrom, error) {
+// smallest sets mu, S's smallest eigenvalue (with the floor), by inverse
+// iteration on the Cholesky factor of S + floor·I: 30 steps from a fixed
+// start, the Rayleigh quotient (an upper bound, good to a small factor,
+// which is all c needs).
+func (ny *nystrom) smallest() error {
 	r := ny.r
-	hu := make([]float64, m*r)
-	mean := 0.0
-	for j := range m {
-		mean += h[j]
-		for c := range r {
-			hu[j*r+c] = h[j] * ny.u[j*r+c]
+	sf := make([]float64, r*r)
+	copy(sf, ny.s)
+	for i := range r {
+		sf[i*r+i] += ny.floor
+	}
+	if ok, col := dense.Cholesky(sf, r, r, 1); !ok {
+		return &NotPDError{Matrix: fmt.Sprintf("the Nyström core S + εMI (column %d)", col)}
+	}
+	x := make([]float64, r)
+	for i := range x {
+		x[i] = 1 + float64(i%7)/7
+	}
+	for range 30 {
+		nrm := 0.0
+		for _, v := range x {
+			nrm += v * v
 		}
-	}
-	mean /= float64(m)
-	g := make([]float64, r*r)
-	dense.Gemm(true, false, r, r, m, 1/float64(m), ny.u, r, hu, r, g, r, workers)
-	for a := range r {
-		for c := range r {
-			g[a*r+c] *= ny.val(a) * ny.val(c)
+		nrm = math.Sqrt(nrm)
+		for i := range x {
+			x[i] /= nrm
 		}
-		g[a*r+a] += lambda * ny.val(a)
+		dense.SolveUpperTVec(sf, r, r, x) // Rᵀ y = x
+		dense.SolveUpperVec(sf, r, r, x)  // R x' = y
 	}
-	// Upper Cholesky: G = RᵀR with R = Lᵀ.
-	if ok, col := dense.Cholesky(g, r, r, workers); !ok {
-		return nil, &NotPDError{Matrix: fmt.Sprintf("the weighted Nyström core (column %d)", col), Lambda: lambda}
+	// Rayleigh quotient of x on S + floor·I.
+	num, den := 0.0, 0.0
+	for i := range r {
+		v := ny.floor * x[i]
+		for j := range r {
+			v += ny.s[i*r+j] * x[j]
+		}
+		num += x[i] * v
+		den += x[i] * x[i]
 	}
-	q := *ny
-	q.s, q.lt = nil, g
-	mu := ny.mu()
-	q.sqc = 1 / math.Sqrt(mean*mu*mu/float64(m)+lambda*mu)
-	return &q, nil
+	ny.mu = num / den
+	return nil
 }
 
-// apply sets dst (M × k) = [U C Uᵀ + √c (I − UUᵀ)] src, with C the core
-// (trans: its transpose). src may be dst.
+// setCore factorises the core for λ and centre weights h (nil: h = 1):
+// G = S_f QᵀHQ S_f/M + λS_f with S_f = S + εMI, G = R_GᵀR_G, and
+// c = 1/(h̄μ²/M + λμ).
+func (ny *nystrom) setCore(m int, h []float64, lambda float64, workers int) error {
+	r := ny.r
+	sf := make([]float64, r*r)
+	copy(sf, ny.s)
+	for i := range r {
+		sf[i*r+i] += ny.floor
+	}
+	mean := 1.0
+	var mid []float64 // S_f QᵀHQ, or S_f
+	if h == nil {
+		mid = sf
+	} else {
+		// QᵀHQ, block of rows by block.
+		qhq := make([]float64, r*r)
+		const rowsPer = 256
+		hq := make([]float64, rowsPer*r)
+		mean = 0
+		for lo := 0; lo < m; lo += rowsPer {
+			n := min(rowsPer, m-lo)
+			for i := range n {
+				mean += h[lo+i]
+				for j := range r {
+					hq[i*r+j] = h[lo+i] * ny.q[(lo+i)*r+j]
+				}
+			}
+			dense.Gemm(true, false, r, r, n, 1, ny.q[lo*r:(lo+n)*r], r, hq[:n*r], r, qhq, r, workers)
+		}
+		mean /= float64(m)
+		mid = make([]float64, r*r)
+		dense.Gemm(false, false, r, r, r, 1, sf, r, qhq, r, mid, r, workers)
+	}
+	g := make([]float64, r*r)
+	dense.Gemm(false, false, r, r, r, 1/float64(m), mid, r, sf, r, g, r, workers)
+	for i := range r {
+		for j := range r {
+			g[i*r+j] += lambda * sf[i*r+j]
+		}
+	}
+	// Symmetrise (rounding) and factorise.
+	for i := range r {
+		for j := i + 1; j < r; j++ {
+			v := (g[i*r+j] + g[j*r+i]) / 2
+			g[i*r+j], g[j*r+i] = v, v
+		}
+	}
+	if ok, col := dense.Cholesky(g, r, r, workers); !ok {
+		return &NotPDError{Matrix: fmt.Sprintf("the Nyström core (column %d)", col), Lambda: lambda}
+	}
+	ny.rg = g
+	ny.sqc = 1 / math.Sqrt(mean*ny.mu*ny.mu/float64(m)+lambda*ny.mu)
+	return nil
+}
+
+// apply sets dst (M × k) = [Q C Qᵀ + √c (I − QQᵀ)] src with C = R_G⁻¹
+// (trans: C = R_G⁻ᵀ). src may be dst.
 func (ny *nystrom) apply(trans bool, dst, src []float64, m, k, workers int) {
 	r := ny.r
 	t := make([]float64, r*k)
-	dense.Gemm(true, false, r, k, m, 1, ny.u, r, src, k, t, k, workers) // t = Uᵀ src
+	dense.Gemm(true, false, r, k, m, 1, ny.q, r, src, k, t, k, workers) // t = Qᵀ src
 	ct := make([]float64, r*k)
 	copy(ct, t)
-	if ny.lt == nil {
-		for i, s := range ny.s {
-			row := ct[i*k : i*k+k]
-			for j := range row {
-				row[j] *= s
-			}
-		}
-	} else if trans { // Cᵀ = L⁻¹ = R⁻ᵀ
-		dense.SolveUpperT(ny.lt, r, r, ct, k, k, workers)
-	} else { // C = L⁻ᵀ = R⁻¹
-		dense.SolveUpper(ny.lt, r, r, ct, k, k, workers)
+	if trans {
+		dense.SolveUpperT(ny.rg, r, r, ct, k, k, workers)
+	} else {
+		dense.SolveUpper(ny.rg, r, r, ct, k, k, workers)
 	}
 	for i := range ct {
 		ct[i] -= ny.sqc * t[i]
@@ -395,7 +472,7 @@ func (ny *nystrom) apply(trans bool, dst, src []float64, m, k, workers int) {
 	for i := range dst {
 		dst[i] *= ny.sqc
 	}
-	dense.Gemm(false, false, m, k, r, 1, ny.u, r, ct, k, dst, k, workers)
+	dense.Gemm(false, false, m, k, r, 1, ny.q, r, ct, k, dst, k, workers)
 }
 
 // NystromRank reports the rank r of MethodNystrom's basis (0 for the
@@ -416,53 +493,50 @@ func (p *Preconditioner) NystromResidual() float64 {
 	return p.ny.residual / p.ny.trace
 }
 
-// NystromEigen returns, for MethodNystrom, the basis U (M × r, row-major,
-// orthonormal columns) and Λ (descending) of D K_MM D ≈ UΛUᵀ, shared
-// with the preconditioner (do not change them); nil for the others.
-func (p *Preconditioner) NystromEigen() (u, vals []float64) {
-	if p.ny == nil {
-		return nil, nil
-	}
-	return p.ny.u, p.ny.vals
-}
-
 // ExplicitLambda reports whether the solver must add the λ·K_MM term to
 // the data term itself before Bᵀ (MethodNystrom), instead of adding
 // λ·A⁻¹p after T⁻ᵀ (the other methods, where T⁻ᵀ D K_MM D T⁻¹ = I).
 func (p *Preconditioner) ExplicitLambda() bool { return p.ny != nil }
 
-// NystromBasis returns MethodNystrom's basis for storing it: U (M × r,
-// row-major), Λ (descending), tr(D K_MM D) and the trace U Λ Uᵀ misses
-// (shared with the preconditioner: do not change them); nil slices for
-// the other methods. NewNystrom rebuilds the preconditioner from them.
-func (p *Preconditioner) NystromBasis() (u, vals []float64, trace, residual float64) {
+// NystromBasis returns MethodNystrom's basis for storing it: Q (M × r,
+// row-major, orthonormal columns) and S (r × r) with D K_MM D ≈ Q S Qᵀ,
+// tr(D K_MM D) and the trace Q S Qᵀ misses (shared with the
+// preconditioner: do not change them); nil slices for the other
+// methods. NewNystrom rebuilds the preconditioner from them.
+func (p *Preconditioner) NystromBasis() (q, s []float64, trace, residual float64) {
 	if p.ny == nil {
 		return nil, nil, 0, 0
 	}
-	return p.ny.u, p.ny.vals, p.ny.trace, p.ny.residual
+	return p.ny.q, p.ny.s, p.ny.trace, p.ny.residual
 }
 
 // NewNystrom is BuildNystrom from a basis NystromBasis returned (for
 // the same centres, weights and options): no kernel entry is computed.
-// It takes over u and vals. It panics if their lengths disagree with m,
-// and returns a *NotPDError when vals is not positive and descending.
-func NewNystrom(m int, u, vals []float64, trace, residual, lambda float64, opt Options) (*Preconditioner, error) {
-	r := len(vals)
-	if r == 0 || len(u) != m*r {
-		panic(fmt.Sprintf("precond: NewNystrom: %d basis entries and %d eigenvalues for %d centres", len(u), r, m))
-	}
-	for i, v := range vals {
-		if !(v > 0) || (i > 0 && v > vals[i-1]) {
-			return nil, &NotPDError{Matrix: fmt.Sprintf("the stored Nyström basis (eigenvalue %d is %g)", i, v), Lambda: lambda}
-		}
+// It takes over q and s. It panics if their lengths disagree with m,
+// and returns a *NotPDError when S + εMI or the core is not positive
+// definite.
+func NewNystrom(m int, q, s []float64, trace, residual, lambda float64, opt Options) (*Preconditioner, error) {
+	r := int(math.Sqrt(float64(len(s))))
+	if r == 0 || r*r != len(s) || len(q) != m*r {
+		panic(fmt.Sprintf("precond: NewNystrom: %d basis entries and a core of %d for %d centres", len(q), len(s), m))
 	}
 	p := newPrecond(m, lambda, opt)
 	p.prec = Float64
 	if opt.Jitter == 0 {
 		p.jitter = DefaultNystromJitter
 	}
-	ny := &nystrom{u: u, vals: vals, r: r, trace: trace, residual: residual, floor: p.jitter * float64(m)}
-	ny.setLambda(m, lambda)
+	ny := &nystrom{q: q, s: s, r: r, trace: trace, residual: residual}
+	tol := opt.RankTol
+	if tol <= 0 {
+		tol = DefaultRankTol
+	}
+	ny.setFloor(p.jitter*float64(m), tol)
+	if err := ny.smallest(); err != nil {
+		return nil, err
+	}
+	if err := ny.setCore(m, nil, lambda, p.workers); err != nil {
+		return nil, err
+	}
 	p.ny = ny
 	return p, nil
 }

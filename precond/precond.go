@@ -794,7 +794,7 @@ func (p *Preconditioner) Precision() Precision {
 func (p *Preconditioner) Bytes() int64 {
 	n := int64(len(p.d)+len(p.q)+3*len(p.s)+len(p.piv)) * 8
 	if p.ny != nil {
-		n += int64(len(p.ny.u)+len(p.ny.vals)+len(p.ny.s)+len(p.ny.lt)) * 8
+		n += int64(len(p.ny.q)+len(p.ny.s)+len(p.ny.rg)) * 8
 	}
 	if p.f != nil {
 		n += p.f.bytes()
