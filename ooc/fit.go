@@ -636,12 +636,16 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		// r rows of K_MM, picked by the randomly pivoted Cholesky: never
 		// an M × M buffer.
 		popt.Rank, popt.Seed, popt.Precision = cfg.PrecondRank, cfg.Seed, ""
+		popt.KMul = func(dst, src []float64, k int) {
+			clear(dst)
+			kmmMulAdd(ctx, c64, cs.centres, dst, src, make([]float64, m*k), k, 1, plan.Workers)
+		}
 		key := basisKey(cfg, cs)
 		if cache != "" {
-			q, sm, trace, residual, rerr := readBasis(cache, key, m)
+			q, sm, trace, residual, mu, rerr := readBasis(cache, key, m)
 			switch {
 			case rerr == nil:
-				if pre, err = precond.NewNystrom(m, q, sm, trace, residual, cfg.Lambda, popt); err == nil {
+				if pre, err = precond.NewNystrom(m, q, sm, trace, residual, mu, cfg.Lambda, popt); err == nil {
 					cacheNote = "read"
 				}
 			case errors.Is(rerr, fs.ErrNotExist):

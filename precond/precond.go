@@ -143,6 +143,12 @@ type Options struct {
 	Rank int
 	// Seed seeds MethodNystrom's random pivots.
 	Seed uint64
+	// KMul, for MethodNystrom, sets dst = K_MM·src (M × k, row-major)
+	// without storing K_MM. When set, BuildNystrom takes the complement's
+	// eigenvalue μ from 10 power steps on (I − QQᵀ) D K_MM D (I − QQᵀ)
+	// (10 products); when nil, from the residual's largest diagonal
+	// entry (which needed more iterations on bench/largem).
+	KMul func(dst, src []float64, k int)
 }
 
 // Method selects how T is built.
@@ -226,6 +232,19 @@ func New(kmm *mat.SymDense, lambda float64, opt Options) (*Preconditioner, error
 		diag := make([]float64, m)
 		for i := range m {
 			diag[i] = raw.Data[i*ld+i]
+		}
+		if opt.KMul == nil {
+			opt.KMul = func(dst, src []float64, k int) {
+				clear(dst)
+				for i := range m {
+					for j := range m {
+						a := raw.Data[min(i, j)*ld+max(i, j)]
+						for c := range k {
+							dst[i*k+c] += a * src[j*k+c]
+						}
+					}
+				}
+			}
 		}
 		return BuildNystrom(context.Background(), m, diag, func(dst []float64, idx []int) {
 			for a, i := range idx {

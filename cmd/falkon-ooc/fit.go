@@ -533,6 +533,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if !o.noCheckpoint && cfg.Preconditioner == precond.MethodNystrom {
 		// A resumed fit reads the basis instead of building it again.
 		run.PrecondCache = o.out + ".ckpt.basis"
+		r := int64(min(cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), cfg.Centers))
+		pr.printf("fit: the Nyström basis goes to %s for --resume: ≈ %s on disk (--no-checkpoint: none)",
+			run.PrecondCache, ooc.FormatBytes(8*r*(int64(cfg.Centers)+r)))
 	}
 	var m *ooc.Model
 	if o.tuneFit.on {
