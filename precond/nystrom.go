@@ -42,11 +42,12 @@ const MethodNystrom Method = "nystrom"
 func DefaultNystromRank(m int) int { return min(m, 2000) }
 
 // NystromBytes is the peak memory of BuildNystrom at M centres and rank r:
-// the M × r basis, four r × r matrices (the Gram matrix, its factor,
-// S and the core) and one block of kernel rows.
+// the M × r basis, six r × r matrices (at most that many are live at
+// once: the Gram matrix, its factor, the product of the two rounds' factors
+// and its predecessor, S, the core) and one block of kernel rows.
 func NystromBytes(m, r int) int64 {
 	r = min(r, m)
-	return 8 * (int64(m)*int64(r) + 4*int64(r)*int64(r) + 2*int64(nystromBlock)*int64(m) + 4*int64(m))
+	return 8 * (int64(m)*int64(r) + 6*int64(r)*int64(r) + 2*int64(nystromBlock)*int64(m) + 4*int64(m))
 }
 
 // DefaultNystromJitter is MethodNystrom's ε when Options.Jitter is 0: the
