@@ -2,16 +2,20 @@ package chunkstore
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-var update = flag.Bool("update", false, "rewrite the format fixtures under testdata/v1 and the fuzz seeds under testdata/fuzz")
+var update = flag.Bool("update", false, "rewrite the format fixtures under testdata/v1 and testdata/v2 and the fuzz seeds under testdata/fuzz")
 
 // A fixture is a tiny store committed under testdata/<name>. The writer
 // must reproduce it byte for byte (Created is fixed) and the reader must
@@ -58,6 +62,18 @@ var fixturesV1 = []fixture{
 	},
 }
 
+// fixturesV2 are stores of format version 2: those with a weight column
+// (Options.Weight names one of the targets' specs, stored after them).
+var fixturesV2 = []fixture{
+	{
+		name:     "v2/zstd-weight",
+		features: []ColumnSpec{{"age", "int16"}, {"price", "float64"}},
+		targets:  []ColumnSpec{{"label", "bool"}, {"w", "float64"}},
+		rows:     40,
+		opt:      Options{ChunkRows: 16, Codec: "zstd", Weight: "w", Created: fixedTime},
+	},
+}
+
 // fixtureData returns the fixture's columns. It uses only PCG integers and
 // exact arithmetic, so it is the same on every platform.
 func fixtureData(fx fixture) [][]float64 {
@@ -71,6 +87,10 @@ func fixtureData(fx fixture) [][]float64 {
 		}
 		c := make([]float64, fx.rows)
 		for i := range c {
+			if spec[jj].Name == fx.opt.Weight && fx.opt.Weight != "" {
+				c[i] = float64(rng.IntN(8)) / 2 // weights are ≥ 0
+				continue
+			}
 			switch spec[jj].Type {
 			case "bool":
 				c[i] = float64(rng.IntN(2))
@@ -109,7 +129,7 @@ func writeFixture(t testing.TB, dir string, fx fixture) [][]float64 {
 }
 
 func TestFixtures(t *testing.T) {
-	for _, fx := range fixturesV1 {
+	for _, fx := range append(slices.Clone(fixturesV1), fixturesV2...) {
 		t.Run(fx.name, func(t *testing.T) {
 			path := filepath.Join("testdata", filepath.FromSlash(fx.name))
 			if *update {
@@ -135,10 +155,41 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			if r.Manifest().FormatVersion != 1 {
-				t.Fatalf("fixture format version %d", r.Manifest().FormatVersion)
+			version := 1
+			if fx.opt.Weight != "" {
+				version = 2
 			}
-			checkStore(t, r, cols, len(fx.features))
+			if r.Manifest().FormatVersion != version || filepath.Dir(fx.name) != fmt.Sprintf("v%d", version) {
+				t.Fatalf("fixture %s: format version %d, want %d", fx.name, r.Manifest().FormatVersion, version)
+			}
+			if fx.opt.Weight == "" {
+				checkStore(t, r, cols, len(fx.features))
+				return
+			}
+			// The weight column is the last one written; the reader gives it
+			// apart from the targets.
+			w := cols[len(cols)-1]
+			checkStore(t, r, cols[:len(cols)-1], len(fx.features))
+			if stream.WeightColumn(r) != fx.opt.Weight {
+				t.Fatalf("WeightColumn = %q, want %q", stream.WeightColumn(r), fx.opt.Weight)
+			}
+			row := 0
+			for i := range r.NumChunks() {
+				got := make([]float64, r.ChunkRows(i))
+				if err := r.ReadWeights(context.Background(), i, got); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, w[row:row+len(got)]) {
+					t.Fatalf("chunk %d: weights %v, want %v", i, got, w[row:row+len(got)])
+				}
+				row += len(got)
+			}
+			if row != fx.rows {
+				t.Fatalf("%d weights for %d rows", row, fx.rows)
+			}
+			if err := r.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 	if *update {

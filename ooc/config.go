@@ -175,7 +175,9 @@ type Config struct {
 	// done), and Resume continues from it, also to more NewtonSteps.
 	// Tune and FitTuned search it with the candidates sharing every pass
 	// (one gradient pass per Newton step and one per CG iteration for the
-	// whole grid; each candidate as its own Fit would be). Uniform centres and the
+	// whole grid; each candidate as its own Fit would be). Balanced class
+	// weights take the first Newton step's pass as the right-hand side's
+	// (at α = 0 the gradient is the class-weighted right-hand side). The
 	// Cholesky preconditioner only; no patience.
 	Loss Loss `json:"loss,omitempty"`
 	// NewtonSteps is the number of Newton steps of the logistic loss: the
@@ -362,16 +364,12 @@ func (c Config) validate() error {
 			return configErr("Config.Loss", "the logistic loss is for classification, not regression")
 		case c.NewtonSteps < 0:
 			return configErr("Config.NewtonSteps", "Newton steps must be ≥ 0 (0: %d), got %d", DefaultNewtonSteps, c.NewtonSteps)
-		case c.Sampling == SamplingLeverage:
-			return configErr("Config.Sampling", "the logistic loss draws its centres uniformly")
 		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky:
 			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky preconditioner")
 		case c.Patience > 0:
 			return configErr("Config.Patience", "the logistic loss runs its Newton steps: no patience")
 		case c.Uncertainty != "":
 			return configErr("Config.Uncertainty", "predictive standard deviations are for regression")
-		case c.ClassWeight == ClassWeightBalanced:
-			return configErr("Config.ClassWeight", "the logistic loss takes row weights, not class weights, yet")
 		}
 	default:
 		return configErr("Config.Loss", "unknown loss %q (want squared or logistic)", c.Loss)

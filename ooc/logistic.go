@@ -55,7 +55,8 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	g := newNewtonGroup(plan, cs, cfg.Kernel, op)
 	g.cands = []*newtonCand{nc}
 	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, tol: cfg.Tolerance, base: op.rhsJob,
-		targets: plan.Targets[:1], pass: pass, groups: []*newtonGroup{g}}
+		targets: plan.Targets[:1], pass: pass, groups: []*newtonGroup{g},
+		balance: cfg.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	first := 0
 	if res := opts.Resume; res != nil {
 		if err := res.matches(fp, m, k); err != nil {
@@ -63,6 +64,12 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		}
 		if len(res.NewtonSteps) != res.Iteration {
 			return nil, fmt.Errorf("%w: %d Newton steps recorded for %d done", ErrCheckpointMismatch, len(res.NewtonSteps), res.Iteration)
+		}
+		if run.balance && res.Iteration > 0 {
+			if len(res.ClassWeights) != len(enc.classes) {
+				return nil, fmt.Errorf("%w: the checkpoint has %d class weights for %d classes", ErrCheckpointMismatch, len(res.ClassWeights), len(enc.classes))
+			}
+			run.classWeights = slices.Clone(res.ClassWeights)
 		}
 		copy(nc.alpha, res.Beta)
 		first, nc.steps = res.Iteration, slices.Clone(res.NewtonSteps)
@@ -91,6 +98,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		c := &Checkpoint{Fingerprint: fp, Iteration: t + 1, M: m, K: k, TargetMean: make([]float64, k),
 			Beta: slices.Clone(nc.alpha), R: make([]float64, m*k), P: make([]float64, m*k), RS: make([]float64, k), BN: make([]float64, k),
 			NewtonSteps: slices.Clone(nc.steps)}
+		if plan.Weight != "" || run.classWeights != nil {
+			c.WeightSum, c.ClassWeights = run.n, slices.Clone(run.classWeights)
+		}
 		if err := opts.Checkpoint(c); err != nil {
 			return fmt.Errorf("checkpoint after Newton step %d: %w", t+1, err)
 		}
@@ -100,11 +110,11 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		return nil, err
 	}
 	tr := Training{N: plan.N, Iterations: nc.iters, Status: StatusIterationLimit, NewtonSteps: nc.steps, Residuals: nc.residuals}
-	if plan.Weight != "" {
-		tr.Weight = plan.Weight
+	if plan.Weight != "" || run.classWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, run.n, run.classWeights
 	}
 	tr.PrecondSeconds, tr.PrecondBytes, tr.Rank, tr.Jitter = op.precondSeconds, op.pre.Bytes(), op.pre.Rank(), op.pre.Jitter()
-	tr.DuplicateCenters = cs.dropped
+	tr.DuplicateCenters, tr.LambdaLeverage = cs.dropped, cs.lambdaLeverage
 	if nc.iters > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(nc.iters+steps)
 	}
@@ -194,6 +204,16 @@ type newtonRun struct {
 	iterReport         func(it, done, chunks int, rows int64, residual float64)
 	afterStep          func(t int) error // nil: nothing
 	passes             int
+	// balance asks for balanced class weights (Config.ClassWeight):
+	// classWeights are them once known (from the first step's pass, or a
+	// checkpoint), task and classes the encoding, rows the training rows
+	// (the weight sum without row weights).
+	balance      bool
+	classWeights []float64
+	task         Task
+	classes      []float64
+	rows         int64
+	n            float64 // Σ wᵢ of the last gradient pass
 }
 
 // job returns the step's pass of kind with the live groups, U unset.
@@ -201,6 +221,7 @@ func (r *newtonRun) job(kind PassKind, live []*newtonGroup) *PassJob {
 	j := *r.base
 	j.Kind, j.Targets, j.U, j.centers = kind, r.targets, nil, nil
 	j.Groups, j.groupCenters = nil, nil
+	j.ClassWeights = r.classWeights
 	mul := 1
 	if kind == PassLogisticHess {
 		mul = 2
@@ -246,11 +267,19 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 			}
 		}
 		r.passes++
-		out, err := r.pass(ctx, grad, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
+		var out []float64
+		var err error
+		if r.balance && r.classWeights == nil {
+			// At α = 0 the gradient is the class-weighted right-hand side's.
+			out, err = r.balancedStart(ctx, t, grad, live)
+		} else {
+			out, err = r.pass(ctx, grad, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
+		}
 		if err != nil {
 			return fmt.Errorf("Newton step %d: gradient: %w", t+1, err)
 		}
 		n := out[len(out)-1]
+		r.n = n
 		if !(n > 0) {
 			return fmt.Errorf("Newton step %d: the rows weigh %v in all", t+1, n)
 		}
@@ -344,6 +373,69 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 		}
 	}
 	return nil
+}
+
+// balancedStart is the first gradient pass of a run with balanced class
+// weights, which are not known before it: at α = 0 every row's gradient
+// weight is −wᵢ cw_c yᵢ/2, its Hessian weight wᵢ cw_c/4 and its loss
+// wᵢ cw_c log 2, so one right-hand side's pass per kernel (PassMultiRHS:
+// K_nMᵀ W [Y 1], the encoded targets' sums and Σ w) gives the class
+// weights (balancedWeights) and, reweighted (weighRHS), the gradient
+// pass's values for grad's groups (every candidate starts at α = 0). It
+// sets r.classWeights.
+func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *PassJob, live []*newtonGroup) ([]float64, error) {
+	m, k := r.m, r.k
+	for _, c := range live[0].live {
+		for _, v := range c.alpha {
+			if v != 0 {
+				return nil, fmt.Errorf("ooc: balanced class weights need the first Newton step from α = 0")
+			}
+		}
+	}
+	job := *grad
+	job.Kind, job.ClassWeights = PassMultiRHS, nil
+	job.Groups = make([]PassGroup, len(grad.Groups))
+	for i, g := range grad.Groups {
+		job.Groups[i] = PassGroup{Kernel: g.Kernel}
+	}
+	rhs, err := r.pass(ctx, &job, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
+	if err != nil {
+		return nil, err
+	}
+	k1 := k + 1
+	sums := slices.Clone(rhs[len(job.Groups)*m*k1 : len(job.Groups)*m*k1+k])
+	n := float64(r.rows)
+	if job.Weight != "" {
+		n = rhs[len(job.Groups)*m*k1+k]
+	}
+	cw, counts := balancedWeights(r.task, len(r.classes), sums, n)
+	nw := weighSums(r.task, cw, counts, sums)
+	out := make([]float64, grad.SumLen())
+	off := 0
+	for gi, g := range grad.Groups {
+		w := rhs[gi*m*k1 : (gi+1)*m*k1]
+		weighRHS(r.task, cw, m, k, w)
+		nc := g.Cols
+		for j := range m {
+			row := w[j*k1 : (j+1)*k1]
+			for c := range nc {
+				o := c % k
+				ys := row[0] // Σ wᵢ cwᵢ yᵢ K_ij, y = ±1
+				if r.task == TaskMulticlass {
+					ys = 2*row[o] - row[k] // one against the rest
+				}
+				out[off+j*nc+c] = -ys / 2
+			}
+		}
+		for c := range nc {
+			out[off+m*nc+c] = nw / 4
+			out[off+m*nc+nc+c] = nw * math.Ln2
+		}
+		off += m*nc + 2*nc
+	}
+	out[off] = nw
+	r.classWeights = cw
+	return out, nil
 }
 
 // prepare computes candidate c's gradient, objective and preconditioner

@@ -337,13 +337,18 @@ func TestTuneLogistic(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		src  stream.Source
+		cw   ooc.ClassWeight
 	}{
-		{"binary", stream.NewMemSource(x, d, cls, 1, 200)},
-		{"multiclass", stream.NewMemSource(x, d, cls3, 1, 200)},
-		{"weighted", stream.NewMemSource(x, d, cls, 1, 200).WithWeights(rw, "w")},
+		{"binary", stream.NewMemSource(x, d, cls, 1, 200), ""},
+		{"multiclass", stream.NewMemSource(x, d, cls3, 1, 200), ""},
+		{"weighted", stream.NewMemSource(x, d, cls, 1, 200).WithWeights(rw, "w"), ""},
+		{"balanced", stream.NewMemSource(x, d, cls, 1, 200).WithWeights(rw, "w"), ooc.ClassWeightBalanced},
+		{"balanced multiclass", stream.NewMemSource(x, d, cls3, 1, 200), ooc.ClassWeightBalanced},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := tc.src
+			base := base
+			base.ClassWeight = tc.cw
 			ex := &countingExecutor{kinds: map[ooc.PassKind]int{}}
 			res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: sigmas, Lambdas: lambdas,
 				ValFraction: 0.25}, ooc.RunOptions{Workers: 2, Executor: ex})
@@ -354,7 +359,11 @@ func TestTuneLogistic(t *testing.T) {
 				t.Fatalf("%d candidates, metric %s", len(res.Candidates), res.Metric)
 			}
 			// One Fit per candidate made 6 × (steps × (1 + iters)) passes.
-			if g, h, m := ex.kinds[ooc.PassLogisticGrad], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != steps || h != steps*iters || m != 1 {
+			// With balanced class weights the first step's pass is the right-hand side's.
+			if r := ex.kinds[ooc.PassMultiRHS]; (tc.cw != "") != (r == 1) || r > 1 {
+				t.Errorf("%d right-hand side passes", r)
+			}
+			if g, h, m := ex.kinds[ooc.PassLogisticGrad]+ex.kinds[ooc.PassMultiRHS], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != steps || h != steps*iters || m != 1 {
 				t.Errorf("passes: %d gradient, %d CG, %d validation; want %d, %d, 1", g, h, m, steps, steps*iters)
 			}
 			if want := 1 + steps*(1+iters) + 1; res.Passes != want {
@@ -383,6 +392,9 @@ func TestTuneLogistic(t *testing.T) {
 					if (p[0] == nil) != (p[1] == nil) || p[0] != nil && math.Abs(*p[0]-*p[1]) > 1e-12 {
 						t.Fatalf("candidate %d: validation metrics %+v, Fit's %+v", i, gv[0].Metrics, wv[0].Metrics)
 					}
+				}
+				if tc.cw != "" && !slices.Equal(c.Model().Training().ClassWeights, want.Training().ClassWeights) {
+					t.Fatalf("candidate %d: class weights %v, Fit's %v", i, c.Model().Training().ClassWeights, want.Training().ClassWeights)
 				}
 				if ns := c.Model().Training().NewtonSteps; len(ns) != steps || ns[steps-1].Objective != want.Training().NewtonSteps[steps-1].Objective {
 					t.Fatalf("candidate %d: Newton steps %+v, Fit's %+v", i, ns, want.Training().NewtonSteps)
@@ -417,4 +429,153 @@ func relClose(got, want []float64, tol float64) error {
 		}
 	}
 	return nil
+}
+
+// TestFitLogisticClassWeight: --class-weight balanced with the logistic
+// loss, binary and multiclass, with and without row weights, equals the
+// fit with explicit row weights n/(C·n_c) (times the row weights; n and
+// n_c sums of the row weights), and reaches the dense reference Newton
+// solver's objective on those weights; resuming after a step continues
+// to the same model.
+func TestFitLogisticClassWeight(t *testing.T) {
+	const n, d, M = 700, 2, 30
+	const lambda, eps = 1e-3, 1e-12
+	x, y := synth(n, d, 111)
+	rng := rand.New(rand.NewPCG(112, 1))
+	bin, multi := make([]float64, n), make([]float64, n)
+	for i, v := range y {
+		z := v + 0.3*rng.NormFloat64()
+		if z > 5.6 { // a minority class
+			bin[i] = 1
+		}
+		switch {
+		case z > 5.6:
+			multi[i] = 2
+		case z > 5:
+			multi[i] = 1
+		}
+	}
+	rw := make([]float64, n)
+	for i := range rw {
+		rw[i] = 0.25 + rng.Float64()
+	}
+	for _, tc := range []struct {
+		name     string
+		cls      []float64
+		classes  int
+		weighted bool
+	}{{"binary", bin, 2, false}, {"binary weighted", bin, 2, true}, {"multiclass", multi, 3, false}, {"multiclass weighted", multi, 3, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := make([]float64, n)
+			for i := range w {
+				w[i] = 1
+				if tc.weighted {
+					w[i] = rw[i]
+				}
+			}
+			// The explicit weights n/(C·n_c) · wᵢ.
+			tot, nc := 0.0, make([]float64, tc.classes)
+			for i, c := range tc.cls {
+				tot += w[i]
+				nc[int(c)] += w[i]
+			}
+			cw := make([]float64, n)
+			for i, c := range tc.cls {
+				cw[i] = w[i] * tot / (float64(tc.classes) * nc[int(c)])
+			}
+			src := stream.NewMemSource(x, d, tc.cls, 1, 100)
+			if tc.weighted {
+				src = src.WithWeights(w, "w")
+			}
+			cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Lambda: lambda, Jitter: eps,
+				Iterations: 30, Tolerance: 1e-12, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 8, ClassWeight: ooc.ClassWeightBalanced}
+			var ckpts []*ooc.Checkpoint
+			m, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2, Checkpoint: func(c *ooc.Checkpoint) error {
+				ckpts = append(ckpts, c)
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ecfg := cfg
+			ecfg.ClassWeight = ""
+			want, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, tc.cls, 1, 100).WithWeights(cw, "cw"), ecfg, ooc.RunOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := relClose(m.Alpha(), want.Alpha(), 1e-9); err != nil {
+				t.Fatalf("balanced differs from the explicit class weights: %v", err)
+			}
+			for i, st := range m.Training().NewtonSteps {
+				ws := want.Training().NewtonSteps[i]
+				g0 := want.Training().NewtonSteps[0].GradNorm
+				if math.Abs(st.Objective-ws.Objective) > 1e-9*ws.Objective || math.Abs(st.GradNorm-ws.GradNorm) > 1e-9*g0 {
+					t.Fatalf("Newton step %d: %+v, with explicit class weights %+v", i+1, st, ws)
+				}
+			}
+			tr := m.Training()
+			if len(tr.ClassWeights) != tc.classes || math.Abs(tr.ClassWeights[0]-tot/(float64(tc.classes)*nc[0])) > 1e-12*tr.ClassWeights[0] ||
+				math.Abs(tr.WeightSum-tot) > 1e-9*tot {
+				t.Fatalf("class weights %v, weight sum %v; want %v for class 0 and %v", tr.ClassWeights, tr.WeightSum, tot/(float64(tc.classes)*nc[0]), tot)
+			}
+			k := m.K()
+			for c := range k {
+				pm := make([]float64, n)
+				for i, v := range tc.cls {
+					pm[i] = -1
+					if (k == 1 && v == 1) || (k > 1 && int(v) == c) {
+						pm[i] = 1
+					}
+				}
+				p := newLogisticProblem(m, x, pm, cw, lambda, eps)
+				ac := make([]float64, M)
+				for j := range M {
+					ac[j] = m.Alpha()[j*k+c]
+				}
+				got, ref := p.objective(ac), p.objective(p.newton(t))
+				if math.Abs(got-ref) > 1e-6*math.Abs(ref) {
+					t.Errorf("output %d: objective %.10g, the reference's %.10g", c, got, ref)
+				}
+			}
+			resumed, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2, Resume: ckpts[2]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(resumed.Alpha(), m.Alpha()) {
+				t.Fatal("the balanced fit resumed after step 3 differs from the uninterrupted one")
+			}
+		})
+	}
+}
+
+// TestFitLogisticLeverage: with leverage-sampled centres (weights D in
+// the preconditioner) the logistic loss still reaches the dense reference
+// Newton solver's objective on its centres.
+func TestFitLogisticLeverage(t *testing.T) {
+	const n, d, M = 800, 2, 40
+	const lambda, eps = 1e-3, 1e-12
+	x, y := synth(n, d, 121)
+	rng := rand.New(rand.NewPCG(122, 1))
+	cls, pm, w := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, v := range y {
+		pm[i], w[i] = -1, 1
+		if v+0.3*rng.NormFloat64() > 5.2 {
+			cls[i], pm[i] = 1, 1
+		}
+	}
+	cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Lambda: lambda, Jitter: eps,
+		Iterations: 30, Tolerance: 1e-12, Seed: 5, Loss: ooc.LossLogistic, NewtonSteps: 10, Sampling: ooc.SamplingLeverage}
+	m, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, cls, 1, 100), cfg, ooc.RunOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Training().LambdaLeverage == 0 || m.Config().Sampling != ooc.SamplingLeverage {
+		t.Fatal("the fit did not sample by leverage")
+	}
+	p := newLogisticProblem(m, x, pm, w, lambda, eps)
+	got, want := p.objective(m.Alpha()), p.objective(p.newton(t))
+	t.Logf("objective %.12g, reference %.12g; steps %+v", got, want, m.Training().NewtonSteps)
+	if math.Abs(got-want) > 1e-6*math.Abs(want) {
+		t.Errorf("objective %.10g, the reference's %.10g", got, want)
+	}
 }

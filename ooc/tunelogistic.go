@@ -99,7 +99,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	var cands []*cand
 	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, tol: base.Tolerance,
-		targets: plan.Targets[:1], pass: pass}
+		targets: plan.Targets[:1], pass: pass,
+		balance: base.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	var ops []*fitOperator
 	for _, kn := range kernels {
 		// Per σ: K_MM and T once (the preconditioner's A at the first λ
@@ -175,8 +176,11 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		}
 		nc := c.nc
 		tr := Training{N: plan.N, Iterations: nc.iters, Status: StatusIterationLimit, NewtonSteps: nc.steps, Residuals: nc.residuals,
-			Weight: plan.Weight, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
+			Weight: plan.Weight, ClassWeights: run.classWeights, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
 			DuplicateCenters: cs.dropped}
+		if plan.Weight != "" || run.classWeights != nil {
+			tr.WeightSum = run.n
+		}
 		m, err := newModel(newModelMeta(plan, cs, enc, c.cfg, make([]float64, enc.k), tr), centres, slices.Clone(nc.alpha), nil, c.op.cfit)
 		if err != nil {
 			c.Stop, c.Err = StopFailed, err.Error()

@@ -56,6 +56,8 @@ func classList(plan *ooc.FitPlan) string {
 func calibrationLine(m *ooc.Model) string {
 	c := m.Calibration()
 	switch {
+	case c == nil && m.HasProba():
+		return "the model's own σ(f) (logistic loss; not calibrated)"
 	case c == nil && len(m.Training().Validation) > 0:
 		return "not calibrated (the model file predates calibration: refit to use predict --proba)"
 	case c == nil:

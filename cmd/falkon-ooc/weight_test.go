@@ -163,8 +163,18 @@ func TestLossLogistic(t *testing.T) {
 	if len(mdl.Training().NewtonSteps) != 7 || mdl.Calibration() != nil || !mdl.HasProba() {
 		t.Fatalf("%d Newton steps, calibration %v", len(mdl.Training().NewtonSteps), mdl.Calibration())
 	}
-	if code, out, _ := runCLI("inspect", m); code != 0 || !strings.Contains(out, "logistic, 7 Newton steps, objective 0.693147") {
-		t.Errorf("inspect: exit %d, no loss line:\n%s", code, out)
+	if code, out, _ := runCLI("inspect", m); code != 0 || !strings.Contains(out, "logistic, 7 Newton steps, objective 0.693147") ||
+		!strings.Contains(out, "the model's own σ(f) (logistic loss; not calibrated)") {
+		t.Errorf("inspect: exit %d, no loss or probability line:\n%s", code, out)
+	}
+	// Balanced class weights and leverage centres with the logistic loss.
+	mb := filepath.Join(dir, "mb.falkon")
+	if code, out, e := runCLI("fit", csv, "--target", "y", "--loss", "logistic", "--newton-steps", "3", "--out", mb, "--centers", "20",
+		"--iters", "5", "--class-weight", "balanced", "--centers-sampling", "leverage"); code != 0 || !strings.Contains(out, "balanced weights") {
+		t.Fatalf("fit --class-weight balanced --centers-sampling leverage: exit %d: %s\n%s", code, e, out)
+	}
+	if mdl, err := ooc.Load(mb); err != nil || len(mdl.Training().ClassWeights) != 2 || mdl.Config().Sampling != ooc.SamplingLeverage {
+		t.Fatalf("balanced logistic model: %v", err)
 	}
 	code, _, e = runCLI("fit", csv, "--target", "y", "--loss", "hinge", "--out", filepath.Join(dir, "x.falkon"))
 	if want := `--loss: unknown loss "hinge" (want squared or logistic)`; code != 2 || !strings.Contains(e, want) {
@@ -172,8 +182,8 @@ func TestLossLogistic(t *testing.T) {
 	}
 }
 
-// TestTuneLogisticCLI: tune --loss logistic searches the grid with one
-// logistic fit per candidate and writes the pick.
+// TestTuneLogisticCLI: tune --loss logistic searches the grid, the
+// candidates sharing the passes, and writes the pick.
 func TestTuneLogisticCLI(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -202,5 +212,12 @@ func TestTuneLogisticCLI(t *testing.T) {
 	}
 	if mdl.Config().Loss != ooc.LossLogistic || len(mdl.Training().NewtonSteps) != 3 {
 		t.Fatalf("the pick: loss %q, %d steps\n%s", mdl.Config().Loss, len(mdl.Training().NewtonSteps), out)
+	}
+	// The sampling pass, 3 Newton steps of 1 + 3 passes, the validation:
+	// for the whole grid of 4.
+	code, out, e = runCLI("tune", csv, "--target", "y", "--loss", "logistic", "--newton-steps", "3", "--iters", "3",
+		"--sigma", "0.5,2", "--lambda", "1e-3,1e-6", "--centers", "20", "--out", m, "--quiet", "--force", "--json", "--class-weight", "balanced")
+	if code != 0 || !strings.Contains(out, `"passes": 14`) {
+		t.Fatalf("tune --class-weight balanced --json: exit %d: %s\n%s", code, e, out)
 	}
 }
