@@ -15,3 +15,10 @@ func VarianceAtForTest(m *Model, x []float64, lambda float64) []float64 {
 	u.Lambda = lambda
 	return m.withUncertainty(&u, m.uw).varianceOf(m.mapped, x, len(x)/m.d)
 }
+
+// SetCentreRowWeightsForTest sets centreRowWeights until the returned
+// function is called.
+func SetCentreRowWeightsForTest(fn func(centres []float64, m, d int) []float64) func() {
+	centreRowWeights = fn
+	return func() { centreRowWeights = nil }
+}

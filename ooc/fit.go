@@ -567,6 +567,15 @@ type fitOperator struct {
 	v, z []float64
 }
 
+// centreRowWeights, when set (by a test), gives the row weights of the
+// centres (standardised, M × D) of a weighted squared-loss fit, and the
+// preconditioner then sees them: A = chol(T H Tᵀ/M + λI) with H the
+// centres' weights over their mean (precond.WithCenterWeights), the
+// Nyström approximation of K_nMᵀ W K_nM / Σw. Measured in
+// bench/PASSES.md ("The preconditioner and the row weights"); not what
+// Fit does.
+var centreRowWeights func(centres []float64, m, d int) []float64
+
 // newFitOperator computes K_MM, the preconditioner and the pass jobs of
 // the fit of plan with centres cs and targets encoded by enc.
 // kmmRows returns the centres prepared in float64 and the row-block
@@ -612,6 +621,19 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	if !started { // the eigen method reports no progress
 		report(Progress{Stage: StagePrecond, Fraction: 1})
+	}
+	if centreRowWeights != nil && plan.Weight != "" && cfg.Loss != LossLogistic {
+		h := centreRowWeights(cs.centres, m, d)
+		mean := 0.0
+		for _, v := range h {
+			mean += v / float64(m)
+		}
+		for j := range h {
+			h[j] /= mean
+		}
+		if pre, err = pre.WithCenterWeights(h, cfg.Lambda); err != nil {
+			return nil, err
+		}
 	}
 	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
 		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report}

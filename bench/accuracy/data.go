@@ -19,6 +19,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // readDelimited reads a (gzip-compressed) delimited text file of numbers.
@@ -333,6 +334,62 @@ func regression(label, published string, finalM int) func(*env) []task {
 		}
 		return []task{t}
 	}
+}
+
+// classifyDatasets are read by -classify only.
+var classifyDatasets = []*dataset{
+	{name: "susy", valFrac: 0.2,
+		files: susyFiles,
+		load:  loadSusy,
+		tasks: func(*env) []task { return nil }},
+}
+
+// loadSusy reads the susy shape of bench/paper (-susy: its data directory,
+// train/ and test/ Parquet parts of 18 features f00…f17 and a 0/1 target
+// y): the first two training parts (about 1.1 M of its 4.5 M rows) and the
+// test part.
+func susyFiles(e *env) []string {
+	return []string{filepath.Join(e.susyDir, "train", "part-000.parquet"), filepath.Join(e.susyDir, "train", "part-001.parquet"),
+		filepath.Join(e.susyDir, "test", "part-000.parquet")}
+}
+
+func loadSusy(e *env) (*table, *table, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "falkon-accuracy-susy-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	files := susyFiles(e)
+	read := func(name string, in []string) (*table, error) {
+		out := filepath.Join(dir, name+".store")
+		if _, err := ingest.Run(ctx, in, ingest.Config{Out: out, Targets: []string{"y"}, Workers: e.workers}); err != nil {
+			return nil, err
+		}
+		r, err := chunkstore.Open(out)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		feats, _ := stream.ColumnsOf(r)
+		t := &table{target: "y", features: feats}
+		d := len(feats)
+		for i := range r.NumChunks() {
+			n := r.ChunkRows(i)
+			cx, cy := make([]float64, n*d), make([]float64, n)
+			if err := r.ReadChunk(ctx, i, cx, cy); err != nil {
+				return nil, err
+			}
+			t.x, t.y = append(t.x, cx...), append(t.y, cy...)
+		}
+		return t, nil
+	}
+	train, err := read("train", files[:2])
+	if err != nil {
+		return nil, nil, err
+	}
+	test, err := read("test", files[2:])
+	return train, test, err
 }
 
 var datasets = []*dataset{

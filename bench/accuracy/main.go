@@ -40,6 +40,7 @@ import (
 
 func main() {
 	dataDir := flag.String("data", "../shared/data", "directory of the shared data sets")
+	susy := flag.String("susy", "/work/paper-data/susy", "with -classify: directory of bench/paper's susy shape (train/ and test/ Parquet parts)")
 	fmnist := flag.String("fashion", "/usr/share/datasets/fashion-mnist", "directory of the Fashion-MNIST IDX files")
 	only := flag.String("only", "", "comma-separated data set names to run (default: all); names: "+strings.Join(names(), ", "))
 	quick := flag.Bool("quick", false, "small grid, small M and subsampled big data: a smoke test, not the reported numbers")
@@ -54,7 +55,7 @@ func main() {
 	tuneReps := flag.Int("tune-reps", 2, "with -tune-mode timing: repetitions")
 	uncTiming := flag.Bool("unc-timing", false, "with -tune-mode uncertainty: also time Predict with and without standard deviations")
 	uncVariants := flag.String("unc-variants", "precond:16,precond:32,precond:64,precond:256,exact:64,exact:256,precond:full,exact:full", "with -tune-mode uncertainty: METHOD:RANK list (full: rank M, only for M ≤ 3000)")
-	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin and fashion-mnist (bench/ACCURACY.md)")
+	classify := flag.Bool("classify", false, "instead: calibration of class probabilities (log-loss, ECE before and after) on skin, fashion-mnist, flights (delay > 15) and susy (bench/ACCURACY.md, bench/PASSES.md)")
 	classifyRows := flag.Int("classify-rows", 60000, "with -classify: at most this many training rows (80 % fit, 20 % validation for the calibration)")
 	classifyTest := flag.Int("classify-test", 20000, "with -classify: at most this many test rows")
 	classifyM := flag.Int("classify-centers", 2000, "with -classify: centres M")
@@ -87,7 +88,7 @@ func main() {
 			want[n] = true
 		}
 	}
-	env := &env{dataDir: *dataDir, fashionDir: *fmnist, quick: *quick, workers: *workers, seed: *seed}
+	env := &env{dataDir: *dataDir, fashionDir: *fmnist, susyDir: *susy, quick: *quick, workers: *workers, seed: *seed}
 	if *classify {
 		ce := &classifyEnv{env: env, rows: *classifyRows, testRows: *classifyTest, m: *classifyM, iters: *classifyIters, loss: *classifyLoss}
 		if !classifyMain(ctx, ce, want) {
@@ -152,7 +153,7 @@ func logf(format string, args ...any) {
 
 func names() []string {
 	var n []string
-	for _, d := range datasets {
+	for _, d := range append(slices.Clone(datasets), classifyDatasets...) {
 		n = append(n, d.name)
 	}
 	return n

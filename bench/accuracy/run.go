@@ -20,6 +20,7 @@ import (
 
 type env struct {
 	dataDir, fashionDir string
+	susyDir             string // -susy: bench/paper's susy data
 	quick               bool
 	workers             int
 	seed                uint64
