@@ -883,6 +883,32 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 		}
 		t.n, t.classWeights = weighSums(t.enc.task, cw, counts, sum), cw
 	}
+	if seesWeights(t.plan) {
+		// The preconditioners see the row weights, as Fit's
+		// (smoothedWeights, from the same sums).
+		ones := make([]float64, m)
+		for i, g := range t.groups {
+			if ws[i] == nil || len(g.live) == 0 {
+				continue
+			}
+			for r := range m {
+				ones[r] = ws[i][r*k1+k]
+			}
+			h := smoothedWeights(g.kern, t.cs, ones)
+			if centreRowWeights != nil {
+				h = meanOne(centreRowWeights(t.cs.centres, m, len(t.cs.centres)/m))
+			}
+			for _, c := range g.live {
+				pre, err := c.pre.WithCenterWeights(h, c.Lambda)
+				if err != nil {
+					t.fail(c, err)
+					continue
+				}
+				c.pre = pre
+			}
+		}
+		t.gatherLive(false)
+	}
 	n := t.n
 	t.ymean = make([]float64, k)
 	for j := range k {
