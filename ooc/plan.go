@@ -70,7 +70,7 @@ type FitPlan struct {
 func (p *FitPlan) MemoryWith(prec precond.Precision) Memory {
 	cfg := p.Config
 	cfg.PrecondPrecision = prec
-	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch)
+	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch, p.Weight != "")
 }
 
 // MaxCenters returns the largest M whose estimate (MemoryWith(prec), with
@@ -80,7 +80,7 @@ func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
 	fits := func(m int) bool {
 		cfg := p.Config
 		cfg.Centers, cfg.PrecondPrecision = m, prec
-		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch).Total <= limit
+		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch, p.Weight != "").Total <= limit
 	}
 	if !fits(1) {
 		return 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -464,5 +465,27 @@ func TestFitWeightedResume(t *testing.T) {
 	_, err = ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Resume: c3})
 	if want := "checkpoint does not match this fit: the checkpoint has 0 weights for the preconditioner's 30 centres (it predates the weighted preconditioner: fit again)"; err == nil || err.Error() != want || !errors.Is(err, ooc.ErrCheckpointMismatch) {
 		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+// TestWeightedMemory: a weighted fit's estimate counts the second M × M
+// buffer of the preconditioner that sees the weights.
+func TestWeightedMemory(t *testing.T) {
+	x, y := synth(300, 2, 151)
+	w := make([]float64, 300)
+	for i := range w {
+		w[i] = 1
+	}
+	cfg := ooc.Config{Centers: 50}
+	one, err := ooc.Plan(stream.NewMemSource(x, 2, y, 1, 100), cfg, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := ooc.Plan(stream.NewMemSource(x, 2, y, 1, 100).WithWeights(w, "w"), cfg, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := one.MemoryWith(precond.Float64).Precond, two.MemoryWith(precond.Float64).Precond; a != precond.Bytes(50, precond.Float64) || b != 2*a {
+		t.Fatalf("preconditioner memory %d unweighted, %d weighted; want %d and twice that", a, b, precond.Bytes(50, precond.Float64))
 	}
 }
