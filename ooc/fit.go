@@ -49,7 +49,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	report := reporter(opts.Progress, start)
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	cs, err := sampleCentres(ctx, plan, report)
+	rr, _ := opts.Executor.(RowReader)
+	cs, err := sampleCentres(ctx, plan, report, rr)
 	if err != nil {
 		return nil, err
 	}
@@ -264,8 +265,9 @@ type samplePart struct {
 
 // sampleCentres draws the centres of plan (uniformly without replacement,
 // or by approximate leverage scores among uniformly drawn candidates) and,
-// when needed, computes the statistics in the same pass.
-func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*centreSample, error) {
+// when needed, computes the statistics in the same pass. With rr (an
+// executor's) and the statistics known, the drawn rows are read by rr.
+func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress), rr RowReader) (*centreSample, error) {
 	report(Progress{Stage: StageSample})
 	cfg, src := plan.Config, plan.src
 	leverage := cfg.Sampling == SamplingLeverage
@@ -304,7 +306,91 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 	if full {
 		nchunks = src.NumChunks()
 	}
-	err := stream.Run(ctx, src, stream.Options{Workers: plan.Workers}, stream.Job[*samplePart]{
+	var err error
+	if rr != nil && !full {
+		centres, err = readCentres(ctx, rr, plan, idx)
+		report(Progress{Stage: StageSample, Chunk: nchunks, Chunks: nchunks})
+	} else {
+		err = sampleRun(ctx, plan, full, chunks, want, total, &centres, func() {
+			done++
+			report(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sample centres: %w", err)
+	}
+	cs := &centreSample{distinct: plan.distinct}
+	mean, std := plan.mean, plan.std
+	if full {
+		if mean == nil {
+			mean, std = make([]float64, d), make([]float64, d)
+			for j := range d {
+				sum := total[j].Summary()
+				mean[j], std[j] = sum.Mean, sum.Std
+			}
+		}
+		if cs.distinct == nil {
+			cs.distinct = make([][]float64, kt)
+			for j := range kt {
+				cs.distinct[j] = total[d+j].Summary().Distinct
+			}
+		}
+	}
+	if !cfg.NoStandardize {
+		cs.std = standardization{mean: mean, std: std, invStd: invStdOf(std)}
+		standardize(centres, cs.std.mean, cs.std.invStd)
+	}
+	centres, dropped := dedupRows(centres, d)
+	if dropped > 0 && len(centres) == 0 {
+		return nil, configErr("", "no centres could be drawn")
+	}
+	if dropped > 0 && !leverage {
+		// Rows drawn twice (the data repeats rows): draw others in their
+		// place, while the data has distinct rows to give.
+		var err error
+		if centres, err = replaceDuplicates(ctx, plan, idx, centres, cs.std, rr); err != nil {
+			return nil, err
+		}
+	}
+	if !leverage {
+		report(Progress{Stage: StageSample, Centers: len(centres) / d, Duplicates: dropped})
+	}
+	if leverage {
+		report(Progress{Stage: StageLeverage})
+		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
+		var err error
+		centres, cs.weights, cs.lambdaLeverage, err = lev.selectCentres(ctx, centres, cfg.Centers)
+		if err != nil {
+			return nil, err
+		}
+		dropped = cfg.Centers - len(cs.weights)
+	}
+	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
+	return cs, nil
+}
+
+// readCentres reads the drawn rows idx of plan's source through rr.
+func readCentres(ctx context.Context, rr RowReader, plan *FitPlan, idx []int64) ([]float64, error) {
+	x, err := rr.ReadRows(ctx, plan.src, idx)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != len(idx)*plan.D {
+		return nil, fmt.Errorf("the executor read %d values for %d rows of %d features", len(x), len(idx), plan.D)
+	}
+	if err := stream.CheckFinite(x, plan.Features); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// sampleRun reads the chunks that hold the drawn rows (want, by chunk;
+// every chunk when full, with their statistics into total) and appends
+// the rows to centres in row order; step is called after each chunk.
+func sampleRun(ctx context.Context, plan *FitPlan, full bool, chunks []int, want map[int][]int, total []colstats.Stats, centres *[]float64, step func()) error {
+	src := plan.src
+	d, kt := plan.D, plan.TargetColumns
+	return stream.Run(ctx, src, stream.Options{Workers: plan.Workers}, stream.Job[*samplePart]{
 		Chunks:  chunks,
 		Targets: full,
 		NewPartial: func() *samplePart {
@@ -355,68 +441,16 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 			}
 		},
 		Reduce: func(chunk int, p *samplePart) error {
-			centres = append(centres, p.rows...)
+			*centres = append(*centres, p.rows...)
 			if full {
 				for j := range total {
 					total[j].Merge(&p.st[j])
 				}
 			}
-			done++
-			report(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
+			step()
 			return nil
 		},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("sample centres: %w", err)
-	}
-	cs := &centreSample{distinct: plan.distinct}
-	mean, std := plan.mean, plan.std
-	if full {
-		if mean == nil {
-			mean, std = make([]float64, d), make([]float64, d)
-			for j := range d {
-				sum := total[j].Summary()
-				mean[j], std[j] = sum.Mean, sum.Std
-			}
-		}
-		if cs.distinct == nil {
-			cs.distinct = make([][]float64, kt)
-			for j := range kt {
-				cs.distinct[j] = total[d+j].Summary().Distinct
-			}
-		}
-	}
-	if !cfg.NoStandardize {
-		cs.std = standardization{mean: mean, std: std, invStd: invStdOf(std)}
-		standardize(centres, cs.std.mean, cs.std.invStd)
-	}
-	centres, dropped := dedupRows(centres, d)
-	if dropped > 0 && len(centres) == 0 {
-		return nil, configErr("", "no centres could be drawn")
-	}
-	if dropped > 0 && !leverage {
-		// Rows drawn twice (the data repeats rows): draw others in their
-		// place, while the data has distinct rows to give.
-		var err error
-		if centres, err = replaceDuplicates(ctx, plan, idx, centres, cs.std); err != nil {
-			return nil, err
-		}
-	}
-	if !leverage {
-		report(Progress{Stage: StageSample, Centers: len(centres) / d, Duplicates: dropped})
-	}
-	if leverage {
-		report(Progress{Stage: StageLeverage})
-		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
-		var err error
-		centres, cs.weights, cs.lambdaLeverage, err = lev.selectCentres(ctx, centres, cfg.Centers)
-		if err != nil {
-			return nil, err
-		}
-		dropped = cfg.Centers - len(cs.weights)
-	}
-	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
-	return cs, nil
 }
 
 // replaceDuplicates draws rows in place of the duplicates dropped from
@@ -429,7 +463,7 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 // has been drawn, or after two rounds in a row that found no new
 // distinct row: the data then holds (about) that few distinct rows, and
 // M is lower.
-func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization) ([]float64, error) {
+func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization, rr RowReader) ([]float64, error) {
 	d, m := plan.D, plan.Config.Centers
 	used := make(map[int64]struct{}, len(drawn))
 	for _, i := range drawn {
@@ -463,11 +497,17 @@ func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centre
 			idx = append(idx, i)
 		}
 		slices.Sort(idx)
-		x, _, err := readRows(ctx, plan.src, idx, nil)
-		if err != nil {
-			return nil, fmt.Errorf("sample centres: %w", err)
+		var x []float64
+		var err error
+		if rr != nil {
+			x, err = readCentres(ctx, rr, plan, idx)
+		} else {
+			x, _, err = readRows(ctx, plan.src, idx, nil)
+			if err == nil {
+				err = stream.CheckFinite(x, plan.Features)
+			}
 		}
-		if err := stream.CheckFinite(x, plan.Features); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("sample centres: %w", err)
 		}
 		if std.invStd != nil {

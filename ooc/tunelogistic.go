@@ -76,7 +76,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	cs, err := sampleCentres(ctx, plan, report)
+	cs, err := sampleCentres(ctx, plan, report, nil)
 	if err != nil {
 		return nil, err
 	}
