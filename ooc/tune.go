@@ -589,6 +589,13 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
 	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
+	if seesWeights(plan) {
+		// rhs replaces each candidate's A by one that sees the weights,
+		// one at a time, while the first λ's buffer keeps T.
+		b := precond.Bytes(cfg.Centers, cmp.Or(cfg.PrecondPrecision, precond.Float64))
+		t.mem.Precond += b
+		t.mem.Total += b
+	}
 	// The scores of the validation rows come back from each pass whole
 	// (every candidate's k columns and the targets per row), beside their
 	// targets and one candidate's scores.
@@ -899,7 +906,10 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 				h = meanOne(centreRowWeights(t.cs.centres, m, len(t.cs.centres)/m))
 			}
 			for _, c := range g.live {
-				pre, err := c.pre.WithCenterWeights(h, c.Lambda)
+				// From the group's T (every λ's preconditioner shares it):
+				// the old A can go before the new one is made.
+				c.pre = nil
+				pre, err := g.pre.WithCenterWeights(h, c.Lambda)
 				if err != nil {
 					t.fail(c, err)
 					continue
