@@ -86,6 +86,14 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			}
 			op.n = res.WeightSum
 		}
+		if seesWeights(plan) {
+			if len(res.PrecondWeights) != cs.m {
+				return nil, fmt.Errorf("%w: the checkpoint has %d weights for the preconditioner's %d centres (it predates the weighted preconditioner: fit again)", ErrCheckpointMismatch, len(res.PrecondWeights), cs.m)
+			}
+			if err := op.weigh(slices.Clone(res.PrecondWeights)); err != nil {
+				return nil, err
+			}
+		}
 		if res.BestIteration > 0 {
 			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
@@ -101,7 +109,20 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 				return weighSums(enc.task, cw, counts, sum)
 			}
 		}
-		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, report)
+		var weigh func(ones []float64) (*precond.Preconditioner, error)
+		if seesWeights(plan) {
+			weigh = func(ones []float64) (*precond.Preconditioner, error) {
+				h := smoothedWeights(plan.Config.Kernel, cs, ones)
+				if centreRowWeights != nil {
+					h = meanOne(centreRowWeights(cs.centres, cs.m, plan.D))
+				}
+				if err := op.weigh(h); err != nil {
+					return nil, err
+				}
+				return op.pre, nil
+			}
+		}
+		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, weigh, report)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +136,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		c := newCheckpoint(fp, st, ymean)
 		if plan.Weight != "" || op.passJob.ClassWeights != nil {
-			c.WeightSum, c.ClassWeights = op.n, op.passJob.ClassWeights
+			c.WeightSum, c.ClassWeights, c.PrecondWeights = op.n, op.passJob.ClassWeights, op.precondWeights
 		}
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
@@ -562,19 +583,88 @@ type fitOperator struct {
 	iterations     int // for progress reports
 	precondSeconds float64
 	report         func(Progress)
+	// precondWeights are the weights at the centres the preconditioner
+	// sees (nil: FALKON's, unweighted).
+	precondWeights []float64
 
 	iter int // CG iterations done before the next MulTo
 	v, z []float64
 }
 
-// centreRowWeights, when set (by a test), gives the row weights of the
-// centres (standardised, M × D) of a weighted squared-loss fit, and the
-// preconditioner then sees them: A = chol(T H Tᵀ/M + λI) with H the
-// centres' weights over their mean (precond.WithCenterWeights), the
-// Nyström approximation of K_nMᵀ W K_nM / Σw. Measured in
-// bench/PASSES.md ("The preconditioner and the row weights"); not what
-// Fit does.
+// centreRowWeights, when set (by a test), replaces the weights at the
+// centres that a weighted squared-loss fit's preconditioner sees
+// (smoothedWeights) with its own (centres standardised, M × D), for the
+// measurement in bench/PASSES.md ("The preconditioner and the row
+// weights").
 var centreRowWeights func(centres []float64, m, d int) []float64
+
+// seesWeights reports whether a fit's preconditioner sees the row
+// weights: a squared-loss fit with row weights or balanced class weights
+// and the Cholesky preconditioner.
+func seesWeights(plan *FitPlan) bool {
+	cfg := plan.Config
+	return (plan.Weight != "" || cfg.ClassWeight == ClassWeightBalanced) && cfg.Loss != LossLogistic &&
+		(cfg.Preconditioner == "" || cfg.Preconditioner == precond.MethodCholesky)
+}
+
+// smoothedWeights returns the weights H at the centres of cs for the
+// preconditioner of a weighted squared-loss system, A = chol(T H Tᵀ/M +
+// λI) (precond.WithCenterWeights): the row weights smoothed by the kernel
+// around each centre, (K_nMᵀ W 1)_j (ones, from the right-hand side's
+// pass) over the rows' kernel density there, estimated from the centres
+// themselves as (n/M)·(K_MM D² 1)_j (D the leverage weights, 1 for
+// uniform centres), scaled to mean 1. K_nMᵀ W K_nM ≈ (n/M) K_MM D H D K_MM
+// then, so A is the Nyström approximation of the weighted system's data
+// term (FALKON's is the case W = 1, H ≈ 1). No pass of its own; measured
+// in bench/PASSES.md: CG reaches the direct solution in fewer iterations
+// with every kind of weights tried, uniform ones included.
+func smoothedWeights(kern kernel.Kernel, cs *centreSample, ones []float64) []float64 {
+	m, d := cs.m, len(cs.centres)/cs.m
+	c := kernel.NewCenters(kern, cs.centres, m, d, kernel.Float64)
+	u := make([]float64, m)
+	for j := range u {
+		u[j] = 1
+		if cs.weights != nil {
+			u[j] = cs.weights[j] * cs.weights[j]
+		}
+	}
+	den := make([]float64, m)
+	c.KvTo(c.NewWorkspace(), den, cs.centres, m, u, 1)
+	h := make([]float64, m)
+	for j := range h {
+		if den[j] > 0 && ones[j] > 0 {
+			h[j] = ones[j] / den[j]
+		}
+	}
+	return meanOne(h)
+}
+
+// meanOne scales h to mean 1 (all 1 when its mean is not positive).
+func meanOne(h []float64) []float64 {
+	mean := 0.0
+	for _, v := range h {
+		mean += v / float64(len(h))
+	}
+	for j := range h {
+		if mean > 0 {
+			h[j] /= mean
+		} else {
+			h[j] = 1
+		}
+	}
+	return h
+}
+
+// weigh makes the operator's preconditioner see the weights h at the
+// centres (A = chol(T H Tᵀ/M + λI), sharing T).
+func (op *fitOperator) weigh(h []float64) error {
+	pre, err := op.pre.WithCenterWeights(h, op.lambda)
+	if err != nil {
+		return err
+	}
+	op.pre, op.precondWeights = pre, h
+	return nil
+}
 
 // newFitOperator computes K_MM, the preconditioner and the pass jobs of
 // the fit of plan with centres cs and targets encoded by enc.
@@ -621,19 +711,6 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	if !started { // the eigen method reports no progress
 		report(Progress{Stage: StagePrecond, Fraction: 1})
-	}
-	if centreRowWeights != nil && plan.Weight != "" && cfg.Loss != LossLogistic {
-		h := centreRowWeights(cs.centres, m, d)
-		mean := 0.0
-		for _, v := range h {
-			mean += v / float64(m)
-		}
-		for j := range h {
-			h[j] /= mean
-		}
-		if pre, err = pre.WithCenterWeights(h, cfg.Lambda); err != nil {
-			return nil, err
-		}
 	}
 	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
 		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report}
@@ -775,8 +852,11 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 // weighted mean and n the sum of the weights (from the same pass);
 // without, n is rows, the number of rows. balance, when not nil, rewrites
 // the pass's products and sums for class weights and returns the new n.
+// weigh, when not nil, gets K_nMᵀ W 1 (after balance) and returns the
+// preconditioner b is computed with (weightedPrecond).
 func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
-	balance func(w, sum []float64, n float64) float64, report func(Progress)) (b, mu []float64, n float64, err error) {
+	balance func(w, sum []float64, n float64) float64, weigh func(ones []float64) (*precond.Preconditioner, error),
+	report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
@@ -805,6 +885,15 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		ones := w[i*k1+k]
 		for j := range k {
 			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / n
+		}
+	}
+	if weigh != nil {
+		ones := make([]float64, m)
+		for i := range m {
+			ones[i] = w[i*k1+k]
+		}
+		if pre, err = weigh(ones); err != nil {
+			return nil, nil, 0, err
 		}
 	}
 	b = make([]float64, pre.Rank()*k)
