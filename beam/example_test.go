@@ -48,5 +48,5 @@ func ExampleFit() {
 	pred := make([]float64, 1)
 	m.PredictTo(pred, []float64{math.Pi / 2}, 1)
 	fmt.Printf("%d jobs; f(π/2) = %.3f\n", jobs, pred[0])
-	// Output: 11 jobs; f(π/2) = 1.000
+	// Output: 12 jobs; f(π/2) = 1.000
 }

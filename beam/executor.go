@@ -131,8 +131,9 @@ func NewExecutor(ctx context.Context, opts Options) (*Executor, error) {
 	return e, nil
 }
 
-// Source returns the store as the driver reads it (for the sampling of
-// the centres, which reads a few chunks).
+// Source returns the store as the driver opened it: its manifest and
+// index. ooc.Fit draws the centres through ReadRows, as a job, and reads
+// no chunk of it.
 func (e *Executor) Source() *chunkstore.Reader { return e.r }
 
 // Partitions reports P, the number of chunk ranges of every pass.
@@ -205,7 +206,8 @@ func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob
 // data run as a Beam job: ooc.Fit with this package's Executor. run's
 // Executor is replaced; its checkpoint and resume options work as with
 // ooc.Fit. The feature statistics and classes come from the store's
-// manifest, so drawing the centres reads only the chunks that hold them.
+// manifest, and the centres are drawn by a job that returns the drawn
+// rows (Executor.ReadRows): this process reads no chunk of the store.
 func Fit(ctx context.Context, cfg ooc.Config, run ooc.RunOptions, opts Options) (*ooc.Model, error) {
 	e, err := NewExecutor(ctx, opts)
 	if err != nil {

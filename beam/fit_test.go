@@ -101,10 +101,10 @@ func TestFitMatchesLocal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d partitions: %v", parts, err)
 		}
-		if got := len(jobs); got != 1+bigConfig().Iterations {
-			t.Errorf("%d partitions: %d jobs, want %d (right-hand side + one per iteration)", parts, got, 1+bigConfig().Iterations)
+		if got := len(jobs); got != 2+bigConfig().Iterations || jobs[0].Kind != kindRows {
+			t.Errorf("%d partitions: %d jobs, want %d (the centres' rows, the right-hand side, one per iteration)", parts, got, 2+bigConfig().Iterations)
 		}
-		for _, j := range jobs {
+		for _, j := range jobs[1:] {
 			// M·d = 1200 centre values: the description goes through a file.
 			if j.Parts != parts || j.Rows != bigRows || j.Err != nil || !j.JobFile {
 				t.Errorf("%d partitions: job %+v", parts, j)
@@ -174,8 +174,8 @@ func TestFitWorkerFailure(t *testing.T) {
 			nfail++
 		}
 	}
-	if nfail != 1 || len(jobs) != 2+bigConfig().Iterations {
-		t.Errorf("%d jobs, %d failed; want %d and 1", len(jobs), nfail, 2+bigConfig().Iterations)
+	if nfail != 1 || len(jobs) != 3+bigConfig().Iterations { // the rows job, a failed one, its retry, the others
+		t.Errorf("%d jobs, %d failed; want %d and 1", len(jobs), nfail, 3+bigConfig().Iterations)
 	}
 	assertSameModel(t, "after a failed worker", want, got)
 }
@@ -189,8 +189,8 @@ func TestFitFailureGivesUp(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	if len(jobs) != 2 {
-		t.Errorf("%d jobs, want 2 attempts", len(jobs))
+	if len(jobs) != 1+2 { // the centres' rows, then the right-hand side's 2 attempts
+		t.Errorf("%d jobs, want the rows job and 2 attempts", len(jobs))
 	}
 	for _, want := range []string{"attempt 1:", "attempt 2:", "disk on fire", "pass failed"} {
 		if !strings.Contains(err.Error(), want) {
@@ -222,8 +222,8 @@ func TestFitResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != bigConfig().Iterations-3 {
-		t.Errorf("resumed fit ran %d jobs, want %d", len(jobs), bigConfig().Iterations-3)
+	if len(jobs) != 1+bigConfig().Iterations-3 { // the centres are drawn again (and checked against the checkpoint)
+		t.Errorf("resumed fit ran %d jobs, want %d", len(jobs), 1+bigConfig().Iterations-3)
 	}
 	assertSameModel(t, "resumed", want, got)
 }

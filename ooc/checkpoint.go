@@ -36,6 +36,9 @@ type Checkpoint struct {
 	WeightSum float64 `json:"weight_sum,omitempty"`
 	// ClassWeights are the balanced class weights (Config.ClassWeight).
 	ClassWeights []float64 `json:"class_weights,omitempty"`
+	// PrecondWeights are the weights at the centres a weighted fit's
+	// preconditioner sees (the CG state is in its coordinates).
+	PrecondWeights []float64 `json:"precond_weights,omitempty"`
 	// NewtonSteps are the logistic loss's steps done (Iteration counts
 	// them; Beta holds α, M × K, and the CG arrays are zero).
 	NewtonSteps []NewtonStep `json:"newton_steps,omitempty"`

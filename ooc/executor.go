@@ -27,6 +27,17 @@ type Executor interface {
 	Pass(ctx context.Context, src stream.Source, job *PassJob) ([]float64, error)
 }
 
+// RowReader is implemented by an Executor that can also read given rows
+// of a source where the data is (package beam's, as a job): Fit then draws
+// its centres through it, and this process reads no chunk of the data
+// itself (the statistics come from the source, as a chunk store's
+// manifest gives them). ReadRows returns the features of rows idx
+// (distinct, ascending, numbered from 0 over src's chunks in order),
+// row-major, as src.ReadChunk gives them.
+type RowReader interface {
+	ReadRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error)
+}
+
 // PassKind says what a pass computes.
 type PassKind string
 

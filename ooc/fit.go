@@ -51,7 +51,8 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	report := reporter(opts.Progress, start)
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	cs, err := sampleCentres(ctx, plan, report)
+	rr, _ := opts.Executor.(RowReader)
+	cs, err := sampleCentres(ctx, plan, report, rr)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +88,14 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			}
 			op.n = res.WeightSum
 		}
+		if seesWeights(plan) {
+			if len(res.PrecondWeights) != cs.m {
+				return nil, fmt.Errorf("%w: the checkpoint has %d weights for the preconditioner's %d centres (it predates the weighted preconditioner: fit again)", ErrCheckpointMismatch, len(res.PrecondWeights), cs.m)
+			}
+			if err := op.weigh(slices.Clone(res.PrecondWeights)); err != nil {
+				return nil, err
+			}
+		}
 		if res.BestIteration > 0 {
 			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
@@ -102,7 +111,20 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 				return weighSums(enc.task, cw, counts, sum)
 			}
 		}
-		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, report)
+		var weigh func(ones []float64) (*precond.Preconditioner, error)
+		if seesWeights(plan) {
+			weigh = func(ones []float64) (*precond.Preconditioner, error) {
+				h := smoothedWeights(plan.Config.Kernel, cs, ones)
+				if centreRowWeights != nil {
+					h = meanOne(centreRowWeights(cs.centres, cs.m, plan.D))
+				}
+				if err := op.weigh(h); err != nil {
+					return nil, err
+				}
+				return op.pre, nil
+			}
+		}
+		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, weigh, report)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +138,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		c := newCheckpoint(fp, st, ymean)
 		if plan.Weight != "" || op.passJob.ClassWeights != nil {
-			c.WeightSum, c.ClassWeights = op.n, op.passJob.ClassWeights
+			c.WeightSum, c.ClassWeights, c.PrecondWeights = op.n, op.passJob.ClassWeights, op.precondWeights
 		}
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
@@ -246,8 +268,9 @@ type samplePart struct {
 
 // sampleCentres draws the centres of plan (uniformly without replacement,
 // or by approximate leverage scores among uniformly drawn candidates) and,
-// when needed, computes the statistics in the same pass.
-func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*centreSample, error) {
+// when needed, computes the statistics in the same pass. With rr (an
+// executor's) and the statistics known, the drawn rows are read by rr.
+func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress), rr RowReader) (*centreSample, error) {
 	report(Progress{Stage: StageSample})
 	cfg, src := plan.Config, plan.src
 	leverage := cfg.Sampling == SamplingLeverage
@@ -286,7 +309,91 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 	if full {
 		nchunks = src.NumChunks()
 	}
-	err := stream.Run(ctx, src, stream.Options{Workers: plan.Workers}, stream.Job[*samplePart]{
+	var err error
+	if rr != nil && !full {
+		centres, err = readCentres(ctx, rr, plan, idx)
+		report(Progress{Stage: StageSample, Chunk: nchunks, Chunks: nchunks})
+	} else {
+		err = sampleRun(ctx, plan, full, chunks, want, total, &centres, func() {
+			done++
+			report(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sample centres: %w", err)
+	}
+	cs := &centreSample{distinct: plan.distinct}
+	mean, std := plan.mean, plan.std
+	if full {
+		if mean == nil {
+			mean, std = make([]float64, d), make([]float64, d)
+			for j := range d {
+				sum := total[j].Summary()
+				mean[j], std[j] = sum.Mean, sum.Std
+			}
+		}
+		if cs.distinct == nil {
+			cs.distinct = make([][]float64, kt)
+			for j := range kt {
+				cs.distinct[j] = total[d+j].Summary().Distinct
+			}
+		}
+	}
+	if !cfg.NoStandardize {
+		cs.std = standardization{mean: mean, std: std, invStd: invStdOf(std)}
+		standardize(centres, cs.std.mean, cs.std.invStd)
+	}
+	centres, dropped := dedupRows(centres, d)
+	if dropped > 0 && len(centres) == 0 {
+		return nil, configErr("", "no centres could be drawn")
+	}
+	if dropped > 0 && !leverage {
+		// Rows drawn twice (the data repeats rows): draw others in their
+		// place, while the data has distinct rows to give.
+		var err error
+		if centres, err = replaceDuplicates(ctx, plan, idx, centres, cs.std, rr); err != nil {
+			return nil, err
+		}
+	}
+	if !leverage {
+		report(Progress{Stage: StageSample, Centers: len(centres) / d, Duplicates: dropped})
+	}
+	if leverage {
+		report(Progress{Stage: StageLeverage})
+		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
+		var err error
+		centres, cs.weights, cs.lambdaLeverage, err = lev.selectCentres(ctx, centres, cfg.Centers)
+		if err != nil {
+			return nil, err
+		}
+		dropped = cfg.Centers - len(cs.weights)
+	}
+	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
+	return cs, nil
+}
+
+// readCentres reads the drawn rows idx of plan's source through rr.
+func readCentres(ctx context.Context, rr RowReader, plan *FitPlan, idx []int64) ([]float64, error) {
+	x, err := rr.ReadRows(ctx, plan.src, idx)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != len(idx)*plan.D {
+		return nil, fmt.Errorf("the executor read %d values for %d rows of %d features", len(x), len(idx), plan.D)
+	}
+	if err := stream.CheckFinite(x, plan.Features); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// sampleRun reads the chunks that hold the drawn rows (want, by chunk;
+// every chunk when full, with their statistics into total) and appends
+// the rows to centres in row order; step is called after each chunk.
+func sampleRun(ctx context.Context, plan *FitPlan, full bool, chunks []int, want map[int][]int, total []colstats.Stats, centres *[]float64, step func()) error {
+	src := plan.src
+	d, kt := plan.D, plan.TargetColumns
+	return stream.Run(ctx, src, stream.Options{Workers: plan.Workers}, stream.Job[*samplePart]{
 		Chunks:  chunks,
 		Targets: full,
 		NewPartial: func() *samplePart {
@@ -337,68 +444,16 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 			}
 		},
 		Reduce: func(chunk int, p *samplePart) error {
-			centres = append(centres, p.rows...)
+			*centres = append(*centres, p.rows...)
 			if full {
 				for j := range total {
 					total[j].Merge(&p.st[j])
 				}
 			}
-			done++
-			report(Progress{Stage: StageSample, Chunk: done, Chunks: nchunks})
+			step()
 			return nil
 		},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("sample centres: %w", err)
-	}
-	cs := &centreSample{distinct: plan.distinct}
-	mean, std := plan.mean, plan.std
-	if full {
-		if mean == nil {
-			mean, std = make([]float64, d), make([]float64, d)
-			for j := range d {
-				sum := total[j].Summary()
-				mean[j], std[j] = sum.Mean, sum.Std
-			}
-		}
-		if cs.distinct == nil {
-			cs.distinct = make([][]float64, kt)
-			for j := range kt {
-				cs.distinct[j] = total[d+j].Summary().Distinct
-			}
-		}
-	}
-	if !cfg.NoStandardize {
-		cs.std = standardization{mean: mean, std: std, invStd: invStdOf(std)}
-		standardize(centres, cs.std.mean, cs.std.invStd)
-	}
-	centres, dropped := dedupRows(centres, d)
-	if dropped > 0 && len(centres) == 0 {
-		return nil, configErr("", "no centres could be drawn")
-	}
-	if dropped > 0 && !leverage {
-		// Rows drawn twice (the data repeats rows): draw others in their
-		// place, while the data has distinct rows to give.
-		var err error
-		if centres, err = replaceDuplicates(ctx, plan, idx, centres, cs.std); err != nil {
-			return nil, err
-		}
-	}
-	if !leverage {
-		report(Progress{Stage: StageSample, Centers: len(centres) / d, Duplicates: dropped})
-	}
-	if leverage {
-		report(Progress{Stage: StageLeverage})
-		lev := leverageParams{d: d, kern: cfg.Kernel, seed: cfg.Seed, lambda: cfg.Lambda, workers: plan.Workers}
-		var err error
-		centres, cs.weights, cs.lambdaLeverage, err = lev.selectCentres(ctx, centres, cfg.Centers)
-		if err != nil {
-			return nil, err
-		}
-		dropped = cfg.Centers - len(cs.weights)
-	}
-	cs.centres, cs.m, cs.dropped = centres, len(centres)/d, dropped
-	return cs, nil
 }
 
 // replaceDuplicates draws rows in place of the duplicates dropped from
@@ -411,7 +466,7 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress)) (*
 // has been drawn, or after two rounds in a row that found no new
 // distinct row: the data then holds (about) that few distinct rows, and
 // M is lower.
-func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization) ([]float64, error) {
+func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization, rr RowReader) ([]float64, error) {
 	d, m := plan.D, plan.Config.Centers
 	used := make(map[int64]struct{}, len(drawn))
 	for _, i := range drawn {
@@ -445,11 +500,17 @@ func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centre
 			idx = append(idx, i)
 		}
 		slices.Sort(idx)
-		x, _, err := readRows(ctx, plan.src, idx, nil)
-		if err != nil {
-			return nil, fmt.Errorf("sample centres: %w", err)
+		var x []float64
+		var err error
+		if rr != nil {
+			x, err = readCentres(ctx, rr, plan, idx)
+		} else {
+			x, _, err = readRows(ctx, plan.src, idx, nil)
+			if err == nil {
+				err = stream.CheckFinite(x, plan.Features)
+			}
 		}
-		if err := stream.CheckFinite(x, plan.Features); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("sample centres: %w", err)
 		}
 		if std.invStd != nil {
@@ -525,6 +586,9 @@ type fitOperator struct {
 	iterations     int // for progress reports
 	precondSeconds float64
 	report         func(Progress)
+	// precondWeights are the weights at the centres the preconditioner
+	// sees (nil: FALKON's, unweighted).
+	precondWeights []float64
 
 	iter int // CG iterations done before the next MulTo
 	v, z []float64
@@ -580,14 +644,80 @@ func kmmMulAdd(ctx context.Context, c *kernel.Centers, centres []float64, dst, u
 	return ctx.Err()
 }
 
-// centreRowWeights, when set (by a test), gives the row weights of the
-// centres (standardised, M × D) of a weighted squared-loss fit, and the
-// preconditioner then sees them: A = chol(T H Tᵀ/M + λI) with H the
-// centres' weights over their mean (precond.WithCenterWeights), the
-// Nyström approximation of K_nMᵀ W K_nM / Σw. Measured in
-// bench/PASSES.md ("The preconditioner and the row weights"); not what
-// Fit does.
+// centreRowWeights, when set (by a test), replaces the weights at the
+// centres that a weighted squared-loss fit's preconditioner sees
+// (smoothedWeights) with its own (centres standardised, M × D), for the
+// measurement in bench/PASSES.md ("The preconditioner and the row
+// weights").
 var centreRowWeights func(centres []float64, m, d int) []float64
+
+// seesWeights reports whether a fit's preconditioner sees the row
+// weights: a squared-loss fit with row weights or balanced class weights
+// and the Cholesky preconditioner.
+func seesWeights(plan *FitPlan) bool {
+	cfg := plan.Config
+	return (plan.Weight != "" || cfg.ClassWeight == ClassWeightBalanced) && cfg.Loss != LossLogistic &&
+		(cfg.Preconditioner == "" || cfg.Preconditioner == precond.MethodCholesky)
+}
+
+// smoothedWeights returns the weights H at the centres of cs for the
+// preconditioner of a weighted squared-loss system, A = chol(T H Tᵀ/M +
+// λI) (precond.WithCenterWeights): the row weights smoothed by the kernel
+// around each centre, (K_nMᵀ W 1)_j (ones, from the right-hand side's
+// pass) over the rows' kernel density there, estimated from the centres
+// themselves as (n/M)·(K_MM D² 1)_j (D the leverage weights, 1 for
+// uniform centres), scaled to mean 1. K_nMᵀ W K_nM ≈ (n/M) K_MM D H D K_MM
+// then, so A is the Nyström approximation of the weighted system's data
+// term (FALKON's is the case W = 1, H ≈ 1). No pass of its own; measured
+// in bench/PASSES.md: CG reaches the direct solution in fewer iterations
+// with every kind of weights tried, uniform ones included.
+func smoothedWeights(kern kernel.Kernel, cs *centreSample, ones []float64) []float64 {
+	m, d := cs.m, len(cs.centres)/cs.m
+	c := kernel.NewCenters(kern, cs.centres, m, d, kernel.Float64)
+	u := make([]float64, m)
+	for j := range u {
+		u[j] = 1
+		if cs.weights != nil {
+			u[j] = cs.weights[j] * cs.weights[j]
+		}
+	}
+	den := make([]float64, m)
+	c.KvTo(c.NewWorkspace(), den, cs.centres, m, u, 1)
+	h := make([]float64, m)
+	for j := range h {
+		if den[j] > 0 && ones[j] > 0 {
+			h[j] = ones[j] / den[j]
+		}
+	}
+	return meanOne(h)
+}
+
+// meanOne scales h to mean 1 (all 1 when its mean is not positive).
+func meanOne(h []float64) []float64 {
+	mean := 0.0
+	for _, v := range h {
+		mean += v / float64(len(h))
+	}
+	for j := range h {
+		if mean > 0 {
+			h[j] /= mean
+		} else {
+			h[j] = 1
+		}
+	}
+	return h
+}
+
+// weigh makes the operator's preconditioner see the weights h at the
+// centres (A = chol(T H Tᵀ/M + λI), sharing T).
+func (op *fitOperator) weigh(h []float64) error {
+	pre, err := op.pre.WithCenterWeights(h, op.lambda)
+	if err != nil {
+		return err
+	}
+	op.pre, op.precondWeights = pre, h
+	return nil
+}
 
 // newFitOperator computes K_MM, the preconditioner and the pass jobs of
 // the fit of plan with centres cs and targets encoded by enc.
@@ -670,19 +800,6 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	if !started { // the eigen method reports no progress
 		report(Progress{Stage: StagePrecond, Fraction: 1})
-	}
-	if centreRowWeights != nil && plan.Weight != "" && cfg.Loss != LossLogistic {
-		h := centreRowWeights(cs.centres, m, d)
-		mean := 0.0
-		for _, v := range h {
-			mean += v / float64(m)
-		}
-		for j := range h {
-			h[j] /= mean
-		}
-		if pre, err = pre.WithCenterWeights(h, cfg.Lambda); err != nil {
-			return nil, err
-		}
 	}
 	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
 		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report,
@@ -836,8 +953,11 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 // weighted mean and n the sum of the weights (from the same pass);
 // without, n is rows, the number of rows. balance, when not nil, rewrites
 // the pass's products and sums for class weights and returns the new n.
+// weigh, when not nil, gets K_nMᵀ W 1 (after balance) and returns the
+// preconditioner b is computed with (weightedPrecond).
 func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
-	balance func(w, sum []float64, n float64) float64, report func(Progress)) (b, mu []float64, n float64, err error) {
+	balance func(w, sum []float64, n float64) float64, weigh func(ones []float64) (*precond.Preconditioner, error),
+	report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
@@ -866,6 +986,15 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		ones := w[i*k1+k]
 		for j := range k {
 			bm[i*k+j] = (w[i*k1+j] - ones*mu[j]) / n
+		}
+	}
+	if weigh != nil {
+		ones := make([]float64, m)
+		for i := range m {
+			ones[i] = w[i*k1+k]
+		}
+		if pre, err = weigh(ones); err != nil {
+			return nil, nil, 0, err
 		}
 	}
 	b = make([]float64, pre.Rank()*k)

@@ -2,16 +2,19 @@ package ooc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -577,5 +580,36 @@ func TestFitLogisticLeverage(t *testing.T) {
 	t.Logf("objective %.12g, reference %.12g; steps %+v", got, want, m.Training().NewtonSteps)
 	if math.Abs(got-want) > 1e-6*math.Abs(want) {
 		t.Errorf("objective %.10g, the reference's %.10g", got, want)
+	}
+}
+
+// TestTuneLogisticMemory: the logistic search counts a preconditioner
+// per σ and, during a Newton step, one more A per candidate, and refuses
+// a grid beyond TuneConfig.MaxMemory before any pass.
+func TestTuneLogisticMemory(t *testing.T) {
+	x, y := synth(500, 2, 161)
+	cls := make([]float64, len(y))
+	for i, v := range y {
+		if v > 5 {
+			cls[i] = 1
+		}
+	}
+	src := stream.NewMemSource(x, 2, cls, 1, 100)
+	base := ooc.Config{Centers: 400, Loss: ooc.LossLogistic, Iterations: 2, NewtonSteps: 2}
+	_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3},
+		MaxMemory: 10 << 20}, ooc.RunOptions{})
+	want := "not enough memory: the logistic search over 2 σ × 3 λ with M = 400 needs about "
+	if err == nil || !errors.Is(err, ooc.ErrMemory) || !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), "with float64 preconditioners (one M × M buffer for each σ and, during a Newton step, one for each of the 6 candidates: 9.8 MiB)") ||
+		!strings.HasSuffix(err.Error(), "use fewer centres, sigmas or lambdas") {
+		t.Fatalf("err = %v", err)
+	}
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}},
+		ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Memory.Precond, 8*precond.Bytes(400, precond.Float64); got != want {
+		t.Fatalf("preconditioners' memory %d, want %d (2 σ + 6 candidates)", got, want)
 	}
 }

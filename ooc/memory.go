@@ -12,7 +12,7 @@ import (
 
 // Memory is the predicted peak memory of a fit, by part, in bytes.
 type Memory struct {
-	Precond    int64 `json:"precond"`    // T and A in one M × M buffer (precond.Bytes), or the Nyström basis (precond.NystromBytes)
+	Precond    int64 `json:"precond"`    // T and A in one M × M buffer: precond.Bytes (twice when A sees row, class or Hessian weights), or the Nyström basis (precond.NystromBytes)
 	Centers    int64 `json:"centers"`    // centres and their prepared copies
 	Chunks     int64 `json:"chunks"`     // decoded chunk buffers and the source's read scratch, per worker
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
@@ -43,7 +43,7 @@ const runtimeBytes = 40 << 20
 // the source for its read scratch (stream.ScratchSizer). The data itself
 // is not held: it is streamed. bench/fit measures the estimate against
 // the peak RSS of real fits.
-func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64) Memory {
+func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64, weighted bool) Memory {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -73,6 +73,21 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64)
 		Runtime:     runtimeBytes,
 		Uncertainty: uncertaintyBytes(cfg, d, workers),
 	}
+	if cfg.Preconditioner == precond.MethodNystrom {
+		if cfg.Loss == LossLogistic {
+			// Each Newton step's Hessian-weighted core: QᵀHQ, its
+			// product with S and the core itself, r × r each; the basis
+			// is shared.
+			r := int64(min(cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(m)), m))
+			mem.Precond += 3 * 8 * r * r
+		}
+	} else if cfg.Loss == LossLogistic || (weighted || cfg.ClassWeight == ClassWeightBalanced) &&
+		(cfg.Preconditioner == "" || cfg.Preconditioner == precond.MethodCholesky) {
+		// A preconditioner that sees the weights (or a Newton step's
+		// Hessian weights) factorises its A in a buffer of its own beside
+		// T's (precond.WithCenterWeights).
+		mem.Precond *= 2
+	}
 	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime + mem.Uncertainty
 	return mem
 }
@@ -89,7 +104,7 @@ func EstimateMemory(m, d, k, workers, chunkRows int) Memory {
 // own. Plan gives the estimate for an actual source and Config, which
 // counts the source's scratch: prefer it.
 func EstimateMemoryFor(m, d, k, workers, chunkRows int, p precond.Precision) Memory {
-	return estimateMemory(Config{Centers: m, PrecondPrecision: p}, d, k, k, workers, chunkRows, 0)
+	return estimateMemory(Config{Centers: m, PrecondPrecision: p}, d, k, k, workers, chunkRows, 0, false)
 }
 
 // MaxCenters is the largest M whose EstimateMemoryFor(M, …, p).Total is

@@ -42,7 +42,11 @@ type FitPlan struct {
 	// Weight names the source's column of row weights
 	// (stream.Weighter), or "" when every row weighs 1. With weights the
 	// fit minimises Σᵢ wᵢ (f(xᵢ) − yᵢ)² / Σᵢ wᵢ + λ‖f‖²: n in
-	// λ·n is the sum of the weights.
+	// λ·n is the sum of the weights. The Cholesky preconditioner then sees
+	// the weights (as it does balanced class weights): its A is
+	// chol(T H Tᵀ/M + λI) with H the weights smoothed by the kernel around
+	// each centre, from the right-hand side's own sums (no pass of its
+	// own; bench/PASSES.md).
 	Weight string `json:"weight,omitempty"`
 	// Stats says whether the source supplied its feature statistics; if
 	// not (and standardisation is on), or if classes must be found, the
@@ -66,7 +70,7 @@ type FitPlan struct {
 func (p *FitPlan) MemoryWith(prec precond.Precision) Memory {
 	cfg := p.Config
 	cfg.PrecondPrecision = prec
-	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch)
+	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch, p.Weight != "")
 }
 
 // MaxCenters returns the largest M whose estimate (MemoryWith(prec), with
@@ -76,7 +80,7 @@ func (p *FitPlan) MaxCenters(limit int64, prec precond.Precision) int {
 	fits := func(m int) bool {
 		cfg := p.Config
 		cfg.Centers, cfg.PrecondPrecision = m, prec
-		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch).Total <= limit
+		return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch, p.Weight != "").Total <= limit
 	}
 	if !fits(1) {
 		return 0

@@ -334,7 +334,7 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
 	t.ph.start("sample", 0)
-	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }); err != nil {
+	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, nil); err != nil {
 		return nil, err
 	}
 	t.passes++
@@ -592,6 +592,13 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
 	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
+	if seesWeights(plan) {
+		// rhs replaces each candidate's A by one that sees the weights,
+		// one at a time, while the first λ's buffer keeps T.
+		b := precond.Bytes(cfg.Centers, cmp.Or(cfg.PrecondPrecision, precond.Float64))
+		t.mem.Precond += b
+		t.mem.Total += b
+	}
 	// The scores of the validation rows come back from each pass whole
 	// (every candidate's k columns and the targets per row), beside their
 	// targets and one candidate's scores.
@@ -885,6 +892,35 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 			}
 		}
 		t.n, t.classWeights = weighSums(t.enc.task, cw, counts, sum), cw
+	}
+	if seesWeights(t.plan) {
+		// The preconditioners see the row weights, as Fit's
+		// (smoothedWeights, from the same sums).
+		ones := make([]float64, m)
+		for i, g := range t.groups {
+			if ws[i] == nil || len(g.live) == 0 {
+				continue
+			}
+			for r := range m {
+				ones[r] = ws[i][r*k1+k]
+			}
+			h := smoothedWeights(g.kern, t.cs, ones)
+			if centreRowWeights != nil {
+				h = meanOne(centreRowWeights(t.cs.centres, m, len(t.cs.centres)/m))
+			}
+			for _, c := range g.live {
+				// From the group's T (every λ's preconditioner shares it):
+				// the old A can go before the new one is made.
+				c.pre = nil
+				pre, err := g.pre.WithCenterWeights(h, c.Lambda)
+				if err != nil {
+					t.fail(c, err)
+					continue
+				}
+				c.pre = pre
+			}
+		}
+		t.gatherLive(false)
 	}
 	n := t.n
 	t.ymean = make([]float64, k)

@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -74,9 +76,27 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			tc.Progress(TuneProgress{Progress: p, Live: live})
 		}
 	}
+	// Memory, before any pass: per σ a preconditioner (T and an unused A),
+	// and during a Newton step one more A per candidate.
+	maxRows := 0
+	for i := range plan.src.NumChunks() {
+		maxRows = max(maxRows, plan.src.ChunkRows(i))
+	}
+	prec := cmp.Or(plan.Config.PrecondPrecision, precond.Float64)
+	s, l := len(kernels), len(lambdas)
+	res.Memory = EstimateTuneMemory(plan.Config.Centers, plan.D, max(plan.K, 1), s, l, opts.Workers, maxRows, prec)
+	extra := int64(s) * precond.Bytes(plan.Config.Centers, prec)
+	res.Memory.Precond += extra
+	res.Memory.Total += extra
+	if tc.MaxMemory > 0 && res.Memory.Total > tc.MaxMemory {
+		return nil, fmt.Errorf("%w: the logistic search over %d σ × %d λ with M = %d needs about %s with %s preconditioners "+
+			"(one M × M buffer for each σ and, during a Newton step, one for each of the %d candidates: %s), more than the limit of %s: "+
+			"use fewer centres, sigmas or lambdas", ErrMemory, s, l, plan.Config.Centers, FormatBytes(res.Memory.Total), prec,
+			s*l, FormatBytes(res.Memory.Precond), FormatBytes(tc.MaxMemory))
+	}
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	cs, err := sampleCentres(ctx, plan, report)
+	cs, err := sampleCentres(ctx, plan, report, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func TestFitJSON(t *testing.T) {
 		t.Fatalf("--json: %v\n%s", err, stdout)
 	}
 	if res.N != 6000 || res.Centers != 100 || res.Iterations != 4 || res.Beam.Runner != "prism" ||
-		res.Beam.Partitions != 3 || res.Beam.Jobs != 5 || res.Beam.Failed != 0 {
+		res.Beam.Partitions != 3 || res.Beam.Jobs != 6 || res.Beam.Failed != 0 { // the centres' rows, the right-hand side, 4 iterations
 		t.Errorf("--json: %+v", res)
 	}
 	if !strings.Contains(stderr, "beam: kernel job on prism, 3 partitions") {
@@ -170,7 +170,7 @@ func TestFitJSON(t *testing.T) {
 		t.Error(err)
 	}
 	code, stdout, _ = runCmd("fit", s, "--out", out, "--centers", "100", "--iters", "4", "--partitions", "3", "--quiet")
-	if code != exitOK || !strings.Contains(stdout, fmt.Sprintf("beam       prism, 3 partitions, 5 jobs (0 failed)")) {
+	if code != exitOK || !strings.Contains(stdout, fmt.Sprintf("beam       prism, 3 partitions, 6 jobs (0 failed)")) {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
 }
@@ -192,7 +192,7 @@ func TestFitResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Iterations != 5 || res.Beam.Jobs != 3 || !strings.Contains(stderr, "fit: resuming after iteration 2 from "+out+".ckpt") {
+	if res.Iterations != 5 || res.Beam.Jobs != 1+3 || !strings.Contains(stderr, "fit: resuming after iteration 2 from "+out+".ckpt") {
 		t.Errorf("resumed: %d iterations, %d jobs; stderr %q", res.Iterations, res.Beam.Jobs, stderr)
 	}
 }
@@ -284,7 +284,7 @@ func TestFitLogistic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 3 || res.Beam.Jobs != 3*(1+3) || !m.HasProba() {
+	if m.Config().Loss != ooc.LossLogistic || len(m.Training().NewtonSteps) != 3 || res.Beam.Jobs != 1+3*(1+3) || !m.HasProba() {
 		t.Fatalf("loss %q, %d Newton steps, %d jobs", m.Config().Loss, len(m.Training().NewtonSteps), res.Beam.Jobs)
 	}
 }

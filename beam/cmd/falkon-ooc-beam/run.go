@@ -417,6 +417,10 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 				say("beam: %s job, attempt %d, failed after %.2f s: %v", st.Kind, st.Attempt, st.Seconds, st.Err)
 				return
 			}
+			if st.Kind == "rows" {
+				say("beam: rows job (the centres) on %s, %d partitions: %.2f s", o.runner, st.Parts, st.Seconds)
+				return
+			}
 			say("beam: %s job on %s, %d partitions: %.2f s, %d rows", st.Kind, o.runner, st.Parts, st.Seconds, st.Rows)
 		},
 	}
