@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 )
@@ -136,7 +137,7 @@ func BuildNystrom(ctx context.Context, m int, diag []float64, rows PickRows, lam
 	if rk == 0 {
 		return nil, &NotPDError{Matrix: "D K_MM D (no positive diagonal)", Lambda: lambda}
 	}
-	ny, err := orthonormalise(ctx, f, m, rk, p.workers)
+	ny, err := orthonormalise(ctx, f, m, rk, p.workers, func(f float64) { progress(0.6 + 0.3*f) })
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,15 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 			for a, i := range idx {
 				copy(fs[a*rk:a*rk+rk], f[i*r:i*r+rk])
 			}
-			dense.Gemm(false, true, nb, m, rk, -1, fs, rk, f, r, gb, m, workers)
+			// By column ranges: dense.Gemm splits its work by rows
+			// of C, of which there are only nb.
+			per := (m + workers - 1) / workers
+			var wg sync.WaitGroup
+			for lo := 0; lo < m; lo += per {
+				hi := min(lo+per, m)
+				wg.Go(func() { dense.Gemm(false, true, nb, hi-lo, rk, -1, fs, rk, f[lo*r:], r, gb[lo:], m, 1) })
+			}
+			wg.Wait()
 		}
 		// The nb × nb block of the residual at the pivots, factorised
 		// with pivoting: Pᵀ G_S P = UᵀU, rank q.
@@ -264,10 +273,11 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 			copy(fn[a*m:a*m+m], gb[perm[a]*m:perm[a]*m+m])
 		}
 		dense.SolveUpperT(bl, q, nb, fn, m, m, workers)
-		for a := range q {
-			row := fn[a*m : a*m+m]
-			for j, v := range row {
-				f[j*r+rk+a] = v
+		for j := range m { // row by row of F: contiguous writes
+			dst := f[j*r+rk : j*r+rk+q]
+			for a := range q {
+				v := fn[a*m+j]
+				dst[a] = v
 				res[j] -= v * v
 			}
 		}
@@ -303,7 +313,7 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 // (shifted Cholesky QR): Q is then orthonormal only to about that
 // relative accuracy, which changes how fast CG converges, never what it
 // converges to (B stays nonsingular and Bᵀ its exact transpose).
-func orthonormalise(ctx context.Context, f []float64, m, rk, workers int) (*nystrom, error) {
+func orthonormalise(ctx context.Context, f []float64, m, rk, workers int, progress func(float64)) (*nystrom, error) {
 	// Two rounds (Cholesky QR2, Fukaya et al. 2014): the first leaves
 	// Q's columns orthonormal to about κ(F)²·10⁻¹⁶, the second to
 	// rounding; F = Q R₂R₁.
@@ -311,11 +321,18 @@ func orthonormalise(ctx context.Context, f []float64, m, rk, workers int) (*nyst
 	gram := make([]float64, rk*rk)
 	rf := make([]float64, rk*rk)
 	t := make([]float64, rk*256)
+	// Progress: per round, the Gram matrix (2Mr² flops) is 2/3 and the
+	// solve (Mr²) 1/3 of the work.
+	const gramRows = 4096
 	for round := range 2 {
 		clear(gram)
-		dense.Gemm(true, false, rk, rk, m, 1, f, rk, f, rk, gram, rk, workers)
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		for lo := 0; lo < m; lo += gramRows { // in row blocks, to report
+			n := min(gramRows, m-lo)
+			dense.Gemm(true, false, rk, rk, n, 1, f[lo*rk:(lo+n)*rk], rk, f[lo*rk:(lo+n)*rk], rk, gram, rk, workers)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			progress((float64(round) + 2.0/3*float64(lo+n)/float64(m)) / 2)
 		}
 		tr := 0.0
 		for i := range rk {
@@ -353,6 +370,12 @@ func orthonormalise(ctx context.Context, f []float64, m, rk, workers int) (*nyst
 				for j := range rk {
 					blk[i*rk+j] = t[j*n+i]
 				}
+			}
+			if lo%(16*rowsPer) == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				progress((float64(round) + 2.0/3 + float64(lo+n)/float64(m)/3) / 2)
 			}
 		}
 		if round == 0 {
