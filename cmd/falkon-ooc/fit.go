@@ -521,7 +521,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				pr.printf("fit: predictive standard deviations (%s): a rank-%d factor, fitted on the validation rows", cfg.Uncertainty, min(r, cfg.Centers))
 			}
 		case ooc.StageKernel:
-			pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
+			if cfg.Preconditioner == precond.MethodNystrom {
+				r := min(cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), cfg.Centers)
+				pr.printf("fit: computing K_MM's rows at %d randomly pivoted centres (%d × %d), never K_MM whole", r, r, cfg.Centers)
+			} else {
+				pr.printf("fit: computing K_MM (%d × %d)", cfg.Centers, cfg.Centers)
+			}
 		case ooc.StagePrecond:
 			if precondStart.IsZero() { // one line per stage, then the bar
 				precondStart = time.Now()
