@@ -33,7 +33,11 @@
 // the preconditioner (package precond), makes one pass for the
 // right-hand side and one pass per CG iteration, each computing the
 // kernel blocks K(X_b, C) on the fly (package kernel): K_nM is never
-// stored. Those passes go through an Executor: nil means the local
+// stored. With Config.Preconditioner nystrom (for M beyond RAM) neither
+// is K_MM: the preconditioner keeps a rank-r basis from r of its rows,
+// each iteration adds λ·K_MM·u by the kernel on the driver, and
+// RunOptions.PrecondCache keeps the basis for a resumed fit. Those
+// passes go through an Executor: nil means the local
 // pipeline (LocalExecutor); a distributed one receives each pass as a
 // self-contained, JSON-serialisable PassJob and runs PassWorker.AddRows on
 // every chunk. The sampling pass and Fit's validation always run locally.

@@ -13,6 +13,12 @@
 // package knows nothing of data or kernels: the solver computes K_MM and
 // passes it in.
 //
+// For M beyond RAM, MethodNystrom (BuildNystrom) replaces K_MM inside the
+// preconditioner with a rank-r basis drawn by randomly pivoted Cholesky
+// from r rows of K_MM (the solver picks them by index): 8·M·r bytes
+// instead of 4–8·M². Its B is M × M and Bᵀ K_MM B ≠ I, so the solver adds
+// λ·K_MM·u itself (ExplicitLambda).
+//
 // # Concurrency
 //
 // A Preconditioner is read-only after New; its methods may be called
