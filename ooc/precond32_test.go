@@ -44,15 +44,7 @@ func TestFitFloat32PreconditionerMatchesDirect(t *testing.T) {
 	xt, _ := synth(300, d, 99)
 	got := make([]float64, 300)
 	m.PredictTo(got, xt, 300)
-	ref := make([]float64, 300)
-	zt := standardized(m, xt)
-	for i := range 300 {
-		s := m.TargetMean()[0]
-		for j := range M {
-			s += want[j] * m.Kernel().Eval(zt[i*d:(i+1)*d], m.Centers()[j*d:(j+1)*d])
-		}
-		ref[i] = s
-	}
+	ref := directPredict(m, want, xt)
 	// Tolerance: float32 rounding (6e-8) of T perturbs the regulariser
 	// λn TᵀT by about 1e-7 relative; the predictions move by that times
 	// the conditioning of the Nyström system near its λ-floor (≤ 1e2
