@@ -59,7 +59,7 @@ func CreatePart(dir string, seg, firstChunk int, features, targets []ColumnSpec,
 	if err != nil {
 		return nil, err
 	}
-	w.part, w.segBase, w.nchunks = true, seg, firstChunk
+	w.part, w.segBase, w.nchunks, w.partFirst = true, seg, firstChunk, firstChunk
 	copy(w.shift, shift)
 	w.start()
 	return w, nil
@@ -76,7 +76,7 @@ func (w *Writer) ClosePart() (*Part, error) {
 		return nil, errors.New("chunkstore: ClosePart of a writer made by Create")
 	}
 	w.state = stateClosed
-	first := w.nchunks
+	first := w.partFirst
 	if w.cur != nil && w.cur.rows > 0 && w.getErr() == nil {
 		w.submit()
 	}

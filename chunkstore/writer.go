@@ -117,6 +117,7 @@ type Writer struct {
 	// A part (CreatePart): one segment of a store written elsewhere.
 	part       bool
 	segBase    int    // the number of the part's segment
+	partFirst  int    // the part's first chunk (nchunks is the output goroutine's)
 	chunkStats []byte // every chunk's statistics, column by column
 
 	// failHook, if set, is called at named stages of Close; tests use it
