@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -16,7 +17,7 @@ import (
 type knownStats struct {
 	stream.Source
 	mean, std []float64
-	reads     *int
+	reads     *atomic.Int64 // ReadChunk runs on the pass's workers
 }
 
 func (k knownStats) Columns() ([]string, []string) { return k.Source.(stream.Columner).Columns() }
@@ -24,7 +25,7 @@ func (k knownStats) FeatureStats() (mean, std []float64) {
 	return k.mean, k.std
 }
 func (k knownStats) ReadChunk(ctx context.Context, i int, x, y []float64) error {
-	*k.reads++
+	k.reads.Add(1)
 	return k.Source.ReadChunk(ctx, i, x, y)
 }
 
@@ -101,23 +102,23 @@ func TestFitReadsRowsThroughExecutor(t *testing.T) {
 				}
 				std[j] = math.Sqrt(std[j])
 			}
-			reads := 0
+			var reads atomic.Int64
 			src := knownStats{Source: stream.NewMemSource(c.x, d, y, 1, 128), mean: mean, std: std, reads: &reads}
 			local, err := ooc.Fit(context.Background(), src, c.cfg, ooc.RunOptions{Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if reads == 0 {
+			if reads.Load() == 0 {
 				t.Fatal("the local fit read no chunk: the counter counts nothing")
 			}
-			reads = 0
+			reads.Store(0)
 			ex := &remoteExecutor{view: stream.NewMemSource(c.x, d, y, 1, 128)}
 			remote, err := ooc.Fit(context.Background(), src, c.cfg, ooc.RunOptions{Workers: 2, Executor: ex})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if reads != 0 || ex.rows < c.cfg.Centers {
-				t.Fatalf("the driver read %d chunks; the executor %d rows", reads, ex.rows)
+			if reads.Load() != 0 || ex.rows < c.cfg.Centers {
+				t.Fatalf("the driver read %d chunks; the executor %d rows", reads.Load(), ex.rows)
 			}
 			lc, rc := local.Centers(), remote.Centers()
 			if len(lc) != len(rc) || !slices.Equal(lc, rc) {
