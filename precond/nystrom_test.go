@@ -29,6 +29,23 @@ func denseB(p *precond.Preconditioner) (b, bt *mat.Dense) {
 	return b, bt
 }
 
+// symEigenvalues returns the eigenvalues, ascending, of the symmetric
+// part of the m × m matrix a.
+func symEigenvalues(t *testing.T, a mat.Matrix, m int) []float64 {
+	t.Helper()
+	s := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			s.SetSym(i, j, (a.At(i, j)+a.At(j, i))/2)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(s, false) {
+		t.Fatal("eigendecomposition failed")
+	}
+	return es.Values(nil)
+}
+
 // weighted returns D K D (d nil: K) as a dense matrix.
 func weighted(kmm *mat.SymDense, d []float64) *mat.Dense {
 	m := kmm.SymmetricDim()
@@ -199,17 +216,7 @@ func TestNystromLowRank(t *testing.T) {
 		t.Fatal("ApplyBTTo is not the adjoint of ApplyBTo")
 	}
 	cond := func(a mat.Matrix) (lo, hi float64) {
-		var es mat.EigenSym
-		s := mat.NewSymDense(m, nil)
-		for i := range m {
-			for j := i; j < m; j++ {
-				s.SetSym(i, j, (a.At(i, j)+a.At(j, i))/2)
-			}
-		}
-		if !es.Factorize(s, false) {
-			t.Fatal("eigendecomposition failed")
-		}
-		v := es.Values(nil)
+		v := symEigenvalues(t, a, m)
 		return v[0], v[m-1]
 	}
 	hlo, hhi := cond(&hm)
@@ -249,17 +256,7 @@ func TestNystromLowRank(t *testing.T) {
 	}
 	pk.Mul(proj, kd)
 	pkp.Mul(&pk, proj)
-	var es mat.EigenSym
-	psym := mat.NewSymDense(m, nil)
-	for i := range m {
-		for j := i; j < m; j++ {
-			psym.SetSym(i, j, (pkp.At(i, j)+pkp.At(j, i))/2)
-		}
-	}
-	if !es.Factorize(psym, false) {
-		t.Fatal("eigendecomposition failed")
-	}
-	rho := es.Values(nil)[m-1]
+	rho := symEigenvalues(t, &pkp, m)[m-1]
 	t.Logf("μ = %.4g, the complement residual's top eigenvalue %.4g", mu, rho)
 	if !(mu <= rho*(1+1e-9) && mu >= 0.5*rho) {
 		t.Fatalf("μ = %g, want within [ρ/2, ρ] of ρ = %g", mu, rho)
@@ -313,16 +310,7 @@ func TestNystromRankDeficient(t *testing.T) {
 			t.Fatalf("entry %d is %v", i, v)
 		}
 	}
-	rng := rand.New(rand.NewPCG(8, 8))
-	x := mat.NewDense(m, 3, nil)
-	for i := range m {
-		for j := range 3 {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var lin mat.SymDense
-	lin.SymOuterK(1, x)
-	p, err = precond.New(&lin, 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: 20})
+	p, err = precond.New(linearKMM(m, 8), 1e-3, precond.Options{Method: precond.MethodNystrom, Rank: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,21 @@ func gaussKMM(m int, seed uint64) *mat.SymDense {
 	return k
 }
 
+// linearKMM returns the linear kernel matrix of m random points in 3-D:
+// rank 3.
+func linearKMM(m int, seed uint64) *mat.SymDense {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	x := mat.NewDense(m, 3, nil)
+	for i := range m {
+		for j := range 3 {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var k mat.SymDense
+	k.SymOuterK(1, x)
+	return &k
+}
+
 func TestFactorsAndApplications(t *testing.T) {
 	const m, k, lambda = 40, 3, 1e-3
 	for _, weighted := range []bool{false, true} {
@@ -153,18 +168,7 @@ func TestNotPositiveDefinite(t *testing.T) {
 // exactly, on the range it keeps), also for a rank-deficient K_MM.
 func TestBInvertsApproximation(t *testing.T) {
 	const m, lambda = 30, 1e-2
-	rank3 := func() *mat.SymDense { // a linear kernel in 3-D: rank 3
-		rng := rand.New(rand.NewPCG(7, 7))
-		x := mat.NewDense(m, 3, nil)
-		for i := range m {
-			for j := range 3 {
-				x.Set(i, j, rng.NormFloat64())
-			}
-		}
-		var k mat.SymDense
-		k.SymOuterK(1, x)
-		return &k
-	}
+	rank3 := func() *mat.SymDense { return linearKMM(m, 7) }
 	w := make([]float64, m)
 	for i := range w {
 		w[i] = 0.5 + float64(i%5)/4
