@@ -117,22 +117,54 @@ func (w *Writer) removePart() error {
 // last, under a temporary name, fsynced and renamed: the store in dir is
 // whole only once it returns. Move it into place with Install.
 func Assemble(dir string, features, targets []ColumnSpec, opt Options, parts []*Part) (*Manifest, error) {
-	spec, err := checkCreate(dir, features, targets, &opt)
+	m, b, err := assemble(dir, features, targets, opt, parts, func(p *Part) error {
+		fi, err := os.Stat(filepath.Join(dir, p.Segment.Name))
+		if err != nil || fi.Size() != p.Segment.Bytes {
+			return fmt.Errorf("segment file %s missing or not of %d bytes (%v)", p.Segment.Name, p.Segment.Bytes, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	if err := fileutil.WriteFile(filepath.Join(dir, ManifestName), 0o644, func(wr io.Writer) error {
+		_, err := wr.Write(b)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("chunkstore: %w", err)
+	}
+	return m, nil
+}
+
+// AssembleManifest is Assemble for a store whose files are not in a
+// directory of this machine (objects of object storage, named by loc in
+// errors): it checks the parts and returns the manifest and its bytes,
+// and writes nothing. The caller checks that every part's segment file
+// (Part.Segment.Name, of Part.Segment.Bytes bytes) is in place, then
+// stores the bytes as ManifestName, last.
+func AssembleManifest(loc string, features, targets []ColumnSpec, opt Options, parts []*Part) (*Manifest, []byte, error) {
+	return assemble(loc, features, targets, opt, parts, func(*Part) error { return nil })
+}
+
+// assemble checks the parts and builds the manifest; checkSeg checks a
+// part's segment file.
+func assemble(dir string, features, targets []ColumnSpec, opt Options, parts []*Part, checkSeg func(*Part) error) (*Manifest, []byte, error) {
+	spec, err := checkCreate(dir, features, targets, &opt)
+	if err != nil {
+		return nil, nil, err
+	}
 	for name, labels := range opt.Labels {
 		if err := checkLabels(labels); err != nil {
-			return nil, fmt.Errorf("chunkstore: labels of %q: %w", name, err)
+			return nil, nil, fmt.Errorf("chunkstore: labels of %q: %w", name, err)
 		}
 	}
 	w, err := buildWriter(dir, dir, features, targets, opt, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer w.enc.close()
-	bad := func(k int, format string, args ...any) (*Manifest, error) {
-		return nil, fmt.Errorf("chunkstore: assemble %s: part %d: %s", dir, k, fmt.Sprintf(format, args...))
+	bad := func(k int, format string, args ...any) (*Manifest, []byte, error) {
+		return nil, nil, fmt.Errorf("chunkstore: assemble %s: part %d: %s", dir, k, fmt.Sprintf(format, args...))
 	}
 	var st colstats.Stats
 	for k, p := range parts {
@@ -154,8 +186,8 @@ func Assemble(dir string, features, targets []ColumnSpec, opt Options, parts []*
 		if len(p.Index) != p.Segment.Chunks*(chunkRecordSize+entrySize*w.ncol) {
 			return bad(k, "an index of %d bytes for %d chunks", len(p.Index), p.Segment.Chunks)
 		}
-		if fi, err := os.Stat(filepath.Join(dir, p.Segment.Name)); err != nil || fi.Size() != p.Segment.Bytes {
-			return bad(k, "segment file %s missing or not of %d bytes (%v)", p.Segment.Name, p.Segment.Bytes, err)
+		if err := checkSeg(p); err != nil {
+			return bad(k, "%v", err)
 		}
 		b := p.Stats
 		for range p.Segment.Chunks {
@@ -177,16 +209,10 @@ func Assemble(dir string, features, targets []ColumnSpec, opt Options, parts []*
 	m := w.manifest()
 	b, err := encodeManifest(m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("chunkstore: assemble %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("chunkstore: assemble %s: %w", dir, err)
 	}
-	if err := fileutil.WriteFile(filepath.Join(dir, ManifestName), 0o644, func(wr io.Writer) error {
-		_, err := wr.Write(b)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("chunkstore: %w", err)
-	}
-	return m, nil
+	return m, b, nil
 }

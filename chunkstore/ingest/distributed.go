@@ -65,7 +65,9 @@ type Plan struct {
 	BatchRows int `json:"batch_rows"`
 	ChunkRows int `json:"chunk_rows"`
 	// Work is the directory, beside Config.Out, that holds the pieces and
-	// the store being built: every task must reach it by this path.
+	// the store being built: every task must reach it by this path. It is
+	// "" when Config.Out is a URL: the runner keeps the pieces and the
+	// store's files (ReadFileTo, WritePartFrom, FinishTo).
 	Work string `json:"work"`
 
 	unlock func() error // the driver's lock on Config.Out
@@ -157,6 +159,12 @@ type Layout struct {
 // NewPlan checks cfg and the inputs, inspects them and chooses the
 // columns as Run does (with the same errors), takes the lock on cfg.Out
 // and makes the work directory beside it. Close releases them.
+//
+// When cfg.Out is a URL (object storage: cfg.Remote must be set), NewPlan
+// neither checks nor locks it and makes no work directory: the runner
+// checks whether a store is there, keeps the pieces where its tasks reach
+// them, and writes the store's files itself (ReadFileTo, WritePartFrom,
+// FinishTo).
 func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 	start := time.Now()
 	if cfg.Out == "" {
@@ -173,8 +181,14 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 			return nil, errors.New("standard input (-) cannot be read by a distributed ingest; give files")
 		}
 	}
-	if err := checkOut(cfg); err != nil {
-		return nil, err
+	remoteOut := IsURL(cfg.Out)
+	if remoteOut && cfg.Remote == nil {
+		return nil, fmt.Errorf("%s: a store at a URL is written only by an ingest that reaches object storage (falkon-ooc-beam ingest)", cfg.Out)
+	}
+	if !remoteOut {
+		if err := checkOut(cfg); err != nil {
+			return nil, err
+		}
 	}
 	s := newSession(cfg, memory.DefaultAllocator)
 	paths, err := expandInputs(inputs)
@@ -204,6 +218,9 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 	first := s.files[0]
 	for k := first.nreal; k < len(first.names); k++ {
 		p.PartNumeric = append(p.PartNumeric, first.types[k].class == classNumeric)
+	}
+	if remoteOut {
+		return p, nil
 	}
 	out := filepath.Clean(cfg.Out)
 	if p.unlock, err = chunkstore.Lock(out); err != nil {
@@ -270,13 +287,20 @@ func (p *Plan) session() *session {
 // 2). An error in the data (the file's, as Run reports it) is returned in
 // FileSummary.Err; the error result is for failures of the task itself.
 func (p *Plan) ReadFile(ctx context.Context, i int) (*FileSummary, error) {
+	return p.ReadFileTo(ctx, i, p.piece(i))
+}
+
+// ReadFileTo is ReadFile that writes the piece to the directory piece, a
+// path of this machine that must not exist (a runner whose pieces live
+// elsewhere, such as object storage, copies it there).
+func (p *Plan) ReadFileTo(ctx context.Context, i int, piece string) (*FileSummary, error) {
 	if i < 0 || i >= len(p.Files) {
 		return nil, fmt.Errorf("ingest: file %d of %d", i, len(p.Files))
 	}
 	sum := &FileSummary{File: i}
-	err := p.readFile(ctx, i, sum)
+	err := p.readFile(ctx, i, piece, sum)
 	if err != nil && ctx.Err() == nil {
-		os.RemoveAll(p.piece(i))
+		os.RemoveAll(piece)
 		fs := &FileSummary{File: i, Err: err.Error()}
 		_ = errors.As(err, &fs.ValueErr)
 		_ = errors.As(err, &fs.ParseErr)
@@ -285,13 +309,13 @@ func (p *Plan) ReadFile(ctx context.Context, i int) (*FileSummary, error) {
 	return sum, err
 }
 
-func (p *Plan) readFile(ctx context.Context, i int, sum *FileSummary) error {
+func (p *Plan) readFile(ctx context.Context, i int, piece string, sum *FileSummary) error {
 	s := p.session()
 	var specs []chunkstore.ColumnSpec
 	for _, n := range s.names {
 		specs = append(specs, chunkstore.ColumnSpec{Name: n, Type: "float64"})
 	}
-	w, err := chunkstore.Create(p.piece(i), specs[:s.nfeat], specs[s.nfeat:],
+	w, err := chunkstore.Create(piece, specs[:s.nfeat], specs[s.nfeat:],
 		chunkstore.Options{ChunkRows: p.ChunkRows, Codec: "s2", Workers: s.workers})
 	if err != nil {
 		return err
@@ -309,7 +333,10 @@ func (p *Plan) read(ctx context.Context, i int, s *session, w *chunkstore.Writer
 	pf := p.Files[i]
 	f := &fileInfo{path: pf.Path, size: pf.Size, modTime: pf.ModTime}
 	var err error
-	if f.format, err = sniffFormat(f.path); err != nil {
+	if f.remote, err = s.remoteFor(f.path); err != nil {
+		return err
+	}
+	if f.format, err = sniffFormat(f); err != nil {
 		return err
 	}
 	if err := s.inspectFile(f); err != nil {
@@ -590,13 +617,24 @@ func (p *Plan) options(s *session, lay *Layout) (feats, targs []chunkstore.Colum
 // chunks' rows, read back from the pieces, with the kept columns and the
 // final label codes, as segment k.
 func (p *Plan) WritePart(ctx context.Context, lay *Layout, k, parts int) (*chunkstore.Part, error) {
+	return p.WritePartFrom(ctx, lay, k, parts, p.storeDir(), func(_ context.Context, i int) (*chunkstore.Reader, error) {
+		return chunkstore.Open(p.piece(i))
+	})
+}
+
+// WritePartFrom is WritePart that writes the segment into the existing
+// directory dir, a path of this machine, and opens piece i with
+// openPiece: for a runner that keeps the pieces and the store elsewhere
+// (object storage) and copies the segment file into place.
+func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir string,
+	openPiece func(ctx context.Context, i int) (*chunkstore.Reader, error)) (*chunkstore.Part, error) {
 	if parts < 1 || k < 0 || k >= parts {
 		return nil, fmt.Errorf("ingest: part %d of %d", k, parts)
 	}
 	s := p.session()
 	feats, targs, opt := p.options(s, lay)
 	lo, hi := partBounds(k, parts, lay.Chunks)
-	w, err := chunkstore.CreatePart(p.storeDir(), k, lo, feats, targs, opt, lay.Shift)
+	w, err := chunkstore.CreatePart(dir, k, lo, feats, targs, opt, lay.Shift)
 	if err != nil {
 		return nil, err
 	}
@@ -612,7 +650,7 @@ func (p *Plan) WritePart(ctx context.Context, lay *Layout, k, parts int) (*chunk
 		if fb <= a || fa >= b {
 			continue
 		}
-		r, err := chunkstore.Open(p.piece(i))
+		r, err := openPiece(ctx, i)
 		if err != nil {
 			return nil, err
 		}
@@ -675,6 +713,38 @@ func (p *Plan) Finish(ctx context.Context, lay *Layout, parts []*chunkstore.Part
 	}
 	s.report = lay.Report
 	return s.result(lay.Rows, lay.Dropped, lay.Keep, total, Memory{}, p.start)
+}
+
+// FinishTo is Finish for a store at a URL (Config.Out): it merges the
+// parts and calls put with the manifest's bytes. put must check that
+// every part's segment file (Segment.Name under Config.Out, of
+// Segment.Bytes bytes) is in place and then store the manifest
+// (chunkstore.ManifestName) last: readers refuse a store without it, so
+// the store appears only when it is whole.
+func (p *Plan) FinishTo(ctx context.Context, lay *Layout, parts []*chunkstore.Part, put func(ctx context.Context, manifest []byte) error) (*Result, error) {
+	s := p.session()
+	for _, f := range p.Files {
+		s.files = append(s.files, &fileInfo{path: f.Path, name: f.Path, size: f.Size, modTime: f.ModTime, rows: f.Rows})
+	}
+	feats, targs, opt := p.options(s, lay)
+	var total int64
+	opt.Sources, total = s.sources()
+	m, b, err := chunkstore.AssembleManifest(p.Config.Out, feats, targs, opt, parts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := put(ctx, b); err != nil {
+		return nil, err
+	}
+	bytesOut := int64(len(b))
+	for _, pt := range parts {
+		bytesOut += pt.Segment.Bytes
+	}
+	s.report = lay.Report
+	return s.resultOf(lay.Rows, lay.Dropped, lay.Keep, total, Memory{}, p.start, lay.Chunks, m.ChunkRows, bytesOut), nil
 }
 
 // Parts returns the number of parts for want: at most one per chunk, so

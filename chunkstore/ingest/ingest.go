@@ -73,6 +73,9 @@ type Config struct {
 	// Progress, if not nil, is called after each batch is written, from a
 	// single goroutine. It must return quickly.
 	Progress func(Progress) `json:"-"`
+	// Remote, if not nil, reads the inputs named by URLs (see Remote).
+	// A distributed ingest whose Out is a URL needs it too.
+	Remote Remote `json:"-"`
 
 	noDirect bool // tests: read every Parquet column through pqarrow
 }
@@ -421,7 +424,7 @@ func (s *session) sources() ([]chunkstore.SourceFile, int64) {
 	sources := make([]chunkstore.SourceFile, len(s.files))
 	for i, f := range s.files {
 		abs, err := filepath.Abs(f.path)
-		if err != nil || f.name != f.path {
+		if err != nil || f.name != f.path || IsURL(f.path) {
 			abs = f.name // a spooled pipe: its name, not the temporary file's
 		}
 		// A text file's row count is not known before it is read: -1.
@@ -434,6 +437,24 @@ func (s *session) sources() ([]chunkstore.SourceFile, int64) {
 // result returns the Result of an ingest whose store is in place at
 // s.cfg.Out.
 func (s *session) result(rows, dropped int64, keep []int, total int64, est Memory, start time.Time) (*Result, error) {
+	r, err := chunkstore.Open(s.cfg.Out)
+	if err != nil {
+		return nil, fmt.Errorf("reopen the new store: %w", err)
+	}
+	chunks, chunkRows := r.NumChunks(), r.Manifest().ChunkRows
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	bytesOut, err := dirSize(s.cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	return s.resultOf(rows, dropped, keep, total, est, start, chunks, chunkRows, bytesOut), nil
+}
+
+// resultOf returns the Result of an ingest whose store has chunks chunks
+// of chunkRows rows and bytesOut bytes.
+func (s *session) resultOf(rows, dropped int64, keep []int, total int64, est Memory, start time.Time, chunks, chunkRows int, bytesOut int64) *Result {
 	res := &Result{
 		Rows:     rows,
 		Dropped:  dropped,
@@ -444,23 +465,12 @@ func (s *session) result(rows, dropped int64, keep []int, total int64, est Memor
 		Columns:  slices.Clone(s.report),
 	}
 	s.setColumns(res, keep)
-	r, err := chunkstore.Open(s.cfg.Out)
-	if err != nil {
-		return nil, fmt.Errorf("reopen the new store: %w", err)
-	}
-	res.Chunks, res.ChunkRows, res.Memory = r.NumChunks(), r.Manifest().ChunkRows, est
-	if err := r.Close(); err != nil {
-		return nil, err
-	}
-	res.BytesOut, err = dirSize(s.cfg.Out)
-	if err != nil {
-		return nil, err
-	}
+	res.Chunks, res.ChunkRows, res.Memory, res.BytesOut = chunks, chunkRows, est, bytesOut
 	for _, f := range s.files {
 		res.Files = append(res.Files, f.name)
 	}
 	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return res
 }
 
 // inFlight is the number of files pump reads at once.

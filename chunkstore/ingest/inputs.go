@@ -48,6 +48,10 @@ func expandInputs(inputs []string) ([]string, error) {
 	}
 	var files []string
 	for _, in := range inputs {
+		if IsURL(in) {
+			files = append(files, in) // one object (see Remote)
+			continue
+		}
 		st, err := os.Stat(in)
 		switch {
 		case err == nil && st.IsDir():
@@ -213,16 +217,29 @@ func matchElems(pat, path []string) bool {
 
 // sniffFormat tells a Parquet file (magic "PAR1" at the start) from
 // anything else, which is read as delimited text.
-func sniffFormat(path string) (format, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+func sniffFormat(fi *fileInfo) (format, error) {
 	var head [4]byte
-	n, err := io.ReadFull(f, head[:])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return 0, err
+	var n int
+	if fi.remote != nil {
+		f, err := openRemote(fi)
+		if err != nil {
+			return 0, err
+		}
+		n, err = io.ReadFull(f, head[:])
+		f.Close()
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return 0, err
+		}
+	} else {
+		f, err := os.Open(fi.path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		n, err = io.ReadFull(f, head[:])
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return 0, err
+		}
 	}
 	if n == 4 && bytes.Equal(head[:], []byte("PAR1")) {
 		return formatParquet, nil

@@ -18,6 +18,17 @@ func (s *session) openParquet(f *fileInfo, cols int) (*file.Reader, error) {
 	if f.mem != nil {
 		return table.OpenParquetFrom(f.path, bytes.NewReader(f.mem), int64(len(f.mem)), cols, s.mem)
 	}
+	if f.remote != nil {
+		rf, err := openRemote(f)
+		if err != nil {
+			return nil, err
+		}
+		rdr, err := table.OpenParquetFrom(f.path, rf, f.size, cols, s.mem)
+		if err != nil {
+			rf.Close()
+		}
+		return rdr, err
+	}
 	return table.OpenParquet(f.path, f.size, cols, s.mem)
 }
 

@@ -45,6 +45,8 @@ type fileInfo struct {
 	// mem, when not nil, holds the bytes of a text input, read instead of
 	// the file at path (tests and fuzzing: no file written).
 	mem []byte
+	// remote, when not nil, reads the input at path, a URL.
+	remote Remote
 
 	ok bool // set by the reader when it finished without error
 }
@@ -52,15 +54,28 @@ type fileInfo struct {
 // inspect reads what ingest needs to know of an input before the store is
 // created: its format, columns and types.
 func (s *session) inspect(path string) (*fileInfo, error) {
-	st, err := os.Stat(path)
+	rm, err := s.remoteFor(path)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
+	var fi *fileInfo
+	if rm != nil {
+		size, mtime, err := rm.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		fi = &fileInfo{path: path, size: size, modTime: mtime.UTC(), remote: rm}
+	} else {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory", path)
+		}
+		fi = &fileInfo{path: path, size: st.Size(), modTime: st.ModTime().UTC()}
 	}
-	fi := &fileInfo{path: path, size: st.Size(), modTime: st.ModTime().UTC()}
-	fi.format, err = sniffFormat(path)
+	fi.format, err = sniffFormat(fi)
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,13 @@ func openText(fi *fileInfo) (*textFile, error) {
 	if fi.mem != nil {
 		return newTextFile(fi.path, bytes.NewReader(fi.mem), nil, int64(len(fi.mem)))
 	}
+	if fi.remote != nil {
+		f, err := openRemote(fi)
+		if err != nil {
+			return nil, err
+		}
+		return newTextFile(fi.path, f, f, fi.size)
+	}
 	f, err := os.Open(fi.path)
 	if err != nil {
 		return nil, err

@@ -24,11 +24,19 @@ var Differ = []string{"segments", "store_id", "created", "checksum"}
 // segment between its 8-byte header and its index; the index records
 // every block's length, CRC and codec, and its offset, which is left out.
 func Diff(a, b string) (string, error) {
-	ma, err := manifest(a)
+	return DiffIgnoring(a, b)
+}
+
+// DiffIgnoring is Diff that also ignores the manifest fields named in
+// fields (such as "sources", whose paths and times differ between a
+// store built from local files and one built from the same files' copies
+// on object storage).
+func DiffIgnoring(a, b string, fields ...string) (string, error) {
+	ma, err := manifest(a, fields)
 	if err != nil {
 		return "", err
 	}
-	mb, err := manifest(b)
+	mb, err := manifest(b, fields)
 	if err != nil {
 		return "", err
 	}
@@ -55,7 +63,7 @@ func Diff(a, b string) (string, error) {
 }
 
 // manifest reads dir's meta.json as a map without the fields in Differ.
-func manifest(dir string) (map[string]any, error) {
+func manifest(dir string, more []string) (map[string]any, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	if err != nil {
 		return nil, err
@@ -64,7 +72,7 @@ func manifest(dir string) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	for _, k := range Differ {
+	for _, k := range append(Differ, more...) {
 		delete(m, k)
 	}
 	return m, nil
