@@ -29,6 +29,11 @@
 // file, and the driver writes the manifest last. The store equals
 // ingest.Run's but for its segments, store ID and creation time.
 //
+// Inputs and the store may be objects (s3://, gs://): see Ingest's
+// "Object storage". The segments are written as objects and the manifest
+// last, after each segment's size is checked; every reader refuses a
+// store without a manifest, so a store appears only when it is whole.
+//
 // Predict applies a model to Parquet and CSV files as one task per
 // input file, each writing its predictions as Parquet beside its input,
 // through falkon-ooc predict's own code (internal/predictfile).
@@ -46,7 +51,9 @@
 // whole, the segments through an io.ReaderAt that serves the chunks of a
 // range with one forward stream per segment (Beam's filesystems cannot
 // seek), or with true range reads when the filesystem implements
-// RangeOpener.
+// RangeOpener. s3:// objects are read with range requests (GetObject
+// with Range, by an AWS SDK client configured as Beam's s3 filesystem
+// is: AWS_REGION, AWS_ENDPOINT_URL, credentials).
 //
 // # Failures
 //

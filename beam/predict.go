@@ -78,11 +78,19 @@ type PredictResult struct {
 // OutputName returns the name of input's predictions: beside it, its
 // extensions (.csv, .csv.gz, .parquet, …) replaced by suffix.
 func OutputName(input, suffix string) string {
+	if hasScheme(input) { // an object: beside it under its prefix
+		i := strings.LastIndexByte(input, '/')
+		return input[:i+1] + outputBase(input[i+1:], suffix)
+	}
 	dir, base := filepath.Split(input)
+	return filepath.Join(dir, outputBase(base, suffix))
+}
+
+func outputBase(base, suffix string) string {
 	for _, ext := range []string{".gz", ".csv", ".tsv", ".txt", ".parquet", ".pq"} {
 		base = strings.TrimSuffix(base, ext)
 	}
-	return filepath.Join(dir, base+suffix)
+	return base + suffix
 }
 
 func init() {
@@ -99,7 +107,12 @@ func init() {
 			if i < 0 || i >= len(cfg.Inputs) {
 				return nil, fmt.Errorf("input %d of %d", i, len(cfg.Inputs))
 			}
-			pf := predictOne(ctx, m, &cfg, cfg.Inputs[i])
+			var pf PredictFile
+			if hasScheme(cfg.Inputs[i]) {
+				pf = predictObject(ctx, m, &cfg, cfg.Inputs[i])
+			} else {
+				pf = predictOne(ctx, m, &cfg, cfg.Inputs[i], "", "")
+			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -108,12 +121,58 @@ func init() {
 	}
 }
 
-// predictOne writes the predictions of one input file (a task).
-func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input string) PredictFile {
+// predictObject writes the predictions of the object input (a URL): it
+// is copied to a local file of the same name, predicted by predictOne,
+// and the predictions copied to the object beside it; messages name the
+// object.
+func predictObject(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input string) PredictFile {
 	pf := PredictFile{Input: input, Output: OutputName(input, cfg.Suffix)}
 	fail := func(err error) PredictFile {
 		pf.Err = err.Error()
+		return pf
+	}
+	fs, err := openFS(ctx, input)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", input, err))
+	}
+	tmp, err := os.MkdirTemp("", "falkon-ooc-beam-predict-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	local := filepath.Join(tmp, input[strings.LastIndexByte(input, '/')+1:])
+	if err := getFile(ctx, fs, input, local); err != nil {
+		return fail(err)
+	}
+	got := predictOne(ctx, m, cfg, local, input, pf.Output)
+	if got.Err != "" {
+		return got
+	}
+	if err := putFile(ctx, fs, OutputName(local, cfg.Suffix), pf.Output); err != nil {
+		return fail(err)
+	}
+	return got
+}
+
+// predictOne writes the predictions of one input file (a task). When
+// name is not "", input is a local copy of the object name, whose
+// predictions are written beside input and reported as out's: name
+// replaces input in the messages.
+func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, name, out string) PredictFile {
+	pf := PredictFile{Input: input, Output: OutputName(input, cfg.Suffix)}
+	if name != "" {
+		pf.Input = name
+	}
+	fail := func(err error) PredictFile {
+		pf.Err = err.Error()
 		_ = errors.As(err, &pf.ValueErr)
+		if name != "" {
+			pf.Output = out
+			pf.Err = strings.ReplaceAll(pf.Err, input, name)
+			if pf.ValueErr != nil && pf.ValueErr.File == input {
+				pf.ValueErr.File = name
+			}
+		}
 		return pf
 	}
 	topt, err := predictfile.TableOptions(m, cfg.Model, predictfile.Input{Keep: cfg.Keep, Nulls: cfg.Nulls,
@@ -137,6 +196,9 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input str
 		return fail(err)
 	}
 	pf.Rows, pf.Dropped, pf.Unscored = p.Rows, p.Dropped, p.Unscored
+	if name != "" {
+		pf.Output = out
+	}
 	return pf
 }
 
@@ -178,6 +240,9 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if (cfg.Std || cfg.Interval > 0) && m.Uncertainty() == nil {
 		return nil, fmt.Errorf("--std, --interval: model %s has no predictive standard deviations: it was fitted without --uncertainty", cfg.Model)
 	}
+	if cfg.Inputs, err = expandURLs(ctx, cfg.Inputs); err != nil {
+		return nil, err
+	}
 	if cfg.Inputs, err = ingest.Files(cfg.Inputs); err != nil {
 		return nil, err
 	}
@@ -188,7 +253,15 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 			return nil, fmt.Errorf("%s and %s would both write their predictions to %s; give --suffix", prev, in, out)
 		}
 		seen[out] = in
-		if _, err := os.Lstat(out); err == nil && !cfg.Force {
+		if hasScheme(out) {
+			ofs, err := openFS(ctx, out)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", out, err)
+			}
+			if _, err := ofs.Size(ctx, out); err == nil && !cfg.Force {
+				return nil, fmt.Errorf("%s already exists; remove it or give --force", out)
+			}
+		} else if _, err := os.Lstat(out); err == nil && !cfg.Force {
 			return nil, fmt.Errorf("%s already exists; remove it or give --force", out)
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -223,7 +296,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 			// as falkon-ooc predict writes nothing when it fails.
 			for _, q := range out.Files {
 				if q.Err == "" {
-					os.Remove(q.Output)
+					removeFile(context.WithoutCancel(ctx), q.Output)
 				}
 			}
 			if pf.ValueErr != nil && pf.ValueErr.Error() == pf.Err {

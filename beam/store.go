@@ -28,7 +28,7 @@ func openStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
 	if !hasScheme(loc) {
 		return chunkstore.Open(loc)
 	}
-	fs, err := filesystem.New(ctx, loc)
+	fs, err := openFS(ctx, loc)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", loc, err)
 	}
@@ -37,7 +37,7 @@ func openStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
 	metaName := joinURL(loc, chunkstore.ManifestName)
 	rc, err := fs.OpenRead(ctx, metaName)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", metaName, err)
+		return nil, fmt.Errorf("store %s: no manifest %s (not a store, or one still being written: its manifest is written last): %w", loc, metaName, err)
 	}
 	meta, err := io.ReadAll(io.LimitReader(rc, 64<<20+1))
 	rc.Close()
@@ -62,7 +62,9 @@ func openStore(ctx context.Context, loc string) (*chunkstore.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", name, err)
 		}
-		segs[k] = chunkstore.SegmentData{R: &rangeReaderAt{ctx: ctx, fs: fs, name: name}, Size: size}
+		// The Reader outlives ctx (workers cache it for the process):
+		// its reads must not fail when the job that opened it ends.
+		segs[k] = chunkstore.SegmentData{R: &rangeReaderAt{ctx: context.WithoutCancel(ctx), fs: fs, name: name}, Size: size}
 	}
 	r, err := chunkstore.NewReader(meta, segs)
 	if err != nil {

@@ -30,8 +30,16 @@ The store holds the same chunks, statistics and column report as
 'falkon-ooc ingest' of the same inputs in the same order; only its
 segments (so its store ID) and its creation time differ. The inputs and
 --out must be paths every worker reaches by the same name (a shared
-filesystem). Standard input and --nulls mean are not supported. The
-runner flags are fit's.
+filesystem), or s3:// or gs:// URLs: an input URL names an object, a
+pattern of them, or a prefix whose data objects are read, sorted, like a
+directory's files. A store at a URL is written as objects, the pieces
+under STORE.work-… (removed at the end); object storage has no rename, so
+the manifest object (meta.json) is written last, after every segment's
+size is checked, and 'falkon-ooc-beam fit' and 'tune' refuse a STORE
+without one. A URL that holds objects is refused unless --force, which
+removes the old store's manifest first. The AWS SDK's environment
+(AWS_REGION, AWS_ENDPOINT_URL, credentials) configures s3://. Standard
+input and --nulls mean are not supported. The runner flags are fit's.
 
 flags:
 `

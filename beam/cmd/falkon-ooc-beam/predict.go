@@ -23,8 +23,11 @@ beside it (part-0.csv → part-0.pred.parquet; --suffix changes the ending):
 the --keep columns, the prediction and the scores (or --proba's
 probabilities, --std's standard deviations, --interval's bounds), one row
 per input row in input order. Each output is the file 'falkon-ooc predict
---out OUT.parquet' writes for that input alone. MODEL and the inputs must
-be paths every worker reaches (a shared filesystem). A NULL, NaN or ±Inf
+--out OUT.parquet' writes for that input alone. MODEL must be a path
+every worker reaches (a shared filesystem); the inputs too, or s3:// or
+gs:// URLs (an object, a pattern, or a prefix whose data objects are
+read), each copied to the worker and its predictions written as an
+object beside it. A NULL, NaN or ±Inf
 feature stops the job with falkon-ooc predict's message (the first input
 in order that has one), and no output is left; --nulls as in falkon-ooc
 predict. Metrics are not computed. The runner flags are fit's.
