@@ -14,9 +14,9 @@ import (
 // the rows held out picks what ooc.Tune picks on the same store, after the
 // same passes, with every candidate's validation curve and predictions
 // within 1e-8 relative (the sums are associated differently, and CG at
-// λ = 1e-5 amplifies that rounding to about 1e-9); every pass
-// but the centres' is a Beam job: the right-hand sides, one per iteration
-// (which scores the held-out rows), and the final validation.
+// λ = 1e-5 amplifies that rounding to about 1e-9); every pass is a Beam
+// job: the centres' rows, the right-hand sides, one per iteration (which
+// scores the held-out rows), and the final validation.
 func TestTuneMatchesLocal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tune.store")
 	cols := writeStore(t, dir, 20_000, 3, 1024, 5)
@@ -37,11 +37,11 @@ func TestTuneMatchesLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Best != local.Best || res.Passes != local.Passes || len(jobs) != res.Passes-1 {
+	if res.Best != local.Best || res.Passes != local.Passes || len(jobs) != res.Passes {
 		t.Fatalf("best %d after %d passes (%d Beam jobs), locally %d after %d", res.Best, res.Passes, len(jobs), local.Best, local.Passes)
 	}
-	if jobs[0].Kind != string(ooc.PassMultiRHS) || jobs[1].Kind != string(ooc.PassMulti) {
-		t.Errorf("jobs %s, %s, …; want multi_rhs, multi, …", jobs[0].Kind, jobs[1].Kind)
+	if jobs[0].Kind != kindRows || jobs[1].Kind != string(ooc.PassMultiRHS) || jobs[2].Kind != string(ooc.PassMulti) {
+		t.Errorf("jobs %s, %s, %s, …; want rows, multi_rhs, multi, …", jobs[0].Kind, jobs[1].Kind, jobs[2].Kind)
 	}
 	const rows = 500
 	x := make([]float64, rows*3)

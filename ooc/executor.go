@@ -38,6 +38,17 @@ type RowReader interface {
 	ReadRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error)
 }
 
+// rootRows reads rows of a view of the data (the training rows of Tune's
+// hold-out) through rr at the rows of the source the view wraps
+// (stream.RootRows), where an executor finds the data: Tune draws its
+// centres through it.
+type rootRows struct{ rr RowReader }
+
+func (r rootRows) ReadRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error) {
+	root, rows := stream.RootRows(src, idx)
+	return r.rr.ReadRows(ctx, root, rows)
+}
+
 // PassKind says what a pass computes.
 type PassKind string
 

@@ -334,7 +334,11 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
 	t.ph.start("sample", 0)
-	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, nil); err != nil {
+	var rr RowReader
+	if r, ok := t.run.Executor.(RowReader); ok {
+		rr = rootRows{r}
+	}
+	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, rr); err != nil {
 		return nil, err
 	}
 	t.passes++

@@ -199,3 +199,42 @@ func parentScratch(src Source, n int) int64 {
 	}
 	return int64(n)*8*int64(maxRows)*int64(src.Dim()+src.NumTargets()) + ScratchOf(src)
 }
+
+// RootRows maps rows idx of src (ascending, numbered from 0 over src's
+// chunks in order) through the wrappers of this package (Subdivide,
+// Holdout) to the source they wrap, root, and to its rows, numbered the
+// same way; they stay ascending. A source that wraps nothing is its own
+// root.
+func RootRows(src Source, idx []int64) (root Source, rows []int64) {
+	root = src
+	for {
+		switch w := root.(type) {
+		case *subdivided:
+			root = w.src
+			continue
+		case *filtered:
+			root = w.src
+			continue
+		}
+		break
+	}
+	if root == src {
+		return src, idx
+	}
+	first := make([]int64, root.NumChunks()+1) // each root chunk's first row
+	for c := range root.NumChunks() {
+		first[c+1] = first[c] + int64(root.ChunkRows(c))
+	}
+	rows = make([]int64, 0, len(idx))
+	var lo int64
+	p := 0
+	for c := 0; c < src.NumChunks() && p < len(idx); c++ {
+		hi := lo + int64(src.ChunkRows(c))
+		for ; p < len(idx) && idx[p] < hi; p++ {
+			pc, prow := locate(src, c, int(idx[p]-lo))
+			rows = append(rows, first[pc]+int64(prow))
+		}
+		lo = hi
+	}
+	return root, rows
+}
