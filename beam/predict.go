@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
@@ -66,13 +67,24 @@ type PredictFile struct {
 	// predict words it; ValueErr holds it when it is a NULL, NaN or ±Inf.
 	Err      string              `json:"err,omitempty"`
 	ValueErr *tabular.ValueError `json:"value_error,omitempty"`
+	// Eval, when the input has the model's target columns, is what its
+	// rows' metrics accumulated (ooc.Evaluator.MarshalBinary); the driver
+	// merges them and clears it.
+	Eval []byte `json:"eval,omitempty"`
 }
 
 // PredictResult sums up Predict.
 type PredictResult struct {
-	Files   []PredictFile `json:"files"`
-	Rows    int64         `json:"rows"`
-	Dropped int64         `json:"dropped"`
+	Files    []PredictFile `json:"files"`
+	Rows     int64         `json:"rows"`
+	Dropped  int64         `json:"dropped"`
+	Unscored int64         `json:"unscored,omitempty"`
+	// Metrics are those of every input's rows against their targets, when
+	// every input has the model's target columns (falkon-ooc predict's,
+	// from the same code: each task's ooc.Evaluator, merged in input
+	// order): classification's exactly, regression's but for the
+	// rounding of the merged sums.
+	Metrics *ooc.Metrics `json:"metrics,omitempty"`
 }
 
 // OutputName returns the name of input's predictions: beside it, its
@@ -196,6 +208,11 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 		return fail(err)
 	}
 	pf.Rows, pf.Dropped, pf.Unscored = p.Rows, p.Dropped, p.Unscored
+	if p.WithTargets {
+		if pf.Eval, err = p.Ev.MarshalBinary(); err != nil {
+			return fail(err)
+		}
+	}
 	if name != "" {
 		pf.Output = out
 	}
@@ -210,7 +227,9 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 // in input order, under a temporary name renamed when whole. The driver
 // reads only the model (to check the flags against it) and the tasks'
 // results; the first input, in input order, whose prediction fails gives
-// the error, with falkon-ooc predict's message. Metrics are not computed.
+// the error, with falkon-ooc predict's message. When every input has the
+// model's target columns, the metrics are computed: each task returns
+// its rows' ooc.Evaluator, merged in input order (PredictResult.Metrics).
 func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResult, error) {
 	opts, done, err := taskOptions(opts)
 	if err != nil {
@@ -289,6 +308,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 		out.Files = append(out.Files, pf)
 		out.Rows += pf.Rows
 		out.Dropped += pf.Dropped
+		out.Unscored += pf.Unscored
 	}
 	for _, pf := range out.Files {
 		if pf.Err != "" {
@@ -304,6 +324,23 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 			}
 			return nil, errors.New(pf.Err)
 		}
+	}
+	if !slices.ContainsFunc(out.Files, func(pf PredictFile) bool { return pf.Eval == nil }) {
+		ev := m.NewEvaluator()
+		for i, pf := range out.Files {
+			part := m.NewEvaluator()
+			if err := part.UnmarshalBinary(pf.Eval); err != nil {
+				return nil, fmt.Errorf("beam: the metrics of %s: %w", pf.Input, err)
+			}
+			if err := ev.Merge(part); err != nil {
+				return nil, fmt.Errorf("beam: the metrics of %s: %w", pf.Input, err)
+			}
+			out.Files[i].Eval = nil
+		}
+		out.Metrics = ev.Metrics()
+	}
+	for i := range out.Files {
+		out.Files[i].Eval = nil
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,28 @@ func localPredict(t *testing.T, m *ooc.Model, model string, inputs, keep []strin
 	defer r.Close()
 	p := predictfile.New(m, predictfile.Options{})
 	return fileutil.WriteFile(out, 0o644, func(w io.Writer) error { return p.Files(context.Background(), r, w, tabular.Parquet) })
+}
+
+// localMetrics is falkon-ooc predict's metrics of inputs (no output).
+func localMetrics(t *testing.T, m *ooc.Model, model string, inputs []string) *ooc.Metrics {
+	t.Helper()
+	topt, err := predictfile.TableOptions(m, model, predictfile.Input{Nulls: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tabular.Open(inputs, topt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := predictfile.New(m, predictfile.Options{})
+	if err := p.Files(context.Background(), r, nil, tabular.Parquet); err != nil {
+		t.Fatal(err)
+	}
+	if !p.WithTargets {
+		t.Fatal("falkon-ooc predict found no target")
+	}
+	return p.Ev.Metrics()
 }
 
 // TestPredictMatchesLocal: falkon-ooc-beam predict writes beside each
@@ -82,6 +105,19 @@ func TestPredictMatchesLocal(t *testing.T) {
 	}
 	if res.Rows != 601 || len(res.Files) != 3 {
 		t.Fatalf("result %+v", res)
+	}
+	// The inputs have the target: the metrics are falkon-ooc predict's of
+	// the three inputs (one Evaluator over them in order), within the
+	// rounding of the merged sums.
+	want := localMetrics(t, m, model, ins)
+	if res.Metrics == nil || res.Metrics.RMSE == nil || res.Metrics.Rows != want.Rows ||
+		math.Abs(*res.Metrics.RMSE-*want.RMSE) > 1e-12**want.RMSE || math.Abs(*res.Metrics.RelErr-*want.RelErr) > 1e-12**want.RelErr {
+		t.Fatalf("metrics %+v, falkon-ooc predict's %+v", res.Metrics, want)
+	}
+	for _, f := range res.Files {
+		if f.Eval != nil {
+			t.Fatal("a file's evaluator state left in the result")
+		}
 	}
 	for i, in := range ins {
 		want := filepath.Join(dir, fmt.Sprintf("local-%d.parquet", i))

@@ -26,6 +26,8 @@
 package metrics
 
 import (
+	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 )
@@ -263,4 +265,57 @@ func (m *Multiclass) ErrorRate() float64 {
 		return math.NaN()
 	}
 	return float64(m.wrong) / float64(m.n)
+}
+
+// merge adds o's compensated sum to k's.
+func (k *kahan) merge(o kahan) {
+	k.add(o.sum)
+	k.c += o.c
+}
+
+// Merge adds what o accumulated to r, as if o's values had been added
+// to r after r's own (both by Add, or both by AddWeighted): the metrics
+// of both sets of values, equal to one accumulator's but for the rounding
+// of the compensated sums. It lets the parts of a data set be scored
+// apart (on several machines) and their metrics merged.
+func (r *Regression) Merge(o *Regression) {
+	r.n += o.n
+	r.se.merge(o.se)
+	r.sy.merge(o.sy)
+	r.sy2.merge(o.sy2)
+	r.sw.merge(o.sw)
+	r.weighted = r.weighted || o.weighted
+}
+
+// regressionBytes is the size of a Regression's binary encoding.
+const regressionBytes = 8 + 8*8 + 1
+
+// MarshalBinary encodes what r accumulated, for UnmarshalBinary in
+// another process.
+func (r *Regression) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, regressionBytes)
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.n))
+	for _, k := range []kahan{r.se, r.sy, r.sy2, r.sw} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.sum))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.c))
+	}
+	w := byte(0)
+	if r.weighted {
+		w = 1
+	}
+	return append(b, w), nil
+}
+
+// UnmarshalBinary restores r from MarshalBinary's bytes.
+func (r *Regression) UnmarshalBinary(b []byte) error {
+	if len(b) != regressionBytes || b[regressionBytes-1] > 1 || int64(binary.LittleEndian.Uint64(b)) < 0 {
+		return errors.New("metrics: not an encoded Regression")
+	}
+	r.n = int64(binary.LittleEndian.Uint64(b))
+	for i, k := range []*kahan{&r.se, &r.sy, &r.sy2, &r.sw} {
+		k.sum = math.Float64frombits(binary.LittleEndian.Uint64(b[8+16*i:]))
+		k.c = math.Float64frombits(binary.LittleEndian.Uint64(b[16+16*i:]))
+	}
+	r.weighted = b[regressionBytes-1] == 1
+	return nil
 }

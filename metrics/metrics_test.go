@@ -55,3 +55,43 @@ func TestMulticlass(t *testing.T) {
 		t.Errorf("ErrorRate = %v, want 0.25", got)
 	}
 }
+
+// TestRegressionMerge: parts merged (through their binary encoding) give
+// one accumulator's metrics but for rounding; the encoding round-trips.
+func TestRegressionMerge(t *testing.T) {
+	pred, truth := make([]float64, 1000), make([]float64, 1000)
+	for i := range pred {
+		truth[i] = float64(i%17) * 1.3
+		pred[i] = truth[i] + float64(i%5-2)*0.1
+	}
+	var whole, merged metrics.Regression
+	whole.Add(pred, truth)
+	for _, cut := range [][2]int{{0, 10}, {10, 10}, {10, 999}, {999, 1000}} {
+		var part metrics.Regression
+		part.Add(pred[cut[0]:cut[1]], truth[cut[0]:cut[1]])
+		b, err := part.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back metrics.Regression
+		if err := back.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if back != part {
+			t.Fatalf("round trip: %+v, want %+v", back, part)
+		}
+		merged.Merge(&back)
+	}
+	if merged.Count() != whole.Count() {
+		t.Fatalf("count %d, want %d", merged.Count(), whole.Count())
+	}
+	for _, p := range [][2]float64{{merged.MSE(), whole.MSE()}, {merged.RelErr(), whole.RelErr()}} {
+		if math.Abs(p[0]-p[1]) > 1e-14*math.Abs(p[1]) {
+			t.Fatalf("merged %v, whole %v", p[0], p[1])
+		}
+	}
+	var r metrics.Regression
+	if err := r.UnmarshalBinary([]byte{1, 2, 3}); err == nil || err.Error() != "metrics: not an encoded Regression" {
+		t.Fatalf("got %v", err)
+	}
+}

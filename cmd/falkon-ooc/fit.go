@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
@@ -633,22 +634,7 @@ func uncertaintyLine(u *ooc.Uncertainty) string {
 	return s
 }
 
-func metricsLine(m *ooc.Metrics) string {
-	var parts []string
-	add := func(name string, v *float64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s %.6g", name, *v))
-		}
-	}
-	add("rmse", m.RMSE)
-	add("mse", m.MSE)
-	add("rel_error", m.RelErr)
-	add("error_rate", m.ErrorRate)
-	add("accuracy", m.Accuracy)
-	add("auc", m.AUC)
-	add("log_loss", m.LogLoss)
-	return strings.Join(parts, ", ")
-}
+func metricsLine(m *ooc.Metrics) string { return predictfile.MetricsLine(m) }
 
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -336,4 +337,23 @@ func appendStd(dst, scores, sd []float64, std bool, z float64) []float64 {
 		}
 	}
 	return dst
+}
+
+// MetricsLine is the one-line text of m that falkon-ooc and
+// falkon-ooc-beam print ("rmse 0.12, mse 0.0144, …").
+func MetricsLine(m *ooc.Metrics) string {
+	var parts []string
+	add := func(name string, v *float64) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s %.6g", name, *v))
+		}
+	}
+	add("rmse", m.RMSE)
+	add("mse", m.MSE)
+	add("rel_error", m.RelErr)
+	add("error_rate", m.ErrorRate)
+	add("accuracy", m.Accuracy)
+	add("auc", m.AUC)
+	add("log_loss", m.LogLoss)
+	return strings.Join(parts, ", ")
 }

@@ -10,6 +10,7 @@ import (
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
@@ -30,7 +31,9 @@ read), each copied to the worker and its predictions written as an
 object beside it. A NULL, NaN or ±Inf
 feature stops the job with falkon-ooc predict's message (the first input
 in order that has one), and no output is left; --nulls as in falkon-ooc
-predict. Metrics are not computed. The runner flags are fit's.
+predict. When every input has the model's target column(s), the metrics
+are printed as falkon-ooc predict prints them (each task's rows scored
+by its code, merged in input order). The runner flags are fit's.
 
 flags:
 `
@@ -121,6 +124,12 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	}
 	for _, f := range res.Files {
 		fmt.Fprintf(stdout, "output     %s (%d rows)\n", f.Output, f.Rows)
+	}
+	if res.Metrics != nil {
+		fmt.Fprintf(stdout, "metrics    %s\n", predictfile.MetricsLine(res.Metrics))
+		if res.Unscored > 0 {
+			fmt.Fprintf(stdout, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
+		}
 	}
 	fmt.Fprintf(stdout, "beam       %s, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Jobs, br.Failed, br.JobSeconds)
 	return nil

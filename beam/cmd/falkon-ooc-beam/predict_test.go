@@ -14,8 +14,9 @@ import (
 )
 
 // TestPredict: falkon-ooc-beam predict writes one Parquet file beside
-// each input (beam's tests compare them with falkon-ooc predict's), and a
-// NaN feature gives falkon-ooc predict's message with its hint.
+// each input (beam's tests compare them with falkon-ooc predict's) and,
+// the inputs having the target, the metrics; a NaN feature gives
+// falkon-ooc predict's message with its hint.
 func TestPredict(t *testing.T) {
 	dir := t.TempDir()
 	ins := csvInputs(t, dir)
@@ -46,12 +47,22 @@ func TestPredict(t *testing.T) {
 			Output string `json:"output"`
 			Rows   int64  `json:"rows"`
 		} `json:"files"`
+		Metrics *struct {
+			Rows int64    `json:"rows"`
+			RMSE *float64 `json:"rmse"`
+		} `json:"metrics"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if doc.Rows != 80 || len(doc.Files) != 3 || doc.Files[1].Rows != 7 || doc.Files[1].Output != filepath.Join(dir, "part-1.pred.parquet") {
+	if doc.Rows != 80 || len(doc.Files) != 3 || doc.Files[1].Rows != 7 || doc.Files[1].Output != filepath.Join(dir, "part-1.pred.parquet") ||
+		doc.Metrics == nil || doc.Metrics.Rows != 80 || doc.Metrics.RMSE == nil {
 		t.Fatalf("document %s", stdout)
+	}
+	// The text summary prints the metrics as falkon-ooc predict does.
+	code, stdout, stderr = runCmd(append([]string{"predict", "--model", model, "--force", "--quiet"}, ins...)...)
+	if code != exitOK || !strings.Contains(stdout, "\nmetrics    rmse ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	for _, f := range doc.Files {
 		if st, err := os.Stat(f.Output); err != nil || st.Size() == 0 {
