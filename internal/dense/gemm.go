@@ -30,9 +30,9 @@ func asP[E, P Float](s []E) []P {
 // multiplication", ACM TOMS 34(3), 2008): a kc × nc block of op(B) is packed
 // once and stays in L3, an mc × kc block of op(A) is packed per worker and
 // stays in L2, and the micro-kernel streams an mr × kc sliver of it against a
-// kc × nr sliver of B that stays in L1. ncBlock is in float64 elements: a
-// float32 B block has twice the columns (ncOf), the same 8 MiB, so that A
-// is packed half as often.
+// kc × nr sliver of B that stays in L1. ncBlock is in float64 elements
+// (ncOf). This is the float64 GEMM; the float32 one (gemmRows) reverses
+// the roles of the two operands.
 const (
 	kcBlock = 256
 	mcBlock = 192 // rounded down to a multiple of mr
@@ -143,6 +143,11 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 	// When E is P the micro-kernel adds into C directly rather than
 	// through a tile.
 	cd := asP[E, P](g.c)
+	var zp P
+	if unsafe.Sizeof(zp) == 4 {
+		gemmRows(ws, g, cd, ss)
+		return
+	}
 	workers := len(ss)
 	nr, mc := ws.k.nr, ws.mc
 	// Work below this many flops per (jc, pc) block is not worth a goroutine.
@@ -195,6 +200,168 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 				})
 			}
 			wg.Wait()
+		}
+	}
+}
+
+// Cache blocking of the float32 GEMM (gemmRows). The roles of the two
+// operands are the reverse of gemm's: a 12 × kc32 sliver of op(A) is
+// reused from L1 across a kc32 × nc32 block of op(B) packed per worker
+// into its own L2 (kc32 · nc32 · 4 bytes = 1 MiB of the 2 MiB), and an
+// mc32 × kc32 block of op(A), packed once for all workers, streams
+// through L3. The micro-kernel thus walks along a band of 12 rows of C,
+// 128 contiguous bytes of each row per call, which the hardware
+// prefetchers follow, and a kc of 512 halves the passes over C against
+// gemm's 256. On pre-packed operands with an M = 10⁴ C in memory, one
+// core, this order ran the 12×32 kernel at 174–178 GFLOP/s against
+// 161–164 for gemm's (round 8, issue #22).
+const (
+	kc32 = 512
+	nc32 = 512
+	mc32 = 4096 // rounded down to a multiple of mr
+)
+
+// gemmRows is gemm for a float32 kernel, in the blocking above: for each
+// kc32 slice of k and mc32 block of rows, the op(A) block is packed (in
+// parallel) into ss[0].a, and the workers take the kc32 × nc32 blocks
+// of op(B) in turn (and rows of them when there are fewer blocks than
+// twice the workers), each packing its own into its scratch's b.
+func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratch[P]) {
+	mr, nr := ws.k.mr, ws.k.nr
+	mc := max(mr, mc32/mr*mr)
+	workers := len(ss)
+	if 2*g.m*g.n*g.k < 1<<22 {
+		workers = 1
+	}
+	diagOff := 0
+	if g.strict {
+		diagOff = 1
+	}
+	for pc := 0; pc < g.k; pc += kc32 {
+		kb := min(kc32, g.k-pc)
+		for ic := 0; ic < g.m; ic += mc {
+			mb := min(mc, g.m-ic)
+			if g.upper {
+				// Rows at or below the last column take no update.
+				mb = min(mb, max(0, g.n-diagOff-ic))
+			}
+			if mb <= 0 {
+				break
+			}
+			mbR := (mb + mr - 1) / mr * mr
+			ss[0].a = grow(ss[0].a, mbR*kb)
+			ap := ss[0].a
+			nSl := mbR / mr
+			if w := min(workers, nSl/4); w > 1 {
+				per := (nSl + w - 1) / w * mr
+				var wg sync.WaitGroup
+				for r0 := 0; r0 < mb; r0 += per {
+					wg.Go(func() { packA(ap[r0*kb:], mr, g, ic+r0, pc, min(per, mb-r0), kb) })
+				}
+				wg.Wait()
+			} else {
+				packA(ap, mr, g, ic, pc, mb, kb)
+			}
+			// Work items: column blocks, each split into rSplit row
+			// ranges when there are too few blocks to share.
+			nJc := (g.n + nc32 - 1) / nc32
+			rSplit := 1
+			if workers > 1 && nJc < 2*workers {
+				rSplit = min(nSl, (2*workers+nJc-1)/nJc)
+			}
+			rPer := (nSl + rSplit - 1) / rSplit * mr
+			items := nJc * rSplit
+			run := func(s *scratch[P], item int) {
+				jc := item / rSplit * nc32
+				r0 := item % rSplit * rPer
+				if r0 >= mb {
+					return
+				}
+				r1 := min(mb, r0+rPer)
+				nb := min(nc32, g.n-jc)
+				if g.upper && ic+r0+diagOff > jc+nb-1 {
+					return // every row of the range lies under the diagonal
+				}
+				nbR := (nb + nr - 1) / nr * nr
+				s.b = grow(s.b, kb*nbR)
+				packB(s.b, nr, g, pc, jc, kb, nb, 0, nb)
+				rowsBlock(ws, s, g, cd, ap, s.b, ic, r0, r1, jc, nb, kb, diagOff)
+			}
+			w := min(workers, items)
+			if w <= 1 {
+				for it := 0; it < items; it++ {
+					run(ss[0], it)
+				}
+				continue
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for t := 0; t < w; t++ {
+				s := ss[t]
+				wg.Go(func() {
+					for {
+						it := int(next.Add(1) - 1)
+						if it >= items {
+							return
+						}
+						run(s, it)
+					}
+				})
+			}
+			wg.Wait()
+		}
+	}
+}
+
+// rowsBlock multiplies rows ic+r0..ic+r1 of the packed op(A) block ap by
+// the packed op(B) block bp (columns jc..jc+nb) into C, one mr-row
+// sliver of A at a time against every nr-column sliver of B.
+func rowsBlock[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, ap, bp []P, ic, r0, r1, jc, nb, kb, diagOff int) {
+	mr, nr := ws.k.mr, ws.k.nr
+	kern := ws.k.fn
+	for ir := r0; ir < r1; ir += mr {
+		i0 := ic + ir
+		if g.upper && i0+diagOff > jc+nb-1 {
+			return
+		}
+		mi := min(mr, r1-ir)
+		apan := ap[ir*kb : ir*kb+mr*kb]
+		jr0 := 0
+		if g.upper {
+			// The first sliver with a column at or above row i0+diagOff.
+			jr0 = max(0, i0+diagOff-jc) / nr * nr
+		}
+		for jr := jr0; jr < nb; jr += nr {
+			j0 := jc + jr
+			nj := min(nr, nb-jr)
+			bpan := bp[jr*kb : jr*kb+nr*kb]
+			if cd != nil && mi == mr && nj == nr && (!g.upper || i0+mr-1+diagOff <= j0) {
+				kern(kb, apan, bpan, cd[i0*g.ldc+j0:], g.ldc)
+				continue
+			}
+			addTile(ws, s, g, apan, bpan, kb, i0, j0, mi, nj, diagOff)
+		}
+	}
+}
+
+// addTile adds the mi × nj corner of one micro-tile, formed in s.tile, to
+// C (under upper, only the elements on or above the diagonal, past it by
+// diagOff).
+func addTile[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], apan, bpan []P, kb, i0, j0, mi, nj, diagOff int) {
+	nr := ws.k.nr
+	tile := s.tile
+	clear(tile)
+	ws.k.fn(kb, apan, bpan, tile, nr)
+	c, ldc := g.c, g.ldc
+	for i := 0; i < mi; i++ {
+		ci := c[(i0+i)*ldc:]
+		ti := tile[i*nr : i*nr+nj]
+		jStart := 0
+		if g.upper {
+			jStart = max(0, i0+i-j0+diagOff)
+		}
+		for j := jStart; j < nj; j++ {
+			ci[j0+j] = E(P(ci[j0+j]) + ti[j])
 		}
 	}
 }
