@@ -29,6 +29,11 @@ git archive "$BEFORE" | tar -x -C "$TMP/before"
 cp bench/largem/main.go "$TMP/before/bench/largem/main.go"
 (cd "$TMP/before" && go build -o "$TMP/largem-before" ./bench/largem)
 go build -o "$TMP/largem-after" ./bench/largem
+# The builds raise the load: wait (at most 5 min) until it is below 1.0.
+for _ in $(seq 20); do
+  awk '{exit !($1 < 1.0)}' /proc/loadavg && break
+  sleep 15
+done
 echo "after $(git rev-parse --short HEAD)  before $BEFORE  M=$M reps=$REPS cpus=$CPUS  $(date -u +%FT%TZ)"
 for rep in $(seq "$REPS"); do
   for which in before after; do
