@@ -132,14 +132,16 @@ func BuildNystrom(ctx context.Context, m int, diag []float64, rows PickRows, lam
 			opt.Progress(f)
 		}
 	}
-	f, rk, trace, residual, resMax, err := rpCholesky(ctx, m, r, diag, p.d, rows, opt.Seed, tol, p.workers, func(f float64) { progress(0.6 * f) })
+	// Progress by the phases' measured shares (M = 5·10⁴, r = 8000:
+	// pivots 28 %, QR 61 %, μ and the core 11 %).
+	f, rk, trace, residual, resMax, err := rpCholesky(ctx, m, r, diag, p.d, rows, opt.Seed, tol, p.workers, func(f float64) { progress(0.3 * f) })
 	if err != nil {
 		return nil, err
 	}
 	if rk == 0 {
 		return nil, &NotPDError{Matrix: "D K_MM D (no positive diagonal)", Lambda: lambda}
 	}
-	ny, err := orthonormalise(ctx, f, m, rk, p.workers, func(f float64) { progress(0.6 + 0.3*f) })
+	ny, err := orthonormalise(ctx, f, m, rk, p.workers, func(f float64) { progress(0.3 + 0.6*f) })
 	if err != nil {
 		return nil, err
 	}

@@ -326,12 +326,12 @@ func setup(ms []int, precs []string, sigma, lambda float64) error {
 			t0 := time.Now()
 			phase := 0
 			// precond.Build's phases end at thirds of its progress;
-			// BuildNystrom's (pivots, Cholesky QR, μ, core) at 0.6, 0.9
+			// BuildNystrom's (pivots, Cholesky QR, μ, core) at 0.3, 0.9
 			// and 0.95.
 			ends := [3]float64{0, 1.0 / 3, 2.0 / 3}
 			var err error
 			if r, ok := strings.CutPrefix(prec, "nystrom:"); ok {
-				ends = [3]float64{0.6, 0.9, 0.95}
+				ends = [3]float64{0.3, 0.9, 0.95}
 				opt := precond.Options{Method: precond.MethodNystrom, Seed: 1}
 				if opt.Rank, err = strconv.Atoi(r); err != nil {
 					return fmt.Errorf("-precisions %s: %w", prec, err)
