@@ -315,16 +315,24 @@ func rpCholesky(ctx context.Context, m, r int, diag, d []float64, rows PickRows,
 
 // orthonormalise turns F (M × rk, stride rk) into Q S Qᵀ = FFᵀ by
 // Cholesky QR: FᵀF = RᵀR, Q = F R⁻¹ (in place, block of rows by block),
-// twice, and S = R Rᵀ. A Gram matrix too ill-conditioned for its Cholesky
+// twice (once when the first round's Q is already orthonormal to
+// qr1Orth), and S = R Rᵀ. A Gram matrix too ill-conditioned for its Cholesky
 // factorisation gets a shift of 1e-13·tr(FᵀF)·10^j until it factorises
 // (shifted Cholesky QR): Q is then orthonormal only to about that
 // relative accuracy, which changes how fast CG converges, never what it
 // converges to (B stays nonsingular and Bᵀ its exact transpose).
 func orthonormalise(ctx context.Context, f []float64, m, rk, workers int, progress func(float64)) (*nystrom, error) {
 	// Two rounds (Cholesky QR2, Fukaya et al. 2014): the first leaves
-	// Q's columns orthonormal to about κ(F)²·10⁻¹⁶, the second to
-	// rounding; F = Q R₂R₁.
+	// Q's columns orthonormal to about κ(F D⁻¹)²·10⁻¹⁶ (D F's column
+	// norms: Cholesky and the triangular solves are backward stable
+	// column by column, so the column scaling does not count), the second
+	// to rounding; F = Q R₂R₁. The second round is skipped when an
+	// estimate of κ(F D⁻¹) = κ(R₁ D⁻¹) says the first already reached
+	// qr1Orth: the randomly pivoted Cholesky's columns are nearly
+	// independent once scaled (κ 15–110 on Gaussian kernels of random
+	// 5-D points), and the skip halves the QR's flops.
 	var rtot []float64
+	norms := make([]float64, rk) // D
 	gram := make([]float64, rk*rk)
 	rf := make([]float64, rk*rk)
 	t := make([]float64, rk*qrRows)
@@ -344,8 +352,11 @@ func orthonormalise(ctx context.Context, f []float64, m, rk, workers int, progre
 		tr := 0.0
 		for i := range rk {
 			tr += gram[i*rk+i]
+			norms[i] = math.Sqrt(gram[i*rk+i])
 		}
+		shifted := false
 		for shift := 0.0; ; {
+			shifted = shift > 0
 			copy(rf, gram)
 			for i := range rk {
 				rf[i*rk+i] += shift
@@ -376,6 +387,9 @@ func orthonormalise(ctx context.Context, f []float64, m, rk, workers int, progre
 		}
 		if round == 0 {
 			rtot = slices.Clone(rf)
+			if !shifted && orthLoss(rf, norms, rk) <= qr1Orth {
+				break
+			}
 		} else { // R = R₂R₁
 			prod := make([]float64, rk*rk)
 			dense.Gemm(false, false, rk, rk, rk, 1, rf, rk, rtot, rk, prod, rk, workers)
@@ -392,6 +406,87 @@ func orthonormalise(ctx context.Context, f []float64, m, rk, workers int, progre
 		}
 	}
 	return &nystrom{q: f[: m*rk : m*rk], s: sm, r: rk}, ctx.Err()
+}
+
+// qr1Orth is the loss of orthogonality, ε·κ², below which one Cholesky
+// QR round is enough (κ up to about 300).
+const qr1Orth = 1e-11
+
+// orthLoss estimates the loss of orthogonality after one Cholesky QR
+// round, ε·κ(R D⁻¹)², for R upper triangular (k × k in r, stride k) and
+// D = norms (R's column norms): κ = ‖RD⁻¹‖·‖DR⁻¹‖, each norm by 12
+// power steps (products with R and triangular solves, k² flops each).
+// The power method approaches both norms from below; κ² carries a
+// factor of 4 for that. A zero or non-finite norm gives +Inf.
+func orthLoss(r, norms []float64, k int) float64 {
+	for _, v := range norms {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return math.Inf(1)
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(k), 0x71))
+	x, y := make([]float64, k), make([]float64, k)
+	start := func() {
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+	}
+	unit := func(v []float64) float64 {
+		s := 0.0
+		for _, e := range v {
+			s += e * e
+		}
+		s = math.Sqrt(s)
+		for i := range v {
+			v[i] /= s
+		}
+		return s
+	}
+	// ‖RD⁻¹‖²: steps of x ← D⁻¹RᵀRD⁻¹x.
+	start()
+	unit(x)
+	big := 0.0
+	for range 12 {
+		for i := range k { // y = R D⁻¹ x
+			s := 0.0
+			row := r[i*k : i*k+k]
+			for j := i; j < k; j++ {
+				s += row[j] * x[j] / norms[j]
+			}
+			y[i] = s
+		}
+		clear(x) // x = D⁻¹ Rᵀ y
+		for i := range k {
+			row := r[i*k : i*k+k]
+			for j := i; j < k; j++ {
+				x[j] += row[j] * y[i]
+			}
+		}
+		for j := range k {
+			x[j] /= norms[j]
+		}
+		big = unit(x)
+	}
+	// ‖DR⁻¹‖²: steps of x ← D R⁻¹R⁻ᵀ D x.
+	start()
+	unit(x)
+	inv := 0.0
+	for range 12 {
+		for j := range k {
+			x[j] *= norms[j]
+		}
+		dense.SolveUpperTVec(r, k, k, x) // Rᵀ z = D x
+		dense.SolveUpperVec(r, k, k, x)  // R w = z
+		for j := range k {
+			x[j] *= norms[j]
+		}
+		inv = unit(x)
+		if math.IsInf(inv, 0) || math.IsNaN(inv) {
+			return math.Inf(1)
+		}
+	}
+	const eps = 0x1p-52
+	return 4 * eps * big * inv // big, inv: the squared norms
 }
 
 // qrRows is the rows of F per block of the Cholesky QR's solve: the
