@@ -281,6 +281,10 @@ const (
 	StagePrecond  Stage = "precond"  // Cholesky factorisations
 	StageRHS      Stage = "rhs"      // the pass for the right-hand side
 	StageIterate  Stage = "iterate"  // CG iterations, one pass each
+	// StageKMM: after an iteration's pass, the λ·K_MM·u term of the
+	// Nyström preconditioner (computed by the kernel: M² entries);
+	// Fraction is the share of K_MM's rows done.
+	StageKMM      Stage = "kmm"
 	StageValidate Stage = "validate" // a validation pass
 	// StageUncertainty: the variance's factor (Config.Uncertainty); with
 	// UncertaintyExact first a pass (Chunk, Chunks), then Fraction 0 and 1.

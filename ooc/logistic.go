@@ -576,7 +576,7 @@ func (op *newtonOperator) MulTo(ctx context.Context, dst, src []float64) error {
 			if uc := us[vi-1]; uc != nil {
 				// Bᵀ(K_nMᵀHK_nM u/n + λ K_MM u): the Nyström
 				// preconditioner has no identity for the λ term.
-				if err := kmmMulAdd(ctx, g.c64, g.centres, wc, uc, make([]float64, m*k), k, lam, runtime.GOMAXPROCS(0)); err != nil {
+				if err := kmmMulAdd(ctx, g.c64, g.centres, wc, uc, make([]float64, m*k), k, lam, runtime.GOMAXPROCS(0), nil); err != nil {
 					return err
 				}
 				c.pre.SolveTTTo(z, wc, k)

@@ -3,6 +3,7 @@ package ooc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -221,4 +222,52 @@ func TestNystromBasisCache(t *testing.T) {
 	}
 	damage([]byte("hello"))
 	check("not a basis", "truncated header")
+}
+
+// TestNystromKMMProgress: with the Nyström preconditioner every CG
+// iteration reports its λ·K_MM·u term (StageKMM) after the iteration's
+// pass, by blocks of K_MM's rows, rising to 1; a context that ends
+// during the term stops the fit with its error.
+func TestNystromKMMProgress(t *testing.T) {
+	const n, d, M = 4000, 3, 2500 // three blocks of K_MM's rows
+	x, y := synth(n, d, 5)
+	cfg := ooc.Config{Centers: M, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2}, Lambda: 1e-4, Iterations: 3,
+		Seed: 1, Preconditioner: precond.MethodNystrom, PrecondRank: 200}
+	var got []string
+	last := map[int]float64{}
+	run := ooc.RunOptions{Progress: func(p ooc.Progress) {
+		switch p.Stage {
+		case ooc.StageKMM:
+			if p.Fraction <= last[p.Iteration] || p.Fraction > 1 {
+				t.Errorf("iteration %d: K_MM·u fraction %g after %g", p.Iteration, p.Fraction, last[p.Iteration])
+			}
+			last[p.Iteration] = p.Fraction
+			if p.Fraction == 1 {
+				got = append(got, fmt.Sprintf("kmm %d/%d", p.Iteration, p.Iterations))
+			}
+		case ooc.StageIterate:
+			if p.Chunks == 0 && p.Iteration > 0 {
+				got = append(got, fmt.Sprintf("iteration %d", p.Iteration))
+			}
+		}
+	}}
+	if _, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, y, 1, 500), cfg, run); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kmm 1/3", "iteration 1", "kmm 2/3", "iteration 2", "kmm 3/3", "iteration 3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("reports %q, want %q", got, want)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run.Progress = func(p ooc.Progress) {
+		if p.Stage == ooc.StageKMM && p.Iteration == 2 {
+			cancel()
+		}
+	}
+	_, err := ooc.Fit(ctx, stream.NewMemSource(x, d, y, 1, 500), cfg, run)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during K_MM·u: err %v, want context.Canceled", err)
+	}
 }

@@ -240,7 +240,7 @@ func TestNystromLowRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	// μ: the top eigenvalue of the residual on Q's complement,
-	// (I − QQᵀ)K(I − QQᵀ), from 10 power steps (New passes K·x).
+	// (I − QQᵀ)K(I − QQᵀ), from its power steps (New passes K·x).
 	var pk, pkp mat.Dense
 	proj := mat.NewDense(m, m, nil)
 	var qqt mat.Dense

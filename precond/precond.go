@@ -145,9 +145,11 @@ type Options struct {
 	Seed uint64
 	// KMul, for MethodNystrom, sets dst = K_MM·src (M × k, row-major)
 	// without storing K_MM. When set, BuildNystrom takes the complement's
-	// eigenvalue μ from 10 power steps on (I − QQᵀ) D K_MM D (I − QQᵀ)
-	// (10 products); when nil, from the residual's largest diagonal
-	// entry (which needed more iterations on bench/largem).
+	// eigenvalue μ from power steps on (I − QQᵀ) D K_MM D (I − QQᵀ)
+	// (3 to 10 products, until the estimate rises by less than 1 %; μ
+	// is needed to a few per cent, so KMul may compute in float32);
+	// when nil, from the residual's largest diagonal entry (which needed
+	// more iterations on bench/largem).
 	KMul func(dst, src []float64, k int)
 }
 

@@ -30,9 +30,11 @@
 // row block by row block straight into the one buffer (kernel.Centers,
 // Gaussian, σ = -sigma, on M random 5-D points) and T, T Tᵀ and A
 // factorised (precond.Build, λ = -lambda), for each -precisions, and prints
-// the seconds of each phase:
+// the seconds of each phase; nystrom:R times the Nyström preconditioner's
+// set-up of rank R on the same centres (pivots, Cholesky QR, μ, core):
 //
 //	go run ./bench/largem -mode setup -centers 20000 -precisions float32
+//	go run ./bench/largem -mode setup -centers 50000 -precisions float32,nystrom:4000,nystrom:8000
 //
 // The fit at M = 5·10⁴ itself runs through the CLI (falkon-ooc fit) in a
 // cgroup: see bench/RESULTS.md.
@@ -46,6 +48,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +75,7 @@ func main() {
 	iters := flag.Int("iters", 30, "sweep: CG iterations")
 	sigma := flag.Float64("sigma", 0.5, "sweep, setup: Gaussian kernel σ")
 	lambda := flag.Float64("lambda", 1e-7, "sweep, setup: λ")
+	muPrec := flag.String("mu-precision", "float32", "setup: the kernel precision of K_MM·x in nystrom:R's power steps for μ (float32 as ooc's fit; float64 as before round 8)")
 	flag.Parse()
 	ms, err := ints(*centers)
 	if err != nil {
@@ -85,6 +89,7 @@ func main() {
 	case "pivot":
 		err = pivot(ms, strings.Split(*methods, ","))
 	case "setup":
+		muPrecision = *muPrec
 		err = setup(ms, strings.Split(*precisions, ","), *sigma, *lambda)
 	default:
 		err = fmt.Errorf("unknown -mode %q", *mode)
@@ -282,11 +287,15 @@ func pivot(ms []int, methods []string) error {
 
 // setup times precond.Build as a fit calls it (ooc's kmmRows): K_MM by
 // kernel.Centers into the buffer, then the three factorisations, whose
-// boundaries the progress callback marks (thirds of its range).
+// boundaries the progress callback marks (thirds of its range). A
+// precision nystrom:R times precond.BuildNystrom of rank R as a fit calls
+// it instead; its columns are then the pivots (kernel rows included),
+// the Cholesky QR, μ (power steps with K_MM·x by the kernel) and the
+// core.
 func setup(ms []int, precs []string, sigma, lambda float64) error {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("# load before: %s", load)
-	fmt.Println("| M | precision | K_MM s | T s | T Tᵀ s | A s | total s |")
+	fmt.Println("| M | precision | K_MM s (nystrom: pivots) | T s (QR) | T Tᵀ s (μ) | A s (core) | total s |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, m := range ms {
 		rng := rand.New(rand.NewPCG(uint64(m), 4))
@@ -316,13 +325,56 @@ func setup(ms []int, precs []string, sigma, lambda float64) error {
 			var marks [4]time.Duration // K_MM done, T done, T Tᵀ done, A done
 			t0 := time.Now()
 			phase := 0
-			progress := func(done float64) {
-				for phase < 3 && done >= float64(phase)/3 {
-					marks[phase] = time.Since(t0)
-					phase++
+			// precond.Build's phases end at thirds of its progress;
+			// BuildNystrom's (pivots, Cholesky QR, μ, core) at 0.3, 0.9
+			// and 0.95.
+			ends := [3]float64{0, 1.0 / 3, 2.0 / 3}
+			var err error
+			if r, ok := strings.CutPrefix(prec, "nystrom:"); ok {
+				ends = [3]float64{0.3, 0.9, 0.95}
+				opt := precond.Options{Method: precond.MethodNystrom, Seed: 1}
+				if opt.Rank, err = strconv.Atoi(r); err != nil {
+					return fmt.Errorf("-precisions %s: %w", prec, err)
 				}
+				opt.Progress = func(done float64) {
+					for phase < 3 && done >= ends[phase] {
+						marks[phase] = time.Since(t0)
+						phase++
+					}
+				}
+				kp := kernel.Float32
+				if muPrecision == "float64" { // as ooc's fit before round 8
+					kp = kernel.Float64
+				}
+				c32 := kernel.NewCenters(kern, pts, m, d, kp)
+				opt.KMul = func(dst, src []float64, k int) { // K_MM·src by the kernel, as ooc's fit
+					parallel(m, func(lo, hi int) {
+						c32.KvTo(c32.NewWorkspace(), dst[lo*k:hi*k], pts[lo*d:hi*d], hi-lo, src, k)
+					})
+				}
+				pick := func(dst []float64, idx []int) { // as ooc's kmmPick
+					x := make([]float64, 0, len(idx)*d)
+					for _, i := range idx {
+						x = append(x, pts[i*d:(i+1)*d]...)
+					}
+					parallel(len(idx), func(lo, hi int) {
+						c.BlockTo(c.NewWorkspace(), dst[lo*m:hi*m], x[lo*d:hi*d], hi-lo)
+					})
+				}
+				diag := make([]float64, m)
+				for i := range diag {
+					diag[i] = kern.Eval(pts[i*d:(i+1)*d], pts[i*d:(i+1)*d])
+				}
+				_, err = precond.BuildNystrom(context.Background(), m, diag, pick, lambda, opt)
+			} else {
+				progress := func(done float64) {
+					for phase < 3 && done >= ends[phase] {
+						marks[phase] = time.Since(t0)
+						phase++
+					}
+				}
+				_, err = precond.Build(context.Background(), m, rows, lambda, precond.Options{Precision: precond.Precision(prec), Progress: progress})
 			}
-			_, err := precond.Build(context.Background(), m, rows, lambda, precond.Options{Precision: precond.Precision(prec), Progress: progress})
 			if err != nil {
 				return fmt.Errorf("M = %d, %s: %w", m, prec, err)
 			}
@@ -339,4 +391,19 @@ func setup(ms []int, precs []string, sigma, lambda float64) error {
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Printf("# load after: %s", load)
 	return nil
+}
+
+// muPrecision is -mu-precision.
+var muPrecision string
+
+// parallel runs f over [0, n) split in GOMAXPROCS row ranges.
+func parallel(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), max(n, 1))
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := i*n/w, (i+1)*n/w
+		wg.Add(1)
+		go func() { defer wg.Done(); f(lo, hi) }()
+	}
+	wg.Wait()
 }

@@ -484,7 +484,8 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			fmt.Fprintf(e.stderr, "fit: interrupted; %s holds iteration %d. Continue with:\n  %s\n", ckpt, lastCkpt, resumeCommand(o.out, args))
 		}
 	}()
-	var passStart, precondStart time.Time
+	var passStart, precondStart, kmmStart time.Time
+	kmmIter := 0
 	run.Progress = func(p ooc.Progress) {
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
@@ -509,6 +510,13 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				}
 				pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations), msg, true)
 			}
+		case ooc.StageKMM:
+			// The Nyström preconditioner's λ·K_MM·u after each pass.
+			if p.Iteration != kmmIter {
+				kmmIter, kmmStart = p.Iteration, time.Now()
+			}
+			pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations),
+				"λ·K_MM·u "+bar(p.Fraction)+eta(p.Fraction, 1, time.Since(kmmStart)), false)
 		case ooc.StageUncertainty:
 			switch {
 			case p.Chunks > 0:

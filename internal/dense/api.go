@@ -80,3 +80,18 @@ func gemmWith(kern microKernel[float64], transA, transB bool, m, n, k int, alpha
 	defer ws.release()
 	gemm(ws, &gemmArgs[float64]{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, tA: transA, b: b, ldb: ldb, tB: transB, c: c, ldc: ldc}, ws.s)
 }
+
+// GramUpper adds alpha XᵀX to the upper triangle, diagonal included, of
+// the k×k matrix C (row-major, stride ldc), for X n×k (row-major, stride
+// ldx): BLAS dsyrk (upper, transpose). C's strict lower triangle is left
+// alone, and tiles wholly below the diagonal are skipped, so it takes
+// about half the flops of Gemm(true, false, k, k, n, …). C must not
+// overlap X. At most workers goroutines run; the result does not depend
+// on workers.
+func GramUpper(x []float64, n, k, ldx int, alpha float64, c []float64, ldc int, workers int) {
+	checkMat("GramUpper X", x, n, k, ldx)
+	checkMat("GramUpper C", c, k, k, ldc)
+	ws := newWorkspace(best, workers)
+	defer ws.release()
+	gemm(ws, &gemmArgs[float64]{m: k, n: k, k: n, alpha: alpha, a: x, lda: ldx, tA: true, b: x, ldb: ldx, c: c, ldc: ldc, upper: true}, ws.s)
+}

@@ -143,3 +143,41 @@ func TestSyrkStrictUpper(t *testing.T) {
 		}
 	}
 }
+
+// TestGramUpper: C's upper triangle (diagonal included) gets alpha·XᵀX
+// added for sizes across tile and block edges; its strict lower triangle
+// is not written.
+func TestGramUpper(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(35, 36))
+	for _, sz := range [][2]int{{300, 37}, {1000, 530}, {5, 1}} {
+		n, k := sz[0], sz[1]
+		x := randMat(rnd, n, k, k+3)
+		c := make([]float64, k*k)
+		for i := range c {
+			c[i] = math.NaN()
+		}
+		for i := range k {
+			for j := i; j < k; j++ {
+				c[i*k+j] = 1
+			}
+		}
+		GramUpper(x, n, k, k+3, 0.5, c, k, 2)
+		for i := range k {
+			for j := range k {
+				if j < i {
+					if !math.IsNaN(c[i*k+j]) {
+						t.Fatalf("%d×%d: C[%d,%d] written", n, k, i, j)
+					}
+					continue
+				}
+				s := 0.0
+				for l := range n {
+					s += x[l*(k+3)+i] * x[l*(k+3)+j]
+				}
+				if d := math.Abs(c[i*k+j] - 1 - 0.5*s); d > 1e-12*float64(n) {
+					t.Fatalf("%d×%d: C[%d,%d] = %v, want %v", n, k, i, j, c[i*k+j], 1+0.5*s)
+				}
+			}
+		}
+	}
+}
