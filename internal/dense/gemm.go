@@ -375,8 +375,7 @@ func block[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, bp [
 	ap := s.a
 	packA(ap, mr, g, ic, pc, mb, kb)
 	kern := ws.k.fn
-	tile := s.tile
-	c, ldc := g.c, g.ldc
+	ldc := g.ldc
 	// In the strict upper case the diagonal is excluded: a tile is
 	// entirely inside the update when its last row is above its first
 	// column.
@@ -399,19 +398,7 @@ func block[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, bp [
 				kern(kb, apan, bpan, cd[i0*ldc+j0:], ldc)
 				continue
 			}
-			clear(tile)
-			kern(kb, apan, bpan, tile, nr)
-			for i := 0; i < mi; i++ {
-				ci := c[(i0+i)*ldc:]
-				ti := tile[i*nr : i*nr+nj]
-				jStart := 0
-				if g.upper {
-					jStart = max(0, i0+i-j0+diagOff)
-				}
-				for j := jStart; j < nj; j++ {
-					ci[j0+j] = E(P(ci[j0+j]) + ti[j])
-				}
-			}
+			addTile(ws, s, g, apan, bpan, kb, i0, j0, mi, nj, diagOff)
 		}
 	}
 }
