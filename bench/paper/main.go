@@ -36,10 +36,14 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	shapeName := fs.String("shape", "susy", "msd, susy, higgs (or tiny, tinyreg)")
+	shapeName := fs.String("shape", "susy", "msd, susy, higgs, higgs-rough (or tiny, tinyreg)")
 	dir := fs.String("dir", "", "the data directory")
 	seed := fs.Uint64("seed", 2017, "data seed")
 	rows := fs.Int64("rows", 0, "gen: total rows instead of the shape's (test rows scaled alike)")
+	kappa := fs.Float64("kappa", 0, "gen: the logit's scale instead of the shape's (binary)")
+	terms := fs.Int("terms", 0, "gen: sine terms of h instead of the shape's")
+	freq := fs.Float64("freq", 0, "gen: the norm of h's frequencies instead of the shape's")
+	rough := fs.String("rough", "", "gen: WEIGHT:DIMS:TERMS:FREQ of the rough part instead of the shape's")
 	o := runOpts{}
 	fs.StringVar(&o.bin, "bin", "", "run: the falkon-ooc binary (default: built from this checkout)")
 	fs.IntVar(&o.centers, "centers", 10_000, "run: M of the final fit")
@@ -58,6 +62,21 @@ func main() {
 	if *rows > 0 {
 		sh.Test = max(sh.Test**rows/sh.Rows, 1000)
 		sh.Rows = *rows
+	}
+	if *kappa > 0 {
+		sh.Kappa = *kappa
+	}
+	if *terms > 0 {
+		sh.Terms = *terms
+	}
+	if *freq > 0 {
+		sh.Freq = *freq
+	}
+	if *rough != "" {
+		if _, err := fmt.Sscanf(*rough, "%g:%d:%d:%g", &sh.Rough, &sh.RoughDims, &sh.RoughTerms, &sh.RoughFreq); err != nil || sh.RoughDims > sh.Relevant {
+			fmt.Fprintf(os.Stderr, "paper: -rough %q: want WEIGHT:DIMS:TERMS:FREQ with DIMS ≤ %d\n", *rough, sh.Relevant)
+			os.Exit(2)
+		}
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
 	var err error
