@@ -27,10 +27,10 @@ func p(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
 // are loaded per step, and a[p*mr+i] is broadcast into one of two
 // alternating registers (bcst false) or straight into each FMA's memory
 // operand (AVX-512 embedded broadcast, bcst true: nv loads of it per
-// step). The float32 kernels broadcast into registers: 14 loads per 24
-// FMAs instead of 26 for the 12×32 tile ran it at 233 GFLOP/s in L1
+// step). The AVX-512 kernels broadcast into registers: 14 loads per 24
+// FMAs instead of 26 ran the float32 12×32 tile at 233 GFLOP/s in L1
 // against 218, and the float32 operations at M = 10⁴ 7–10 % faster
-// (round 9, issue #22).
+// (round 9, issue #22); the float64 12×16 tile likewise.
 //
 // With spreadC the C tile is prefetched one row per k-step over the first
 // mr steps instead of all at once before the loop (measured 3–8 % faster
@@ -135,7 +135,7 @@ func main() {
 	p("")
 	p("#include \"textflag.h\"")
 	p("")
-	kernel("kernAVX512", "Z", 8, 8, 12, 16, true, false, 0)
+	kernel("kernAVX512", "Z", 8, 8, 12, 16, false, false, 0)
 	kernel("kernAVX2", "Y", 8, 4, 6, 8, false, false, 0)
 	kernel("kern32AVX512", "Z", 4, 16, 12, 32, false, true, 16)
 	kernel("kern32AVX512x14", "Z", 4, 16, 14, 32, false, true, 16)

@@ -6,8 +6,9 @@ import "golang.org/x/sys/cpu"
 
 //go:generate go run asmgen.go
 
-// kernAVX512 is the 12×16 micro-kernel: 24 zmm accumulators, A broadcast
-// from memory into the FMAs (AVX-512F).
+// kernAVX512 is the 12×16 micro-kernel: 24 zmm accumulators, each A
+// element broadcast once per k-step into a register for its two FMAs
+// (AVX-512F).
 //
 //go:noescape
 func kernAVX512(kc int, a, b, c *float64, ldc int)
