@@ -132,7 +132,10 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		st, ymean, op.n = newCGState(b, enc.k), mu, n
 	}
 	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
-	if opts.Validation != nil {
+	if opts.Validation != nil && enc.task == TaskRegression {
+		// A classifier's calibration reuses the scores of the best
+		// validation, which must be the returned model's to the bit:
+		// its validations keep solving α from β (validalpha.go).
 		op.val = &valAlpha{}
 	}
 	lastValIter := -1

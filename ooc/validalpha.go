@@ -14,9 +14,17 @@ import "slices"
 // (and the first after a resume) computes α from β with ApplyBTo; from
 // then on α is carried. α carried and α = Bβ differ only by rounding (the
 // same solves, summed in another order); the model Fit returns is always
-// built from β (fitModel), and a classifier's calibration reuses only the
-// scores of an exact validation (otherwise it scores the validation rows
-// with that model once more).
+// built from β (fitModel), and a calibration reuses only the scores of an
+// exact validation (otherwise it scores the validation rows with that
+// model once more).
+//
+// Fit carries α for regression only. A classifier's calibration wants
+// the best validation's scores, and with α carried they are not the
+// returned model's, so it would score the validation rows once more. On
+// the higgs shape (10⁶ validation rows, M = 5·10⁴, bench/PAPER.md) one
+// validation took 28 s, while the two solves it saves read 2 × 5 GB of
+// float32 factors (about a second): a dozen validations would not repay
+// the extra pass.
 type valAlpha struct {
 	alpha []float64 // M × k, row-major; valid when ok
 	ok    bool
@@ -38,11 +46,16 @@ func (va *valAlpha) step(step, u []float64) {
 }
 
 // model returns the model of the CG iterate st for a validation: fitModel's
-// model, with α carried by step (computed from β the first time), and
-// whether its α is exactly fitModel's (computed from β now), so that its
-// scores may stand for the returned model's in the calibration.
+// model, with α carried by step (computed from β the first time, and
+// always on a nil valAlpha), and whether its α is exactly fitModel's
+// (computed from β now), so that its scores may stand for the returned
+// model's in the calibration.
 func (va *valAlpha) model(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, st *cgState,
 	ymean []float64) (m *Model, exact bool, err error) {
+	if va == nil {
+		m, err = fitModel(plan, cs, enc, op, st, ymean, Training{})
+		return m, true, err
+	}
 	if !va.ok {
 		va.alpha = make([]float64, cs.m*enc.k)
 		op.pre.ApplyBTo(va.alpha, st.Beta, enc.k)
