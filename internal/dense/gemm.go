@@ -411,6 +411,35 @@ func block[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, bp [
 func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 	alpha := P(g.alpha)
 	a, lda := g.a, g.lda
+	if g.tA && packAGroup > 1 {
+		// Rows of the stored A are columns of op(A): for packAGroup
+		// micro-panels at a time, each row's mr·packAGroup contiguous
+		// elements are copied into them (one sliver at a time would read
+		// mr elements from each of kb rows, lda apart).
+		for ir0 := 0; ir0 < mb; ir0 += mr * packAGroup {
+			ir1 := min(mb, ir0+mr*packAGroup)
+			for ir := ir0; ir < ir1; ir += mr {
+				if mb-ir < mr || g.tri {
+					clear(ap[ir*kb : ir*kb+mr*kb])
+				}
+			}
+			for p := 0; p < kb; p++ {
+				row := a[(pc+p)*lda+ic:]
+				for ir := ir0; ir < ir1; ir += mr {
+					iEnd := min(mr, mb-ir)
+					if g.tri {
+						// op(A)[i][pc+p] is nonzero for ic+ir+i ≤ pc+p+triD.
+						iEnd = min(iEnd, max(0, pc+p+g.triD-(ic+ir)+1))
+					}
+					dst := ap[ir*kb+p*mr : ir*kb+p*mr+iEnd]
+					for i, v := range row[ir : ir+iEnd] {
+						dst[i] = alpha * P(v)
+					}
+				}
+			}
+		}
+		return
+	}
 	for ir := 0; ir < mb; ir += mr {
 		pan := ap[ir*kb : ir*kb+mr*kb]
 		mi := min(mr, mb-ir)
@@ -517,3 +546,7 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 
 // tpBlock is the number of k-steps packB transposes at a time.
 const tpBlock = 16
+
+// packAGroup is the number of micro-panels packA fills at a time from a
+// transposed A.
+const packAGroup = 16
