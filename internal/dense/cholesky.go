@@ -178,8 +178,11 @@ func trsmPar[E, P Float](ws *workspace[P], trans bool, u []E, n, ldu int, b []E,
 		solve(ws, ws.s[0], u, n, ldu, b, m, ldb)
 		return
 	}
+	// Equal shares rounded to the nearest multiple of the tile width, the
+	// last worker taking the rest: rounding up gave 1280 and 1220 of
+	// 2500 columns to two workers, 2.4 % more wall time than even.
 	nr := ws.k.nr
-	chunk := ((m+w-1)/w + nr - 1) / nr * nr
+	chunk := max(nr, (m/w+nr/2)/nr*nr)
 	var wg sync.WaitGroup
 	for t := 0; t < w; t++ {
 		c0 := t * chunk
@@ -187,6 +190,9 @@ func trsmPar[E, P Float](ws *workspace[P], trans bool, u []E, n, ldu int, b []E,
 			break
 		}
 		mc := min(chunk, m-c0)
+		if t == w-1 {
+			mc = m - c0
+		}
 		s := ws.s[t]
 		wg.Go(func() { solve(ws, s, u, n, ldu, b[c0:], mc, ldb) })
 	}
