@@ -132,6 +132,12 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		st, ymean, op.n = newCGState(b, enc.k), mu, n
 	}
 	var lastVal, bestVal *Evaluator // the scores of the last and the best validation, for calibrate
+	if opts.Validation != nil && enc.task == TaskRegression {
+		// A classifier's calibration reuses the scores of the best
+		// validation, which must be the returned model's to the bit:
+		// its validations keep solving α from β (validalpha.go).
+		op.val = &valAlpha{}
+	}
 	lastValIter := -1
 	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, ps, func(ctx context.Context, st *cgState) error {
 		if opts.Checkpoint == nil {
@@ -149,7 +155,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 		return nil
 	}, func(ctx context.Context, st *cgState) (*ValPoint, error) {
-		mdl, err := fitModel(plan, cs, enc, op, st, ymean, Training{})
+		mdl, exact, err := op.val.model(plan, cs, enc, op, st, ymean)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +163,10 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		if err != nil {
 			return nil, fmt.Errorf("validation after iteration %d: %w", st.Iter, err)
 		}
-		lastVal, lastValIter = ev, st.Iter
+		lastVal, lastValIter = nil, -1
+		if exact { // carried α's scores differ from the model's by rounding
+			lastVal, lastValIter = ev, st.Iter
+		}
 		return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
 	}, func(st *cgState) {
 		bestVal = lastVal
@@ -593,6 +602,9 @@ type fitOperator struct {
 
 	iter int // CG iterations done before the next MulTo
 	v, z []float64
+	// val carries α = Bβ between the validations (validalpha.go); nil
+	// without validation rows.
+	val *valAlpha
 
 	// For a preconditioner with ExplicitLambda: the centres (in the fit's
 	// standardised space) in float64 (K_MM·u's rounding along K_MM's
@@ -1110,6 +1122,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	}
 	ph.start("iteration", st.Iter+1)
 	after := func(st *cgState) error {
+		op.val.step(st.Step, op.passJob.U)
 		tr.Residuals = append(tr.Residuals, st.relResidual())
 		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.relResidual()}
 		stop := false

@@ -200,8 +200,10 @@ func trsmUT[E, P Float](ws *workspace[P], s *scratch[P], u []E, n, ldu int, b []
 		trsmUTLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
-	n1 := n / 2
-	n2 := n - n1
+	// The GEMM's rows (n2) a multiple of the tile height when possible,
+	// so that none of them go through the edge-tile path.
+	n2 := splitTile(n, ws.k.mr)
+	n1 := n - n2
 	trsmUT(ws, s, u, n1, ldu, b, m, ldb)
 	gemm(ws, &gemmArgs[E]{
 		m: n2, n: m, k: n1, alpha: -1,
@@ -219,7 +221,7 @@ func trsmUN[E, P Float](ws *workspace[P], s *scratch[P], u []E, n, ldu int, b []
 		trsmUNLeaf(u, n, ldu, b, m, ldb)
 		return
 	}
-	n1 := n / 2
+	n1 := splitTile(n, ws.k.mr) // the GEMM's rows, as in trsmUT
 	n2 := n - n1
 	trsmUN(ws, s, u[n1*ldu+n1:], n2, ldu, b[n1*ldb:], m, ldb)
 	gemm(ws, &gemmArgs[E]{
@@ -229,6 +231,16 @@ func trsmUN[E, P Float](ws *workspace[P], s *scratch[P], u []E, n, ldu int, b []
 		c: b, ldc: ldb,
 	}, []*scratch[P]{s})
 	trsmUN(ws, s, u, n1, ldu, b, m, ldb)
+}
+
+// splitTile returns about half of n, rounded up to a multiple of mr when
+// that leaves a positive rest.
+func splitTile(n, mr int) int {
+	h := (n/2 + mr - 1) / mr * mr
+	if h >= n || h == 0 {
+		return n / 2
+	}
+	return h
 }
 
 // trsmUTLeaf solves Uᵀ X = B in place for a small n: four rows of X at a

@@ -452,3 +452,37 @@ func TestPivotedCholesky32(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAxpyScale32 holds axpyF32 and scaleF32 (assembly on amd64) to their
+// Go loops: one product and one sum in float32 each, so they differ at
+// most by the rounding of a fused multiply-add, ≤ 2 units of |y| + |a x|.
+func FuzzAxpyScale32(f *testing.F) {
+	f.Add(uint64(1), uint16(1), uint8(0))
+	f.Add(uint64(2), uint16(16), uint8(3))
+	f.Add(uint64(3), uint16(1003), uint8(17))
+	f.Fuzz(func(t *testing.T, seed uint64, n16 uint16, off uint8) {
+		n := int(n16 % 2000)
+		o := int(off % 16)
+		rnd := rand.New(rand.NewPCG(seed, 9))
+		x := to32(randMat(rnd, 1, n+o, n+o))[o:]
+		y0 := to32(randMat(rnd, 1, n+o, n+o))[o:]
+		a := float32(rnd.NormFloat64())
+		y, want := append([]float32(nil), y0...), append([]float32(nil), y0...)
+		axpyF32(a, x, y)
+		axpyF32Go(a, x, want)
+		for j := range y {
+			mag := math.Abs(float64(y0[j])) + math.Abs(float64(a)*float64(x[j]))
+			if d := math.Abs(float64(y[j]) - float64(want[j])); !(d <= 2*eps32*mag) {
+				t.Fatalf("axpyF32 n=%d: y[%d] = %v, want %v", n, j, y[j], want[j])
+			}
+		}
+		got, ref := append([]float32(nil), x...), append([]float32(nil), x...)
+		scaleF32(a, got)
+		scaleF32Go(a, ref)
+		for j := range got {
+			if got[j] != ref[j] {
+				t.Fatalf("scaleF32 n=%d: x[%d] = %v, want %v", n, j, got[j], ref[j])
+			}
+		}
+	})
+}

@@ -209,7 +209,10 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 // reused from L1 across a kc32 × nc32 block of op(B) packed per worker
 // into its own L2 (kc32 · nc32 · 4 bytes = 1 MiB of the 2 MiB), and an
 // mc32 × kc32 block of op(A), packed once for all workers, streams
-// through L3. The micro-kernel thus walks along a band of 12 rows of C,
+// through L3 and memory (one 24 KiB sliver per 16 kernel calls). mc32
+// is large (32 MiB of packed A) because every B block is packed again
+// for each block of A: with 4096 rows an M = 10⁴ X Xᵀ packed each B
+// block three times, 7 % of its time (round 9). The micro-kernel thus walks along a band of 12 rows of C,
 // 128 contiguous bytes of each row per call, which the hardware
 // prefetchers follow, and a kc of 512 halves the passes over C against
 // gemm's 256. On pre-packed operands with an M = 10⁴ C in memory, one
@@ -218,7 +221,7 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 const (
 	kc32 = 512
 	nc32 = 512
-	mc32 = 4096 // rounded down to a multiple of mr
+	mc32 = 16384 // rounded down to a multiple of mr
 )
 
 // gemmRows is gemm for a float32 kernel, in the blocking above: for each
@@ -491,16 +494,26 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 			}
 			continue
 		}
-		for j := 0; j < nj; j++ {
-			gj := jc + jr + j
-			pStart := 0
-			if g.tri {
-				pStart = min(kb, max(0, gj-g.triD-pc))
-			}
-			row := b[gj*ldb+pc : gj*ldb+pc+kb]
-			for p := pStart; p < kb; p++ {
-				pan[p*nr+j] = P(row[p])
+		// A transpose, in blocks of tpBlock k-steps: the nj source
+		// lines and the tpBlock destination rows of a block stay in L1
+		// (one column of a kc × 32 float32 panel at a time would touch
+		// 64 KiB, more than L1 holds, for each of the 32 columns).
+		for p0 := 0; p0 < kb; p0 += tpBlock {
+			p1 := min(kb, p0+tpBlock)
+			for j := 0; j < nj; j++ {
+				gj := jc + jr + j
+				pStart := p0
+				if g.tri {
+					pStart = max(p0, gj-g.triD-pc)
+				}
+				row := b[gj*ldb+pc : gj*ldb+pc+kb]
+				for p := pStart; p < p1; p++ {
+					pan[p*nr+j] = P(row[p])
+				}
 			}
 		}
 	}
 }
+
+// tpBlock is the number of k-steps packB transposes at a time.
+const tpBlock = 16

@@ -6,8 +6,9 @@ import "golang.org/x/sys/cpu"
 
 //go:generate go run asmgen.go
 
-// kernAVX512 is the 12×16 micro-kernel: 24 zmm accumulators, A broadcast
-// from memory into the FMAs (AVX-512F).
+// kernAVX512 is the 12×16 micro-kernel: 24 zmm accumulators, each A
+// element broadcast once per k-step into a register for its two FMAs
+// (AVX-512F).
 //
 //go:noescape
 func kernAVX512(kc int, a, b, c *float64, ldc int)
@@ -18,7 +19,8 @@ func kernAVX512(kc int, a, b, c *float64, ldc int)
 func kernAVX2(kc int, a, b, c *float64, ldc int)
 
 // kern32AVX512 is the float32 12×32 micro-kernel: 24 zmm accumulators of
-// 16 floats, A broadcast from memory into the FMAs (AVX-512F).
+// 16 floats, each A element broadcast once per k-step into a register
+// for the two FMAs that use it (AVX-512F).
 //
 //go:noescape
 func kern32AVX512(kc int, a, b, c *float32, ldc int)

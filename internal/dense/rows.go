@@ -34,6 +34,21 @@ func axpy4F32Go(a *[4]float32, u []float32, ldu int, y []float32) {
 	}
 }
 
+// axpyF32Go is the reference for axpyF32: y[j] += a x[j] in float32.
+func axpyF32Go(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+// scaleF32Go is the reference for scaleF32: x[j] *= s in float32.
+func scaleF32Go(s float32, x []float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
 // dot4Go is the reference for dot4: s[r] = Σ_j u[r*ldu+j] x[j].
 func dot4Go(u []float64, ldu int, x []float64) (s [4]float64) {
 	n := len(x)
@@ -61,11 +76,7 @@ func axpyG[X, Y Float](alpha float64, x []X, y []Y) {
 		return
 	}
 	if x32, y32 := asP[X, float32](x), asP[Y, float32](y); x32 != nil && y32 != nil {
-		a := float32(alpha)
-		y32 = y32[:len(x32)]
-		for i, v := range x32 {
-			y32[i] += a * v
-		}
+		axpyF32(float32(alpha), x32, y32)
 		return
 	}
 	y = y[:len(x)]
@@ -77,10 +88,7 @@ func axpyG[X, Y Float](alpha float64, x []X, y []Y) {
 // scaleG computes x *= s, in float32 when x is float32.
 func scaleG[X Float](s float64, x []X) {
 	if x32 := asP[X, float32](x); x32 != nil {
-		s32 := float32(s)
-		for i := range x32 {
-			x32[i] *= s32
-		}
+		scaleF32(float32(s), x32)
 		return
 	}
 	for i := range x {

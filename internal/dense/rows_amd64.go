@@ -13,6 +13,12 @@ func dot4AVX2(n int, u *float64, ldu int, x *float64, s *[16]float64)
 //go:noescape
 func axpy4F32AVX2(n int, a *[4]float32, u *float32, ldu int, y *float32)
 
+//go:noescape
+func axpyF32AVX2(n int, a float32, x, y *float32)
+
+//go:noescape
+func scaleF32AVX2(n int, s float32, x *float32)
+
 var rowsAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // axpy4 computes y[j] −= Σ_{r<4} a[r] u[r*ldu+j] for j < len(y).
@@ -58,4 +64,29 @@ func axpy4F32(a *[4]float32, u []float32, ldu int, y []float32) {
 	_ = u[3*ldu+n-1]
 	axpy4F32AVX2(m, a, &u[0], ldu, &y[0])
 	axpy4F32Go(a, u[m:], ldu, y[m:])
+}
+
+// axpyF32 computes y[j] += a x[j] for j < len(x), in float32.
+func axpyF32(a float32, x, y []float32) {
+	n := len(x)
+	y = y[:n]
+	m := n &^ 15
+	if !rowsAsm || m == 0 {
+		axpyF32Go(a, x, y)
+		return
+	}
+	axpyF32AVX2(m, a, &x[0], &y[0])
+	axpyF32Go(a, x[m:], y[m:])
+}
+
+// scaleF32 computes x[j] *= s, in float32.
+func scaleF32(s float32, x []float32) {
+	n := len(x)
+	m := n &^ 15
+	if !rowsAsm || m == 0 {
+		scaleF32Go(s, x)
+		return
+	}
+	scaleF32AVX2(m, s, &x[0])
+	scaleF32Go(s, x[m:])
 }
