@@ -82,3 +82,27 @@ func TestARDLearns(t *testing.T) {
 		t.Errorf("σ = %v: the irrelevant feature 2 should have the longest length scale", res.Sigmas)
 	}
 }
+
+// TestARDConfigDefaults pins the subsample's default size: min(n, 5000)
+// below 10⁵ rows, 20 000 from 10⁵ rows on (the higgs-rough finding,
+// ARDConfig.Rows), and a size the user gives is kept (up to n).
+func TestARDConfigDefaults(t *testing.T) {
+	for _, c := range []struct {
+		rows      int
+		n         int64
+		want, ctr int
+	}{
+		{0, 800, 800, 80},
+		{0, 40_000, 5000, 500},
+		{0, 99_999, 5000, 500},
+		{0, 100_000, 20_000, 500},
+		{0, 10_000_000, 20_000, 500},
+		{3000, 10_000_000, 3000, 300},
+		{50_000, 30_000, 30_000, 500},
+	} {
+		got := ARDConfig{Rows: c.rows}.resolved(c.n)
+		if got.Rows != c.want || got.Centers != c.ctr || got.Steps != 80 || got.Rate != 0.05 {
+			t.Errorf("ARDConfig{Rows: %d}.resolved(%d) = %+v, want Rows %d, Centers %d, Steps 80, Rate 0.05", c.rows, c.n, got, c.want, c.ctr)
+		}
+	}
+}

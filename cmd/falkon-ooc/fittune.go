@@ -80,7 +80,7 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (0: run all --iters; with --tune the default is 3, and it also stops the search's candidates)")
 	fs.Float64Var(&t.minImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 	fs.BoolVar(&t.ard, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
-	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000))")
+	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
 	fs.IntVar(&t.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.IntVar(&t.extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	fs.StringVar(&t.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "with --tune: successive halving over whole σ after each iteration in `LIST` (0: off)")

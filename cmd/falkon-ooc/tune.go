@@ -78,7 +78,7 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
 	fs.StringVar(&o.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "successive halving over whole σ: after each iteration in `LIST` the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
 	fs.BoolVar(&o.ard, "ard", false, "also learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel) and search --lambda with them beside the --sigma grid, on the same validation rows")
-	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000))")
+	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
 	fs.IntVar(&o.extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
