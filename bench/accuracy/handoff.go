@@ -208,10 +208,13 @@ func candIters(cs []ooc.TuneCandidate) string {
 }
 
 // fresh collects the garbage of the run before and returns its memory to
-// the operating system, so that each timed run starts as a new process
-// would: the one fit no longer reuses the M × M pages FitTuned's fit just
-// freed (measured: K_MM took 0.4 s on reused pages, 1.9 s on fresh ones at
-// M = 10⁴, which made the run timed second look faster).
+// the operating system, so that each timed run starts with the heap a new
+// process would have. It does not make the runs alike in everything: at
+// 3211683 the K_MM phase still took 1.8–2.0 s in FitTuned's fit and 0.2 s
+// in the one fit timed after it at M = 10⁴, probably because the huge
+// pages precond.prefault asks for are quick to find only right after the
+// previous fit's M × M buffer was returned; a one fit in a process of its
+// own has not been timed against it.
 func fresh() {
 	runtime.GC()
 	debug.FreeOSMemory()
