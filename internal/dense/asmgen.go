@@ -149,8 +149,9 @@ func main() {
 
 // rows4 holds the AVX2 row kernels of the triangular solves: four rows of U
 // (stride ldu) against one vector, n a positive multiple of 8 (16 for
-// the float32 axpy), and the float32 axpy and scaling of one row that the
-// solves' leaves use.
+// the float32 axpy), the float32 axpy and scaling of one row that the
+// solves' leaves use, and the AVX-512 packing of float32 micro-panels
+// from a transposed A (packA).
 const rows4 = `// func axpy4AVX2(n int, a *[4]float64, u *float64, ldu int, y *float64)
 // y[j] -= a[0] u[j] + a[1] u[ldu+j] + a[2] u[2ldu+j] + a[3] u[3ldu+j]
 TEXT ·axpy4AVX2(SB), NOSPLIT, $0-40
@@ -312,6 +313,42 @@ dotloop:
 	VMOVUPD Y2, 32(AX)
 	VMOVUPD Y4, 64(AX)
 	VMOVUPD Y6, 96(AX)
+	VZEROUPPER
+	RET
+
+// func packT12F32AVX512(kb int, alpha float32, src *float32, lds, npan int, dst *float32)
+// dst[i*12*kb + p*12 + r] = alpha * src[p*lds + 12*i + r] for p < kb,
+// i < npan, r < 12: npan micro-panels of 12 rows of a transposed A
+// (packA), each row's 12 elements moved by one masked load and store;
+// kb and npan positive
+TEXT ·packT12F32AVX512(SB), NOSPLIT, $0-48
+	MOVQ kb+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Z0
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	MOVQ npan+32(FP), R9
+	MOVQ dst+40(FP), DI
+	SHLQ $2, R8
+	MOVQ CX, R10
+	IMULQ $48, R10
+	MOVL $0x0fff, AX
+	KMOVW AX, K1
+packtrow:
+	MOVQ SI, R11
+	MOVQ DI, R12
+	MOVQ R9, BX
+packtpan:
+	VMOVUPS.Z (R11), K1, Z1
+	VMULPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R12)
+	ADDQ $48, R11
+	ADDQ R10, R12
+	DECQ BX
+	JNZ packtpan
+	ADDQ R8, SI
+	ADDQ $48, DI
+	DECQ CX
+	JNZ packtrow
 	VZEROUPPER
 	RET
 `

@@ -486,3 +486,42 @@ func FuzzAxpyScale32(f *testing.F) {
 		}
 	})
 }
+
+// TestPackT12 holds the AVX-512 packing of transposed float32 panels to
+// packA's element-by-element loop, bit for bit: full and partial panels,
+// groups of every length, any alpha, and triangular operands (which the
+// loop alone packs).
+func TestPackT12(t *testing.T) {
+	if packT12 == nil {
+		t.Skip("no AVX-512 packing on this build or CPU")
+	}
+	keep := packT12
+	defer func() { packT12 = keep }()
+	rnd := rand.New(rand.NewPCG(61, 62))
+	for _, mb := range []int{1, 11, 12, 13, 24, 191, 192, 193, 400} {
+		for _, kb := range []int{1, 7, 512} {
+			for _, alpha := range []float64{1, -1, 0.37} {
+				for _, tri := range []bool{false, true} {
+					lda := mb + 5
+					a := to32(randMat(rnd, kb+3, lda, lda))
+					g := &gemmArgs[float32]{m: mb, n: 1, k: kb, alpha: alpha, a: a, lda: lda, tA: true, tri: tri, triD: 2}
+					mbR := (mb + 11) / 12 * 12
+					want := make([]float32, mbR*kb)
+					got := make([]float32, mbR*kb)
+					for i := range got {
+						got[i], want[i] = float32(i), float32(-i) // stale contents
+					}
+					packT12 = nil
+					packA(want, 12, g, 1, 2, mb, kb)
+					packT12 = keep
+					packA(got, 12, g, 1, 2, mb, kb)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("mb=%d kb=%d alpha=%v tri=%v: ap[%d] = %v, want %v", mb, kb, alpha, tri, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -851,3 +851,39 @@ dotloop:
 	VMOVUPD Y6, 96(AX)
 	VZEROUPPER
 	RET
+
+// func packT12F32AVX512(kb int, alpha float32, src *float32, lds, npan int, dst *float32)
+// dst[i*12*kb + p*12 + r] = alpha * src[p*lds + 12*i + r] for p < kb,
+// i < npan, r < 12: npan micro-panels of 12 rows of a transposed A
+// (packA), each row's 12 elements moved by one masked load and store;
+// kb and npan positive
+TEXT ·packT12F32AVX512(SB), NOSPLIT, $0-48
+	MOVQ kb+0(FP), CX
+	VBROADCASTSS alpha+8(FP), Z0
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	MOVQ npan+32(FP), R9
+	MOVQ dst+40(FP), DI
+	SHLQ $2, R8
+	MOVQ CX, R10
+	IMULQ $48, R10
+	MOVL $0x0fff, AX
+	KMOVW AX, K1
+packtrow:
+	MOVQ SI, R11
+	MOVQ DI, R12
+	MOVQ R9, BX
+packtpan:
+	VMOVUPS.Z (R11), K1, Z1
+	VMULPS Z0, Z1, Z1
+	VMOVUPS Z1, K1, (R12)
+	ADDQ $48, R11
+	ADDQ R10, R12
+	DECQ BX
+	JNZ packtpan
+	ADDQ R8, SI
+	ADDQ $48, DI
+	DECQ CX
+	JNZ packtrow
+	VZEROUPPER
+	RET

@@ -19,7 +19,29 @@ func axpyF32AVX2(n int, a float32, x, y *float32)
 //go:noescape
 func scaleF32AVX2(n int, s float32, x *float32)
 
+//go:noescape
+func packT12F32AVX512(kb int, alpha float32, src *float32, lds, npan int, dst *float32)
+
 var rowsAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// packT12 is packT12F32 where AVX-512 is there, else nil.
+var packT12 = func() func(kb int, alpha float32, src []float32, lds, npan int, dst []float32) {
+	if !cpu.X86.HasAVX512F {
+		return nil
+	}
+	return packT12F32
+}()
+
+// packT12F32 sets dst[i*12*kb + p*12 + r] = alpha src[p*lds + 12*i + r]
+// for p < kb, i < npan, r < 12: npan float32 micro-panels of 12 rows
+// packed from a transposed A, as packA's loop does element by element.
+func packT12F32(kb int, alpha float32, src []float32, lds, npan int, dst []float32) {
+	if kb <= 0 || npan <= 0 {
+		return
+	}
+	_, _ = src[(kb-1)*lds+12*npan-1], dst[npan*12*kb-1]
+	packT12F32AVX512(kb, alpha, &src[0], lds, npan, &dst[0])
+}
 
 // axpy4 computes y[j] −= Σ_{r<4} a[r] u[r*ldu+j] for j < len(y).
 func axpy4(a *[4]float64, u []float64, ldu int, y []float64) {

@@ -11,3 +11,6 @@ func axpy4F32(a *[4]float32, u []float32, ldu int, y []float32) { axpy4F32Go(a, 
 func axpyF32(a float32, x, y []float32) { axpyF32Go(a, x, y) }
 
 func scaleF32(s float32, x []float32) { scaleF32Go(s, x) }
+
+// packT12 is nil without assembly: packA packs element by element.
+var packT12 func(kb int, alpha float32, src []float32, lds, npan int, dst []float32)
