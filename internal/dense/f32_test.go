@@ -489,8 +489,8 @@ func FuzzAxpyScale32(f *testing.F) {
 
 // TestPackT12 holds the AVX-512 packing of transposed float32 panels to
 // packA's element-by-element loop, bit for bit: full and partial panels,
-// groups of every length, any alpha, and triangular operands (which the
-// loop alone packs).
+// groups of every length, any alpha, and triangular operands (whose
+// panels above the triangle it packs, the loop the rest).
 func TestPackT12(t *testing.T) {
 	if packT12 == nil {
 		t.Skip("no AVX-512 packing on this build or CPU")
@@ -501,10 +501,11 @@ func TestPackT12(t *testing.T) {
 	for _, mb := range []int{1, 11, 12, 13, 24, 191, 192, 193, 400} {
 		for _, kb := range []int{1, 7, 512} {
 			for _, alpha := range []float64{1, -1, 0.37} {
-				for _, tri := range []bool{false, true} {
+				for _, triD := range []int{-1, 2, 150} {
+					tri := triD >= 0
 					lda := mb + 5
 					a := to32(randMat(rnd, kb+3, lda, lda))
-					g := &gemmArgs[float32]{m: mb, n: 1, k: kb, alpha: alpha, a: a, lda: lda, tA: true, tri: tri, triD: 2}
+					g := &gemmArgs[float32]{m: mb, n: 1, k: kb, alpha: alpha, a: a, lda: lda, tA: true, tri: tri, triD: max(triD, 0)}
 					mbR := (mb + 11) / 12 * 12
 					want := make([]float32, mbR*kb)
 					got := make([]float32, mbR*kb)
@@ -517,7 +518,47 @@ func TestPackT12(t *testing.T) {
 					packA(got, 12, g, 1, 2, mb, kb)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("mb=%d kb=%d alpha=%v tri=%v: ap[%d] = %v, want %v", mb, kb, alpha, tri, i, got[i], want[i])
+							t.Fatalf("mb=%d kb=%d alpha=%v triD=%d: ap[%d] = %v, want %v", mb, kb, alpha, triD, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackBTri holds packB of an untransposed, triangular op(B) (the
+// packed U Uᵀ's) to its definition, bit for bit: the panels left of the
+// triangle go row by row, the rest panel by panel, and each must hold
+// op(B)[pc+p][jc+j] where jc+j ≤ pc+p+triD and zero elsewhere, whatever
+// the buffer held before, for any split of the columns among workers.
+func TestPackBTri(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(63, 64))
+	const nr, jc, pc = 32, 5, 3
+	for _, nb := range []int{1, 31, 32, 33, 200, 512} {
+		for _, kb := range []int{1, 9, 256} {
+			for _, triD := range []int{0, 40, 300, 900} {
+				ldb := jc + nb + 3
+				b := to32(randMat(rnd, pc+kb, ldb, ldb))
+				g := &gemmArgs[float32]{m: 1, n: nb, k: kb, alpha: 1, b: b, ldb: ldb, tri: true, triD: triD}
+				nbR := (nb + nr - 1) / nr * nr
+				for _, split := range []int{nbR, 64} {
+					got := make([]float32, kb*nbR)
+					for i := range got {
+						got[i] = float32(i + 1) // stale contents
+					}
+					for j0 := 0; j0 < nb; j0 += split {
+						packB(got, nr, g, pc, jc, kb, nb, j0, min(nb, j0+split))
+					}
+					for j := 0; j < nbR; j++ {
+						for p := 0; p < kb; p++ {
+							var want float32
+							if j < nb && jc+j <= pc+p+triD {
+								want = b[(pc+p)*ldb+jc+j]
+							}
+							if got := got[j/nr*nr*kb+p*nr+j%nr]; math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("nb=%d kb=%d triD=%d split=%d: op(B)[%d][%d] packed as %v, want %v", nb, kb, triD, split, p, j, got, want)
+							}
 						}
 					}
 				}

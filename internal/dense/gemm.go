@@ -419,25 +419,33 @@ func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 		// packing (packT12) moves each row's 12 elements of a panel at
 		// once, for the full panels of untriangular float32 operands:
 		// element by element, packing was 6 % of an M = 10⁴ float32
-		// triangular solve (round 10).
+		// triangular solve (round 10). Under tri it packs the panels
+		// above the triangle, whose elements are all nonzero: all but
+		// the last 256 rows of each of U Uᵀ's column slices.
 		a32, ap32 := asP[E, float32](a), asP[P, float32](ap)
-		fast := packT12 != nil && mr == 12 && !g.tri && a32 != nil && ap32 != nil
+		fast := packT12 != nil && mr == 12 && a32 != nil && ap32 != nil
 		for ir0 := 0; ir0 < mb; ir0 += mr * packAGroup {
 			ir1 := min(mb, ir0+mr*packAGroup)
-			for ir := ir0; ir < ir1; ir += mr {
+			full := 0 // the panels from ir0 that packT12 fills
+			if fast {
+				full = (ir1 - ir0) / mr
+				if g.tri {
+					// Row ic+ir0+q·mr+mr-1 ≤ pc+triD for panel q: op(A)[i][pc+p]
+					// is nonzero for every p.
+					full = min(full, max(0, pc+g.triD+1-ic-ir0)/mr)
+				}
+			}
+			irGo := ir0 + full*mr // the panels left to the loop below
+			for ir := irGo; ir < ir1; ir += mr {
 				if mb-ir < mr || g.tri {
 					clear(ap[ir*kb : ir*kb+mr*kb])
 				}
 			}
-			irGo := ir0 // the panels left to the loop below
-			if fast {
-				if full := (ir1 - ir0) / mr; full > 0 {
-					packT12(kb, float32(g.alpha), a32[pc*lda+ic+ir0:], lda, full, ap32[ir0*kb:])
-					irGo = ir0 + full*mr
-				}
-				if irGo == ir1 {
-					continue
-				}
+			if full > 0 {
+				packT12(kb, float32(g.alpha), a32[pc*lda+ic+ir0:], lda, full, ap32[ir0*kb:])
+			}
+			if irGo == ir1 {
+				continue
 			}
 			for p := 0; p < kb; p++ {
 				row := a[(pc+p)*lda+ic:]
@@ -499,6 +507,16 @@ func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 // nb are zero.
 func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 int) {
 	b, ldb := g.b, g.ldb
+	if !g.tB && g.tri {
+		// The full panels left of the triangle (every column j with
+		// jc+j ≤ pc+triD, so that op(B)[pc+p][j] is nonzero for every
+		// p) go row by row as below; the rest panel by panel.
+		jTri := j0 + min(j1-j0, nb-j0, max(0, pc+g.triD+1-jc-j0))/nr*nr
+		if jTri > j0 {
+			packBRows(bp, nr, g, pc, jc, kb, j0, jTri)
+			j0 = jTri
+		}
+	}
 	if !g.tB && !g.tri {
 		// Row by row of the stored B, each row's j0..j1 read once, in
 		// order, into every panel: panel by panel read nr elements from
@@ -573,6 +591,27 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 				for p := pStart; p < p1; p++ {
 					pan[p*nr+j] = P(row[p])
 				}
+			}
+		}
+	}
+}
+
+// packBRows packs the full panels of op(B)[pc:pc+kb, jc+j0:jc+j1] of an
+// untransposed B (j0 and j1 multiples of nr) row by row, as packB does.
+func packBRows[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, j0, j1 int) {
+	b, ldb := g.b, g.ldb
+	for p := 0; p < kb; p++ {
+		row := b[(pc+p)*ldb+jc+j0 : (pc+p)*ldb+jc+j1]
+		if sp := asP[E, P](row); sp != nil {
+			for jr := j0; jr < j1; jr += nr {
+				copy(bp[jr*kb+p*nr:jr*kb+p*nr+nr], sp[jr-j0:jr-j0+nr])
+			}
+			continue
+		}
+		for jr := j0; jr < j1; jr += nr {
+			dst := bp[jr*kb+p*nr : jr*kb+p*nr+nr]
+			for j, v := range row[jr-j0 : jr-j0+nr] {
+				dst[j] = P(v)
 			}
 		}
 	}
