@@ -566,3 +566,39 @@ func TestPackBTri(t *testing.T) {
 		}
 	}
 }
+
+// TestPackANoTrans holds packA of an untransposed op(A) (X Xᵀ's, U Uᵀ's)
+// to its definition, bit for bit: full 12-row panels go k-step by
+// k-step (packN12), the rest row by row, and each must hold alpha
+// op(A)[ic+i][pc+p] where, under tri, ic+i ≤ pc+p+triD, and zero
+// elsewhere, whatever the buffer held before.
+func TestPackANoTrans(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(65, 66))
+	const mr, ic, pc = 12, 3, 2
+	for _, mb := range []int{1, 11, 12, 13, 36, 100} {
+		for _, kb := range []int{1, 9, 256} {
+			for _, triD := range []int{-1, 0, 30, 500} {
+				lda := pc + kb + 4
+				a := to32(randMat(rnd, ic+mb, lda, lda))
+				g := &gemmArgs[float32]{m: mb, n: 1, k: kb, alpha: 0.37, a: a, lda: lda, tri: triD >= 0, triD: max(triD, 0)}
+				mbR := (mb + mr - 1) / mr * mr
+				got := make([]float32, mbR*kb)
+				for i := range got {
+					got[i] = float32(i + 1) // stale contents
+				}
+				packA(got, mr, g, ic, pc, mb, kb)
+				for i := 0; i < mbR; i++ {
+					for p := 0; p < kb; p++ {
+						var want float32
+						if i < mb && (triD < 0 || ic+i <= pc+p+triD) {
+							want = float32(0.37) * a[(ic+i)*lda+pc+p]
+						}
+						if got := got[i/mr*mr*kb+p*mr+i%mr]; math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("mb=%d kb=%d triD=%d: op(A)[%d][%d] packed as %v, want %v", mb, kb, triD, i, p, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -487,6 +487,13 @@ func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 			}
 			continue
 		}
+		if mi == mr && mr == 12 && (!g.tri || ic+ir+mr-1 <= pc+g.triD) {
+			// A full panel without zeros, a k-step at a time: row by
+			// row wrote one element per 48 bytes, 12 passes over the
+			// panel (2.6 × slower from memory; 4 % of an M = 10⁴ U Uᵀ).
+			packN12(pan, a, lda, ic+ir, pc, kb, alpha)
+			continue
+		}
 		for i := 0; i < mi; i++ {
 			gi := ic + ir + i
 			pStart := 0
@@ -499,6 +506,40 @@ func packA[E, P Float](ap []P, mr int, g *gemmArgs[E], ic, pc, mb, kb int) {
 				pan[p*mr+i] = alpha * P(row[p])
 			}
 		}
+	}
+}
+
+// packN12 packs rows gi..gi+11 of an untransposed op(A), columns
+// pc..pc+kb, scaled by alpha, into the 12-row micro-panel pan, one
+// k-step (12 contiguous elements) at a time.
+func packN12[E, P Float](pan []P, a []E, lda, gi, pc, kb int, alpha P) {
+	r0 := a[gi*lda+pc:][:kb]
+	r1 := a[(gi+1)*lda+pc:][:kb]
+	r2 := a[(gi+2)*lda+pc:][:kb]
+	r3 := a[(gi+3)*lda+pc:][:kb]
+	r4 := a[(gi+4)*lda+pc:][:kb]
+	r5 := a[(gi+5)*lda+pc:][:kb]
+	r6 := a[(gi+6)*lda+pc:][:kb]
+	r7 := a[(gi+7)*lda+pc:][:kb]
+	r8 := a[(gi+8)*lda+pc:][:kb]
+	r9 := a[(gi+9)*lda+pc:][:kb]
+	r10 := a[(gi+10)*lda+pc:][:kb]
+	r11 := a[(gi+11)*lda+pc:][:kb]
+	pan = pan[:12*kb]
+	for p := 0; p < kb; p++ {
+		d := pan[p*12 : p*12+12 : p*12+12]
+		d[0] = alpha * P(r0[p])
+		d[1] = alpha * P(r1[p])
+		d[2] = alpha * P(r2[p])
+		d[3] = alpha * P(r3[p])
+		d[4] = alpha * P(r4[p])
+		d[5] = alpha * P(r5[p])
+		d[6] = alpha * P(r6[p])
+		d[7] = alpha * P(r7[p])
+		d[8] = alpha * P(r8[p])
+		d[9] = alpha * P(r9[p])
+		d[10] = alpha * P(r10[p])
+		d[11] = alpha * P(r11[p])
 	}
 }
 
