@@ -527,37 +527,52 @@ func TestPackT12(t *testing.T) {
 	}
 }
 
-// TestPackBTri holds packB of an untransposed, triangular op(B) (the
-// packed U Uᵀ's) to its definition, bit for bit: the panels left of the
-// triangle go row by row, the rest panel by panel, and each must hold
-// op(B)[pc+p][jc+j] where jc+j ≤ pc+p+triD and zero elsewhere, whatever
-// the buffer held before, for any split of the columns among workers.
+// TestPackBTri holds packB of a triangular op(B) (the U Uᵀ's: stored
+// untransposed in the packed layout, transposed in UUt) to its
+// definition, bit for bit: the full panels left of the triangle go row
+// by row (untransposed) or 16 columns at a time (transposed, packT16),
+// the rest element by element, and each must hold op(B)[pc+p][jc+j]
+// where jc+j ≤ pc+p+triD and zero elsewhere, whatever the buffer held
+// before, for any split of the columns among workers. triD < 0 is an
+// untriangular op(B).
 func TestPackBTri(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(63, 64))
 	const nr, jc, pc = 32, 5, 3
-	for _, nb := range []int{1, 31, 32, 33, 200, 512} {
-		for _, kb := range []int{1, 9, 256} {
-			for _, triD := range []int{0, 40, 300, 900} {
-				ldb := jc + nb + 3
-				b := to32(randMat(rnd, pc+kb, ldb, ldb))
-				g := &gemmArgs[float32]{m: 1, n: nb, k: kb, alpha: 1, b: b, ldb: ldb, tri: true, triD: triD}
-				nbR := (nb + nr - 1) / nr * nr
-				for _, split := range []int{nbR, 64} {
-					got := make([]float32, kb*nbR)
-					for i := range got {
-						got[i] = float32(i + 1) // stale contents
+	for _, tB := range []bool{false, true} {
+		for _, nb := range []int{1, 31, 32, 33, 200, 512} {
+			for _, kb := range []int{1, 9, 256} {
+				for _, triD := range []int{-1, 0, 40, 300, 900} {
+					ld := jc + nb + 3
+					rows := pc + kb
+					if tB {
+						ld, rows = pc+kb+2, jc+nb
 					}
-					for j0 := 0; j0 < nb; j0 += split {
-						packB(got, nr, g, pc, jc, kb, nb, j0, min(nb, j0+split))
+					b := to32(randMat(rnd, rows, ld, ld))
+					op := func(p, j int) float32 { // op(B)[p][j]
+						if tB {
+							return b[j*ld+p]
+						}
+						return b[p*ld+j]
 					}
-					for j := 0; j < nbR; j++ {
-						for p := 0; p < kb; p++ {
-							var want float32
-							if j < nb && jc+j <= pc+p+triD {
-								want = b[(pc+p)*ldb+jc+j]
-							}
-							if got := got[j/nr*nr*kb+p*nr+j%nr]; math.Float32bits(got) != math.Float32bits(want) {
-								t.Fatalf("nb=%d kb=%d triD=%d split=%d: op(B)[%d][%d] packed as %v, want %v", nb, kb, triD, split, p, j, got, want)
+					g := &gemmArgs[float32]{m: 1, n: nb, k: kb, alpha: 1, b: b, ldb: ld, tB: tB, tri: triD >= 0, triD: max(triD, 0)}
+					nbR := (nb + nr - 1) / nr * nr
+					for _, split := range []int{nbR, 64} {
+						got := make([]float32, kb*nbR)
+						for i := range got {
+							got[i] = float32(i + 1) // stale contents
+						}
+						for j0 := 0; j0 < nb; j0 += split {
+							packB(got, nr, g, pc, jc, kb, nb, j0, min(nb, j0+split))
+						}
+						for j := 0; j < nbR; j++ {
+							for p := 0; p < kb; p++ {
+								var want float32
+								if j < nb && (triD < 0 || jc+j <= pc+p+triD) {
+									want = op(pc+p, jc+j)
+								}
+								if got := got[j/nr*nr*kb+p*nr+j%nr]; math.Float32bits(got) != math.Float32bits(want) {
+									t.Fatalf("tB=%v nb=%d kb=%d triD=%d split=%d: op(B)[%d][%d] packed as %v, want %v", tB, nb, kb, triD, split, p, j, got, want)
+								}
 							}
 						}
 					}

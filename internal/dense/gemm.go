@@ -593,6 +593,14 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 	for jr := j0; jr < j1; jr += nr {
 		pan := bp[jr*kb : jr*kb+nr*kb]
 		nj := min(nr, nb-jr)
+		if g.tB && nj == nr && nr%16 == 0 && (!g.tri || jc+jr+nr-1 <= pc+g.triD) {
+			// A full transposed panel without zeros: 16 source rows at
+			// a time, each k-step's 16 elements written together.
+			for h := 0; h < nr; h += 16 {
+				packT16(pan, nr, h, b, ldb, jc+jr+h, pc, kb)
+			}
+			continue
+		}
 		if nj < nr || g.tri {
 			clear(pan)
 		}
@@ -634,6 +642,34 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 				}
 			}
 		}
+	}
+}
+
+// packT16 packs rows gj..gj+15 of the stored B, columns pc..pc+kb, as
+// columns h..h+15 of the transposed panel pan (row length nr).
+func packT16[E, P Float](pan []P, nr, h int, b []E, ldb, gj, pc, kb int) {
+	r0 := b[gj*ldb+pc:][:kb]
+	r1 := b[(gj+1)*ldb+pc:][:kb]
+	r2 := b[(gj+2)*ldb+pc:][:kb]
+	r3 := b[(gj+3)*ldb+pc:][:kb]
+	r4 := b[(gj+4)*ldb+pc:][:kb]
+	r5 := b[(gj+5)*ldb+pc:][:kb]
+	r6 := b[(gj+6)*ldb+pc:][:kb]
+	r7 := b[(gj+7)*ldb+pc:][:kb]
+	r8 := b[(gj+8)*ldb+pc:][:kb]
+	r9 := b[(gj+9)*ldb+pc:][:kb]
+	r10 := b[(gj+10)*ldb+pc:][:kb]
+	r11 := b[(gj+11)*ldb+pc:][:kb]
+	r12 := b[(gj+12)*ldb+pc:][:kb]
+	r13 := b[(gj+13)*ldb+pc:][:kb]
+	r14 := b[(gj+14)*ldb+pc:][:kb]
+	r15 := b[(gj+15)*ldb+pc:][:kb]
+	for p := 0; p < kb; p++ {
+		d := pan[p*nr+h : p*nr+h+16 : p*nr+h+16]
+		d[0], d[1], d[2], d[3] = P(r0[p]), P(r1[p]), P(r2[p]), P(r3[p])
+		d[4], d[5], d[6], d[7] = P(r4[p]), P(r5[p]), P(r6[p]), P(r7[p])
+		d[8], d[9], d[10], d[11] = P(r8[p]), P(r9[p]), P(r10[p]), P(r11[p])
+		d[12], d[13], d[14], d[15] = P(r12[p]), P(r13[p]), P(r14[p]), P(r15[p])
 	}
 }
 
