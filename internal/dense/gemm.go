@@ -307,6 +307,13 @@ func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratc
 						if it >= items {
 							return
 						}
+						if g.upper {
+							// The column blocks grow from left to right:
+							// taken from the right, the largest go first
+							// and no worker is left with one while the
+							// others idle.
+							it = items - 1 - it
+						}
 						run(s, it)
 					}
 				})
