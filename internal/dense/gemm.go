@@ -571,26 +571,15 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 		// each of kb rows, ldb apart, and stalled on every row (3–4 %
 		// of an M = 10⁴ float32 triangular solve, round 10).
 		jFull := j0 + min(j1-j0, nb-j0)/nr*nr // the full panels end here
+		packBRows(bp, nr, g, pc, jc, kb, j0, jFull)
 		if jFull < j1 {
-			clear(bp[jFull*kb : jFull*kb+nr*kb])
-		}
-		for p := 0; p < kb; p++ {
-			row := b[(pc+p)*ldb+jc : (pc+p)*ldb+jc+nb]
-			if sp := asP[E, P](row); sp != nil {
-				for jr := j0; jr < jFull; jr += nr {
-					copy(bp[jr*kb+p*nr:jr*kb+p*nr+nr], sp[jr:jr+nr])
-				}
-			} else {
-				for jr := j0; jr < jFull; jr += nr {
-					dst := bp[jr*kb+p*nr : jr*kb+p*nr+nr]
-					for j, v := range row[jr : jr+nr] {
-						dst[j] = P(v)
-					}
-				}
-			}
-			if jFull < j1 {
-				dst := bp[jFull*kb+p*nr : jFull*kb+p*nr+nb-jFull]
-				for j, v := range row[jFull:nb] {
+			// The last, partial panel: columns jFull..nb, zero past nb.
+			pan := bp[jFull*kb : jFull*kb+nr*kb]
+			clear(pan)
+			for p := 0; p < kb; p++ {
+				row := b[(pc+p)*ldb+jc+jFull : (pc+p)*ldb+jc+nb]
+				dst := pan[p*nr : p*nr+len(row)]
+				for j, v := range row {
 					dst[j] = P(v)
 				}
 			}
