@@ -558,7 +558,7 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 	if !g.tB && g.tri {
 		// The full panels left of the triangle (every column j with
 		// jc+j ≤ pc+triD, so that op(B)[pc+p][j] is nonzero for every
-		// p) go row by row as below; the rest panel by panel.
+		// p) go row by row (packBRows); the rest panel by panel.
 		jTri := j0 + min(j1-j0, nb-j0, max(0, pc+g.triD+1-jc-j0))/nr*nr
 		if jTri > j0 {
 			packBRows(bp, nr, g, pc, jc, kb, j0, jTri)
@@ -566,10 +566,6 @@ func packB[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, nb, j0, j1 in
 		}
 	}
 	if !g.tB && !g.tri {
-		// Row by row of the stored B, each row's j0..j1 read once, in
-		// order, into every panel: panel by panel read nr elements from
-		// each of kb rows, ldb apart, and stalled on every row (3–4 %
-		// of an M = 10⁴ float32 triangular solve, round 10).
 		jFull := j0 + min(j1-j0, nb-j0)/nr*nr // the full panels end here
 		packBRows(bp, nr, g, pc, jc, kb, j0, jFull)
 		if jFull < j1 {
@@ -670,7 +666,10 @@ func packT16[E, P Float](pan []P, nr, h int, b []E, ldb, gj, pc, kb int) {
 }
 
 // packBRows packs the full panels of op(B)[pc:pc+kb, jc+j0:jc+j1] of an
-// untransposed B (j0 and j1 multiples of nr) row by row, as packB does.
+// untransposed B (j0 and j1 multiples of nr) row by row: each row's span
+// is read once, in order, into every panel. Panel by panel read nr
+// elements from each of kb rows, ldb apart, and stalled on every row
+// (3–4 % of an M = 10⁴ float32 triangular solve, round 10).
 func packBRows[E, P Float](bp []P, nr int, g *gemmArgs[E], pc, jc, kb, j0, j1 int) {
 	b, ldb := g.b, g.ldb
 	for p := 0; p < kb; p++ {
