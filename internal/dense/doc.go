@@ -104,12 +104,12 @@
 //     window (stride padding) are not touched.
 //   - Outputs must not overlap inputs, except where a routine works in place
 //     (Cholesky on a, solves on b).
-//   - Each GEMM-based call allocates its packing buffers, at most 384 KiB
-//     of packed A and 8 MiB of packed B (256 × 4096 doubles) per worker;
-//     in float32, up to 32 MiB of packed A (16380 × 512 floats) shared
-//     by the workers and 1 MiB of packed B (512 × 512) per worker, and one
-//     float64 worker's buffers more for the diagonal blocks of a float32
-//     Cholesky; all reused from a pool between calls,
+//   - Each GEMM-based call allocates its packing buffers, up to 32 MiB
+//     of packed A (16380 rows of 512 floats or 256 doubles) shared by the
+//     workers and 1 MiB of packed B (the same 2 KiB of k for 512
+//     columns) per worker, and one float64 worker's buffers more for the
+//     diagonal blocks of a float32 Cholesky; all reused from a pool
+//     between calls,
 //     and the small-k solves a k×n copy of B (none when k = 1 and ldb = 1,
 //     the CG case, which allocates nothing); nothing else.
 //   - All micro-kernels of one precision compute the same sums in the

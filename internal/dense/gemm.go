@@ -26,26 +26,6 @@ func asP[E, P Float](s []E) []P {
 	return unsafe.Slice((*P)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
-// Cache blocking (Goto & van de Geijn, "Anatomy of high-performance matrix
-// multiplication", ACM TOMS 34(3), 2008): a kc × nc block of op(B) is packed
-// once and stays in L3, an mc × kc block of op(A) is packed per worker and
-// stays in L2, and the micro-kernel streams an mr × kc sliver of it against a
-// kc × nr sliver of B that stays in L1. ncBlock is in float64 elements
-// (ncOf). This is the float64 GEMM; the float32 one (gemmRows) reverses
-// the roles of the two operands.
-const (
-	kcBlock = 256
-	mcBlock = 192 // rounded down to a multiple of mr
-	ncBlock = 4096
-)
-
-// ncOf is the width of a packed B block in precision P: ncBlock × 8 bytes
-// per row.
-func ncOf[P Float]() int {
-	var z P
-	return ncBlock * 8 / int(unsafe.Sizeof(z))
-}
-
 // scratch is one worker's packing buffers, in the kernel's precision P.
 type scratch[P Float] struct {
 	a, b, tile []P
@@ -53,16 +33,15 @@ type scratch[P Float] struct {
 
 // workspace carries the kernel and one scratch per worker through a call.
 type workspace[P Float] struct {
-	k  microKernel[P]
-	mc int
-	s  []*scratch[P]
+	k microKernel[P]
+	s []*scratch[P]
 }
 
 func newWorkspace[P Float](k microKernel[P], workers int) *workspace[P] {
 	if workers < 1 {
 		workers = 1
 	}
-	ws := &workspace[P]{k: k, mc: max(k.mr, mcBlock/k.mr*k.mr), s: make([]*scratch[P], workers)}
+	ws := &workspace[P]{k: k, s: make([]*scratch[P], workers)}
 	pool := poolOf[P]()
 	for i := range ws.s {
 		s, _ := pool.Get().(*scratch[P])
@@ -133,105 +112,55 @@ type gemmArgs[E Float] struct {
 }
 
 // gemm runs g with up to one goroutine per scratch in ss, the operands
-// packed into and multiplied in precision P. The packed B block lives in
-// ss[0] and is packed and read by all of them; each packs its own row
-// blocks of A.
+// packed into and multiplied in precision P, in the blocking below.
 func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 	if g.m <= 0 || g.n <= 0 || g.k <= 0 || g.alpha == 0 {
 		return
 	}
 	// When E is P the micro-kernel adds into C directly rather than
 	// through a tile.
-	cd := asP[E, P](g.c)
-	var zp P
-	if unsafe.Sizeof(zp) == 4 {
-		gemmRows(ws, g, cd, ss)
-		return
-	}
-	workers := len(ss)
-	nr, mc := ws.k.nr, ws.mc
-	// Work below this many flops per (jc, pc) block is not worth a goroutine.
-	if 2*g.m*g.n*g.k < 1<<22 {
-		workers = 1
-	}
-	nc := ncOf[P]()
-	for jc := 0; jc < g.n; jc += nc {
-		nb := min(nc, g.n-jc)
-		mEff := g.m
-		if g.upper {
-			mEff = min(g.m, jc+nb)
-		}
-		for pc := 0; pc < g.k; pc += kcBlock {
-			kb := min(kcBlock, g.k-pc)
-			nbR := (nb + nr - 1) / nr * nr
-			ss[0].b = grow(ss[0].b, kb*nbR)
-			bp := ss[0].b
-			nIc := (mEff + mc - 1) / mc
-			if nPan := nbR / nr; workers > 1 && nIc > 1 && nPan >= 2*workers {
-				// Pack B in parallel too: serially it idles the other workers.
-				per := (nPan + workers - 1) / workers * nr
-				var wg sync.WaitGroup
-				for j0 := 0; j0 < nb; j0 += per {
-					wg.Go(func() { packB(bp, nr, g, pc, jc, kb, nb, j0, min(nb, j0+per)) })
-				}
-				wg.Wait()
-			} else {
-				packB(bp, nr, g, pc, jc, kb, nb, 0, nb)
-			}
-			w := min(workers, nIc)
-			if w <= 1 {
-				for ic := 0; ic < mEff; ic += mc {
-					block(ws, ss[0], g, cd, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
-				}
-				continue
-			}
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for t := 0; t < w; t++ {
-				s := ss[t]
-				wg.Go(func() {
-					for {
-						ic := int(next.Add(1)-1) * mc
-						if ic >= mEff {
-							return
-						}
-						block(ws, s, g, cd, bp, ic, jc, pc, min(mc, mEff-ic), nb, kb)
-					}
-				})
-			}
-			wg.Wait()
-		}
-	}
+	gemmRows(ws, g, asP[E, P](g.c), ss)
 }
 
-// Cache blocking of the float32 GEMM (gemmRows). The roles of the two
-// operands are the reverse of gemm's: a 12 × kc32 sliver of op(A) is
-// reused from L1 across a kc32 × nc32 block of op(B) packed per worker
-// into its own L2 (kc32 · nc32 · 4 bytes = 1 MiB of the 2 MiB), and an
-// mc32 × kc32 block of op(A), packed once for all workers, streams
-// through L3 and memory (one 24 KiB sliver per 16 kernel calls). mc32
-// is large (32 MiB of packed A) because every B block is packed again
-// for each block of A: with 4096 rows an M = 10⁴ X Xᵀ packed each B
-// block three times, 7 % of its time (round 9). The micro-kernel thus walks along a band of 12 rows of C,
-// 128 contiguous bytes of each row per call, which the hardware
-// prefetchers follow, and a kc of 512 halves the passes over C against
-// gemm's 256. On pre-packed operands with an M = 10⁴ C in memory, one
-// core, this order ran the 12×32 kernel at 174–178 GFLOP/s against
-// 161–164 for gemm's (round 8, issue #22).
+// Cache blocking (after Goto & van de Geijn, "Anatomy of high-performance
+// matrix multiplication", ACM TOMS 34(3), 2008, with the roles of the two
+// operands reversed): a 12 × kc sliver of op(A) is reused from L1 across
+// a kc × ncRows block of op(B) packed per worker into its own L2
+// (kc · ncRows · size = 1 MiB of the 2 MiB), and an mcRows × kc block of
+// op(A), packed once for all workers, streams through L3 and memory (one
+// 24 KiB sliver per 16 float32 12×32 or 32 float64 12×16 kernel calls).
+// kc is kcBytes of the precision: 512 floats, 256 doubles. mcRows is large (32 MiB of packed A) because every
+// B block is packed again for each block of A: with 4096 rows an M = 10⁴
+// X Xᵀ packed each B block three times, 7 % of its time (round 9). The
+// micro-kernel thus walks along a band of 12 rows of C, 128 contiguous
+// bytes of each row per call, which the hardware prefetchers follow, and
+// a kc of 512 floats halves the passes over C against 256. On pre-packed
+// operands with an M = 10⁴ C in memory, one core, this order ran the
+// float32 12×32 kernel at 174–178 GFLOP/s against 161–164 for the Goto
+// order (round 8, issue #22), and the float64 set-up (BenchmarkPacked)
+// 0.78 × its time in the Goto order (kc 256, mc 192, nc 4096; round 11).
 const (
-	kc32 = 512
-	nc32 = 512
-	mc32 = 16384 // rounded down to a multiple of mr
+	kcBytes = 2048
+	ncRows  = 512
+	mcRows  = 16384 // rounded down to a multiple of mr
 )
 
-// gemmRows is gemm for a float32 kernel, in the blocking above: for each
-// kc32 slice of k and mc32 block of rows, the op(A) block is packed (in
-// parallel) into ss[0].a, and the workers take the kc32 × nc32 blocks
-// of op(B) in turn (and rows of them when there are fewer blocks than
-// twice the workers), each packing its own into its scratch's b.
+// kcOf is the k-slice of the GEMM in precision P: kcBytes of it.
+func kcOf[P Float]() int {
+	var z P
+	return kcBytes / int(unsafe.Sizeof(z))
+}
+
+// gemmRows is gemm in the blocking above: for each kc slice of k and
+// mcRows block of rows, the op(A) block is packed (in parallel) into
+// ss[0].a, and the workers take the kc × ncRows blocks of op(B) in turn
+// (and rows of them when there are fewer blocks than twice the workers),
+// each packing its own into its scratch's b. cd is C as []P when E is P,
+// else nil.
 func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratch[P]) {
 	mr, nr := ws.k.mr, ws.k.nr
-	mc := max(mr, mc32/mr*mr)
+	mc := max(mr, mcRows/mr*mr)
+	kc := kcOf[P]()
 	workers := len(ss)
 	if 2*g.m*g.n*g.k < 1<<22 {
 		workers = 1
@@ -240,8 +169,8 @@ func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratc
 	if g.strict {
 		diagOff = 1
 	}
-	for pc := 0; pc < g.k; pc += kc32 {
-		kb := min(kc32, g.k-pc)
+	for pc := 0; pc < g.k; pc += kc {
+		kb := min(kc, g.k-pc)
 		for ic := 0; ic < g.m; ic += mc {
 			mb := min(mc, g.m-ic)
 			if g.upper {
@@ -267,7 +196,7 @@ func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratc
 			}
 			// Work items: column blocks, each split into rSplit row
 			// ranges when there are too few blocks to share.
-			nJc := (g.n + nc32 - 1) / nc32
+			nJc := (g.n + ncRows - 1) / ncRows
 			rSplit := 1
 			if workers > 1 && nJc < 2*workers {
 				rSplit = min(nSl, (2*workers+nJc-1)/nJc)
@@ -275,13 +204,13 @@ func gemmRows[E, P Float](ws *workspace[P], g *gemmArgs[E], cd []P, ss []*scratc
 			rPer := (nSl + rSplit - 1) / rSplit * mr
 			items := nJc * rSplit
 			run := func(s *scratch[P], item int) {
-				jc := item / rSplit * nc32
+				jc := item / rSplit * ncRows
 				r0 := item % rSplit * rPer
 				if r0 >= mb {
 					return
 				}
 				r1 := min(mb, r0+rPer)
-				nb := min(nc32, g.n-jc)
+				nb := min(ncRows, g.n-jc)
 				if g.upper && ic+r0+diagOff > jc+nb-1 {
 					return // every row of the range lies under the diagonal
 				}
@@ -372,43 +301,6 @@ func addTile[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], apan, 
 		}
 		for j := jStart; j < nj; j++ {
 			ci[j0+j] = E(P(ci[j0+j]) + ti[j])
-		}
-	}
-}
-
-// block packs rows ic..ic+mb of op(A) (columns pc..pc+kb) and multiplies
-// them by the packed B block into C; cd is C as []P when E is P, else nil.
-func block[E, P Float](ws *workspace[P], s *scratch[P], g *gemmArgs[E], cd, bp []P, ic, jc, pc, mb, nb, kb int) {
-	mr, nr := ws.k.mr, ws.k.nr
-	mbR := (mb + mr - 1) / mr * mr
-	s.a = grow(s.a, mbR*kb)
-	ap := s.a
-	packA(ap, mr, g, ic, pc, mb, kb)
-	kern := ws.k.fn
-	ldc := g.ldc
-	// In the strict upper case the diagonal is excluded: a tile is
-	// entirely inside the update when its last row is above its first
-	// column.
-	diagOff := 0
-	if g.strict {
-		diagOff = 1
-	}
-	for jr := 0; jr < nb; jr += nr {
-		j0 := jc + jr
-		nj := min(nr, nb-jr)
-		bpan := bp[jr*kb : jr*kb+nr*kb]
-		for ir := 0; ir < mb; ir += mr {
-			i0 := ic + ir
-			if g.upper && i0+diagOff > j0+nj-1 {
-				break // this tile and all below it lie under the diagonal
-			}
-			mi := min(mr, mb-ir)
-			apan := ap[ir*kb : ir*kb+mr*kb]
-			if cd != nil && mi == mr && nj == nr && (!g.upper || i0+mr-1+diagOff <= j0) {
-				kern(kb, apan, bpan, cd[i0*ldc+j0:], ldc)
-				continue
-			}
-			addTile(ws, s, g, apan, bpan, kb, i0, j0, mi, nj, diagOff)
 		}
 	}
 }

@@ -1,5 +1,9 @@
 package dense
 
+// uutStep is the rank of each GEMM update of UUt and UUtPacked; steps of
+// 512 ran no faster in float32 (round 10).
+const uutStep = 256
+
 // UUt computes C = alpha U Uᵀ for the n×n upper triangular U held in the
 // upper triangle (j ≥ i) of u (row-major, stride ldu); the strict lower
 // triangle of u is not read. The result is symmetric and only its upper
@@ -32,8 +36,8 @@ func uutP[E, P Float](kern microKernel[P], u []E, n, ldu int, alpha float64, c [
 	}
 	ws := newWorkspace(kern, workers)
 	defer ws.release()
-	for p := 0; p < n; p += kcBlock {
-		e := min(n, p+kcBlock)
+	for p := 0; p < n; p += uutStep {
+		e := min(n, p+uutStep)
 		gemm(ws, &gemmArgs[E]{
 			m: e, n: e, k: e - p, alpha: alpha,
 			a: u[p:], lda: ldu,
@@ -73,11 +77,11 @@ func uutPackedP[E, P Float](kern microKernel[P], a []E, n, lda int, alpha float6
 	ws := newWorkspace(kern, workers)
 	defer ws.release()
 	// Update p costs about e²·256 flops: the fraction done is (e/n)³.
-	for p := 0; p < n; p += kcBlock {
+	for p := 0; p < n; p += uutStep {
 		if mon != nil && !mon(cube(p, n)) {
 			return false
 		}
-		e := min(n, p+kcBlock)
+		e := min(n, p+uutStep)
 		// op(A)[i][q] = U[i][p+q] = a[(p+q)*lda+i]; op(B) = op(A)ᵀ.
 		gemm(ws, &gemmArgs[E]{
 			m: e, n: e, k: e - p, alpha: alpha,
