@@ -314,7 +314,7 @@ func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (
 // triangle with K_MM from rows, on workers goroutines.
 func fillKMM[E dense.Float](ctx context.Context, m, workers int, rows Rows) ([]E, error) {
 	buf := make([]E, m*m)
-	prefault(buf)
+	prefault(buf, workers)
 	err := fillRows(ctx, buf, m, workers, rows, func(dst []E, lo, hi int, tmp []float64) {
 		if d64 := as64(dst); d64 != nil {
 			rows(d64[lo*m:hi*m], lo, hi)
@@ -558,7 +558,7 @@ func (f *packed[E]) withLambda(lambda, eps float64, workers int) (factors, error
 func (f *packed[E]) formS(workers int) *packed[E] {
 	m := f.m
 	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, sdiag: f.sdiag, s12: f.s12}
-	prefault(g.buf)
+	prefault(g.buf, workers)
 	t, tld := f.tri()
 	for i := range m {
 		copy(g.buf[i*m:i*m+i], t[i*tld:i*tld+i])
@@ -577,7 +577,7 @@ func (f *packed[E]) withWeights(h []float64, lambda, eps float64, workers int) (
 	m := f.m
 	t, tld := f.tri()
 	g := &packed[E]{buf: make([]E, m*m), m: m, ld: m, tdiag: f.tdiag, t: t, tld: tld, sdiag: make([]float64, m)}
-	prefault(g.buf)
+	prefault(g.buf, workers)
 	// U = T diag(√h): T's column j scaled (row j of the stored Tᵀ), and
 	// the diagonal of U Uᵀ/M, which UUtPacked leaves out.
 	for j := range m {
@@ -618,12 +618,14 @@ func copiesOfS[E dense.Float](gs []*packed[E], t []E, tld, workers int) {
 	var next atomic.Int64
 	next.Store(1)
 	var wg sync.WaitGroup
-	for range min(workers, len(gs)-1) {
+	w := min(workers, len(gs)-1)
+	per := max(1, workers/max(1, w)) // each copy's share of the workers for its page faults
+	for range w {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
 				g := *src
 				g.buf, g.ld, g.t, g.tld = make([]E, m*m), m, t, tld
-				prefault(g.buf)
+				prefault(g.buf, per)
 				for r := range m {
 					copy(g.buf[r*m+r+1:r*m+m], src.buf[r*src.ld+r+1:r*src.ld+m])
 				}

@@ -3,4 +3,4 @@
 package precond
 
 // prefault is a no-op off Linux.
-func prefault[E any](buf []E) {}
+func prefault[E any](buf []E, workers int) {}
