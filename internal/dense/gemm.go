@@ -138,7 +138,8 @@ func gemm[E, P Float](ws *workspace[P], g *gemmArgs[E], ss []*scratch[P]) {
 // operands with an M = 10⁴ C in memory, one core, this order ran the
 // float32 12×32 kernel at 174–178 GFLOP/s against 161–164 for the Goto
 // order (round 8, issue #22), and the float64 set-up (BenchmarkPacked)
-// 0.78 × its time in the Goto order (kc 256, mc 192, nc 4096; round 11).
+// in 0.77 × its time in the Goto order (kc 256, mc 192, nc 4096) on one
+// core and 0.81 × on two (round 11).
 const (
 	kcBytes = 2048
 	ncRows  = 512
