@@ -133,8 +133,8 @@ func tunedTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 			tunedMin, tunedCPU = s, cpuSeconds()-c0
 		}
 		picked, tr = m.Config(), m.Training()
-		logf("%s: rep %d: fit --tune phases: subsample %.2f s, search %.2f s, final fit %s", name, rep+1,
-			tr.Handoff.SubsampleSeconds, tr.Handoff.SearchSeconds, phaseSums(tr.Phases))
+		logf("%s: rep %d: fit --tune phases: subsample %.2f s, search %.2f s, final fit %s; process peak RSS %.0f MiB", name, rep+1,
+			tr.Handoff.SubsampleSeconds, tr.Handoff.SearchSeconds, phaseSums(tr.Phases), float64(tr.PeakRSS)/(1<<20))
 		if s := tr.Search; s != nil {
 			logf("%s: rep %d: search phases (%d passes): %s; candidates: %s", name, rep+1, s.Passes,
 				phaseSums(s.Phases), candIters(s.Candidates))
