@@ -18,6 +18,9 @@ type Memory struct {
 	Workspaces int64 `json:"workspaces"` // kernel tiles, one per worker
 	Partials   int64 `json:"partials"`   // per-chunk partial M-vectors in flight
 	Vectors    int64 `json:"vectors"`    // CG state and operator scratch
+	// Packing is the dense algebra's packing buffers while the
+	// preconditioner is built (precond.PackBytes).
+	Packing int64 `json:"packing"`
 	// Uncertainty is what Config.Uncertainty adds after CG, beside the
 	// preconditioner: the variance's factor and its construction
 	// (uncertaintyBytes).
@@ -57,9 +60,12 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64,
 	if prec == "" {
 		prec = precond.Float64
 	}
-	pb := precond.Bytes(m, prec)
+	pb, pk := precond.Bytes(m, prec), precond.PackBytes(m, workers)
 	if cfg.Preconditioner == precond.MethodNystrom {
-		pb = precond.NystromBytes(m, cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(m)))
+		// Its products have up to m rows (packed A) and run up to one
+		// per worker, each with its own packing.
+		r := cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(m))
+		pb, pk = precond.NystromBytes(m, r), int64(max(workers, 1))*precond.PackBytes(m, 1)
 	}
 	mem := Memory{
 		Precond: pb,
@@ -70,6 +76,7 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64,
 		Workspaces:  W * kernel.WorkspaceBytes(m, d, k+1, cfg.Precision),
 		Partials:    2 * W * 8 * (M*(K+1) + K),
 		Vectors:     10 * 8 * M * K,
+		Packing:     pk,
 		Runtime:     runtimeBytes,
 		Uncertainty: uncertaintyBytes(cfg, d, workers),
 	}
@@ -88,7 +95,7 @@ func estimateMemory(cfg Config, d, kt, k, workers, chunkRows int, scratch int64,
 		// T's (precond.WithCenterWeights).
 		mem.Precond *= 2
 	}
-	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime + mem.Uncertainty
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Packing + mem.Runtime + mem.Uncertainty
 	return mem
 }
 
@@ -132,8 +139,8 @@ func MaxCenters(limit int64, d, k, workers, chunkRows int, p precond.Precision) 
 // String formats the estimate for people.
 func (m Memory) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (preconditioner %s, chunk buffers %s, kernel tiles %s, vectors %s, runtime %s)",
-		FormatBytes(m.Total), FormatBytes(m.Precond), FormatBytes(m.Chunks),
+	fmt.Fprintf(&b, "%s (preconditioner %s, its packing %s, chunk buffers %s, kernel tiles %s, vectors %s, runtime %s)",
+		FormatBytes(m.Total), FormatBytes(m.Precond), FormatBytes(m.Packing), FormatBytes(m.Chunks),
 		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers), FormatBytes(m.Runtime))
 	if m.Uncertainty > 0 {
 		s := b.String()

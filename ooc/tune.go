@@ -239,7 +239,9 @@ func EstimateTuneMemory(m, d, k, s, l, workers, chunkRows int, p precond.Precisi
 	// CG state (β, r, p, W p) and the operator's v, u, z, w, α and the
 	// best α of every candidate.
 	mem.Vectors = 12 * 8 * M * C * K
-	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Runtime
+	// The factorisations run one per worker, each with its own packing.
+	mem.Packing = W * precond.PackBytes(m, 1)
+	mem.Total = mem.Precond + mem.Centers + mem.Chunks + mem.Workspaces + mem.Partials + mem.Vectors + mem.Packing + mem.Runtime
 	return mem
 }
 

@@ -85,6 +85,12 @@ func (p Precision) size() int64 {
 // Valid reports whether p is "" (Float64), Float64 or Float32.
 func (p Precision) Valid() bool { return p == "" || p == Float64 || p == Float32 }
 
+// PackBytes is the memory that the dense algebra of a preconditioner of
+// m centres (or of a Nyström rank-m core) built on the given number of
+// workers holds besides its buffers: the GEMM's packing buffers
+// (internal/dense), up to 32 MiB of packed rows and 1 MiB per worker.
+func PackBytes(m, workers int) int64 { return dense.PackBytes(m, workers) }
+
 // Bytes is the memory a Cholesky preconditioner of m centres holds in
 // precision p: one M × M buffer (T transposed in its lower triangle, A in
 // its upper one) and three length-M float64 vectors (T's diagonal, D, and

@@ -310,16 +310,16 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			mistake: "--centers too many for the memory limit (--max-memory, by default 80 % of the RAM)",
-			args:    []string{"fit", "--out", "model2.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float64", "train.store"},
+			args:    []string{"fit", "--out", "model2.falkon", "--centers", "400", "--workers", "2", "--max-memory", "44MiB", "--precond-precision", "float64", "train.store"},
 			code:    1,
-			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 41.8 MiB, over the memory limit of 41.0 MiB (--max-memory): at most M = 264 fit with a float64 preconditioner, M = 337 with --precond-precision float32",
+			stderr:  "falkon-ooc fit: M = 400 centres need ≈ 45.2 MiB, over the memory limit of 44.0 MiB (--max-memory): at most M = 317 fit with a float64 preconditioner, M = 351 with --precond-precision float32",
 			fix:     "Use at most the M named, or --precond-precision float32 (half the preconditioner's memory; auto picks it when only it fits), or raise --max-memory if the machine has the RAM.",
 		},
 		{
 			mistake: "a tune grid too large for the memory limit (one M × M preconditioner per σ × λ candidate)",
 			args:    []string{"tune", "--out", "model3.falkon", "--centers", "400", "--workers", "2", "--max-memory", "41MiB", "--precond-precision", "float32", "train.store"},
 			code:    1,
-			stderr:  "falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 400 needs about 63.2 MiB with float32 preconditioners (one M × M buffer for each of the 30 candidates: 18.6 MiB), more than the limit of 41.0 MiB: use fewer centres, sigmas or lambdas",
+			stderr:  "falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 400 needs about 68.2 MiB with float32 preconditioners (one M × M buffer for each of the 30 candidates: 18.6 MiB), more than the limit of 41.0 MiB: use fewer centres, sigmas or lambdas",
 			fix:     "Search fewer σ or λ at a time (--sigma, --lambda), use fewer centres, or raise --max-memory; with --precond-precision float64 the buffers take twice the memory (auto tries float32 when float64 does not fit).",
 		},
 		{

@@ -152,6 +152,19 @@ func kcOf[P Float]() int {
 	return kcBytes / int(unsafe.Sizeof(z))
 }
 
+// PackBytes bounds the packing buffers that one call of this package
+// on m × m operands with the given worker count holds (in either
+// precision): the shared block of packed A (at most mcRows rows of
+// kcBytes), one packed B block (kcBytes × ncRows, 1 MiB, or m columns
+// when fewer) per worker, and one more worker's for the float64 diagonal
+// blocks of a float32 Cholesky. They are kept in a pool between calls.
+func PackBytes(m, workers int) int64 {
+	m = max(m, 0)
+	a := int64(min(m, mcRows)+16) * kcBytes
+	b := int64(min(m+32, ncRows)) * kcBytes
+	return a + int64(max(workers, 1)+1)*b
+}
+
 // gemmRows is gemm in the blocking above: for each kc slice of k and
 // mcRows block of rows, the op(A) block is packed (in parallel) into
 // ss[0].a, and the workers take the kc × ncRows blocks of op(B) in turn
