@@ -619,19 +619,24 @@ func (f *packed[E]) withLambdas(lambdas []float64, eps float64, workers int) ([]
 // each in a fresh buffer into which only the strict upper triangle of S
 // (gs[0]'s, not yet overwritten by its A) is copied. The copies are
 // memory- and page-fault-bound, so they are spread over the workers.
+//
+// Their buffers are not prefaulted: only their upper triangles are ever
+// written (T is shared), and first touch of small pages costs little
+// where populating huge pages costs the host's faults after a pause
+// (prefault). A tune at M = 2000 (kin40k, 30 candidates, CLI after 30 s
+// idle) spent 3.4–3.6 s in precond_rhs with prefaulted copies and
+// 1.8–2.4 s without, its peak RSS 991 → 781 MiB; its iterations and the
+// factorisations in the copies were no slower (round 12).
 func copiesOfS[E dense.Float](gs []*packed[E], t []E, tld, workers int) {
 	m, src := gs[0].m, gs[0]
 	var next atomic.Int64
 	next.Store(1)
 	var wg sync.WaitGroup
-	w := min(workers, len(gs)-1)
-	per := max(1, workers/max(1, w)) // each copy's share of the workers for its page faults
-	for range w {
+	for range min(workers, len(gs)-1) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(gs); i = int(next.Add(1) - 1) {
 				g := *src
 				g.buf, g.ld, g.t, g.tld = make([]E, m*m), m, t, tld
-				prefault(g.buf, per)
 				for r := range m {
 					copy(g.buf[r*m+r+1:r*m+m], src.buf[r*src.ld+r+1:r*src.ld+m])
 				}
