@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"time"
 
@@ -247,13 +246,8 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		res.Candidates[i].model = nil
 	}
 	// The search's candidates (an M × M factor each, 1 GiB for 30 at
-	// M = 2000) are garbage now. Collected before the fit allocates its
-	// own factor, their pages back it: without a memory limit (the CLI
-	// sets one, the Go API does not) the heap's goal is twice the
-	// search's and the fit's 800 MiB (M = 10⁴) came from fresh pages,
-	// which this VM's host backs again on first touch: K_MM took
-	// 1.26–1.42 s instead of 0.17 s, and the peak was the sum of both.
-	runtime.GC()
+	// M = 2000) are garbage now: precond.Build collects them before it
+	// allocates the fit's factor, which then reuses their memory.
 	opts.Validation = val
 	mdl, err := Fit(ctx, train, fitCfg, opts)
 	if err != nil {

@@ -318,15 +318,7 @@ func TestTuneExtend(t *testing.T) {
 // It runs in a process of its own: the heap other tests leave behind
 // would hold room for the fit's factor either way.
 func TestFitTunedReusesSearchMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("heap figures are skewed by the race detector")
-	}
-	if os.Getenv("FALKON_HEAP_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFitTunedReusesSearchMemory$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "FALKON_HEAP_CHILD=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !heapChild(t) {
 		return
 	}
 	const n, d, m = 9000, 3, 1800
@@ -349,4 +341,54 @@ func TestFitTunedReusesSearchMemory(t *testing.T) {
 		t.Errorf("the heap grew from %.0f MiB in the search to %.0f MiB: the fit's %.0f MiB factor did not reuse the search's memory",
 			float64(search)/(1<<20), float64(st.HeapSys)/(1<<20), float64(final)/(1<<20))
 	}
+}
+
+// A second fit in the same process reuses the first one's memory for its
+// M × M factor (precond.Build collects garbage before allocating it), so
+// that a service fitting again and again holds one factor, not two, and
+// does not fault fresh pages in each time.
+func TestFitAgainReusesMemory(t *testing.T) {
+	if !heapChild(t) {
+		return
+	}
+	const n, d, m = 6000, 3, 1800
+	x, y := synth(n, d, 59)
+	src := stream.NewMemSource(x, d, y, 1, 1000)
+	cfg := ooc.Config{Centers: m, Iterations: 2, Seed: 7, Lambda: 1e-5}
+	var st runtime.MemStats
+	var first uint64
+	for i := range 4 {
+		if _, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&st)
+		if i == 0 {
+			first = st.HeapSys
+			continue
+		}
+		if final := uint64(m * m * 8); st.HeapSys >= first+final/2 {
+			t.Fatalf("after fit %d the heap is %.0f MiB, after the first %.0f MiB: the %.0f MiB factor did not reuse the earlier fit's memory",
+				i+1, float64(st.HeapSys)/(1<<20), float64(first)/(1<<20), float64(final)/(1<<20))
+		}
+	}
+}
+
+// heapChild runs the calling test again in a child process of its own
+// and reports whether this is that child: heap figures need a fresh
+// heap, not the one other tests leave behind. Skipped under -short (the
+// race detector skews them).
+func heapChild(t *testing.T) bool {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("heap figures are skewed by the race detector")
+	}
+	if os.Getenv("FALKON_HEAP_CHILD") != "" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "FALKON_HEAP_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return false
 }
