@@ -312,7 +312,7 @@ func TestTuneExtend(t *testing.T) {
 
 // The fit after the search reuses the memory of the search's candidates
 // (an M × M factor each) rather than taking new memory from the system:
-// FitTuned collects them first. Without that, the Go API (no memory
+// precond.Build collects them first. Without that, the Go API (no memory
 // limit, unlike the CLI) held both at once: 1.2 → 2.0 GiB for kin40k at
 // M = 10⁴, with 1.1 s of fresh page faults in K_MM.
 // It runs in a process of its own: the heap other tests leave behind
