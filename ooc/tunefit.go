@@ -246,8 +246,9 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		res.Candidates[i].model = nil
 	}
 	// The search's candidates (an M × M factor each, 1 GiB for 30 at
-	// M = 2000) are garbage now: precond.Build collects them before it
-	// allocates the fit's factor, which then reuses their memory.
+	// M = 2000) are garbage now: precond.Build (or BuildNystrom) collects
+	// them before it allocates the fit's preconditioner, which then reuses
+	// their memory.
 	opts.Validation = val
 	mdl, err := Fit(ctx, train, fitCfg, opts)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -344,32 +345,44 @@ func TestFitTunedReusesSearchMemory(t *testing.T) {
 }
 
 // A second fit in the same process reuses the first one's memory for its
-// M × M factor (precond.Build collects garbage before allocating it), so
-// that a service fitting again and again holds one factor, not two, and
-// does not fault fresh pages in each time.
+// preconditioner (precond.Build and BuildNystrom collect garbage before
+// allocating it), so that a service fitting again and again holds one
+// factor, not two, and does not fault fresh pages in each time.
 func TestFitAgainReusesMemory(t *testing.T) {
-	if !heapChild(t) {
-		return
-	}
-	const n, d, m = 6000, 3, 1800
-	x, y := synth(n, d, 59)
-	src := stream.NewMemSource(x, d, y, 1, 1000)
-	cfg := ooc.Config{Centers: m, Iterations: 2, Seed: 7, Lambda: 1e-5}
-	var st runtime.MemStats
-	var first uint64
-	for i := range 4 {
-		if _, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2}); err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&st)
-		if i == 0 {
-			first = st.HeapSys
-			continue
-		}
-		if final := uint64(m * m * 8); st.HeapSys >= first+final/2 {
-			t.Fatalf("after fit %d the heap is %.0f MiB, after the first %.0f MiB: the %.0f MiB factor did not reuse the earlier fit's memory",
-				i+1, float64(st.HeapSys)/(1<<20), float64(first)/(1<<20), float64(final)/(1<<20))
-		}
+	for _, pc := range []struct {
+		name    string
+		meth    precond.Method
+		m, rank int
+		bytes   int64 // what the preconditioner allocates
+	}{
+		{"cholesky", precond.MethodCholesky, 1800, 0, 1800 * 1800 * 8},
+		{"nystrom", precond.MethodNystrom, 4000, 1500, precond.NystromBytes(4000, 1500)},
+	} {
+		t.Run(pc.name, func(t *testing.T) {
+			if !heapChild(t) {
+				return
+			}
+			const n, d = 8000, 3
+			x, y := synth(n, d, 59)
+			src := stream.NewMemSource(x, d, y, 1, 1000)
+			cfg := ooc.Config{Centers: pc.m, Iterations: 2, Seed: 7, Lambda: 1e-5, Preconditioner: pc.meth, PrecondRank: pc.rank}
+			var st runtime.MemStats
+			var first uint64
+			for i := range 4 {
+				if _, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2}); err != nil {
+					t.Fatal(err)
+				}
+				runtime.ReadMemStats(&st)
+				if i == 0 {
+					first = st.HeapSys
+					continue
+				}
+				if st.HeapSys >= first+uint64(pc.bytes)/2 {
+					t.Fatalf("after fit %d the heap is %.0f MiB, after the first %.0f MiB: the %.0f MiB preconditioner did not reuse the earlier fit's memory",
+						i+1, float64(st.HeapSys)/(1<<20), float64(first)/(1<<20), float64(pc.bytes)/(1<<20))
+				}
+			}
+		})
 	}
 }
 

@@ -123,6 +123,7 @@ func BuildNystrom(ctx context.Context, m int, diag []float64, rows PickRows, lam
 		r = DefaultNystromRank(m)
 	}
 	r = min(r, m)
+	reclaim(NystromBytes(m, r))
 	tol := opt.RankTol
 	if tol <= 0 {
 		tol = DefaultRankTol
