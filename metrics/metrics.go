@@ -1,28 +1,3 @@
-// Package metrics computes the prediction metrics that falkon-ooc reports
-// everywhere (predict, validation during fit, demo), so that every place
-// computes them the same way.
-//
-// # Overview
-//
-// Regression: MSE, RMSE and relative error ‖ŷ − y‖² / ‖y − ȳ‖² (the mean
-// squared error relative to predicting the mean; 0 is perfect, 1 is no
-// better than the mean). Binary classification: error rate and ROC AUC
-// from scores. Multiclass: error rate and one-vs-rest macro AUC
-// (MulticlassAUC). Probabilities: log-loss (LogLoss) and the expected
-// calibration error of top-label confidences in equal-width bins
-// (Reliability).
-//
-// Accumulators take rows in any number of Add calls, so metrics of data
-// larger than memory are computed in one pass; AUC keeps one float64 score
-// and one bit per row.
-//
-// # Concurrency
-//
-// Accumulators are not safe for concurrent use.
-//
-// # Invariants
-//
-// Sums are compensated (Neumaier), so results do not drift over 10⁹ rows.
 package metrics
 
 import (
@@ -52,6 +27,7 @@ func (k *kahan) value() float64 { return k.sum + k.c }
 type Regression struct {
 	n           int64
 	se, sy, sy2 kahan
+	ae          kahan // absolute errors (weighted with AddWeighted)
 	sw          kahan // the weights' sum over values (AddWeighted)
 	weighted    bool
 }
@@ -66,6 +42,7 @@ func (r *Regression) AddWeighted(pred, truth, w []float64, k int) {
 		wi := w[i/k]
 		d := p - truth[i]
 		r.se.add(wi * d * d)
+		r.ae.add(wi * math.Abs(d))
 		r.sy.add(wi * truth[i])
 		r.sy2.add(wi * truth[i] * truth[i])
 		r.sw.add(wi)
@@ -87,6 +64,7 @@ func (r *Regression) Add(pred, truth []float64) {
 	for i, p := range pred {
 		d := p - truth[i]
 		r.se.add(d * d)
+		r.ae.add(math.Abs(d))
 		r.sy.add(truth[i])
 		r.sy2.add(truth[i] * truth[i])
 	}
@@ -106,6 +84,22 @@ func (r *Regression) MSE() float64 {
 
 // RMSE is the root mean squared error.
 func (r *Regression) RMSE() float64 { return math.Sqrt(r.MSE()) }
+
+// MAE is the mean absolute error Σ|ŷ−y| / n (Σ wᵢ|ŷᵢ−yᵢ| / Σ wᵢ when
+// weighted).
+func (r *Regression) MAE() float64 {
+	if r.n == 0 {
+		return math.NaN()
+	}
+	return r.ae.value() / r.total()
+}
+
+// R2 is the coefficient of determination 1 − Σ(ŷ−y)² / Σ(y−ȳ)², which is
+// 1 − RelErr: 1 is perfect, 0 is predicting the mean, and it is negative
+// for predictions worse than the mean (as scikit-learn's r2_score; with
+// k outputs, the sums and ȳ run over all k·n values). NaN for constant
+// truths.
+func (r *Regression) R2() float64 { return 1 - r.RelErr() }
 
 // RelErr is the squared error relative to the variance of the truth:
 // Σ(ŷ−y)² / Σ(y−ȳ)². It is NaN for constant truths.
@@ -281,6 +275,7 @@ func (k *kahan) merge(o kahan) {
 func (r *Regression) Merge(o *Regression) {
 	r.n += o.n
 	r.se.merge(o.se)
+	r.ae.merge(o.ae)
 	r.sy.merge(o.sy)
 	r.sy2.merge(o.sy2)
 	r.sw.merge(o.sw)
@@ -288,14 +283,14 @@ func (r *Regression) Merge(o *Regression) {
 }
 
 // regressionBytes is the size of a Regression's binary encoding.
-const regressionBytes = 8 + 8*8 + 1
+const regressionBytes = 8 + 5*16 + 1
 
 // MarshalBinary encodes what r accumulated, for UnmarshalBinary in
 // another process.
 func (r *Regression) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, regressionBytes)
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.n))
-	for _, k := range []kahan{r.se, r.sy, r.sy2, r.sw} {
+	for _, k := range []kahan{r.se, r.sy, r.sy2, r.sw, r.ae} {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.sum))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.c))
 	}
@@ -312,7 +307,7 @@ func (r *Regression) UnmarshalBinary(b []byte) error {
 		return errors.New("metrics: not an encoded Regression")
 	}
 	r.n = int64(binary.LittleEndian.Uint64(b))
-	for i, k := range []*kahan{&r.se, &r.sy, &r.sy2, &r.sw} {
+	for i, k := range []*kahan{&r.se, &r.sy, &r.sy2, &r.sw, &r.ae} {
 		k.sum = math.Float64frombits(binary.LittleEndian.Uint64(b[8+16*i:]))
 		k.c = math.Float64frombits(binary.LittleEndian.Uint64(b[16+16*i:]))
 	}

@@ -31,11 +31,27 @@ func TestWeightedIsRepeated(t *testing.T) {
 		}
 	}
 	close("AUC", AUCWeighted(scores, pos, w), AUC(rs, rpos))
+	close("average precision", AveragePrecisionWeighted(scores, pos, w), AveragePrecision(rs, rpos))
 	var a, b Regression
 	a.AddWeighted(pred, truth, w, 1)
 	b.Add(rp, rt)
 	close("MSE", a.MSE(), b.MSE())
 	close("RelErr", a.RelErr(), b.RelErr())
+	close("MAE", a.MAE(), b.MAE())
+	close("R2", a.R2(), b.R2())
+	ca, cb := NewConfusion(2), NewConfusion(2)
+	for i := range n {
+		ca.AddWeighted(b2i(pos[i]), b2i(scores[i] > 0), w[i])
+	}
+	for i := range rs {
+		cb.Add(b2i(rpos[i]), b2i(rs[i] > 0))
+	}
+	for c := range 2 {
+		close("precision", ca.Precision(c), cb.Precision(c))
+		close("recall", ca.Recall(c), cb.Recall(c))
+		close("F1", ca.F1(c), cb.F1(c))
+	}
+	close("balanced accuracy", ca.BalancedAccuracy(), cb.BalancedAccuracy())
 	var la, lb LogLoss
 	var ea, eb Reliability
 	for i := range n {
@@ -63,4 +79,11 @@ func TestWeightedIsRepeated(t *testing.T) {
 		}
 	}
 	close("multiclass AUC", MulticlassAUCWeighted(sc3, 3, truthC, w), MulticlassAUC(rs3, 3, rt3))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
