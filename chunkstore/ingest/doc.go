@@ -116,7 +116,7 @@
 // sets a soft memory limit of 1.25 × the larger of the two, so its peak
 // RSS stays near that figure plus the program text (measured at 10 000
 // Parquet columns and a 100 MiB text line: bench/RESULTS.md, "Ingest
-// memory (round 5)"). A Parquet column's reader state dominates wide
+// memory"). A Parquet column's reader state dominates wide
 // files: about 150 KiB per column for a file of small row groups.
 //
 // A record longer than Config.MaxLine is refused as soon as the limit is

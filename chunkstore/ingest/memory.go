@@ -44,7 +44,7 @@ const (
 	// at once, at worst: the record limiter's, the CSV parser's line, its
 	// record buffer and its fields, and Arrow's string builder, which
 	// grows by doubling (measured: a 100 MiB field peaks at 6–7 copies,
-	// bench/RESULTS.md "Ingest memory (round 5)").
+	// bench/RESULTS.md "Ingest memory").
 	textCopies = 7
 )
 

@@ -326,7 +326,7 @@ func maxLineFlag(fs *flag.FlagSet, p *int) {
 // ingestMemoryLimit holds the Go heap near ingest's estimate (a soft
 // limit, GOMEMLIMIT wins): without it the collector lets the heap grow to
 // twice what is live, and a wide Parquet file's column readers alone are
-// hundreds of megabytes (bench/RESULTS.md, "Ingest memory (round 5)").
+// hundreds of megabytes (bench/RESULTS.md, "Ingest memory").
 func ingestMemoryLimit(total int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(total + total/4)
