@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // Format is an output format.
@@ -295,6 +297,17 @@ func (w *Writer) startParquet(keep []arrow.DataType) error {
 	}
 	w.pw = pw
 	return nil
+}
+
+// MarkPredictions marks a Parquet output as predictions written by
+// falkon-ooc: table.PredictionsKey in its footer's key-value metadata, by
+// which the readers that walk a folder skip it. CSV and JSON Lines carry
+// no metadata; call it before Close.
+func (w *Writer) MarkPredictions() error {
+	if w.format != Parquet {
+		return nil
+	}
+	return w.pw.AppendKeyValueMetadata(table.PredictionsKey, table.PredictionsValue)
 }
 
 // Close finishes the output (the CSV buffer, the Parquet footer); it does

@@ -475,6 +475,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Fit replaces MODEL, MODEL.json and MODEL.ckpt only when they are its own (a model's or checkpoint's magic number, a summary's \"format\"). Choose another --out, move the file away, or pass --force to replace it.",
 		},
 		{
+			mistake: "fit (or tune) whose --plot names the model (or its MODEL.json)",
+			args:    []string{"fit", "--out", "m.png", "--plot", "m.png", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --out m.png and --plot m.png name the same file: one would overwrite the other; choose another --plot",
+			fix:     "Give each output a name of its own: --out MODEL, MODEL.json, MODEL.ckpt and --plot PLOT.png are separate files. The check is made before any work; falkon-ooc-beam makes the same.",
+		},
+		{
 			mistake: "predict on a Parquet file whose footer says 1000 rows over row groups of 2000 (also 0 or -1)",
 			setup: func(t *testing.T) {
 				writeTwoGroupParquet(t, "forged.parquet")

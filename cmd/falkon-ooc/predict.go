@@ -379,6 +379,9 @@ func (p *predictRun) fromStore(ctx context.Context, path string, w io.Writer, fo
 		if tw, err = tabular.NewColumnWriter(w, format, nil, p.Columns()); err != nil {
 			return err
 		}
+		if err := tw.MarkPredictions(); err != nil {
+			return err
+		}
 	}
 	popts := ooc.PredictOptions{Workers: workers, Std: p.Std != nil, Progress: func(done, total int) {
 		p.pr.update("predict", fmt.Sprintf("%s %d/%d chunks", bar(float64(done)/float64(total)), done, total), done == total)

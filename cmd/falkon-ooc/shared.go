@@ -43,10 +43,7 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 		}
 	}
 	rawInputs := !(len(args) == 1 && isStore(args[0]))
-	if err := o.checkFitClobber(args, rawInputs); err != nil {
-		return cfg, nil, "", err
-	}
-	if err := o.checkOwnOutputs(rawInputs); err != nil {
+	if err := o.checkFitOutputs(args, rawInputs); err != nil {
 		return cfg, nil, "", err
 	}
 	var storePath string

@@ -82,6 +82,9 @@ func (p *Predictor) Files(ctx context.Context, r *tabular.Reader, w io.Writer, f
 		if tw, err = tabular.NewColumnWriter(w, format, r, p.Columns()); err != nil {
 			return err
 		}
+		if err := tw.MarkPredictions(); err != nil {
+			return err
+		}
 	}
 	p.WithTargets = r.HasOptional()
 	g, gctx := errgroup.WithContext(ctx)

@@ -288,3 +288,56 @@ func TestFitLogistic(t *testing.T) {
 		t.Fatalf("loss %q, %d Newton steps, %d jobs", m.Config().Loss, len(m.Training().NewtonSteps), res.Beam.Jobs)
 	}
 }
+
+// TestOutputGuard: fit and tune refuse, before any work, an --out that
+// would replace a user's file, the store they read, or a user's
+// MODEL.json or MODEL.ckpt, with falkon-ooc fit's messages (one output
+// guard, internal/outguard), and an object-storage --out they cannot
+// write. Nothing is changed.
+func TestOutputGuard(t *testing.T) {
+	st := store(t, 100)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.csv")
+	user := filepath.Join(dir, "user")
+	for p, b := range map[string]string{data: "a,y\n1,2\n", user + ".json": `{"mine": 1}`, filepath.Join(dir, "u2.ckpt"): "notes"} {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := filepath.Join(st, "meta.json")
+	before, _ := os.ReadFile(meta)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"fit", "--out", data, "--centers", "10", "--iters", "1", st}, 1,
+			"falkon-ooc-beam fit: --out " + data + " exists and is not a falkon-ooc model: not replacing it; pass --force to replace it, or choose another --out"},
+		{[]string{"tune", "--out", data, "--centers", "10", "--iters", "1", st}, 1,
+			"falkon-ooc-beam tune: --out " + data + " exists and is not a falkon-ooc model"},
+		{[]string{"fit", "--out", meta, "--centers", "10", "--iters", "1", st}, 1,
+			"falkon-ooc-beam fit: --out " + meta + " lies inside the store " + st + ", which it would damage; choose another --out"},
+		{[]string{"tune", "--out", meta, "--force", "--centers", "10", "--iters", "1", st}, 1,
+			"falkon-ooc-beam tune: --out " + meta + " lies inside the store " + st},
+		{[]string{"fit", "--out", user, "--centers", "10", "--iters", "1", st}, 1,
+			"falkon-ooc-beam fit: --out " + user + ": its summary " + user + ".json exists and is not the summary of a falkon-ooc model: not replacing it; pass --force to replace it, or choose another --out"},
+		{[]string{"fit", "--out", filepath.Join(dir, "u2"), "--centers", "10", "--iters", "1", st}, 1,
+			"its checkpoint " + filepath.Join(dir, "u2.ckpt") + " exists and is not a falkon-ooc checkpoint"},
+		{[]string{"fit", "--out", "s3://bucket/m", "--centers", "10", "--iters", "1", st}, 2,
+			"falkon-ooc-beam fit: --out s3://bucket/m: this process writes the model, its summary and checkpoint to local files; give a local path"},
+	} {
+		code, _, e := runCmd(c.args...)
+		if code != c.code || !strings.Contains(e, c.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, e, c.code, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(data); string(b) != "a,y\n1,2\n" {
+		t.Errorf("data.csv changed: %q", b)
+	}
+	if b, _ := os.ReadFile(meta); !bytes.Equal(b, before) {
+		t.Errorf("the store's meta.json changed")
+	}
+	if b, _ := os.ReadFile(user + ".json"); string(b) != `{"mine": 1}` {
+		t.Errorf("user.json changed: %q", b)
+	}
+}

@@ -30,6 +30,7 @@ import (
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
@@ -97,6 +98,7 @@ type fitOpts struct {
 	sigma, lambda                                   float64
 	seed                                            uint64
 	resume, noCheckpoint, jsonOut, quiet, verbose   bool
+	force                                           bool
 }
 
 func fitFlags(fs *flag.FlagSet, o *fitOpts) {
@@ -114,6 +116,7 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
 	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
+	fs.BoolVar(&o.force, "force", false, "replace an existing MODEL, MODEL.json or MODEL.ckpt that is not falkon-ooc's")
 	runnerFlags(fs, o)
 }
 
@@ -315,15 +318,19 @@ func setJobOpts(s string) error {
 	return nil
 }
 
-// prepare checks the flags every command shares, sets Beam's own flags
-// and logging, and returns the Config, a progress printer and a function
-// to call when done.
-func (o *fitOpts) prepare(set map[string]bool, args []string, stderr io.Writer) (ooc.Config, func(string, ...any), func(), error) {
+// prepare checks the flags fit and tune share and their outputs (MODEL,
+// MODEL.json and with checkpoint MODEL.ckpt, through the output guard
+// falkon-ooc fit uses), sets Beam's own flags and logging, and returns the
+// Config, a progress printer and a function to call when done.
+func (o *fitOpts) prepare(set map[string]bool, args []string, checkpoint bool, stderr io.Writer) (ooc.Config, func(string, ...any), func(), error) {
 	if o.out == "" {
 		return ooc.Config{}, nil, nil, usagef("--out MODEL is required")
 	}
 	if len(args) != 1 {
 		return ooc.Config{}, nil, nil, usagef("want exactly one STORE, got %d arguments", len(args))
+	}
+	if outguard.IsURL(o.out) {
+		return ooc.Config{}, nil, nil, usagef("--out %s: this process writes the model, its summary and checkpoint to local files; give a local path (and copy the model to object storage afterwards)", o.out)
 	}
 	if err := o.checkRunner(); err != nil {
 		return ooc.Config{}, nil, nil, err
@@ -332,8 +339,42 @@ func (o *fitOpts) prepare(set map[string]bool, args []string, stderr io.Writer) 
 	if err != nil {
 		return cfg, nil, nil, err
 	}
+	inputs := outguard.Inputs(args[0])
+	outs := outguard.FitOutputs(o.out, "", checkpoint, false)
+	if err := guardErr(outguard.Check(outs, inputs, o.force)); err != nil {
+		return cfg, nil, nil, err
+	}
+	if err := o.prepareOut(outs[0], inputs, stderr); err != nil {
+		return cfg, nil, nil, err
+	}
 	say, done, err := o.startRunner(stderr)
 	return cfg, say, done, err
+}
+
+// guardErr maps the output guard's refusals to the command's: a usage
+// error (exit 2) or a plain one.
+func guardErr(err error) error {
+	var ge *outguard.Error
+	if errors.As(err, &ge) && ge.Usage {
+		return &usageError{ge}
+	}
+	return err
+}
+
+// prepareOut checks that out can be written, before any work, and removes
+// (and lists) the leftovers of dead runs in its directory.
+func (o *fitOpts) prepareOut(out outguard.Output, inputs []string, stderr io.Writer) error {
+	removed, warn, err := outguard.Prepare(out, inputs)
+	if err != nil {
+		return guardErr(err)
+	}
+	for _, l := range removed {
+		fmt.Fprintf(stderr, "falkon-ooc-beam: removed leftover %s\n", l)
+	}
+	if warn != nil {
+		fmt.Fprintf(stderr, "falkon-ooc-beam: warning: %v\n", warn)
+	}
+	return nil
 }
 
 // checkRunner checks the flags of the runner.
@@ -427,7 +468,7 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 }
 
 func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
-	cfg, say, done, err := o.prepare(set, args, stderr)
+	cfg, say, done, err := o.prepare(set, args, !o.noCheckpoint, stderr)
 	if err != nil {
 		return err
 	}
@@ -568,7 +609,7 @@ func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string
 	if !(o.valFraction > 0 && o.valFraction < 1) {
 		return usagef("--val-fraction must be in (0, 1), got %g", o.valFraction)
 	}
-	cfg, say, done, err := o.prepare(set, args, stderr)
+	cfg, say, done, err := o.prepare(set, args, false, stderr)
 	if err != nil {
 		return err
 	}
