@@ -318,7 +318,7 @@ func TestTempMarkerOnlyWhileTemporary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.tmp, fileutil.DirMarker)); err != nil {
 		t.Fatalf("temporary %s has no marker: %v", w.tmp, err)
 	}
-	if k, ok := fileutil.Owned(w.tmp, false); !ok || k != "temporary directory" {
+	if k, ok := fileutil.Owned(w.tmp); !ok || k != "temporary directory" {
 		t.Fatalf("Owned(%s) = %q, %v", w.tmp, k, ok)
 	}
 	if err := w.Close(); err != nil {
@@ -329,7 +329,7 @@ func TestTempMarkerOnlyWhileTemporary(t *testing.T) {
 	}
 	// A store is still recognised as falkon-ooc's by its files, should a
 	// killed run leave one under a temporary name.
-	if k, ok := fileutil.Owned(dir, true); !ok || k != "store" {
+	if k, ok := fileutil.Owned(dir); !ok || k != "store" {
 		t.Fatalf("Owned(store) = %q, %v", k, ok)
 	}
 }

@@ -647,7 +647,7 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			args:   []string{"ingest", "--quiet", "--out", "runs/new.store", "--target", "y", "part-1.csv"},
 			code:   0,
 			stderr: "falkon-ooc: removed leftover runs/.old.store.falkon-tmp-N (2.0 kB, from process PID, no longer running)",
-			fix:    "Nothing to do: ingest, fit and predict remove, in the directory of their --out, what killed runs left there: only entries named .NAME.falkon-tmp-PID-START-N whose owner process is gone and whose content proves them falkon-ooc's (a temporary directory's marker, a store's files, a model's magic). A user's file is never removed, whatever its name. 'falkon-ooc clean --dry-run DIR' lists what would go; 'falkon-ooc clean DIR' removes it and lists each removal on stdout.",
+			fix:    "Nothing to do: ingest, fit and predict remove, in the directory of their --out, what killed runs left there: only entries named .NAME.falkon-tmp-PID-START-N whose owner process is gone and whose content proves them falkon-ooc's (a temporary directory's marker, a store's segments, a model's or checkpoint's magic); a name, an extension or an empty file proves nothing. A user's file is never removed, whatever its name. 'falkon-ooc clean --dry-run DIR' lists what would go; 'falkon-ooc clean DIR' removes it and lists each removal on stdout.",
 		},
 		{
 			mistake: "clean on a directory that does not exist",

@@ -186,10 +186,10 @@ func TestCleanLeftovers(t *testing.T) {
 	}
 }
 
-// TestCleanSparesUserFiles (issue 21 item 3): the names of the issue, which
-// look like temporary names of rounds 1–4 but are a user's, survive
-// ingest, predict, fit and clean in their directory, byte for byte; so do
-// old-shape names with a dead owner but no proof of being falkon-ooc's.
+// TestCleanSparesUserFiles: names that look like temporary names but are
+// a user's survive ingest, predict, fit and clean in their directory,
+// byte for byte, whatever their shape, extension or size: only content
+// proves a file falkon-ooc's.
 func TestCleanSparesUserFiles(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
@@ -215,6 +215,15 @@ func TestCleanSparesUserFiles(t *testing.T) {
 	put("db.sql.tmp-20240601-1200-3", "INSERT INTO t VALUES (1);")
 	put(".notes.tmp-"+dead+"-0-1", "old shape, dead owner, no magic")
 	put(".pics.tmp-"+dead+"-0-2/a.jpg", "old shape directory, no marker")
+	// The new shape with a dead owner proves nothing either: not an
+	// output's extension, not emptiness, not a store-like folder holding
+	// only a meta.json.
+	put(".data.csv.falkon-tmp-"+dead+"-1-1", strings.Repeat("1,2,3\n", 17000))
+	put(".a.json.falkon-tmp-"+dead+"-1-2", `{"mine": true}`)
+	put(".b.parquet.falkon-tmp-"+dead+"-1-3", "PAR1 mine PAR1")
+	put(".c.png.falkon-tmp-"+dead+"-1-4", "\x89PNG mine")
+	put(".d.csv.falkon-tmp-"+dead+"-1-5", "")
+	put(".e.store.falkon-tmp-"+dead+"-1-6/meta.json", `{"mine": true}`)
 	snap := takeSnapshot(t, victims...)
 	for _, c := range [][]string{
 		{"ingest", "--quiet", "--out", filepath.Join(out, "x.store"), "--target", "y", "--exclude", "id", in},

@@ -37,9 +37,9 @@ func (l Leftover) String() string {
 
 // ParseTemp reports whether name (a base name) is a temporary name made by
 // TempName, "." + BASE + ".falkon-tmp-PID-START-RAND", and its owner. old
-// is true for the shape of rounds 1–4, "." + BASE + ".tmp-PID-START-RAND",
-// which a user may write too: such a name is only a candidate, removed
-// only when its content proves it falkon-ooc's (Owned).
+// is true for the older shape "." + BASE + ".tmp-PID-START-RAND". Either
+// is only a candidate, which a user may write too: it is removed only when
+// its content proves it falkon-ooc's (Owned).
 func ParseTemp(name string) (o Owner, old, ok bool) {
 	if !strings.HasPrefix(name, ".") {
 		return Owner{}, false, false
@@ -72,32 +72,34 @@ func ParseTemp(name string) (o Owner, old, ok bool) {
 }
 
 // magics are the first bytes of the files falkon-ooc writes in binary:
-// models ("FKOM", ooc/model.go), checkpoints ("FKCP", ooc/checkpoint.go)
-// and chunk store segments ("FOOC", chunkstore/format.go). Tests in those
-// packages check that Owned recognises their files.
-var magics = [][]byte{[]byte("FKOM"), []byte("FKCP"), []byte("FOOC")}
-
-// textExts are the endings of the final names of falkon-ooc's text and
-// foreign-format outputs (predictions, summaries, a store's key, plots),
-// which carry no magic of their own.
-var textExts = []string{".csv", ".tsv", ".jsonl", ".json", ".parquet", ".png", ".key"}
+// models ("FKOM", ooc/model.go), checkpoints ("FKCP", ooc/checkpoint.go),
+// Nyström bases kept beside them ("FKNB", ooc/basiscache.go) and chunk
+// store segments ("FOOC", chunkstore/format.go), named by magicKinds.
+// Tests in those packages check that Owned recognises their files.
+var (
+	magics     = [][]byte{[]byte("FKOM"), []byte("FKCP"), []byte("FKNB"), []byte("FOOC")}
+	magicKinds = []string{"model", "checkpoint", "Nyström basis", "segment"}
+)
 
 // Owned reports whether the temporary entry at path (a name that
-// ParseTemp accepts) is provably falkon-ooc's, and what it is:
+// ParseTemp accepts) is provably falkon-ooc's, and what it is. Only
+// content proves it, never a name, a size or an extension:
 //
-//   - a directory holding DirMarker with its text ("temporary directory"),
-//     or, for either name shape, one whose every file is a store's
-//     (segment files starting with "FOOC", meta.json, and directories of
-//     the same kind), empty files aside ("store");
-//   - a regular file starting with a model's, checkpoint's or segment's
-//     magic ("model", "checkpoint", "segment");
-//   - for the new name shape only: an empty regular file ("empty file":
-//     nothing to lose), or one whose final name ends in an extension of
-//     falkon-ooc's text outputs (.csv, .json, …: "output").
+//   - a directory holding DirMarker with its text ("temporary
+//     directory"): every temporary directory (MkdirTemp), and every file
+//     WriteFile writes, which it builds inside such a directory;
+//   - a directory holding a store's files and nothing else: at least one
+//     segment (magic "FOOC"), a meta.json that is a JSON object, empty
+//     files and directories of the same kind ("store": a store moved
+//     aside while a new one takes its place);
+//   - a regular file starting with a model's, checkpoint's, Nyström
+//     basis's or segment's magic number ("model", "checkpoint", …).
 //
-// Links and anything else are never falkon-ooc's. An old-shape name needs
-// the proof from the content: the marker or a magic.
-func Owned(path string, old bool) (kind string, ok bool) {
+// Links, empty files, files of any other content (a user's
+// .data.csv.falkon-tmp-1-2-3 as much as a text output of an older
+// version) and anything else are never falkon-ooc's, whichever name
+// shape they have.
+func Owned(path string) (kind string, ok bool) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return "", false
@@ -107,27 +109,13 @@ func Owned(path string, old bool) (kind string, ok bool) {
 		if b, err := os.ReadFile(filepath.Join(path, DirMarker)); err == nil && string(b) == dirMarkerText {
 			return "temporary directory", true
 		}
-		if storeLike(path, 0) {
+		if segs, ok := storeLike(path, 0); ok && segs > 0 {
 			return "store", true
 		}
 		return "", false
 	case st.Mode().IsRegular():
 		if k := magicKind(path); k != "" {
 			return k, true
-		}
-		if old {
-			return "", false
-		}
-		if st.Size() == 0 {
-			return "empty file", true
-		}
-		base := strings.ToLower(filepath.Base(path))
-		if i := strings.LastIndex(base, tmpMark); i > 0 {
-			for _, ext := range textExts {
-				if strings.HasSuffix(base[:i], ext) {
-					return "output", true
-				}
-			}
 		}
 	}
 	return "", false
@@ -146,7 +134,7 @@ func magicKind(path string) string {
 	}
 	for i, m := range magics {
 		if bytes.Equal(b[:], m) {
-			return [...]string{"model", "checkpoint", "segment"}[i]
+			return magicKinds[i]
 		}
 	}
 	return ""
@@ -155,30 +143,36 @@ func magicKind(path string) string {
 // storeLike reports whether every entry under dir is a store's: segment
 // files (magic "FOOC"), a meta.json that is a JSON object, empty files,
 // DirMarker, and directories of the same kind (at most 3 levels: ingest
-// builds a store inside a temporary directory). An empty directory
-// qualifies.
-func storeLike(dir string, depth int) bool {
+// builds a store inside a temporary directory), and how many segments it
+// holds.
+func storeLike(dir string, depth int) (segments int, ok bool) {
 	if depth > 3 {
-		return false
+		return 0, false
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			if !storeLike(p, depth+1) {
-				return false
+			n, ok := storeLike(p, depth+1)
+			if !ok {
+				return 0, false
 			}
+			segments += n
 		case e.Type().IsRegular():
-			if e.Name() == DirMarker || magicKind(p) == "segment" {
+			if e.Name() == DirMarker {
+				continue
+			}
+			if magicKind(p) == "segment" {
+				segments++
 				continue
 			}
 			fi, err := e.Info()
 			if err != nil {
-				return false
+				return 0, false
 			}
 			if fi.Size() == 0 {
 				continue
@@ -189,12 +183,12 @@ func storeLike(dir string, depth int) bool {
 					continue
 				}
 			}
-			return false
+			return 0, false
 		default:
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return segments, true
 }
 
 // Leftovers lists what Clean would remove in dir (not its subdirectories):
@@ -214,11 +208,11 @@ func Leftovers(dir string) ([]Leftover, error) {
 			out = append(out, l)
 			continue
 		}
-		o, old, ok := ParseTemp(e.Name())
+		o, _, ok := ParseTemp(e.Name())
 		if !ok || o.Alive() {
 			continue
 		}
-		kind, ok := Owned(p, old)
+		kind, ok := Owned(p)
 		if !ok {
 			continue
 		}

@@ -92,11 +92,15 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 	deadMarked := filepath.Join(dir, ".out.store.falkon-tmp-"+dead+"-12345-99")
 	writeFile(t, filepath.Join(deadMarked, fileutil.DirMarker), marker)
 	writeFile(t, filepath.Join(deadMarked, "seg"), make([]byte, 1000))
-	deadStore := mkdir(".s.store.falkon-tmp-" + dead + "-12345-98")                 // no marker, a store's files
-	deadModel := mkfile(".m.falkon.falkon-tmp-"+dead+"-0-7", []byte("FKOM...."))    // model magic
-	deadPred := mkfile(".p.csv.falkon-tmp-"+dead+"-0-8", []byte("prediction\n1\n")) // an output's extension
-	oldStore := mkdir(".old.store.tmp-" + dead + "-12345-97")                       // old shape, a store's files
-	oldCkpt := mkfile(".m.falkon.ckpt.tmp-"+dead+"-0-6", []byte("FKCP...."))        // old shape, checkpoint magic
+	deadStore := mkdir(".s.store.falkon-tmp-" + dead + "-12345-98")              // no marker, a store's files
+	deadModel := mkfile(".m.falkon.falkon-tmp-"+dead+"-0-7", []byte("FKOM....")) // model magic
+	// A file WriteFile was writing when its owner died: inside a marked
+	// temporary directory, whatever the file holds.
+	deadWrite := filepath.Join(dir, ".p.csv.falkon-tmp-"+dead+"-0-8")
+	writeFile(t, filepath.Join(deadWrite, fileutil.DirMarker), marker)
+	writeFile(t, filepath.Join(deadWrite, "p.csv"), []byte("prediction\n1\n"))
+	oldStore := mkdir(".old.store.tmp-" + dead + "-12345-97")                // old shape, a store's files
+	oldCkpt := mkfile(".m.falkon.ckpt.tmp-"+dead+"-0-6", []byte("FKCP....")) // old shape, checkpoint magic
 	reused := mkfile(".m.falkon.falkon-tmp-"+strconv.Itoa(self.PID)+"-"+strconv.FormatUint(self.Start+1, 10)+"-7", []byte("FKOM"))
 	parent := mkfile(".x.falkon.falkon-tmp-"+strconv.Itoa(os.Getppid())+"-0-1", []byte("FKOM")) // a live process, start unknown
 	// Never ours: a user's files whatever their names.
@@ -105,6 +109,20 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 	oldUserDir := filepath.Join(dir, ".photos.tmp-"+dead+"-12-25")
 	writeFile(t, filepath.Join(oldUserDir, "1.jpg"), []byte("img"))
 	newUnknown := mkfile(".notes.txt.falkon-tmp-"+dead+"-0-3", []byte("text")) // no magic, no output extension
+	// A user's files of temporary shape, whatever their extension or
+	// size: a name, an extension or emptiness proves nothing.
+	userCSV := mkfile(".data.csv.falkon-tmp-99999-1-1", []byte(strings.Repeat("1,2,3\n", 17000)))
+	if o, _, _ := fileutil.ParseTemp(filepath.Base(userCSV)); o.Alive() {
+		t.Skip("process 99999 is running")
+	}
+	userShaped := []string{userCSV}
+	for i, ext := range []string{".json", ".parquet", ".png", ".csv", ".key"} {
+		userShaped = append(userShaped, mkfile(".u"+ext+".falkon-tmp-"+dead+"-0-"+strconv.Itoa(i), []byte("mine")))
+		userShaped = append(userShaped, mkfile(".e"+ext+".falkon-tmp-"+dead+"-0-"+strconv.Itoa(i), nil))
+	}
+	metaOnly := filepath.Join(dir, ".s.store.falkon-tmp-"+dead+"-1-1")
+	writeFile(t, filepath.Join(metaOnly, "meta.json"), []byte(`{"mine": true}`))
+	userShaped = append(userShaped, metaOnly)
 	link := filepath.Join(dir, ".l.csv.falkon-tmp-"+dead+"-0-4")
 	if err := os.Symlink(user, link); err != nil {
 		t.Fatal(err)
@@ -119,11 +137,12 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 	stale := mkfile(".gone.store"+fileutil.LockSuffix, []byte(dead+"\n"))
 	notLock := mkfile(".mine"+fileutil.LockSuffix, []byte("my notes, not a pid"))
 
-	want := []string{deadMarked, deadStore, deadModel, deadPred, oldStore, oldCkpt, stale}
+	want := []string{deadMarked, deadStore, deadModel, deadWrite, oldStore, oldCkpt, stale}
 	if runtime.GOOS == "linux" {
 		want = append(want, reused)
 	}
 	kept := []string{live, parent, user, oldUser, oldUserDir, newUnknown, link, noOwner, notLock, fileutil.LockPath(filepath.Join(dir, "busy.store"))}
+	kept = append(kept, userShaped...)
 
 	// Leftovers (clean --dry-run) lists exactly what Clean removes, and
 	// removes nothing.
@@ -175,6 +194,9 @@ func TestCleanRemovesOnlyDeadOwners(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(oldUserDir, "1.jpg")); string(b) != "img" {
 		t.Errorf("the user's photo changed: %q", b)
 	}
+	if b, _ := os.ReadFile(filepath.Join(metaOnly, "meta.json")); string(b) != `{"mine": true}` {
+		t.Errorf("the user's meta.json changed: %q", b)
+	}
 	if b, _ := os.ReadFile(oldUser); string(b) != "my report" {
 		t.Errorf("the user's report changed: %q", b)
 	}
@@ -187,7 +209,7 @@ func TestUnmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, ok := fileutil.Owned(d, false); !ok || k != "temporary directory" {
+	if k, ok := fileutil.Owned(d); !ok || k != "temporary directory" {
 		t.Fatalf("Owned(MkdirTemp) = %q, %v", k, ok)
 	}
 	writeFile(t, filepath.Join(d, "user.txt"), []byte("x"))
@@ -197,7 +219,7 @@ func TestUnmark(t *testing.T) {
 	if err := fileutil.Unmark(d); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := fileutil.Owned(d, false); ok {
+	if _, ok := fileutil.Owned(d); ok {
 		t.Fatal("an unmarked directory holding a non-store file is still owned")
 	}
 }

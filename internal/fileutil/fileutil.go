@@ -44,18 +44,6 @@ func Unmark(dir string) error {
 	return ignoreNotExist(os.Remove(filepath.Join(dir, DirMarker)))
 }
 
-// CreateTemp creates a new temporary file in dir for the final name base,
-// with a name from TempName, opened for writing with mode 0o600.
-func CreateTemp(dir, base string) (*os.File, error) {
-	for range 100 {
-		f, err := os.OpenFile(filepath.Join(dir, TempName(base)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil || !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
-}
-
 // MkdirTemp creates a new temporary directory in parent for the final name
 // base, with a name from TempName and the permissions of os.Mkdir(name,
 // 0o777) (so the umask applies, as it does to the files written in it),
@@ -80,25 +68,31 @@ func MkdirTemp(parent, base string) (string, error) {
 }
 
 // WriteFile creates or replaces path with what fn writes, through a
-// temporary file in the same directory that is fsynced and renamed over
-// path; the directory is then fsynced. On any error, including one returned
-// by fn, the temporary file is removed and path is left as it was. perm
-// applies to a newly created file.
+// file built inside a temporary directory beside path (MkdirTemp, whose
+// DirMarker proves the leftover of a killed run falkon-ooc's whatever the
+// file holds), fsynced and renamed over path; the directory is then
+// fsynced and the temporary directory removed. On any error, including
+// one returned by fn, the temporary directory is removed and path is left
+// as it was. perm applies to a newly created file.
 func WriteFile(path string, perm os.FileMode, fn func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := CreateTemp(dir, base)
+	tmpDir, err := MkdirTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	tmp := f.Name()
 	defer func() {
-		if err != nil {
-			err = errors.Join(err, ignoreNotExist(os.Remove(tmp)))
+		if rerr := os.RemoveAll(tmpDir); err == nil && rerr != nil {
+			err = fmt.Errorf("write %s: %w", path, rerr)
 		}
 	}()
+	tmp := filepath.Join(tmpDir, base)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if err := fn(bw); err != nil {
 		f.Close()

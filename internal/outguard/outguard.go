@@ -348,7 +348,7 @@ func IsStoreKey(path string) bool {
 
 // Prepare runs, for an output about to be written, Check's path checks
 // again (a store or input may have appeared since), then checks that its
-// directory is writable (a temporary file is created and removed there),
+// directory is writable (a temporary directory is made and removed there),
 // then removes the leftovers of dead runs in that directory
 // (fileutil.Clean) and returns them for the command to list. A failure
 // to clean is returned as warn: the output can still be written.
@@ -364,12 +364,11 @@ func Prepare(o Output, inputs []string) (removed []fileutil.Leftover, warn, err 
 		return nil, nil, errorf("%s %s: %v", o.Flag, clip(o.Path), err)
 	}
 	dir := filepath.Dir(abs)
-	f, err := fileutil.CreateTemp(dir, filepath.Base(abs))
+	tmp, err := fileutil.MkdirTemp(dir, filepath.Base(abs))
 	if err != nil {
 		return nil, nil, errorf("%s %s: cannot write in %s: %v", o.Flag, clip(o.Path), filepath.Dir(o.Path), unwrapPath(err))
 	}
-	f.Close()
-	os.Remove(f.Name())
+	os.RemoveAll(tmp)
 	removed, warn = fileutil.Clean(dir)
 	return removed, warn, nil
 }
