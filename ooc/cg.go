@@ -20,6 +20,10 @@ const (
 	StatusIterationLimit Status = "iteration_limit" // ran all iterations
 	StatusConverged      Status = "converged"       // residual below Tolerance
 	StatusPatience       Status = "patience"        // validation stopped improving (Config.Patience)
+	// StatusNoDescent: the logistic loss's objective did not fall along a
+	// Newton step at any length its line search tried; the model is the
+	// one before that step.
+	StatusNoDescent Status = "no_descent"
 )
 
 // cgState is the state of k simultaneous conjugate-gradient solves

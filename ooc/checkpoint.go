@@ -40,7 +40,8 @@ type Checkpoint struct {
 	// preconditioner sees (the CG state is in its coordinates).
 	PrecondWeights []float64 `json:"precond_weights,omitempty"`
 	// NewtonSteps are the logistic loss's steps done (Iteration counts
-	// them; Beta holds α, M × K, and the CG arrays are zero).
+	// them; Beta holds α, M × K, P the last step Δ, whose line search is
+	// the next pass's (zero: none), and the other CG arrays are zero).
 	NewtonSteps []NewtonStep `json:"newton_steps,omitempty"`
 	Beta        []float64    `json:"-"`
 	R           []float64    `json:"-"`

@@ -312,6 +312,10 @@ type Progress struct {
 	// data had one to give).
 	Centers, Duplicates int
 	Elapsed             time.Duration
+	// Note, when set, is a message for the user about the fit (the
+	// logistic loss's Newton steps stopped because the objective could
+	// not fall, and what to do); the other fields say where it was.
+	Note string
 }
 
 // Errors returned for invalid configurations. Each error's message says

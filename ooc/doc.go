@@ -44,7 +44,10 @@
 // Tune's passes are PassJobs too (PassMultiRHS, PassMulti: every σ and
 // λ of the search in one pass, which also scores the held-out rows), and
 // so are the Newton steps of the logistic loss (Config.Loss:
-// PassLogisticGrad, PassLogisticHess), so the same executors run them.
+// PassLogisticGrad, PassLogisticHess), so the same executors run them. A
+// Newton step is ended by a line search folded into the next gradient
+// pass (PassJob.Line): the objective never rises, and a candidate whose
+// objective cannot fall stops (StatusNoDescent, with Progress.Note).
 //
 // Row weights come from the optional stream.Weighter: every pass weighs
 // its rows, and the fit solves (K_nMᵀ W K_nM + λ·n·K_MM) α = K_nMᵀ W (y − μ)

@@ -86,7 +86,12 @@ const (
 	// G_ic = −wᵢ y_ic σ(−y_ic f_ic), then per column Σᵢ wᵢ σ(f_ic)σ(−f_ic)
 	// (the Hessian weights' sums) and Σᵢ wᵢ log(1 + e^(−y_ic f_ic)) (the
 	// loss); then, once, Σ wᵢ. The weights are computed from the same
-	// kernel block.
+	// kernel block. With Line, the pass also searches along a step Δ:
+	// group g's U is then M × 2·Cols_g, each row [α (Cols_g) | Δ
+	// (Cols_g)], f = K_g (α + Δ) above, and after each group's loss sums
+	// come len(Line) × Cols_g more: Σᵢ wᵢ log(1 + e^(−y_ic f_ic(t))) with
+	// f(t) = K_g (α + tΔ), for each length t of Line in order (the scores
+	// are linear in t, so one kernel block serves every length).
 	PassLogisticGrad PassKind = "logistic_grad"
 	// PassLogisticHess is a CG pass of a Newton step: group g's U is
 	// M × 2·Cols_g, each row [u (Cols_g) | α (Cols_g)]; it computes, per
@@ -171,6 +176,10 @@ type PassJob struct {
 	// Classes; times its Weight when set): the pass reads the targets.
 	// nil: no class weights.
 	ClassWeights []float64 `json:"class_weights,omitempty"`
+	// Line, for PassLogisticGrad, are the step lengths of a line search
+	// along the step Δ the groups' U carry (each in (0, 1), at most
+	// maxLine); nil: no search.
+	Line []float64 `json:"line,omitempty"`
 
 	// centers, when set by Fit, are the prepared centres shared by the
 	// workers of the local pipeline, with the standardisation as their
@@ -186,8 +195,8 @@ type PassJob struct {
 // + K for PassRHS, G·M·(K+1) + K for PassMultiRHS with G groups (each
 // with one more, the sum of the weights, when Weight is set), M·K for
 // PassKernel, Σ M·Cols over the groups with U for PassMulti and
-// PassLogisticHess, and Σ (M+2)·Cols over the groups, plus 1, for
-// PassLogisticGrad.
+// PassLogisticHess, and Σ (M+2+len(Line))·Cols over the groups, plus 1,
+// for PassLogisticGrad.
 func (j *PassJob) SumLen() int {
 	switch j.Kind {
 	case PassRHS:
@@ -207,7 +216,7 @@ func (j *PassJob) SumLen() int {
 		for _, g := range j.Groups {
 			n += j.M * g.Cols
 			if j.Kind == PassLogisticGrad {
-				n += 2 * g.Cols
+				n += (2 + len(j.Line)) * g.Cols
 			}
 		}
 		if j.Kind == PassLogisticGrad {
@@ -306,6 +315,16 @@ func (j *PassJob) validate() error {
 			}
 		}
 	}
+	if j.Line != nil {
+		if j.Kind != PassLogisticGrad || len(j.Line) > maxLine {
+			return bad("%d line search lengths in a %s pass", len(j.Line), j.Kind)
+		}
+		for _, t := range j.Line {
+			if !(t > 0 && t < 1) {
+				return bad("line search length %v", t)
+			}
+		}
+	}
 	if multi {
 		if err := j.validateMulti(); err != nil {
 			return bad("%v", err)
@@ -389,6 +408,9 @@ func (j *PassJob) validateMulti() error {
 	return nil
 }
 
+// maxLine bounds PassJob.Line.
+const maxLine = 64
+
 // validateLogistic checks the groups of a logistic pass.
 func (j *PassJob) validateLogistic() error {
 	const maxDim = 1 << 24
@@ -399,7 +421,7 @@ func (j *PassJob) validateLogistic() error {
 		return fmt.Errorf("a %s pass holds out and scores no rows", j.Kind)
 	}
 	u := 1
-	if j.Kind == PassLogisticHess {
+	if j.Kind == PassLogisticHess || j.Line != nil {
 		u = 2
 	}
 	for i, g := range j.Groups {

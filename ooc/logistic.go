@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -25,6 +26,14 @@ type NewtonStep struct {
 	// CG residual.
 	Iterations int     `json:"iterations"`
 	Residual   float64 `json:"residual"`
+	// Slope is ∇ᵀΔ, the objective's derivative along the step Δ (< 0).
+	// Step is the length of Δ taken, 1 for the whole step (a line search
+	// shortens it until the objective falls; 0 when it could not), and
+	// After the objective after it, with the step's λ: never above
+	// Objective.
+	Slope float64 `json:"slope,omitempty"`
+	Step  float64 `json:"step"`
+	After float64 `json:"after"`
 }
 
 // newtonPath returns the λ of each of steps Newton steps: λ·10³, λ·10²,
@@ -73,6 +82,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			run.classWeights = slices.Clone(res.ClassWeights)
 		}
 		copy(nc.alpha, res.Beta)
+		if slices.ContainsFunc(res.P, func(v float64) bool { return v != 0 }) {
+			nc.dir = slices.Clone(res.P) // the last step, before its line search
+		}
 		first, nc.steps = res.Iteration, slices.Clone(res.NewtonSteps)
 		for _, s := range nc.steps {
 			nc.iters += s.Iterations
@@ -88,6 +100,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * cfg.Iterations,
 			Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
 	}
+	run.onStop = func(c *newtonCand) {
+		report(Progress{Stage: StageIterate, Note: "logistic loss: " + c.note})
+	}
 	run.afterStep = func(t int) error {
 		total = nc.iters
 		if nc.err != nil {
@@ -96,8 +111,14 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		if opts.Checkpoint == nil {
 			return nil
 		}
+		// P holds the step not yet taken (its line search is the next
+		// pass's).
+		dir := nc.dir
+		if dir == nil {
+			dir = make([]float64, m*k)
+		}
 		c := &Checkpoint{Fingerprint: fp, Iteration: t + 1, M: m, K: k, TargetMean: make([]float64, k),
-			Beta: slices.Clone(nc.alpha), R: make([]float64, m*k), P: make([]float64, m*k), RS: make([]float64, k), BN: make([]float64, k),
+			Beta: slices.Clone(nc.alpha), R: make([]float64, m*k), P: slices.Clone(dir), RS: make([]float64, k), BN: make([]float64, k),
 			NewtonSteps: slices.Clone(nc.steps)}
 		if plan.Weight != "" || run.classWeights != nil {
 			c.WeightSum, c.ClassWeights = run.n, slices.Clone(run.classWeights)
@@ -110,7 +131,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if err := run.run(ctx, first); err != nil {
 		return nil, err
 	}
-	tr := Training{N: plan.N, Iterations: nc.iters, Status: StatusIterationLimit, NewtonSteps: nc.steps, Residuals: nc.residuals}
+	tr := Training{N: plan.N, Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
 	if plan.Weight != "" || run.classWeights != nil {
 		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, run.n, run.classWeights
 	}
@@ -155,6 +176,27 @@ type newtonCand struct {
 	pre       *precond.Preconditioner
 	col, gcol int
 	lastIter  int
+	// dir is the last step Δ (M × K), not yet taken: the next gradient
+	// pass searches along it (nil: none). stop says why the candidate
+	// stopped before its last step ("": it did not), note what to tell
+	// the user about it. regrad: its line search took less than the
+	// whole step, so its gradient is one more pass.
+	dir    []float64
+	stop   Status
+	note   string
+	regrad bool
+	pv     gradValues // its values from the last gradient pass
+}
+
+// gradValues are a candidate's values from a gradient pass: K_nMᵀ G
+// (M × K), the Hessian weights' and losses' sums (K each), the losses at
+// each length of the line search (len(lineSteps) × K, or none), K_MM α
+// and K_MM Δ (M × K, without the jitter term; kd empty without a line
+// search), Σ w, and the jitter ε of K̃ = K_MM + εMI (0 when the
+// preconditioner's λ term is K_MM itself).
+type gradValues struct {
+	sums, sh, sl, line, ka, kd []float64
+	n, eps                     float64
 }
 
 // newtonGroup is one kernel of a run: the preconditioner's T (its A is
@@ -205,7 +247,10 @@ type newtonRun struct {
 	gradReport         func(t, done, chunks int, rows int64)
 	iterReport         func(it, done, chunks int, rows int64, residual float64)
 	afterStep          func(t int) error // nil: nothing
-	passes             int
+	// onStop is told of a candidate that stopped early with a note (its
+	// objective could not fall); nil: nothing.
+	onStop func(c *newtonCand)
+	passes int
 	// balance asks for balanced class weights (Config.ClassWeight):
 	// classWeights are them once known (from the first step's pass, or a
 	// checkpoint), task and classes the encoding, rows the training rows
@@ -218,15 +263,20 @@ type newtonRun struct {
 	n            float64 // Σ wᵢ of the last gradient pass
 }
 
-// job returns the step's pass of kind with the live groups, U unset.
-func (r *newtonRun) job(kind PassKind, live []*newtonGroup) *PassJob {
+// job returns the step's pass of kind with the live groups, U unset
+// (M × 2·Cols for PassLogisticHess, and for PassLogisticGrad with line:
+// then Line is lineSteps).
+func (r *newtonRun) job(kind PassKind, live []*newtonGroup, line bool) *PassJob {
 	j := *r.base
 	j.Kind, j.Targets, j.U, j.centers = kind, r.targets, nil, nil
 	j.Groups, j.groupCenters = nil, nil
 	j.ClassWeights = r.classWeights
 	mul := 1
-	if kind == PassLogisticHess {
+	if kind == PassLogisticHess || line {
 		mul = 2
+	}
+	if line {
+		j.Line = lineSteps
 	}
 	for _, g := range live {
 		c := len(g.live) * r.k
@@ -236,87 +286,275 @@ func (r *newtonRun) job(kind PassKind, live []*newtonGroup) *PassJob {
 	return &j
 }
 
-// run takes the steps first, first+1, … of every candidate.
-func (r *newtonRun) run(ctx context.Context, first int) error {
-	m, k := r.m, r.k
-	for t := first; t < r.steps; t++ {
-		var live []*newtonGroup
-		ncols := 0
-		for _, g := range r.groups {
-			g.live = g.live[:0]
-			for _, c := range g.cands {
-				if c.err == nil {
-					c.col, c.gcol = ncols, len(g.live)*k
-					g.live = append(g.live, c)
-					ncols += k
-				}
-			}
-			if len(g.live) > 0 {
-				live = append(live, g)
+// lineSteps are the step lengths a Newton step's line search tries
+// after the whole step (PassJob.Line): ½, ¼, …, 2⁻¹², all in the one
+// pass that computes the gradient at the whole step.
+var lineSteps = func() []float64 {
+	s := make([]float64, 12)
+	for i := range s {
+		s[i] = math.Ldexp(1, -(i + 1))
+	}
+	return s
+}()
+
+// armijo is the sufficient decrease the line search asks of a step
+// length s: J(α + sΔ) ≤ J(α) + armijo·s·∇Jᵀ Δ.
+const armijo = 1e-4
+
+// selectLive sets each group's live candidates to those sel accepts, in
+// order, with their columns (c.col over every group, c.gcol in the
+// group), and returns the groups with any and the number of columns.
+func (r *newtonRun) selectLive(sel func(*newtonCand) bool) ([]*newtonGroup, int) {
+	var live []*newtonGroup
+	ncols := 0
+	for _, g := range r.groups {
+		g.live = g.live[:0]
+		for _, c := range g.cands {
+			if sel(c) {
+				c.col, c.gcol = ncols, len(g.live)*r.k
+				g.live = append(g.live, c)
+				ncols += r.k
 			}
 		}
-		if len(live) == 0 {
+		if len(g.live) > 0 {
+			live = append(live, g)
+		}
+	}
+	return live, ncols
+}
+
+// active is a candidate that still takes steps.
+func active(c *newtonCand) bool { return c.err == nil && c.stop == "" }
+
+// searching is an active candidate whose last step awaits its line
+// search.
+func searching(c *newtonCand) bool { return active(c) && c.dir != nil }
+
+// gradPass runs one PassLogisticGrad over the candidates sel accepts
+// (at least one), at step t: with line, each at α + Δ with the losses at
+// α + sΔ for s in lineSteps (Δ = c.dir, 0 without), else at α. It sets
+// each candidate's pass values (c.pv) and returns Σ w.
+func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) bool, line bool) (float64, error) {
+	m, k := r.m, r.k
+	live, _ := r.selectLive(sel)
+	grad := r.job(PassLogisticGrad, live, line)
+	for gi, g := range live {
+		gc := grad.Groups[gi]
+		nc := gc.Cols
+		for _, c := range g.live {
+			if !line {
+				setCols(gc.U, nc, c.gcol, c.alpha, k)
+				continue
+			}
+			for i := range m {
+				copy(gc.U[2*i*nc+c.gcol:2*i*nc+c.gcol+k], c.alpha[i*k:(i+1)*k])
+				if c.dir != nil {
+					copy(gc.U[2*i*nc+nc+c.gcol:2*i*nc+nc+c.gcol+k], c.dir[i*k:(i+1)*k])
+				}
+			}
+		}
+	}
+	r.passes++
+	var out []float64
+	var err error
+	if r.balance && r.classWeights == nil && !line {
+		// At α = 0 the gradient is the class-weighted right-hand side's.
+		out, err = r.balancedStart(ctx, t, grad, live)
+	} else {
+		out, err = r.pass(ctx, grad, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := out[len(out)-1]
+	r.n = n
+	if !(n > 0) {
+		return 0, fmt.Errorf("the rows weigh %v in all", n)
+	}
+	nl := len(grad.Line)
+	off := 0
+	for gi, g := range live {
+		gc := grad.Groups[gi]
+		nc := gc.Cols
+		uc := nc
+		if line {
+			uc = 2 * nc
+		}
+		sums := out[off : off+m*nc]
+		sh, sl := out[off+m*nc:off+m*nc+nc], out[off+m*nc+nc:off+m*nc+2*nc]
+		ls := out[off+m*nc+2*nc : off+m*nc+(2+nl)*nc]
+		off += m*nc + (2+nl)*nc
+		// K_MM α (and K_MM Δ) for every candidate of the group at once,
+		// streamed over the centres (no M × M buffer).
+		kalpha := make([]float64, m*uc)
+		g.c64.KvTo(g.ws, kalpha, g.centres, m, gc.U, uc)
+		for _, c := range g.live {
+			pv := &c.pv
+			pv.sums = slices.Grow(pv.sums[:0], m*k)[:m*k]
+			getCols(pv.sums, k, sums, nc, c.gcol)
+			pv.sh, pv.sl = slices.Clone(sh[c.gcol:c.gcol+k]), slices.Clone(sl[c.gcol:c.gcol+k])
+			pv.line = pv.line[:0]
+			for i := range nl {
+				pv.line = append(pv.line, ls[i*nc+c.gcol:i*nc+c.gcol+k]...)
+			}
+			pv.ka = slices.Grow(pv.ka[:0], m*k)[:m*k]
+			getCols(pv.ka, k, kalpha, uc, c.gcol)
+			pv.kd = pv.kd[:0]
+			if line {
+				pv.kd = slices.Grow(pv.kd, m*k)[:m*k]
+				getCols(pv.kd, k, kalpha, uc, nc+c.gcol)
+			}
+			pv.n, pv.eps = n, g.pre.Jitter()
+			if g.pre.ExplicitLambda() { // the operator's λ term is K_MM itself
+				pv.eps = 0
+			}
+		}
+	}
+	return n, nil
+}
+
+// search ends candidate c's last step from the gradient pass along it
+// (c.pv): it takes the longest of the lengths 1, ½, …, 2⁻¹² whose
+// objective (at the step's λ) falls by armijo of the slope's prediction,
+// else the length whose objective is lowest if any is below J(α), else
+// none, and then c stops (StatusConverged when the step's predicted
+// decrease is within rounding of J, else StatusNoDescent with a note).
+// The objective never rises. It reports whether c's gradient at its new
+// α is still to compute (a length below 1).
+func (r *newtonRun) search(c *newtonCand) bool {
+	m, k := r.m, r.k
+	pv := &c.pv
+	last := &c.steps[len(c.steps)-1]
+	lam, j0, slope := last.Lambda, last.Objective, last.Slope
+	em := pv.eps * float64(m)
+	// The penalty at α + sΔ is computed as prepare computes it at a new
+	// α (not expanded in s: K_MM may be ill-conditioned, and αᵀK̃α then
+	// the small difference of large terms), so that a whole step's After
+	// is the next step's Objective when λ stays.
+	obj := func(loss []float64, s float64) float64 {
+		l, pen := 0.0, 0.0
+		for _, v := range loss {
+			l += v
+		}
+		for i, a := range c.alpha {
+			a += s * c.dir[i]
+			pen += a * (pv.ka[i] + s*pv.kd[i] + em*a)
+		}
+		return l/pv.n + lam/2*pen
+	}
+	ok := func(j, s float64) bool { return j <= j0+armijo*s*min(slope, 0) }
+	js := make([]float64, 1+len(lineSteps))
+	ss := append([]float64{1}, lineSteps...)
+	js[0] = obj(pv.sl, 1)
+	for i := range lineSteps {
+		js[i+1] = obj(pv.line[i*k:(i+1)*k], lineSteps[i])
+	}
+	best := -1
+	for i, j := range js {
+		if ok(j, ss[i]) {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		for i, j := range js {
+			if j < j0 && (best < 0 || j < js[best]) {
+				best = i
+			}
+		}
+	}
+	dir := c.dir
+	c.dir = nil
+	if best < 0 {
+		last.After = j0
+		if -slope <= 1e-12*math.Abs(j0) {
+			c.stop = StatusConverged
+			return false
+		}
+		c.stop = StatusNoDescent
+		c.note = fmt.Sprintf("the objective %.6g did not fall along Newton step %d at any length from 1 to 2⁻%d of it (λ = %g); "+
+			"the model keeps the α from before that step. Raise --lambda, or --iters for more accurate steps",
+			j0, len(c.steps), len(lineSteps), lam)
+		return false
+	}
+	s := ss[best]
+	last.Step, last.After = s, js[best]
+	for i := range c.alpha {
+		c.alpha[i] += s * dir[i]
+	}
+	if s != 1 {
+		return true
+	}
+	// The pass's gradient values are those of the new α.
+	for i := range pv.ka {
+		pv.ka[i] += pv.kd[i]
+	}
+	return false
+}
+
+// run takes the steps first, first+1, … of every candidate, each ended
+// by its line search in the next step's gradient pass (after the last
+// step, one more pass searches alone).
+func (r *newtonRun) run(ctx context.Context, first int) error {
+	m, k := r.m, r.k
+	for t := first; t <= r.steps; t++ {
+		line := slices.ContainsFunc(r.cands(), searching)
+		sel := active
+		if t == r.steps {
+			if !line {
+				return nil
+			}
+			sel = searching // the last step's line search
+		} else if !slices.ContainsFunc(r.cands(), active) {
 			return nil
 		}
 		if r.onStep != nil {
 			r.onStep(t)
 		}
-		grad := r.job(PassLogisticGrad, live)
-		for gi, g := range live {
-			gc := grad.Groups[gi]
-			for _, c := range g.live {
-				setCols(gc.U, gc.Cols, c.gcol, c.alpha, k)
-			}
-		}
-		r.passes++
-		var out []float64
-		var err error
-		if r.balance && r.classWeights == nil {
-			// At α = 0 the gradient is the class-weighted right-hand side's.
-			out, err = r.balancedStart(ctx, t, grad, live)
-		} else {
-			out, err = r.pass(ctx, grad, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
-		}
-		if err != nil {
+		if _, err := r.gradPass(ctx, t, sel, line); err != nil {
 			return fmt.Errorf("Newton step %d: gradient: %w", t+1, err)
 		}
-		n := out[len(out)-1]
-		r.n = n
-		if !(n > 0) {
-			return fmt.Errorf("Newton step %d: the rows weigh %v in all", t+1, n)
+		regrad := false
+		for _, c := range r.cands() {
+			if searching(c) {
+				if r.search(c) {
+					c.regrad, regrad = true, true
+				}
+				if c.note != "" && r.onStop != nil {
+					r.onStop(c)
+				}
+			}
 		}
-		b := make([]float64, m*ncols)
-		off := 0
-		for gi, g := range live {
-			gc := grad.Groups[gi]
-			nc := gc.Cols
-			sums := out[off : off+m*nc]
-			sh, sl := out[off+m*nc:off+m*nc+nc], out[off+m*nc+nc:off+m*nc+2*nc]
-			off += m*nc + 2*nc
-			// K̃α = K_MM α + εMα for every candidate of the group at once,
-			// streamed over the centres (no M × M buffer).
-			kalpha := make([]float64, m*nc)
-			g.c64.KvTo(g.ws, kalpha, g.centres, m, gc.U, nc)
-			for _, c := range g.live {
-				gk, err := r.prepare(c, t, g, kalpha, sums, sh, sl, nc, n)
+		if t == r.steps {
+			return nil
+		}
+		if regrad {
+			// A shorter step than the whole: its gradient is one more pass.
+			if _, err := r.gradPass(ctx, t, func(c *newtonCand) bool { return active(c) && c.regrad }, false); err != nil {
+				return fmt.Errorf("Newton step %d: gradient: %w", t+1, err)
+			}
+			for _, c := range r.cands() {
+				c.regrad = false
+			}
+		}
+		grads := map[*newtonCand][]float64{}
+		var rhs [][]float64
+		for _, g := range r.groups {
+			for _, c := range g.cands {
+				if !active(c) {
+					continue
+				}
+				gk, grad, err := r.prepare(c, t, g)
 				if err != nil {
 					c.err = fmt.Errorf("Newton step %d: %w", t+1, err)
 					continue
 				}
-				setCols(b, ncols, c.col, gk, k)
+				grads[c] = grad
+				rhs = append(rhs, gk)
 			}
 		}
-		// Candidates that failed in prepare stay in the CG with b = 0
-		// (frozen) so that every column keeps its place.
-		failed := 0
-		for _, g := range live {
-			for _, c := range g.live {
-				if c.err != nil {
-					failed++
-				}
-			}
-		}
-		if failed == ncols/k {
+		live, ncols := r.selectLive(active)
+		if len(live) == 0 {
 			if r.afterStep != nil {
 				if err := r.afterStep(t); err != nil {
 					return err
@@ -324,9 +562,17 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 			}
 			continue
 		}
-		op := &newtonOperator{r: r, live: live, ncols: ncols, n: n}
+		b := make([]float64, m*ncols)
+		i := 0
+		for _, g := range live {
+			for _, c := range g.live {
+				setCols(b, ncols, c.col, rhs[i], k)
+				i++
+			}
+		}
+		op := &newtonOperator{r: r, live: live, ncols: ncols, n: r.n}
 		st := newCGState(b, ncols)
-		hess := r.job(PassLogisticHess, live)
+		hess := r.job(PassLogisticHess, live, false)
 		op.job = hess
 		if _, err := conjugateGradient(ctx, op, st, ncols, r.iters, r.tol, func(st *cgState) error {
 			for _, g := range live {
@@ -346,24 +592,24 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 		}
 		r.passes += st.Iter
 		beta := make([]float64, m*k)
-		delta := make([]float64, m*k)
 		for _, g := range live {
 			for _, c := range g.live {
-				if c.err != nil {
-					continue
-				}
 				getCols(beta, k, st.Beta, ncols, c.col)
+				delta := make([]float64, m*k)
 				c.pre.ApplyBTo(delta, beta, k)
-				for i := range c.alpha {
-					c.alpha[i] += delta[i]
+				slope := 0.0
+				for i, v := range grads[c] {
+					slope += v * delta[i]
 				}
+				c.dir = delta // taken by the next pass's line search
 				its := c.lastIter
 				if len(r.groups) == 1 && len(g.live) == 1 {
 					its = st.Iter // alone, the CG's own count
 				}
 				res := colResidual(st, c.col, k)
 				c.iters += its
-				c.steps[len(c.steps)-1].Iterations, c.steps[len(c.steps)-1].Residual = its, res
+				s := &c.steps[len(c.steps)-1]
+				s.Iterations, s.Residual, s.Slope = its, res, slope
 				c.residuals = append(c.residuals, res)
 				c.pre = nil
 			}
@@ -375,6 +621,15 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 		}
 	}
 	return nil
+}
+
+// cands returns every candidate of the run, group by group.
+func (r *newtonRun) cands() []*newtonCand {
+	var out []*newtonCand
+	for _, g := range r.groups {
+		out = append(out, g.cands...)
+	}
+	return out
 }
 
 // balancedStart is the first gradient pass of a run with balanced class
@@ -441,13 +696,13 @@ func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *PassJob, liv
 }
 
 // prepare computes candidate c's gradient, objective and preconditioner
-// at step t from its columns of the gradient pass, and returns Bᵀ(−∇)
-// (its right-hand side, r × K).
-func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup, kalpha, sums, sh, sl []float64, nc int, n float64) ([]float64, error) {
+// at step t from its gradient pass's values (c.pv), and returns Bᵀ(−∇)
+// (its right-hand side, r × K) and ∇ (M × K).
+func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup) (b, grad []float64, err error) {
 	m, k := r.m, r.k
-	lam := c.path[t]
-	ka := make([]float64, m*k)
-	getCols(ka, k, kalpha, nc, c.gcol)
+	pv := &c.pv
+	lam, n := c.path[t], pv.n
+	ka := slices.Clone(pv.ka)
 	// The Hessian weights at the centres, f_C = K_MM α (the mean over the
 	// outputs): the preconditioner's view of H.
 	hc := make([]float64, m)
@@ -457,28 +712,22 @@ func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup, kalpha, sums, 
 			hc[j] += p * (1 - p) / float64(k)
 		}
 	}
-	eps := g.pre.Jitter()
-	if g.pre.ExplicitLambda() { // the operator's λ term is K_MM itself
-		eps = 0
-	}
 	pen := 0.0
 	for i := range ka {
-		ka[i] += eps * float64(m) * c.alpha[i]
+		ka[i] += pv.eps * float64(m) * c.alpha[i]
 		pen += c.alpha[i] * ka[i]
 	}
-	grad := make([]float64, m*k)
+	grad = make([]float64, m*k)
 	gn := 0.0
-	for j := range m {
-		for o := range k {
-			v := sums[j*nc+c.gcol+o]/n + lam*ka[j*k+o]
-			grad[j*k+o] = v
-			gn += v * v
-		}
+	for i := range grad {
+		v := pv.sums[i]/n + lam*ka[i]
+		grad[i] = v
+		gn += v * v
 	}
 	shm, loss := 0.0, 0.0
 	for o := range k {
-		shm += sh[c.gcol+o] / float64(k) // the mean over the outputs
-		loss += sl[c.gcol+o]
+		shm += pv.sh[o] / float64(k) // the mean over the outputs
+		loss += pv.sl[o]
 	}
 	c.steps = append(c.steps, NewtonStep{Lambda: lam, Objective: loss/n + lam/2*pen, GradNorm: math.Sqrt(gn)})
 	// h̄ scales the centres' weights to the rows' mean Hessian weight
@@ -496,15 +745,15 @@ func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup, kalpha, sums, 
 	}
 	pre, err := g.pre.WithCenterWeights(hc, lam)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.pre = pre
-	b := make([]float64, pre.Rank()*k)
+	b = make([]float64, pre.Rank()*k)
 	pre.ApplyBTTo(b, grad, k)
 	for i := range b {
 		b[i] = -b[i]
 	}
-	return b, nil
+	return b, grad, nil
 }
 
 // newtonOperator is, on each live candidate's K columns, W(p) = Bᵀ

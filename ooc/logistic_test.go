@@ -315,7 +315,8 @@ func TestFitLogisticResume(t *testing.T) {
 }
 
 // TestTuneLogistic: Tune and FitTuned search the logistic loss with the
-// candidates sharing every pass (one gradient pass per Newton step and one
+// candidates sharing every pass (one gradient pass per Newton step, one
+// for the last step's line search and one after a shortened step, one
 // pass per CG iteration for the whole grid, and one validation pass),
 // and each candidate is the logistic Fit on the training rows, validated
 // as Fit validates it; binary, multiclass and with row weights.
@@ -366,10 +367,22 @@ func TestTuneLogistic(t *testing.T) {
 			if r := ex.kinds[ooc.PassMultiRHS]; (tc.cw != "") != (r == 1) || r > 1 {
 				t.Errorf("%d right-hand side passes", r)
 			}
-			if g, h, m := ex.kinds[ooc.PassLogisticGrad]+ex.kinds[ooc.PassMultiRHS], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != steps || h != steps*iters || m != 1 {
-				t.Errorf("passes: %d gradient, %d CG, %d validation; want %d, %d, 1", g, h, m, steps, steps*iters)
+			// A gradient pass per step, one more for the last step's line
+			// search, and one more after each step that some candidate
+			// took shorter than whole (its gradient is not the pass's).
+			grads := steps + 1
+			for st := range steps - 1 {
+				if slices.ContainsFunc(res.Candidates, func(c ooc.TuneCandidate) bool {
+					s := c.Model().Training().NewtonSteps[st].Step
+					return s > 0 && s < 1
+				}) {
+					grads++
+				}
 			}
-			if want := 1 + steps*(1+iters) + 1; res.Passes != want {
+			if g, h, m := ex.kinds[ooc.PassLogisticGrad]+ex.kinds[ooc.PassMultiRHS], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != grads || h != steps*iters || m != 1 {
+				t.Errorf("passes: %d gradient, %d CG, %d validation; want %d, %d, 1", g, h, m, grads, steps*iters)
+			}
+			if want := 1 + grads + steps*iters + 1; res.Passes != want {
 				t.Errorf("Passes = %d, want %d", res.Passes, want)
 			}
 			train, val := stream.Holdout(src, 0.25, base.Seed)

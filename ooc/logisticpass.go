@@ -17,8 +17,11 @@ type logisticState struct {
 	ys, rw []float64
 	cols   int       // the current group's columns (a multiple of k)
 	sh, sl []float64 // the current group's Hessian weights' and losses' sums, per column
-	tmp    []float64 // M × 2·Cols: KtFKvAdd's output of a Hessian pass
+	line   []float64 // the job's Line
+	sline  []float64 // the current group's losses' sums at each length of line, len(line) × cols
+	tmp    []float64 // M × 2·Cols: KtFKvAdd's output of a Hessian pass or a line search
 	grad   func(s []float64, r0, n int)
+	gline  func(s []float64, r0, n int)
 	hess   func(s []float64, r0, n int)
 }
 
@@ -28,7 +31,7 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	k := j.K
 	if w.lg == nil {
 		w.lg = &logisticState{k: k}
-		w.lg.grad, w.lg.hess = w.lg.gradTile, w.lg.hessTile
+		w.lg.grad, w.lg.gline, w.lg.hess = w.lg.gradTile, w.lg.lineTile, w.lg.hessTile
 	}
 	lg := w.lg
 	w.v = slices.Grow(w.v[:0], rows*k)[:rows*k]
@@ -47,16 +50,27 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 			w.v[i] = 2*v - 1 // one against the rest: +1 for the row's class
 		}
 	}
-	lg.ys, lg.rw = w.v, rw
+	lg.ys, lg.rw, lg.line = w.v, rw, j.Line
+	nl := len(j.Line)
 	off := 0
 	for i, g := range j.Groups {
 		c, ws := mw.cs[i], mw.ws[i]
 		mc := j.M * g.Cols
 		lg.cols = g.Cols
-		if j.Kind == PassLogisticGrad {
+		if j.Kind == PassLogisticGrad && nl == 0 {
 			lg.sh, lg.sl = dst[off+mc:off+mc+g.Cols], dst[off+mc+g.Cols:off+mc+2*g.Cols]
 			c.KtFKvAdd(ws, dst[off:off+mc], x, rows, g.U, g.Cols, lg.grad)
 			off += mc + 2*g.Cols
+		} else if j.Kind == PassLogisticGrad {
+			lg.sh, lg.sl = dst[off+mc:off+mc+g.Cols], dst[off+mc+g.Cols:off+mc+2*g.Cols]
+			lg.sline = dst[off+mc+2*g.Cols : off+mc+(2+nl)*g.Cols]
+			lg.tmp = slices.Grow(lg.tmp[:0], 2*mc)[:2*mc]
+			clear(lg.tmp)
+			c.KtFKvAdd(ws, lg.tmp, x, rows, g.U, 2*g.Cols, lg.gline)
+			for r := range j.M {
+				addTo(dst[off+r*g.Cols:off+(r+1)*g.Cols], lg.tmp[2*r*g.Cols:2*r*g.Cols+g.Cols])
+			}
+			off += mc + (2+nl)*g.Cols
 		} else {
 			lg.tmp = slices.Grow(lg.tmp[:0], 2*mc)[:2*mc]
 			clear(lg.tmp)
@@ -104,6 +118,30 @@ func (lg *logisticState) gradTile(s []float64, r0, n int) {
 			row[c] = -wi * y * p
 			lg.sh[c] += wi * p * (1 - p)
 			lg.sl[c] += wi * softplus(-y*f)
+		}
+	}
+}
+
+// lineTile is gradTile at α + Δ for a tile's [K α | K Δ] (n × 2·Cols),
+// which it turns into [G | 0], and it also sums the loss per column at
+// α + tΔ for each length t of line: the scores are linear in t.
+func (lg *logisticState) lineTile(s []float64, r0, n int) {
+	k, nc := lg.k, lg.cols
+	for i := range n {
+		wi := lg.weight(r0 + i)
+		ys := lg.ys[(r0+i)*k : (r0+i+1)*k]
+		row := s[i*2*nc : (i+1)*2*nc]
+		for c := range nc {
+			y := ys[c%k]
+			f0, d := row[c], row[nc+c]
+			f := f0 + d
+			p := sigmoid(-y * f)
+			row[c], row[nc+c] = -wi*y*p, 0
+			lg.sh[c] += wi * p * (1 - p)
+			lg.sl[c] += wi * softplus(-y*f)
+			for l, t := range lg.line {
+				lg.sline[l*nc+c] += wi * softplus(-y*(f0+t*d))
+			}
 		}
 	}
 }

@@ -121,6 +121,9 @@ const (
 	StopPatience   = "patience"   // validation stopped improving
 	StopHalving    = "halving"    // in the worse half at a halving step
 	StopFailed     = "failed"     // its preconditioner could not be built
+	// StopNoDescent: the logistic loss's objective did not fall along a
+	// Newton step (Err says which); the candidate keeps the α before it.
+	StopNoDescent = "no_descent"
 )
 
 // TuneCandidate is one point of the grid and what became of it.

@@ -165,6 +165,13 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * base.Iterations,
 				Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
 		}
+		run.onStop = func(nc *newtonCand) {
+			for _, c := range cands {
+				if c.nc == nc {
+					report(Progress{Stage: StageIterate, Note: fmt.Sprintf("σ = %g, λ = %g: %s", c.Kernel.Sigma, c.Lambda, nc.note)})
+				}
+			}
+		}
 		run.afterStep = func(t int) error {
 			total = (t + 1) * base.Iterations
 			live = 0
@@ -190,12 +197,14 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	for _, c := range cands {
 		if c.nc != nil && c.nc.err != nil {
 			c.Stop, c.Err = StopFailed, c.nc.err.Error()
+		} else if c.nc != nil && c.nc.stop == StatusNoDescent {
+			c.Stop, c.Err = StopNoDescent, c.nc.note
 		}
 		if c.Stop == StopFailed {
 			continue
 		}
 		nc := c.nc
-		tr := Training{N: plan.N, Iterations: nc.iters, Status: StatusIterationLimit, NewtonSteps: nc.steps, Residuals: nc.residuals,
+		tr := Training{N: plan.N, Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals,
 			Weight: plan.Weight, ClassWeights: run.classWeights, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
 			DuplicateCenters: cs.dropped}
 		if plan.Weight != "" || run.classWeights != nil {

@@ -181,7 +181,9 @@ func weightLines(m *ooc.Model) [][2]string {
 	}
 	if cfg.Loss == ooc.LossLogistic {
 		l := fmt.Sprintf("logistic, %d Newton steps", len(tr.NewtonSteps))
-		if n := len(tr.NewtonSteps); n > 0 {
+		if n := len(tr.NewtonSteps); n > 0 && tr.NewtonSteps[n-1].After > 0 {
+			l += fmt.Sprintf(", objective %.6g → %.6g", tr.NewtonSteps[0].Objective, tr.NewtonSteps[n-1].After)
+		} else if n > 0 { // a model from before the line search
 			l += fmt.Sprintf(", objective %.6g → %.6g at the last step's start", tr.NewtonSteps[0].Objective, tr.NewtonSteps[n-1].Objective)
 		}
 		out = append(out, [2]string{"loss", l})
@@ -488,6 +490,10 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	var passStart, precondStart, kmmStart time.Time
 	kmmIter := 0
 	run.Progress = func(p ooc.Progress) {
+		if p.Note != "" {
+			pr.printf("fit: %s", p.Note)
+			return
+		}
 		switch p.Stage {
 		case ooc.StageIterate, ooc.StageRHS, ooc.StageSample:
 			if p.Stage == ooc.StageSample && p.Centers > 0 {

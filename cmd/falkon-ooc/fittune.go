@@ -211,6 +211,10 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 			softMemoryLimit(mem)
 			return
 		}
+		if p.Note != "" {
+			pr.printf("%s: %s", who, p.Note)
+			return
+		}
 		switch p.Stage {
 		case ooc.StageSubsample, ooc.StageSample, ooc.StageRHS, ooc.StageIterate, ooc.StageValidate:
 			if p.Stage == ooc.StageSample && p.Centers > 0 {

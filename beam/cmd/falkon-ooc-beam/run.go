@@ -498,6 +498,8 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		first := !said[p.Stage]
 		said[p.Stage] = true
 		switch {
+		case p.Note != "":
+			say("fit: %s", p.Note)
 		case p.Stage == ooc.StageKernel && first:
 			say("fit: computing K_MM")
 		case p.Stage == ooc.StagePrecond && first:
@@ -618,7 +620,9 @@ func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string
 	var br beamResult
 	tc := ooc.TuneConfig{Base: cfg, Sigmas: sigmas, Lambdas: lambdas, ValFraction: o.valFraction,
 		Progress: func(p ooc.TuneProgress) {
-			if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
+			if p.Note != "" {
+				say("tune: %s", p.Note)
+			} else if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
 				say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
 			}
 		}}
