@@ -77,10 +77,13 @@ type JobStats struct {
 	JobFile  bool `json:"job_file"`
 	// PartBytes is what the ranges ship to the reduction in all: P parts
 	// of 16 + 8·SumLen bytes, and 8 bytes per value of the scored rows.
-	PartBytes int   `json:"part_bytes"`
-	Parts     int   `json:"parts"`
-	Rows      int64 `json:"rows"`
-	Err       error `json:"-"`
+	PartBytes int `json:"part_bytes"`
+	Parts     int `json:"parts"`
+	// Rows is the rows the job went through: a pass's rows, or the rows
+	// an ingest-write job wrote into the store; 0 for the jobs that read
+	// input files (ingest-read, predict) and the centres' rows job.
+	Rows int64 `json:"rows"`
+	Err  error `json:"-"`
 }
 
 // Executor runs ooc's passes as Beam jobs: it implements ooc.Executor.

@@ -238,7 +238,16 @@ func ingestJobs(ctx context.Context, p *ingest.Plan, rj readJob, opts Options, o
 	if job, err = json.Marshal(writeJob{Plan: p, Layout: lay, Parts: parts, Work: rj.Work}); err != nil {
 		return nil, err
 	}
-	if res, err = runTasks(ctx, opts, kindIngestWrite, job, parts); err != nil {
+	wopts := opts
+	if on := opts.OnJob; on != nil {
+		wopts.OnJob = func(st JobStats) {
+			if st.Err == nil {
+				st.Rows = lay.Rows
+			}
+			on(st)
+		}
+	}
+	if res, err = runTasks(ctx, wopts, kindIngestWrite, job, parts); err != nil {
 		return nil, err
 	}
 	ps := make([]*chunkstore.Part, len(res))

@@ -180,7 +180,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
 	for _, c := range res.Columns {
 		if c.Reason == chunkstore.SkipIdentifier {
-			fmt.Fprintf(e.stderr, "falkon-ooc ingest: warning: column %q is not a feature: it %s\n", c.Name, c.Note)
+			fmt.Fprintf(e.stderr, "%s ingest: warning: column %q is not a feature: it %s\n", progName, c.Name, c.Note)
 		}
 	}
 	if o.jsonOut {
@@ -225,12 +225,7 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 		fmt.Fprintf(w, "targets   none\n")
 	}
 	fmt.Fprintf(w, "chunks    %d of up to %d rows, codec %s\n", r.Chunks, r.ChunkRows, cfg.Codec)
-	raw := r.Rows * int64(len(r.Features)+len(r.Targets)) * 8
-	ratio := ""
-	if r.BytesOut > 0 {
-		ratio = fmt.Sprintf(", %.2f× smaller than float64", float64(raw)/float64(r.BytesOut))
-	}
-	fmt.Fprintf(w, "bytes     %s read, %s written%s\n", mb(r.BytesIn), mb(r.BytesOut), ratio)
+	fmt.Fprintf(w, "bytes     %s read, %s written%s\n", mb(r.BytesIn), mb(r.BytesOut), compression(r))
 	if r.Seconds > 0 {
 		fmt.Fprintf(w, "time      %.2fs: %.1f MB/s in, %s rows/s\n", r.Seconds, float64(r.BytesIn)/1e6/r.Seconds, humanCount(int64(float64(r.Rows)/r.Seconds)))
 	}
@@ -238,6 +233,18 @@ func printIngest(w io.Writer, out string, cfg *ingest.Config, r *ingest.Result) 
 		fmt.Fprintln(w)
 		printColumnReport(w, r.Columns, false)
 	}
+}
+
+// compression says how much smaller the store is than its values as
+// float64, when it is at least 5 % smaller; nothing otherwise (values
+// that do not compress take a little more room in the store, with its
+// checksums and index).
+func compression(r *ingest.Result) string {
+	raw := float64(r.Rows) * float64(len(r.Features)+len(r.Targets)+min(len(r.Weight), 1)) * 8
+	if r.BytesOut <= 0 || raw < 1.05*float64(r.BytesOut) {
+		return ""
+	}
+	return fmt.Sprintf(", %.1f× smaller than the values as float64", raw/float64(r.BytesOut))
 }
 
 // printColumnReport prints what ingest did with each input column, as a

@@ -39,7 +39,10 @@ For a STORE it prints the manifest for people: its columns and their
 source types, row and chunk counts, codec, size on disk and compression
 ratio, the input files it was made from, and per-column statistics (mean,
 standard deviation, min, max, whether every value is an integer, the
-number of distinct values up to 256). --verify also reads every block and
+number of distinct values up to 256). A target that 'fit --task auto'
+would fit as binary or multiclass is described by its classes instead:
+each class's name, rows and share (and weights in a store with row
+weights), from one read of the target column. --verify also reads every block and
 checks its checksum. --json prints the manifest and the sizes as one JSON
 object.
 
@@ -95,6 +98,9 @@ type inspectJSON struct {
 	Ratio    float64              `json:"ratio"`     // raw_bytes / bytes
 	Verified *bool                `json:"verified,omitempty"`
 	Manifest *chunkstore.Manifest `json:"manifest"`
+	// Classes: a classification target's classes and their rows
+	// (countClasses); absent for regression.
+	Classes *targetClasses `json:"classes,omitempty"`
 }
 
 type inspectConfig struct {
@@ -143,6 +149,9 @@ func runInspect(ctx context.Context, e *env, o *inspectOpts, args []string) erro
 		Bytes: size, RawBytes: raw, Manifest: m}
 	if size > 0 {
 		doc.Ratio = float64(raw) / float64(size)
+	}
+	if doc.Classes, err = countClasses(ctx, r); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if o.verify {
 		if err := r.Verify(ctx); err != nil {
@@ -194,7 +203,12 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 		if c.Integral {
 			integral = "yes"
 		}
-		rows = append(rows, []string{c.Name, role, c.Type, num(c.Mean), num(c.Std), num(c.Min), num(c.Max), integral, distinct})
+		stats := []string{num(c.Mean), num(c.Std), num(c.Min), num(c.Max)}
+		if role == "target" && d.Classes != nil {
+			// class codes: their mean is no statistic; the classes follow
+			stats = []string{"-", "-", "-", "-"}
+		}
+		rows = append(rows, append(append([]string{c.Name, role, c.Type}, stats...), integral, distinct))
 	}
 	for _, c := range m.Features {
 		add(c, "feature")
@@ -203,6 +217,10 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 		add(c, "target")
 	}
 	printTable(w, rows, 3)
+	if d.Classes != nil {
+		fmt.Fprintln(w)
+		printClasses(w, d.Classes)
+	}
 	if slices.ContainsFunc(m.InputColumns, func(c chunkstore.InputColumn) bool { return c.Role == chunkstore.RoleSkipped }) {
 		fmt.Fprintln(w)
 		printColumnReport(w, m.InputColumns, true)

@@ -19,6 +19,7 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	progName = programName(os.Args[0])
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

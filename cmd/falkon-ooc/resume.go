@@ -104,7 +104,7 @@ func readResume(ckpt string) (*ooc.Checkpoint, error) {
 // resumeCommand is the command that continues an interrupted fit: the
 // checkpoint holds every other setting.
 func resumeCommand(out string, inputs []string) string {
-	parts := []string{"falkon-ooc", "fit", "--resume", "--out", shellQuote(out)}
+	parts := []string{progName, "fit", "--resume", "--out", shellQuote(out)}
 	for _, in := range inputs {
 		parts = append(parts, shellQuote(in))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,21 @@ func usagef(format string, a ...any) error {
 	return &usageError{fmt.Sprintf(format, a...)}
 }
 
+// progName is the program's name in its messages and in the commands it
+// prints: falkon-ooc, or the name it was run by (main sets it from
+// os.Args[0] by programName).
+var progName = "falkon-ooc"
+
+// programName is the base name of arg0 (os.Args[0]) without ".exe", or
+// "falkon-ooc" when it has none.
+func programName(arg0 string) string {
+	name := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		return "falkon-ooc"
+	}
+	return name
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		printCommands(stderr)
@@ -84,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fs.Usage()
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "falkon-ooc: unknown command %q\n", args[1])
+			fmt.Fprintf(stderr, "%s: unknown command %q\n", progName, args[1])
 			return exitUsage
 		}
 		printCommands(stdout)
@@ -95,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "falkon-ooc: unknown command %q\n\n", name)
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", progName, name)
 		printCommands(stderr)
 		return exitUsage
 	}
@@ -115,8 +131,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			usage()
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(flagMessage(err, fs)))
-		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
+		fmt.Fprintf(stderr, "%s %s: %s\n", progName, name, oneLine(flagMessage(err, fs)))
+		fmt.Fprintf(stderr, "run '%s %s --help' for usage\n", progName, name)
 		return exitUsage
 	}
 	err = runner(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr}, fs.Args())
@@ -126,14 +142,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(err.Error()))
-		fmt.Fprintf(stderr, "run 'falkon-ooc %s --help' for usage\n", name)
+		fmt.Fprintf(stderr, "%s %s: %s\n", progName, name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "run '%s %s --help' for usage\n", progName, name)
 		return exitUsage
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "falkon-ooc %s: interrupted\n", name)
+		fmt.Fprintf(stderr, "%s %s: interrupted\n", progName, name)
 		return exitInterrupted
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc %s: %s\n", name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "%s %s: %s\n", progName, name, oneLine(err.Error()))
 		return exitFailure
 	}
 }

@@ -130,7 +130,7 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 	}
 	for _, c := range res.Columns {
 		if c.Reason == chunkstore.SkipIdentifier {
-			fmt.Fprintf(stderr, "falkon-ooc-beam ingest: warning: column %q is not a feature: it %s\n", c.Name, c.Note)
+			fmt.Fprintf(stderr, "%s ingest: warning: column %q is not a feature: it %s\n", progName, c.Name, c.Note)
 		}
 	}
 	if o.jsonOut {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,6 +63,10 @@ func TestIngest(t *testing.T) {
 	if !strings.Contains(stderr, `warning: column "id" is not a feature`) {
 		t.Fatalf("stderr %s", stderr)
 	}
+	// The write job reports the rows it wrote (it said "0 rows").
+	if !strings.Contains(stderr, "partitions: ") || !strings.Contains(stderr, " s, 80 rows\n") {
+		t.Errorf("the ingest-write job's line does not give the 80 rows written:\n%s", stderr)
+	}
 	local := filepath.Join(dir, "local.store")
 	if _, err := ingest.Run(t.Context(), ins, ingest.Config{Out: local, Targets: []string{"y"}, Weight: "w", ChunkRows: 16}); err != nil {
 		t.Fatal(err)
@@ -77,5 +83,26 @@ func TestIngest(t *testing.T) {
 	want := "falkon-ooc-beam ingest: " + bad + `: row 2 (1-based, counted within this file, header line not counted): column "x2" is NaN (--nulls drop skips such rows)` + "\n"
 	if code != exitFailure || stderr != want {
 		t.Fatalf("exit %d, stderr %q\nwant %q", code, stderr, want)
+	}
+}
+
+// TestProgramName: under another name (os.Args[0]'s base) the messages
+// name it: an interrupted ingest says "NAME ingest: interrupted".
+func TestProgramName(t *testing.T) {
+	if got := programName("/opt/bin/fob"); got != "fob" {
+		t.Errorf("programName = %q, want fob", got)
+	}
+	if got := programName(""); got != "falkon-ooc-beam" {
+		t.Errorf("programName of nothing = %q, want falkon-ooc-beam", got)
+	}
+	defer func(old string) { progName = old }(progName)
+	progName = "fob"
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o, e bytes.Buffer
+	code := run(ctx, append([]string{"ingest", "--quiet", "--out", filepath.Join(dir, "s"), "--target", "y"}, csvInputs(t, dir)...), &o, &e)
+	if code != exitInterrupted || e.String() != "fob ingest: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, e.String(), exitInterrupted, "fob ingest: interrupted\n")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -141,6 +142,20 @@ func tuneFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "fraction of the store's rows held out for validation, scored in the same jobs")
 }
 
+// progName is the program's name in its messages: falkon-ooc-beam, or
+// the name it was run by (main sets it from os.Args[0] by programName).
+var progName = "falkon-ooc-beam"
+
+// programName is the base name of arg0 (os.Args[0]) without ".exe", or
+// "falkon-ooc-beam" when it has none.
+func programName(arg0 string) string {
+	name := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		return "falkon-ooc-beam"
+	}
+	return name
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…\nrun 'falkon-ooc-beam fit --help' for the flags\n")
@@ -159,7 +174,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "fit", "tune", "ingest", "predict":
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam: unknown command %q (the commands are ingest, fit, tune and predict)\n", args[0])
+		fmt.Fprintf(stderr, "%s: unknown command %q (the commands are ingest, fit, tune and predict)\n", progName, args[0])
 		return exitUsage
 	}
 	cmd := args[0]
@@ -196,7 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			printUsage(stdout)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\nrun 'falkon-ooc-beam %s --help' for usage\n", cmd, err, cmd)
+		fmt.Fprintf(stderr, "%s %s: %v\nrun '%s %s --help' for usage\n", progName, cmd, err, progName, cmd)
 		return exitUsage
 	}
 	set := map[string]bool{}
@@ -216,13 +231,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\nrun 'falkon-ooc-beam %s --help' for usage\n", cmd, err, cmd)
+		fmt.Fprintf(stderr, "%s %s: %v\nrun '%s %s --help' for usage\n", progName, cmd, err, progName, cmd)
 		return exitUsage
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "falkon-ooc-beam %s: interrupted\n", cmd)
+		fmt.Fprintf(stderr, "%s %s: interrupted\n", progName, cmd)
 		return exitInterrupted
 	default:
-		fmt.Fprintf(stderr, "falkon-ooc-beam %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s %s: %v\n", progName, cmd, err)
 		return exitFailure
 	}
 }
