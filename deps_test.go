@@ -31,6 +31,8 @@ func TestImportEdges(t *testing.T) {
 		"kernel":     {mod + "stream", mod + "ooc", mod + "chunkstore", mod + "precond"},
 		"ooc":        {mod + "chunkstore", "github.com/apache/arrow-go"},
 		"metrics":    {mod},
+		// internal/container is the model and checkpoint files' layout.
+		"internal/container": {mod},
 		// tabular streams Parquet/CSV rows in and out for predict (kept
 		// columns of any type pass through as Arrow arrays); it knows
 		// nothing of stores, kernels or models.
@@ -38,6 +40,17 @@ func TestImportEdges(t *testing.T) {
 		// internal/table is what ingest and tabular share to read a
 		// table file: Arrow and the record limiter, nothing else.
 		"internal/table": {mod + "chunkstore", mod + "stream", mod + "ooc", mod + "kernel", mod + "precond", mod + "tabular"},
+	}
+	// The model stands apart from training: a service that predicts
+	// links kernel, stream and metrics, and nothing that fits.
+	modelMay := map[string]bool{
+		mod + "kernel": true, mod + "stream": true, mod + "metrics": true,
+		mod + "internal/fileutil": true, mod + "internal/container": true,
+	}
+	for _, imp := range imports["model"] {
+		if strings.HasPrefix(imp, mod) && !modelMay[imp] {
+			t.Errorf("model must not import %s: it may import kernel, stream, metrics, internal/fileutil and internal/container", imp)
+		}
 	}
 	for pkg, imps := range imports {
 		if strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "bench/") {

@@ -12,20 +12,11 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// Task is what the targets mean.
-type Task string
-
-// Tasks. TaskAuto picks the task from the distinct values of the target
+// TaskAuto picks the task from the distinct values of the target
 // (AutoTask): TaskBinary for a single target with exactly two distinct
 // values (0/1, ±1, bool, 1/2, two labels…), TaskMulticlass for a single
 // integer or string-label target with 3 to MaxAutoClasses distinct
 // values, TaskRegression otherwise.
-const (
-	TaskAuto       Task = ""
-	TaskRegression Task = "regression"
-	TaskBinary     Task = "binary"
-	TaskMulticlass Task = "multiclass"
-)
 
 // MaxAutoClasses is the most distinct values of a target that TaskAuto
 // takes for classes.
@@ -57,17 +48,6 @@ func AutoTask(targetColumns int, distinct []float64) Task {
 		return TaskMulticlass
 	}
 	return TaskRegression
-}
-
-// ParseTask parses a task name; "auto" and "" give TaskAuto.
-func ParseTask(s string) (Task, error) {
-	switch Task(s) {
-	case "auto", TaskAuto:
-		return TaskAuto, nil
-	case TaskRegression, TaskBinary, TaskMulticlass:
-		return Task(s), nil
-	}
-	return "", fmt.Errorf("ooc: unknown task %q (want auto, regression, binary or multiclass)", s)
 }
 
 // Defaults, documented in the fields of Config.
@@ -206,15 +186,6 @@ type Config struct {
 	// DefaultUncertaintyRank(d) (at most M).
 	UncertaintyRank int `json:"uncertainty_rank,omitempty"`
 }
-
-// Loss is Config.Loss.
-type Loss string
-
-// Losses.
-const (
-	LossSquared  Loss = "squared"
-	LossLogistic Loss = "logistic"
-)
 
 // DefaultNewtonSteps is Config.NewtonSteps when 0: three on the λ path
 // down to λ, then five at λ.

@@ -55,10 +55,14 @@
 // Config.ClassWeight "balanced" weighs the classes from the right-hand
 // side's own sums.
 //
-// Fit returns a complete, immutable Model, which predicts rows
-// (PredictTo), whole sources in chunk order (Predict), evaluates metrics
-// (Evaluate), and is saved and loaded in a versioned, checksummed binary
-// format (Save, Load; docs/MODEL_FORMAT.md).
+// Fit returns a complete, immutable Model: a *model.Model (package
+// model, which holds the fitted model on its own, with no training code)
+// together with the Config and Training it was fitted with. It predicts
+// rows (PredictTo, or a model.Predictor without allocation), whole
+// sources in chunk order (Predict), evaluates metrics (Evaluate), and is
+// saved and loaded in a versioned, checksummed binary format (Save,
+// Load; docs/MODEL_FORMAT.md). A program that only predicts imports
+// package model alone.
 //
 // Column metadata comes from the source, through stream's optional
 // interfaces: names (stream.Columner), feature statistics

@@ -5,15 +5,19 @@ var FitVarianceForTest = fitVariance
 
 // VarianceForTest returns v(x) per row of raw features x.
 func VarianceForTest(m *Model, x []float64) []float64 {
-	return m.varianceOf(m.mapped, x, len(x)/m.d)
+	return VarianceAtForTest(m, x, m.Uncertainty().Lambda)
 }
 
 // VarianceAtForTest returns v(x) per row of raw features x with the
 // directions weighted at the variance λ lambda.
 func VarianceAtForTest(m *Model, x []float64, lambda float64) []float64 {
-	u := *m.uncertainty
-	u.Lambda = lambda
-	return m.withUncertainty(&u, m.uw).varianceOf(m.mapped, x, len(x)/m.d)
+	u := m.Uncertainty()
+	rows := len(x) / m.D()
+	scores, proj := make([]float64, rows*m.K()), make([]float64, rows*u.Rank)
+	if err := m.NewPredictor().ProjectTo(scores, proj, x, rows); err != nil {
+		panic(err)
+	}
+	return projVariance(u, lambda, proj, rows)
 }
 
 // SetCentreRowWeightsForTest sets centreRowWeights until the returned

@@ -202,7 +202,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if lastValIter != final.Iter {
 		lastVal = nil
 	}
-	if m.task != TaskRegression && opts.Validation != nil {
+	if m.Task() != TaskRegression && opts.Validation != nil {
 		ph.start("calibration", 0)
 	}
 	if m, err = calibrateFit(ctx, m, opts, lastVal); err != nil {
@@ -576,7 +576,7 @@ func (e targetEncoding) encode(y []float64, rows, kt int, v []float64, stride in
 // evaluator returns an Evaluator for the task and classes, with the
 // given target names.
 func (e targetEncoding) evaluator(targets []string) *Evaluator {
-	return &Evaluator{m: &Model{task: e.task, classes: e.classes, targets: targets, k: e.k}}
+	return newEvaluator(e.task, e.classes, targets, e.k)
 }
 
 // fitOperator is W(p) = Bᵀ (K_nMᵀ K_nM / n + λ K̃) B p in FALKON's form

@@ -373,7 +373,7 @@ func TestModelSaveLoad(t *testing.T) {
 	// A newer version is checked after the checksum, so re-seal the file.
 	resealed := reseal(t, m, 9)
 	_, err = ooc.Load(write(resealed))
-	if !errors.Is(err, ooc.ErrVersion) || !strings.Contains(err.Error(), "format version 9 was written by a newer falkon-ooc (this build reads versions 1–2); upgrade falkon-ooc") {
+	if !errors.Is(err, ooc.ErrVersion) || !strings.Contains(err.Error(), "format version 9 was written by a newer falkon-ooc (this build reads versions 1–3); upgrade falkon-ooc") {
 		t.Fatalf("newer version: err = %v", err)
 	}
 }

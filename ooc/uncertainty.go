@@ -16,6 +16,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -54,15 +55,6 @@ import (
 // validation rows by maximising the Gaussian likelihood of their
 // residuals, so that the standardised residuals there have unit variance.
 
-// UncertaintyMethod is how a fit obtains the predictive variance.
-type UncertaintyMethod string
-
-// Uncertainty methods (Config.Uncertainty); "" is none.
-const (
-	UncertaintyPrecond UncertaintyMethod = "precond"
-	UncertaintyExact   UncertaintyMethod = "exact"
-)
-
 // DefaultUncertaintyRank returns the rank r of the variance's factor when
 // Config.UncertaintyRank is 0, for d features: 2d, within [16, 64] (and at
 // most M). Each predicted row costs about M·(2d + 20) flops for its
@@ -76,86 +68,6 @@ func DefaultUncertaintyRank(d int) int { return min(max(2*d, 16), 64) }
 // rankCheckRows is how many validation rows compare the rank-r variance
 // with the full-rank one (Uncertainty.RankError).
 const rankCheckRows = 500
-
-// Uncertainty is what a model keeps to give predictive standard
-// deviations (Model.PredictStdTo, PredictOptions.Std), and how well they
-// did on the fit's validation rows. The variance of output j at x is
-//
-//	Scale[j]·v(x) + Noise[j],   v(x) = Prior − ‖Wᵀk_x‖²
-//
-// with W the model's M × Rank factor (see the package's uncertainty.go).
-type Uncertainty struct {
-	Method UncertaintyMethod `json:"method"`
-	Rank   int               `json:"rank"`
-	// Prior is k(x, x), the same for every x (distance kernels).
-	Prior float64 `json:"prior"`
-	// Sigma holds σᵢ, the data's signal in each of the Rank directions
-	// kept, largest first; Lambda is the variance's λ, fitted on the
-	// validation rows: direction i carries the weight σᵢ/(σᵢ + Lambda).
-	// FitLambda is the fit's λ, for comparison.
-	Sigma     []float64 `json:"sigma"`
-	Lambda    float64   `json:"lambda"`
-	FitLambda float64   `json:"fit_lambda"`
-	// Scale (a²) and Noise (s², the noise variance in the target's
-	// units²) per output, fitted on Rows validation rows.
-	Scale []float64 `json:"scale"`
-	Noise []float64 `json:"noise"`
-	Rows  int64     `json:"rows"`
-	// ResidualVar is the mean squared validation residual per output:
-	// the best constant variance, the baseline of NLPDConstant.
-	ResidualVar []float64 `json:"residual_var"`
-	// EffectiveDim is Σᵢ σᵢ/(σᵢ + Lambda) over the directions kept.
-	EffectiveDim float64 `json:"effective_dim"`
-	// RankError and RankErrorMax are the median and largest relative
-	// difference between v(x) at rank r and at full rank (at Lambda), on
-	// up to 500 validation rows; 0 at full rank, and not measured (both
-	// −1) for M above 12 000.
-	RankError    float64 `json:"rank_error"`
-	RankErrorMax float64 `json:"rank_error_max"`
-	// Coverage50/90/95 are the shares of validation residuals inside the
-	// central 50, 90 and 95 % Gaussian intervals; NLPD is the mean
-	// negative log predictive density there, NLPDConstant that of the
-	// best constant variance (the baseline).
-	Coverage50   float64 `json:"coverage_50"`
-	Coverage90   float64 `json:"coverage_90"`
-	Coverage95   float64 `json:"coverage_95"`
-	NLPD         float64 `json:"nlpd"`
-	NLPDConstant float64 `json:"nlpd_constant"`
-	Seconds      float64 `json:"seconds"`
-}
-
-// validate checks an Uncertainty read from a file against the model's
-// shape.
-func (u *Uncertainty) validate(m, k int, task Task) error {
-	if u == nil {
-		return nil
-	}
-	switch {
-	case task != TaskRegression:
-		return fmt.Errorf("uncertainty in a %s model", task)
-	case u.Rank < 1 || u.Rank > m:
-		return fmt.Errorf("uncertainty rank %d for M = %d", u.Rank, m)
-	case len(u.Scale) != k || len(u.Noise) != k:
-		return fmt.Errorf("uncertainty has %d scales and %d noise variances for %d outputs", len(u.Scale), len(u.Noise), k)
-	case !(u.Prior > 0) || math.IsInf(u.Prior, 0):
-		return fmt.Errorf("uncertainty prior %v", u.Prior)
-	case len(u.Sigma) != u.Rank:
-		return fmt.Errorf("uncertainty has %d signal values for rank %d", len(u.Sigma), u.Rank)
-	case !(u.Lambda > 0) || math.IsInf(u.Lambda, 0):
-		return fmt.Errorf("uncertainty lambda %v", u.Lambda)
-	}
-	for _, v := range u.Sigma {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("uncertainty signal value %v", v)
-		}
-	}
-	for j := range u.Scale {
-		if !(u.Scale[j] >= 0) || !(u.Noise[j] >= 0) || math.IsInf(u.Scale[j], 0) || math.IsInf(u.Noise[j], 0) {
-			return fmt.Errorf("uncertainty scale %v, noise %v", u.Scale[j], u.Noise[j])
-		}
-	}
-	return nil
-}
 
 // stationaryPrior returns k(x, x) for the distance kernels (the same for
 // every x), or false for linear and polynomial kernels.
@@ -627,11 +539,6 @@ func goldenMin(f func(float64) float64, a, b float64, iters int) (float64, float
 	return m, f(m)
 }
 
-// IntervalZ returns z with P(|N(0,1)| ≤ z) = level, for the central
-// interval mean ± z·std of a Gaussian predictive distribution (level in
-// (0, 1)).
-func IntervalZ(level float64) float64 { return math.Sqrt2 * math.Erfinv(level) }
-
 // intervalQuality returns the coverage of the 50, 90 and 95 % intervals,
 // the NLPD of the residuals e (rows × k) under variances vr (rows × k),
 // and the NLPD of the best constant variance per output.
@@ -640,7 +547,7 @@ func intervalQuality(e, vr []float64, k int) (cov [3]float64, nlpd, nlpdConst fl
 	if n == 0 {
 		return
 	}
-	zs := [3]float64{IntervalZ(0.5), IntervalZ(0.9), IntervalZ(0.95)}
+	zs := [3]float64{model.IntervalZ(0.5), model.IntervalZ(0.9), model.IntervalZ(0.95)}
 	for i, x := range e {
 		s := math.Sqrt(vr[i])
 		for q, z := range zs {
@@ -713,10 +620,16 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	}
 	rank = len(vm.sigma)
 	u := &Uncertainty{Method: cfg.Uncertainty, Rank: rank, Prior: prior, Sigma: vm.sigma, Lambda: cfg.Lambda, FitLambda: cfg.Lambda}
-	mu := m.withUncertainty(u, vm.u)
+	// Provisional scale and noise (fitted below): the validation pass
+	// needs only the directions.
+	u.Scale, u.Noise = make([]float64, m.K()), make([]float64, m.K())
+	mu, err := m.withUncertainty(u, vm.u)
+	if err != nil {
+		return nil, err
+	}
 
 	// The validation rows: residuals and the projections (uᵢᵀk_x)².
-	k := m.k
+	k := m.K()
 	var e, p2 []float64
 	var check []float64 // raw rows for the rank check
 	type valPart struct {
@@ -728,15 +641,13 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		Targets:    true,
 		NewPartial: func() *valPart { return &valPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *valPart) error {
-			ws := mu.mapped.NewWorkspace()
-			var buf []float64
+			pr := mu.NewPredictor()
 			return func(_ context.Context, c stream.Chunk, p *valPart) error {
 				p.rows = c.Rows
 				p.scores = slices.Grow(p.scores[:0], c.Rows*k)[:c.Rows*k]
 				p.p = slices.Grow(p.p[:0], c.Rows*rank)[:c.Rows*rank]
-				mu.projChunk(mu.mapped, ws, &buf, p.scores, p.p, c.X, c.Rows)
-				if r := ws.NonFinite(); r >= 0 {
-					return stream.CheckFinite(c.X[r*d:(r+1)*d], m.features).(*stream.ValueError).At(r)
+				if err := pr.ProjectTo(p.scores, p.p, c.X, c.Rows); err != nil {
+					return err
 				}
 				p.y = append(p.y[:0], c.Y...)
 				p.x = append(p.x[:0], c.X[:min(c.Rows, rankCheckRows)*d]...)
@@ -801,7 +712,9 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	u.Lambda = math.Exp(bestL)
 	vAt(u.Lambda, v)
 	u.Scale, u.Noise, _ = fitVariance(e, v, k)
-	mu = mu.withUncertainty(u, vm.u) // the weights at the chosen λ
+	if mu, err = mu.withUncertainty(u, vm.u); err != nil { // the weights at the chosen λ
+		return nil, err
+	}
 	u.Rows = int64(rows)
 	u.ResidualVar = make([]float64, k)
 	for i, x := range e {
@@ -831,7 +744,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 			u.RankError, u.RankErrorMax = -1, -1
 			break
 		}
-		low := mu.varianceOf(c64m, check, nc)
+		low := varianceOf(mu, c64m, check, nc)
 		rel := make([]float64, nc)
 		for i := range nc {
 			rel[i] = math.Abs(low[i]-full[i]) / max(full[i], 1e-12*prior)
@@ -844,118 +757,53 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	return mu, nil
 }
 
-// varianceOf returns v(x) for the raw rows xs as the centres c load them.
-func (m *Model) varianceOf(c *kernel.Centers, xs []float64, rows int) []float64 {
+// varianceOf returns v(x) (see Uncertainty) of m's uncertainty for the
+// raw rows xs, as the centres c (m's, or others of the same points) load
+// them.
+func varianceOf(m *Model, c *kernel.Centers, xs []float64, rows int) []float64 {
+	u := m.Uncertainty()
+	k, r := m.K(), u.Rank
+	alpha, w := m.Alpha(), m.UncertaintyFactor()
+	aug := make([]float64, m.M()*(k+r)) // [α | W], as the model evaluates them
+	for i := range m.M() {
+		copy(aug[i*(k+r):], alpha[i*k:(i+1)*k])
+		copy(aug[i*(k+r)+k:], w[i*r:(i+1)*r])
+	}
+	b := make([]float64, rows*(k+r))
+	c.KvTo(c.NewWorkspace(), b, xs, rows, aug, k+r)
+	proj := make([]float64, rows*r)
+	for i := range rows {
+		copy(proj[i*r:(i+1)*r], b[i*(k+r)+k:(i+1)*(k+r)])
+	}
+	return projVariance(u, u.Lambda, proj, rows)
+}
+
+// projVariance returns v(x) = max(Prior − Σᵢ σᵢ/(σᵢ + λ)·pᵢ², 0) per row
+// of the projections proj (rows × Rank) of u's directions, in the
+// model's order of operations.
+func projVariance(u *Uncertainty, lambda float64, proj []float64, rows int) []float64 {
+	r := u.Rank
+	wt := make([]float64, r)
+	for i, s := range u.Sigma {
+		wt[i] = s / (s + lambda)
+	}
 	v := make([]float64, rows)
-	var buf []float64
-	m.stdChunk(c, c.NewWorkspace(), &buf, make([]float64, rows*m.k), v, xs, rows, true)
+	for i := range rows {
+		x := u.Prior
+		for q, g := range proj[i*r : (i+1)*r] {
+			x -= wt[q] * g * g
+		}
+		v[i] = max(x, 0)
+	}
 	return v
 }
 
 // withUncertainty returns a copy of m that keeps u and its directions w
 // (M × u.Rank).
-func (m *Model) withUncertainty(u *Uncertainty, w []float64) *Model {
-	cp := *m
-	cp.uncertainty, cp.uw = u, w
-	cp.uaug = augment(m.alpha, w, m.m, m.k, u.Rank)
-	cp.uwt = directionWeights(u)
-	return &cp
-}
-
-// directionWeights returns σᵢ/(σᵢ + λ) for the directions of u.
-func directionWeights(u *Uncertainty) []float64 {
-	w := make([]float64, len(u.Sigma))
-	for i, s := range u.Sigma {
-		w[i] = s / (s + u.Lambda)
+func (m *Model) withUncertainty(u *Uncertainty, w []float64) (*Model, error) {
+	mm, err := m.Model.WithUncertainty(u, w)
+	if err != nil {
+		return nil, err
 	}
-	return w
-}
-
-// augment returns [α | W], M × (k + r).
-func augment(alpha, w []float64, m, k, r int) []float64 {
-	out := make([]float64, m*(k+r))
-	for i := range m {
-		copy(out[i*(k+r):], alpha[i*k:(i+1)*k])
-		copy(out[i*(k+r)+k:], w[i*r:(i+1)*r])
-	}
-	return out
-}
-
-// scoreAug computes K(X,C)·[α | U] for the rows x, as centres c load
-// them, into the caller's scratch buf (rows × (K + Rank)), writes the
-// scores (rows × K) to out and returns buf's rows.
-func (m *Model) scoreAug(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, x []float64, rows int) []float64 {
-	k, kr := m.k, m.k+m.uncertainty.Rank
-	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
-	b := *buf
-	c.KvTo(ws, b, x, rows, m.uaug, kr)
-	for i := range rows {
-		for j := range k {
-			out[i*k+j] = b[i*kr+j] + m.targetMean[j]
-		}
-	}
-	return b
-}
-
-// projChunk writes the scores (rows × K) of the rows x to out and the
-// projections uᵢᵀk_x (rows × Rank) to p: one kernel evaluation.
-func (m *Model) projChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, p, x []float64, rows int) {
-	k, r := m.k, m.uncertainty.Rank
-	b := m.scoreAug(c, ws, buf, out, x, rows)
-	for i := range rows {
-		copy(p[i*r:(i+1)*r], b[i*(k+r)+k:(i+1)*(k+r)])
-	}
-}
-
-// stdChunk writes the scores (rows × K) of the rows x to out and, per
-// row, v(x) (when rawV) or the standard deviation of each output
-// (rows × K) to sd: one kernel evaluation.
-func (m *Model) stdChunk(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64, out, sd, x []float64, rows int, rawV bool) {
-	u := m.uncertainty
-	k, r := m.k, u.Rank
-	b := m.scoreAug(c, ws, buf, out, x, rows)
-	for i := range rows {
-		v := u.Prior
-		for q, g := range b[i*(k+r)+k : (i+1)*(k+r)] {
-			v -= m.uwt[q] * g * g
-		}
-		v = max(v, 0)
-		if rawV {
-			sd[i] = v
-			continue
-		}
-		for j := range k {
-			sd[i*k+j] = math.Sqrt(u.Scale[j]*v + u.Noise[j])
-		}
-	}
-}
-
-// Uncertainty returns how the model's predictive standard deviations are
-// computed and how they did on the fit's validation rows, or nil when the
-// model has none (fitted without Config.Uncertainty).
-func (m *Model) Uncertainty() *Uncertainty {
-	if m.uncertainty == nil {
-		return nil
-	}
-	u := *m.uncertainty
-	u.Scale, u.Noise, u.ResidualVar = slices.Clone(u.Scale), slices.Clone(u.Noise), slices.Clone(u.ResidualVar)
-	return &u
-}
-
-// PredictStdTo computes, as PredictTo does, the scores of rows of raw
-// features x (rows × D) into out (rows × K), and the predictive standard
-// deviation of each into std (rows × K): the deviation of a new target
-// value around the score, noise included. A central interval of level p
-// is out ± IntervalZ(p)·std. It panics when the model has no Uncertainty
-// or on a shape mismatch.
-func (m *Model) PredictStdTo(out, std, x []float64, rows int) {
-	if m.uncertainty == nil {
-		panic("ooc: PredictStdTo: the model was fitted without Config.Uncertainty")
-	}
-	if len(x) != rows*m.d || len(out) != rows*m.k || len(std) != rows*m.k {
-		panic(fmt.Sprintf("ooc: PredictStdTo: len(x) = %d, len(out) = %d, len(std) = %d for %d rows, d = %d, k = %d",
-			len(x), len(out), len(std), rows, m.d, m.k))
-	}
-	var buf []float64
-	m.stdChunk(m.mapped, m.mapped.NewWorkspace(), &buf, out, std, x, rows, false)
+	return m.with(mm), nil
 }

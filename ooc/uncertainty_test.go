@@ -308,7 +308,7 @@ func TestUncertaintyErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = plain.Predict(context.Background(), src, ooc.PredictOptions{Std: true}, false, func(ooc.Batch) error { return nil })
-	if want := "the model has no predictive standard deviations: fit it with --uncertainty (Config.Uncertainty)"; err == nil || err.Error() != want {
+	if want := "the model has no predictive standard deviations: it was fitted without an uncertainty (Config.Uncertainty)"; err == nil || err.Error() != want {
 		t.Errorf("Predict Std: %v; want %q", err, want)
 	}
 }

@@ -37,19 +37,20 @@ func dedupRows(x []float64, d int) ([]float64, int) {
 }
 
 // spread subdivides a source of few chunks so that every worker has work
-// (stream.Subdivide): up to 32 chunks in all, of at least 1024 rows. The
-// split depends only on the source, never on the worker count, so results
-// stay identical for any number of workers.
-func spread(src stream.Source) stream.Source {
-	const want, minRows = 32, 1024
-	nc := src.NumChunks()
-	if nc == 0 || nc >= want {
-		return src
+// (stream.Spread).
+func spread(src stream.Source) stream.Source { return stream.Spread(src) }
+
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
 	}
-	maxRows := 0
-	for i := range nc {
-		maxRows = max(maxRows, src.ChunkRows(i))
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
 	}
-	parts := min((want+nc-1)/nc, maxRows/minRows)
-	return stream.Subdivide(src, parts)
+	return math.Log1p(math.Exp(z))
 }

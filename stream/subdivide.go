@@ -2,6 +2,24 @@ package stream
 
 import "context"
 
+// Spread subdivides a source of few chunks so that every worker has work
+// (Subdivide): up to 32 chunks in all, of at least 1024 rows. The split
+// depends only on the source, never on the worker count, so results stay
+// identical for any number of workers.
+func Spread(src Source) Source {
+	const want, minRows = 32, 1024
+	nc := src.NumChunks()
+	if nc == 0 || nc >= want {
+		return src
+	}
+	maxRows := 0
+	for i := range nc {
+		maxRows = max(maxRows, src.ChunkRows(i))
+	}
+	parts := min((want+nc-1)/nc, maxRows/minRows)
+	return Subdivide(src, parts)
+}
+
 // Subdivide returns a Source that presents each chunk of src as parts
 // consecutive row ranges of nearly equal size (chunks with fewer rows than
 // parts get one range per row), so that a source of few, large chunks

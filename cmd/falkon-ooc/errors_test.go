@@ -246,19 +246,19 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			ref:     "newer-model",
-			mistake: "a model file written by a newer falkon-ooc (byte 4 = 3, checksum recomputed)",
+			mistake: "a model file written by a newer falkon-ooc (byte 4 = 4, checksum recomputed)",
 			setup: func(t *testing.T) {
 				b, err := os.ReadFile("model.falkon")
 				if err != nil {
 					t.Fatal(err)
 				}
-				b[4] = 3
+				b[4] = 4
 				binary.LittleEndian.PutUint32(b[len(b)-8:], crc32.Checksum(b[:len(b)-16], crc32.MakeTable(crc32.Castagnoli)))
 				writeText(t, "new.falkon", string(b))(t)
 			},
 			args:   []string{"predict", "--model", "new.falkon", "train.store"},
 			code:   1,
-			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 3 was written by a newer falkon-ooc (this build reads versions 1–2); upgrade falkon-ooc",
+			stderr: "falkon-ooc predict: model file new.falkon: unsupported format version: format version 4 was written by a newer falkon-ooc (this build reads versions 1–3); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc to the version that wrote the model (its summary, MODEL.json, names it), or fit again with this one.",
 		},
 		{

@@ -1,13 +1,11 @@
-package ooc
+package model
 
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
-	"github.com/falkon-ooc/falkon-ooc/metrics"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -27,9 +25,11 @@ type PredictOptions struct {
 // PredictTo computes the scores of rows of raw (unstandardised) features
 // x (rows × D, row-major) into out (rows × K): regression values, binary
 // scores (> 0 means Classes[1]) or one score per class. x is not changed.
+// It allocates a copy of x and a kernel workspace per call; a Predictor
+// gives the same scores bit for bit without allocating.
 func (m *Model) PredictTo(out, x []float64, rows int) {
 	if len(x) != rows*m.d || len(out) != rows*m.k {
-		panic(fmt.Sprintf("ooc: PredictTo: len(x) = %d, len(out) = %d for %d rows, d = %d, k = %d", len(x), len(out), rows, m.d, m.k))
+		panic(fmt.Sprintf("model: PredictTo: len(x) = %d, len(out) = %d for %d rows, d = %d, k = %d", len(x), len(out), rows, m.d, m.k))
 	}
 	z := slices.Clone(x)
 	if m.invStd != nil {
@@ -125,9 +125,9 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 		return fmt.Errorf("the data has %d feature columns, the model was fitted on %d", src.Dim(), m.d)
 	}
 	if opt.Std && m.uncertainty == nil {
-		return fmt.Errorf("the model has no predictive standard deviations: fit it with --uncertainty (Config.Uncertainty)")
+		return ErrNoUncertainty
 	}
-	src = spread(src)
+	src = stream.Spread(src)
 	chunks := src.NumChunks()
 	done := 0
 	weights := withTargets && stream.WeightColumn(src) != ""
@@ -185,137 +185,13 @@ func (m *Model) Predict(ctx context.Context, src stream.Source, opt PredictOptio
 	})
 }
 
-// Metrics summarises predictions against known targets. Fields that do
-// not apply to the task are nil. For classification, LogLoss and ECE are
-// those of the model's probabilities (Model.ProbaTo): calibrated when the
-// model carries a Calibration, else of its uncalibrated scores.
-type Metrics struct {
-	Rows      int64    `json:"rows"`
-	MSE       *float64 `json:"mse,omitempty"`
-	RMSE      *float64 `json:"rmse,omitempty"`
-	RelErr    *float64 `json:"rel_error,omitempty"`
-	ErrorRate *float64 `json:"error_rate,omitempty"`
-	// Accuracy is 1 − ErrorRate.
-	Accuracy *float64 `json:"accuracy,omitempty"`
-	// AUC is the ROC AUC of the scores: binary, or the one-vs-rest macro
-	// average over classes for multiclass (metrics.MulticlassAUC).
-	AUC *float64 `json:"auc,omitempty"`
-	// LogLoss is the mean negative log-probability of the true class
-	// (metrics.LogLoss).
-	LogLoss *float64 `json:"log_loss,omitempty"`
-	// ECE is the expected calibration error of the top-label
-	// probability in metrics.DefaultBins equal-width bins
-	// (metrics.Reliability).
-	ECE *float64 `json:"ece,omitempty"`
-}
-
-// Evaluator accumulates the metrics of a model's predictions batch by
-// batch. For classification it keeps every row's scores and class
-// (8K + 8 bytes a row), for the AUC and calibration.
-type Evaluator struct {
-	m      *Model
-	reg    metrics.Regression
-	scores []float64 // rows × K, classification
-	truth  []int     // class index of each row, classification
-	w      []float64 // row weights, classification (AddWeighted)
-}
-
-// NewEvaluator returns an evaluator for m's task.
-func (m *Model) NewEvaluator() *Evaluator { return &Evaluator{m: m} }
-
-// Add adds a batch's scores against its targets (rows × K scores; rows
-// targets, one column, for classification; rows × K for regression).
-func (e *Evaluator) Add(scores, targets []float64, rows int) error {
-	m := e.m
-	if m.task == TaskRegression {
-		e.reg.Add(scores, targets)
-		return nil
-	}
-	for r := range rows {
-		ci, ok := slices.BinarySearch(m.classes, targets[r])
-		if !ok {
-			return fmt.Errorf("target %q: value %v is not one of the model's classes %v", m.targets[0], targets[r], m.classes)
+// standardize sets x ← (x − mean) · invStd row by row, in place.
+func standardize(x, mean, invStd []float64) {
+	d := len(mean)
+	for i := 0; i < len(x); i += d {
+		row := x[i : i+d]
+		for j := range row {
+			row[j] = (row[j] - mean[j]) * invStd[j]
 		}
-		e.truth = append(e.truth, ci)
 	}
-	e.scores = append(e.scores, scores[:rows*m.k]...)
-	return nil
-}
-
-// AddWeighted is Add with a weight per row: every metric becomes the
-// weighted one (Σ wᵢ·lossᵢ / Σ wᵢ; the weighted AUC). An Evaluator takes
-// Add or AddWeighted, not both; w nil is Add.
-func (e *Evaluator) AddWeighted(scores, targets, w []float64, rows int) error {
-	if w == nil {
-		return e.Add(scores, targets, rows)
-	}
-	m := e.m
-	if m.task == TaskRegression {
-		e.reg.AddWeighted(scores[:rows*m.k], targets[:rows*m.k], w, m.k)
-		return nil
-	}
-	if err := e.Add(scores, targets, rows); err != nil {
-		return err
-	}
-	e.w = append(e.w, w[:rows]...)
-	return nil
-}
-
-// Metrics returns the metrics so far.
-func (e *Evaluator) Metrics() *Metrics {
-	f := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
-	out := &Metrics{}
-	if e.m.task == TaskRegression {
-		out.Rows = e.reg.Count() / int64(e.m.k)
-		out.MSE, out.RMSE, out.RelErr = f(e.reg.MSE()), f(e.reg.RMSE()), f(e.reg.RelErr())
-		return out
-	}
-	n := len(e.truth)
-	out.Rows = int64(n)
-	if n == 0 {
-		return out
-	}
-	q := probaQuality(e.m, e.m.ownCalibration(), e.scores, e.truth, e.w)
-	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
-	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
-	if e.m.task == TaskBinary {
-		pos := make([]bool, n)
-		for i, t := range e.truth {
-			pos[i] = t == 1
-		}
-		out.AUC = f(metrics.AUCWeighted(e.scores, pos, e.w))
-	} else {
-		out.AUC = f(metrics.MulticlassAUCWeighted(e.scores, e.m.k, e.truth, e.w))
-	}
-	return out
-}
-
-// Evaluate predicts src, whose targets must be the model's targets in
-// order, and returns the metrics.
-func (m *Model) Evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Metrics, error) {
-	ev, err := m.evaluate(ctx, src, opt)
-	if err != nil {
-		return nil, err
-	}
-	return ev.Metrics(), nil
-}
-
-// evaluate predicts src into an Evaluator.
-func (m *Model) evaluate(ctx context.Context, src stream.Source, opt PredictOptions) (*Evaluator, error) {
-	if want := len(m.targets); src.NumTargets() != want {
-		return nil, fmt.Errorf("the data has %d target columns, the model has %d", src.NumTargets(), want)
-	}
-	ev := m.NewEvaluator()
-	err := m.Predict(ctx, src, opt, true, func(b Batch) error {
-		return ev.AddWeighted(b.Scores, b.Targets, b.Weights, b.Rows)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
 }
