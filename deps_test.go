@@ -40,6 +40,9 @@ func TestImportEdges(t *testing.T) {
 		// internal/table is what ingest and tabular share to read a
 		// table file: Arrow and the record limiter, nothing else.
 		"internal/table": {mod + "chunkstore", mod + "stream", mod + "ooc", mod + "kernel", mod + "precond", mod + "tabular"},
+		// export/onnx writes a fitted model as a graph: it reads the
+		// model, nothing of data files, passes or training.
+		"export": {mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "internal/predictfile", "github.com/apache/arrow-go"},
 	}
 	// The model stands apart from training: a service that predicts
 	// links kernel, stream and metrics, and nothing that fits.

@@ -1,0 +1,486 @@
+package onnx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/falkon-ooc/falkon-ooc/export/onnx/internal/onnxpb"
+	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+)
+
+// Opset is the version of the default ONNX operator set ("ai.onnx") the
+// graphs use, and IRVersion the ONNX IR version of the files: opset 13's
+// (ONNX 1.8), read by every ONNX Runtime since 1.6.
+const (
+	Opset     = 13
+	IRVersion = 7
+)
+
+// Names of the graph's input and outputs.
+const (
+	// Input is the features, N × D, raw (the graph standardises them),
+	// in the order of Model.Features.
+	Input = "features"
+	// OutputValue is a regression model's predictions, N × K.
+	OutputValue = "value"
+	// OutputScores is a classifier's scores, N × K: one column for a
+	// binary model (> 0 means Classes()[1]), one per class otherwise.
+	OutputScores = "scores"
+	// OutputProbabilities is a classifier's class probabilities, N × C
+	// in the order of Classes (each row sums to 1), when the model has
+	// them (Model.HasProba).
+	OutputProbabilities = "probabilities"
+	// OutputClassIndex is a classifier's predicted class, as an index
+	// into Classes: int64, N.
+	OutputClassIndex = "class_index"
+	// OutputLabel is a classifier's predicted class, N: its name (a
+	// string tensor) when the classes are string labels
+	// (Model.Labeled), else its value in the graph's float type.
+	OutputLabel = "label"
+)
+
+// ErrUnsupported marks a model or option that has no ONNX form; the
+// error names it.
+var ErrUnsupported = errors.New("cannot be exported to ONNX")
+
+// Options configures an export. The zero value exports the model as it
+// predicts: in its own precision, without standard deviations.
+type Options struct {
+	// Precision is the float type of the graph's input, constants,
+	// arithmetic and float outputs; nil means the model's precision
+	// (Model.Precision).
+	Precision *kernel.Precision
+	// Version is the falkon-ooc version written into the file
+	// (producer_version and the metadata); "" writes "unknown".
+	Version string
+}
+
+// Info describes an exported graph.
+type Info struct {
+	Precision kernel.Precision `json:"precision"`
+	Opset     int              `json:"opset"`
+	Input     string           `json:"input"`
+	Outputs   []string         `json:"outputs"`
+}
+
+// Marshal returns m as an ONNX model file and a description of its graph.
+// A kernel, calibration or option without an ONNX form gives an error
+// matching ErrUnsupported that names it.
+func Marshal(m *ooc.Model, opt Options) ([]byte, Info, error) {
+	mp, info, err := build(m, opt)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(mp)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("onnx: encode: %w", err)
+	}
+	return data, info, nil
+}
+
+// WriteFile writes m as an ONNX model file to path atomically (a
+// temporary name in the same directory, fsync, rename): path holds its
+// old content or the complete new file.
+func WriteFile(path string, m *ooc.Model, opt Options) (Info, error) {
+	data, info, err := Marshal(m, opt)
+	if err != nil {
+		return Info{}, err
+	}
+	err = fileutil.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("onnx: write %s: %w", path, err)
+	}
+	return info, nil
+}
+
+// build assembles the ModelProto.
+func build(m *ooc.Model, opt Options) (*pb.ModelProto, Info, error) {
+	prec := m.Precision()
+	if opt.Precision != nil {
+		prec = *opt.Precision
+	}
+	if prec != kernel.Float64 && prec != kernel.Float32 {
+		return nil, Info{}, fmt.Errorf("onnx: Options.Precision %v: want float64 or float32", prec)
+	}
+	b := newBuilder(prec == kernel.Float32)
+	kmat, err := kernelBlock(b, m)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	elem := b.io
+	k := m.K()
+	var outputs []*pb.ValueInfoProto
+	switch m.Task() {
+	case ooc.TaskRegression:
+		b.output(OutputValue, "Add", []string{b.op("k_alpha", "MatMul", []string{kmat, alpha(b, m)}), targetMean(b, m)})
+		outputs = append(outputs, tensorInfo(OutputValue, "the predictions, one column per target", elem, "N", k))
+	case ooc.TaskBinary, ooc.TaskMulticlass:
+		scores := b.output(OutputScores, "Add", []string{b.op("k_alpha", "MatMul", []string{kmat, alpha(b, m)}), targetMean(b, m)})
+		outputs = append(outputs, tensorInfo(OutputScores, "the classifier's scores", elem, "N", k))
+		proba, err := probabilities(b, m, scores)
+		if err != nil {
+			return nil, Info{}, err
+		}
+		if proba {
+			outputs = append(outputs, tensorInfo(OutputProbabilities, "the calibrated class probabilities, in the order of the classes", elem, "N", len(m.Classes())))
+		}
+		labelElem := classify(b, m, scores)
+		outputs = append(outputs,
+			tensorInfo(OutputClassIndex, "the predicted class as an index into the classes", pb.TensorProto_INT64, "N"),
+			tensorInfo(OutputLabel, "the predicted class", labelElem, "N"))
+	default:
+		return nil, Info{}, fmt.Errorf("onnx: task %q: %w", m.Task(), ErrUnsupported)
+	}
+	meta, err := metadata(m, opt, prec)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	info := Info{Precision: prec, Opset: Opset, Input: Input}
+	for _, o := range outputs {
+		info.Outputs = append(info.Outputs, o.Name)
+	}
+	version := opt.Version
+	if version == "" {
+		version = "unknown"
+	}
+	mp := &pb.ModelProto{
+		IrVersion:       IRVersion,
+		OpsetImport:     []*pb.OperatorSetIdProto{{Domain: "", Version: Opset}},
+		ProducerName:    "falkon-ooc",
+		ProducerVersion: version,
+		DocString:       "A FALKON kernel model f(x) = Σⱼ αⱼ K(z(x), cⱼ) + μ exported by falkon-ooc.",
+		MetadataProps:   meta,
+		Graph: &pb.GraphProto{
+			Name:        "falkon_ooc",
+			Node:        b.nodes,
+			Initializer: b.inits,
+			Input:       []*pb.ValueInfoProto{tensorInfo(Input, "the raw features, one row per example, in the order of the metadata's features", elem, "N", m.D())},
+			Output:      outputs,
+		},
+	}
+	return mp, info, nil
+}
+
+// kernelBlock adds the nodes that compute the N × M kernel block
+// K(z(x), C) from the input and returns its name, a float64 tensor. It
+// follows the kernel package's arithmetic: the standardisation
+// (x − mean)·invStd, then for distance kernels the scaling by √a/σⱼ,
+// r² = ‖x‖² + ‖c‖² − 2x·c clamped at 0, and the kernel's function of r²
+// (kernel/doc.go, "Accuracy"). As the model's float32 precision does, a
+// float32 graph maps the rows in float64, computes the block in float32
+// and casts it to float64 for the products with α: so the N × M work is
+// float32, and the sums over M centres keep float64's accuracy.
+func kernelBlock(b *builder, m *ooc.Model) (string, error) {
+	kern := m.Kernel()
+	mm, d := m.M(), m.D()
+	f32 := b.io == pb.TensorProto_FLOAT
+	z := Input
+	if f32 {
+		z = b.cast("features_f64", Input, pb.TensorProto_DOUBLE)
+	}
+	// toBlock switches to the block's precision: float32 in a float32
+	// graph.
+	toBlock := func(v string) string {
+		if !f32 {
+			return v
+		}
+		b.cur = pb.TensorProto_FLOAT
+		return b.cast(v+"_f32", v, pb.TensorProto_FLOAT)
+	}
+	kmat, err := kernelFunc(b, kern, mm, d, m.Centers(), z, m.FeatureMean(), m.FeatureStd(), toBlock)
+	if err != nil || !f32 {
+		return kmat, err
+	}
+	b.cur = pb.TensorProto_DOUBLE
+	return b.cast("kernel_f64", kmat, pb.TensorProto_DOUBLE), nil
+}
+
+// kernelFunc adds the nodes of kernelBlock from the float64 rows z.
+func kernelFunc(b *builder, kern kernel.Kernel, mm, d int, c []float64, z string, mean, std []float64, toBlock func(string) string) (string, error) {
+	if mean != nil {
+		z = b.op("centred", "Sub", []string{z, b.floats("feature_mean", []int64{int64(d)}, mean)})
+		z = b.op("z", "Mul", []string{z, b.floats("feature_inv_std", []int64{int64(d)}, invStd(std))})
+	}
+	ct := func(scale []float64, factor float64) []float64 { // factor·(C·diag(scale))ᵀ, D × M
+		t := make([]float64, d*mm)
+		for i := range mm {
+			for j := range d {
+				v := c[i*d+j]
+				if scale != nil {
+					v *= scale[j]
+				}
+				t[j*mm+i] = factor * v
+			}
+		}
+		return t
+	}
+	if !kern.Kind.IsDistance() {
+		z = toBlock(z)
+		g := b.op("dot", "MatMul", []string{z, b.floats("centers_t", []int64{int64(d), int64(mm)}, ct(nil, 1))})
+		gamma := kern.Gamma
+		if gamma == 0 {
+			gamma = 1
+		}
+		switch kern.Kind {
+		case kernel.Linear, kernel.Polynomial:
+		default:
+			return "", fmt.Errorf("onnx: kernel %q: %w", kern.Kind, ErrUnsupported)
+		}
+		if gamma != 1 {
+			g = b.op("dot_gamma", "Mul", []string{g, b.scalar("gamma", gamma)})
+		}
+		if kern.Coef0 != 0 {
+			g = b.op("dot_coef0", "Add", []string{g, b.scalar("coef0", kern.Coef0)})
+		}
+		if kern.Kind == kernel.Linear || kern.Degree == 1 {
+			return g, nil
+		}
+		return power(b, g, kern.Degree), nil
+	}
+	var a float64
+	switch kern.Kind {
+	case kernel.Gaussian:
+		a = 0.5
+	case kernel.Laplacian, kernel.Matern12:
+		a = 1
+	case kernel.Matern32:
+		a = 3
+	case kernel.Matern52:
+		a = 5
+	default:
+		return "", fmt.Errorf("onnx: kernel %q: %w", kern.Kind, ErrUnsupported)
+	}
+	inv := make([]float64, d)
+	for j := range inv {
+		s := kern.Sigma
+		if kern.Sigmas != nil {
+			s = kern.Sigmas[j]
+		}
+		inv[j] = math.Sqrt(a) / s
+	}
+	zs := toBlock(b.op("z_scaled", "Mul", []string{z, b.floats("length_scale_inv", []int64{int64(d)}, inv)}))
+	xn := b.op("row_norm2", "ReduceSumSquare", []string{zs}, attrInts("axes", 1), attrInt("keepdims", 1))
+	cs := ct(inv, 1)
+	// −2x·c is computed as x·(2C)ᵀ subtracted: doubling is exact, so
+	// (‖x‖² + ‖c‖²) − x·(2C)ᵀ rounds as the kernel package's
+	// fma(−2, x·c, ‖x‖² + ‖c‖²) does.
+	for i := range cs {
+		cs[i] *= 2
+	}
+	g2 := b.op("dot2", "MatMul", []string{zs, b.floats("centers_scaled_t2", []int64{int64(d), int64(mm)}, cs)})
+	r2 := b.op("norm2_sum", "Add", []string{xn, b.floats("center_norm2", []int64{1, int64(mm)}, centreNorms(c, inv, mm, d, b.f32()))})
+	r2 = b.op("r2_raw", "Sub", []string{r2, g2})
+	r2 = b.op("r2", "Max", []string{r2, b.scalar("zero", 0)})
+	if kern.Kind == kernel.Gaussian {
+		return b.op("kernel", "Exp", []string{b.op("neg_r2", "Neg", []string{r2})}), nil
+	}
+	r := b.op("r", "Sqrt", []string{r2})
+	e := b.op("exp_neg_r", "Exp", []string{b.op("neg_r", "Neg", []string{r})})
+	switch kern.Kind {
+	case kernel.Laplacian, kernel.Matern12:
+		return e, nil
+	case kernel.Matern32: // (1 + r)·e^(−r), r = √3‖x−c‖/σ
+		one := b.scalar("one", 1)
+		return b.op("kernel", "Mul", []string{b.op("poly", "Add", []string{r, one}), e}), nil
+	default: // Matern52: (1 + r·(1 + r/3))·e^(−r), r = √5‖x−c‖/σ
+		one := b.scalar("one", 1)
+		t := b.op("poly_r3", "Mul", []string{r, b.scalar("third", 1.0/3)})
+		t = b.op("poly_1r3", "Add", []string{t, one})
+		t = b.op("poly_r", "Mul", []string{r, t})
+		t = b.op("poly", "Add", []string{t, one})
+		return b.op("kernel", "Mul", []string{t, e}), nil
+	}
+}
+
+// power adds g^n (n ≥ 2) by binary powering, as the kernel package's
+// polynomial kernel computes it: the result starts at g, never at 1.
+func power(b *builder, g string, n int) string {
+	r, base := g, g
+	n--
+	for step := 0; n > 0; step++ {
+		if n&1 != 0 {
+			r = b.op(fmt.Sprintf("pow_acc%d", step), "Mul", []string{r, base})
+		}
+		n >>= 1
+		if n > 0 {
+			base = b.op(fmt.Sprintf("pow_base%d", step), "Mul", []string{base, base})
+		}
+	}
+	return b.op("kernel", "Identity", []string{r})
+}
+
+// centreNorms returns ‖cᵢ·diag(inv)‖² for the M centres, summed as the
+// kernel package sums them (fused multiply-adds, in float32 from the
+// rounded centres for a float32 graph).
+func centreNorms(c, inv []float64, m, d int, f32 bool) []float64 {
+	n := make([]float64, m)
+	for i := range m {
+		if f32 {
+			var acc float32
+			for j := range d {
+				v := float32(c[i*d+j] * inv[j])
+				acc = float32(float64(v)*float64(v) + float64(acc))
+			}
+			n[i] = float64(acc)
+			continue
+		}
+		acc := 0.0
+		for j := range d {
+			v := c[i*d+j] * inv[j]
+			acc = math.FMA(v, v, acc)
+		}
+		n[i] = acc
+	}
+	return n
+}
+
+// invStd returns 1/σ per feature, 1 for a zero or infinite σ, as the
+// model standardises.
+func invStd(std []float64) []float64 {
+	inv := make([]float64, len(std))
+	for j, s := range std {
+		inv[j] = 1
+		if s > 0 && !math.IsInf(s, 0) {
+			inv[j] = 1 / s
+		}
+	}
+	return inv
+}
+
+func alpha(b *builder, m *ooc.Model) string {
+	return b.floats("alpha", []int64{int64(m.M()), int64(m.K())}, m.Alpha())
+}
+
+func targetMean(b *builder, m *ooc.Model) string {
+	return b.floats("target_mean", []int64{int64(m.K())}, m.TargetMean())
+}
+
+// probabilities adds OutputProbabilities from the scores s as the model
+// computes them (Model.ProbaTo) and reports whether the model has them.
+func probabilities(b *builder, m *ooc.Model, s string) (bool, error) {
+	if !m.HasProba() {
+		return false, nil
+	}
+	cal := m.Calibration()
+	binary := m.Task() == ooc.TaskBinary
+	switch {
+	case cal == nil && binary: // the logistic loss: σ(f)
+		p := b.op("p_positive", "Sigmoid", []string{s})
+		pairs(b, p)
+	case cal == nil: // the logistic loss, one against the rest: σ(f_c) normalised
+		sg := b.op("sigmoid_scores", "Sigmoid", []string{s})
+		sum := b.op("sigmoid_sum", "ReduceSum", []string{sg, b.ints("class_axis", []int64{1}, []int64{1})}, attrInt("keepdims", 1))
+		b.output(OutputProbabilities, "Div", []string{sg, sum})
+	case binary && cal.Method == ooc.CalibrationPlatt: // σ(A·s + B)
+		l := b.op("platt_as", "Mul", []string{s, b.scalar("platt_a", cal.A)})
+		l = b.op("platt_logit", "Add", []string{l, b.scalar("platt_b", cal.B)})
+		pairs(b, b.op("p_positive", "Sigmoid", []string{l}))
+	case !binary && cal.Method == ooc.CalibrationTemperature: // softmax(s/T)
+		l := b.op("scores_over_t", "Mul", []string{s, b.scalar("inv_temperature", 1/cal.Temperature)})
+		b.output(OutputProbabilities, "Softmax", []string{l}, attrInt("axis", 1))
+	default:
+		return false, fmt.Errorf("onnx: calibration %q of a %s model: %w", cal.Method, m.Task(), ErrUnsupported)
+	}
+	return true, nil
+}
+
+// pairs adds OutputProbabilities = [1 − p, p] from a binary model's
+// N × 1 probability p of Classes()[1].
+func pairs(b *builder, p string) {
+	q := b.op("p_negative", "Sub", []string{b.scalar("one", 1), p})
+	b.output(OutputProbabilities, "Concat", []string{q, p}, attrInt("axis", 1))
+}
+
+// classify adds OutputClassIndex and OutputLabel from the scores s, as
+// Model.ClassIndex decides (binary: s > 0; multiclass: the first largest
+// score), and returns the label's element type.
+func classify(b *builder, m *ooc.Model, s string) pb.TensorProto_DataType {
+	if m.Task() == ooc.TaskBinary {
+		pos := b.op("positive", "Greater", []string{s, b.scalar("zero", 0)})
+		ci := b.op("class_index_col", "Cast", []string{pos}, attrInt("to", int64(pb.TensorProto_INT64)))
+		b.op(OutputClassIndex, "Reshape", []string{ci, b.ints("flat", []int64{1}, []int64{-1})})
+	} else {
+		b.op(OutputClassIndex, "ArgMax", []string{s}, attrInt("axis", 1), attrInt("keepdims", 0), attrInt("select_last_index", 0))
+	}
+	var classes string
+	elem := b.io
+	if m.Labeled() {
+		classes = b.strings("class_names", m.ClassNames())
+		elem = pb.TensorProto_STRING
+	} else {
+		cl := m.Classes()
+		classes = b.floatsOf(b.io, "class_values", []int64{int64(len(cl))}, cl)
+	}
+	b.op(OutputLabel, "Gather", []string{classes, OutputClassIndex}, attrInt("axis", 0))
+	return elem
+}
+
+// metadata returns the model's description as metadata_props.
+func metadata(m *ooc.Model, opt Options, prec kernel.Precision) ([]*pb.StringStringEntryProto, error) {
+	var props []*pb.StringStringEntryProto
+	add := func(k, v string) { props = append(props, &pb.StringStringEntryProto{Key: k, Value: v}) }
+	addJSON := func(k string, v any) error {
+		j, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("onnx: metadata %s: %w", k, err)
+		}
+		add(k, string(j))
+		return nil
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	version := opt.Version
+	if version == "" {
+		version = "unknown"
+	}
+	cfg := m.Config()
+	kern := m.Kernel()
+	add("falkon_ooc_version", version)
+	add("task", string(m.Task()))
+	if err := addJSON("features", m.Features()); err != nil {
+		return nil, err
+	}
+	if err := addJSON("targets", m.Targets()); err != nil {
+		return nil, err
+	}
+	if m.Task() != ooc.TaskRegression {
+		if err := addJSON("classes", m.Classes()); err != nil {
+			return nil, err
+		}
+		if err := addJSON("class_names", m.ClassNames()); err != nil {
+			return nil, err
+		}
+	}
+	if err := addJSON("kernel", kern); err != nil {
+		return nil, err
+	}
+	if kern.Kind.IsDistance() {
+		if kern.Sigmas != nil {
+			if err := addJSON("sigma", kern.Sigmas); err != nil {
+				return nil, err
+			}
+		} else {
+			add("sigma", f(kern.Sigma))
+		}
+	}
+	add("lambda", f(cfg.Lambda))
+	add("centers", strconv.Itoa(m.M()))
+	add("precision", prec.String())
+	add("model_precision", m.Precision().String())
+	if cal := m.Calibration(); cal != nil {
+		if err := addJSON("calibration", cal); err != nil {
+			return nil, err
+		}
+	}
+	return props, nil
+}
