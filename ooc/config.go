@@ -191,6 +191,22 @@ type Config struct {
 // down to λ, then five at λ.
 const DefaultNewtonSteps = 8
 
+// MaxPasses is the most passes over the training rows that a fit of c
+// makes after the pass that samples the centres (defaults resolved: 0
+// means the default): 1 + Iterations for the squared loss (the
+// right-hand side, then one per CG iteration), and for the logistic loss
+// NewtonSteps·(1 + Iterations) + 1 (each Newton step's gradient pass and
+// its CG passes, then the gradient pass of the last step's line search):
+// 169 against 21 at the defaults. CG stopping at Config.Tolerance or
+// patience makes fewer; UncertaintyExact adds one.
+func (c Config) MaxPasses() int {
+	iters := cmp.Or(c.Iterations, DefaultIterations)
+	if c.Loss != LossLogistic {
+		return 1 + iters
+	}
+	return cmp.Or(c.NewtonSteps, DefaultNewtonSteps)*(1+iters) + 1
+}
+
 // ClassWeight is Config.ClassWeight.
 type ClassWeight string
 

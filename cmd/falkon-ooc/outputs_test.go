@@ -139,3 +139,23 @@ emu       5  12.5 %       5   9.1 %
 		t.Errorf("inspect of a regression store:\n%s", out)
 	}
 }
+
+// TestLogisticPasses: fit's start line gives the logistic loss's passes
+// over the data, and the fit makes that many (each pass prints its
+// progress line: "rhs" for a gradient pass, "iteration" for a CG one).
+func TestLogisticPasses(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 1500, 2, "label")
+	code, _, errOut := runCLI("fit", "--out", filepath.Join(dir, "m.falkon"), "--loss", "logistic", "--centers", "100", "--iters", "4", "--newton-steps", "3", "--val-fraction", "0", train)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "fit: logistic loss: up to 16 passes over the data (3 Newton steps, each a gradient pass and 4 CG iterations, then the last step's line search), against 5 for the squared loss\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("no start line %q:\n%s", want, errOut)
+	}
+	passes := len(regexp.MustCompile(`(?m)^(rhs: |iteration \d+/\d+: done)`).FindAllString(errOut, -1))
+	if passes != 16 {
+		t.Errorf("the fit made %d passes, the start line says 16:\n%s", passes, errOut)
+	}
+}
