@@ -47,6 +47,9 @@ import (
 type Plan struct {
 	Config Config     `json:"config"`
 	Files  []PlanFile `json:"files"`
+	// Skipped are the files of predictions written by falkon-ooc that
+	// the input folders or globs held, which are not read (SkippedNote).
+	Skipped []string `json:"skipped_predictions,omitempty"`
 	// The chosen columns (features, then targets, then the weight), their
 	// chunkstore types, the constant and identifier checks of the default
 	// features, which are class labels, and which partition keys are
@@ -191,7 +194,7 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 		}
 	}
 	s := newSession(cfg, memory.DefaultAllocator)
-	paths, err := expandInputs(inputs)
+	paths, skipped, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +202,7 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Config: cfg, Names: s.names, NFeat: s.nfeat, Specs: s.specs, Report: s.report, ReportAt: s.reportAt,
-		BatchRows: s.batchRows, ChunkRows: cfg.ChunkRows, start: start}
+		BatchRows: s.batchRows, ChunkRows: cfg.ChunkRows, Skipped: skipped, start: start}
 	p.Config.Progress = nil
 	if p.ChunkRows == 0 {
 		p.ChunkRows = ChunkRowsFor(len(s.names))
@@ -744,7 +747,9 @@ func (p *Plan) FinishTo(ctx context.Context, lay *Layout, parts []*chunkstore.Pa
 		bytesOut += pt.Segment.Bytes
 	}
 	s.report = lay.Report
-	return s.resultOf(lay.Rows, lay.Dropped, lay.Keep, total, Memory{}, p.start, lay.Chunks, m.ChunkRows, bytesOut), nil
+	res := s.resultOf(lay.Rows, lay.Dropped, lay.Keep, total, Memory{}, p.start, lay.Chunks, m.ChunkRows, bytesOut)
+	res.Skipped = p.Skipped
+	return res, nil
 }
 
 // Parts returns the number of parts for want: at most one per chunk, so

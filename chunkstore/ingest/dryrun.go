@@ -34,10 +34,11 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 		}
 	}
 	s := newSession(cfg, mem)
-	paths, err := expandInputs(inputs)
+	paths, skipped, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
+	s.skipped = skipped
 	if err := s.plan(ctx, paths, nil); err != nil {
 		return nil, err
 	}
@@ -93,6 +94,7 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 	for _, f := range s.files {
 		res.Files = append(res.Files, f.name)
 	}
+	res.Skipped = s.skipped
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -116,6 +116,9 @@ type Result struct {
 	BytesOut int64    `json:"bytes_out"`
 	Seconds  float64  `json:"seconds"`
 	Files    []string `json:"files"` // the input files, in the order read
+	// Skipped are the files of predictions written by falkon-ooc found in
+	// the input folders or by a glob, which are not read (SkippedNote).
+	Skipped []string `json:"skipped_predictions,omitempty"`
 	// Columns says what ingest did with every column of the inputs, in
 	// input order: feature, target, or skipped and why. The store's
 	// manifest records the same list (chunkstore.Reader.InputColumns).
@@ -152,6 +155,7 @@ func Run(ctx context.Context, inputs []string, cfg Config) (*Result, error) {
 // session is one Run.
 type session struct {
 	cfg       Config
+	skipped   []string // prediction files left out by expandInputs
 	mem       memory.Allocator
 	files     []*fileInfo
 	names     []string // chosen columns: features, then targets
@@ -300,10 +304,11 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 	if err != nil {
 		return nil, err
 	}
-	paths, err := expandInputs(inputs)
+	paths, skipped, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
+	s.skipped = skipped
 	if err := s.plan(ctx, paths, spooled); err != nil {
 		return nil, err
 	}
@@ -469,6 +474,7 @@ func (s *session) resultOf(rows, dropped int64, keep []int, total int64, est Mem
 	for _, f := range s.files {
 		res.Files = append(res.Files, f.name)
 	}
+	res.Skipped = s.skipped
 	res.Seconds = time.Since(start).Seconds()
 	return res
 }

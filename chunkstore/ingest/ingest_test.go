@@ -487,7 +487,7 @@ func TestInputs(t *testing.T) {
 	for _, name := range []string{"b.csv", "a.csv.gz", ".hidden.csv", "_SUCCESS", "notes.txt"} {
 		os.WriteFile(filepath.Join(dir, name), []byte("x\n1\n"), 0o644)
 	}
-	got, err := expandInputs([]string{dir, filepath.Join(dir, "*.csv")})
+	got, _, err := expandInputs([]string{dir, filepath.Join(dir, "*.csv")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // format is the kind of an input file.
@@ -41,12 +43,32 @@ func isDataName(name string) bool {
 // expandInputs turns the command-line inputs (files, directories and glob
 // patterns) into the list of files to read, in order: each input in the
 // order given, a directory's data files sorted by name, a glob's matches
-// sorted by name.
-func expandInputs(inputs []string) ([]string, error) {
+// sorted by name. Files found by a directory walk or a glob that
+// falkon-ooc wrote as predictions (table.IsPredictions) are left out and
+// returned as skipped; a file named as an input is always read. An entry
+// found that way that is not a regular file (a named pipe, a socket, a
+// device), which could block a read forever, is an error naming it; a
+// named pipe given as an input is read (ingest spools it first).
+func expandInputs(inputs []string) (files, skipped []string, err error) {
 	if len(inputs) == 0 {
-		return nil, fmt.Errorf("no inputs")
+		return nil, nil, fmt.Errorf("no inputs")
 	}
-	var files []string
+	// found adds a file that a walk or a glob found.
+	found := func(p string) error {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return notRegular(p, st.Mode())
+		}
+		if table.IsPredictions(p) {
+			skipped = append(skipped, p)
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	}
 	for _, in := range inputs {
 		if IsURL(in) {
 			files = append(files, in) // one object (see Remote)
@@ -57,18 +79,22 @@ func expandInputs(inputs []string) ([]string, error) {
 		case err == nil && st.IsDir():
 			got, err := dirFiles(in)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			files = append(files, got...)
+			for _, p := range got {
+				if err := found(p); err != nil {
+					return nil, nil, err
+				}
+			}
 		case err == nil:
 			files = append(files, in)
 		case os.IsNotExist(err) && strings.ContainsAny(in, "*?["):
 			matches, gerr := glob(in)
 			if gerr != nil {
-				return nil, fmt.Errorf("bad pattern %q: %w", in, gerr)
+				return nil, nil, fmt.Errorf("bad pattern %q: %w", in, gerr)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("no files match %q", in)
+				return nil, nil, fmt.Errorf("no files match %q", in)
 			}
 			sort.Strings(matches)
 			for _, m := range matches {
@@ -77,23 +103,57 @@ func expandInputs(inputs []string) ([]string, error) {
 				}
 				st, err := os.Stat(m)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if st.IsDir() {
 					got, err := dirFiles(m)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
-					files = append(files, got...)
+					for _, p := range got {
+						if err := found(p); err != nil {
+							return nil, nil, err
+						}
+					}
 					continue
 				}
-				files = append(files, m)
+				if err := found(m); err != nil {
+					return nil, nil, err
+				}
 			}
 		default:
-			return nil, err // *fs.PathError: "stat x: no such file or directory"
+			return nil, nil, err // *fs.PathError: "stat x: no such file or directory"
 		}
 	}
-	return files, nil
+	if len(files) == 0 && len(skipped) > 0 {
+		return nil, skipped, fmt.Errorf("%s: %s, and no other data files", strings.Join(inputs, " "), SkippedNote(len(skipped)))
+	}
+	return files, skipped, nil
+}
+
+// notRegular is the refusal of an entry found in an input folder that is
+// not a regular file.
+func notRegular(path string, mode fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO), not a regular file"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case mode&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	}
+	return fmt.Errorf("%s is %s: reading it could wait forever; move it out of the input folder, or name the files to read", path, what)
+}
+
+// SkippedNote says that n files of predictions written by falkon-ooc were
+// found among the inputs and skipped: the line every command prints.
+func SkippedNote(n int) string {
+	files := "files"
+	if n == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("skipped %d %s of predictions written by falkon-ooc (name a file to read it)", n, files)
 }
 
 // dirFiles lists the data files inside dir and its subdirectories (Hive

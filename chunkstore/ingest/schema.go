@@ -10,7 +10,7 @@ import (
 // ignored. It reads only the file's schema (Parquet footer, or the first
 // block of a text file).
 func ColumnNames(inputs []string, cfg Config) ([]string, error) {
-	files, err := expandInputs(inputs)
+	files, _, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,7 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 		return "", nullsHint(err)
 	}
 	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs; features %s%s", res.Rows, mb(res.BytesIn), res.Seconds, featureList(res.Features, res.Columns), nullsNote(res)), true)
+	noteSkipped(pr.w, res.Skipped)
 	if keyFile != "" {
 		if err := writeFileAtomic(keyFile, []byte(hash+"\n")); err != nil {
 			return "", err

@@ -221,6 +221,22 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Check the pattern; quote it so that ingest, not the shell, expands it.",
 		},
 		{
+			mistake: "a named pipe (FIFO), socket or device called *.csv or *.parquet inside an input folder (or matched by a glob)",
+			setup: func(t *testing.T) {
+				if err := os.MkdirAll("piped", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeText(t, "piped/a.csv", csv3)(t)
+				if err := syscall.Mkfifo("piped/b.csv", 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			args:   []string{"ingest", "--out", "out.store", "--target", "y", "piped"},
+			code:   1,
+			stderr: "falkon-ooc ingest: piped/b.csv is a named pipe (FIFO), not a regular file: reading it could wait forever; move it out of the input folder, or name the files to read",
+			fix:    "Move the pipe out of the folder, or name the regular files to read. predict, fit and inspect say the same. A pipe named as an input (a process substitution such as <(zcat x.csv.gz)) is read: ingest spools it to a file first.",
+		},
+		{
 			ref:     "newer-store",
 			mistake: "a store written by a newer falkon-ooc (meta.json format_version 3)",
 			setup: func(t *testing.T) {

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
 )
 
@@ -69,6 +71,14 @@ func clipArg(s string) string {
 		i--
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+}
+
+// noteSkipped says on w how many files of predictions written by
+// falkon-ooc the inputs' folders held, which were not read.
+func noteSkipped(w io.Writer, skipped []string) {
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "falkon-ooc: %s\n", ingest.SkippedNote(len(skipped)))
+	}
 }
 
 // inputPaths returns every path the inputs name, for the clobber checks

@@ -178,6 +178,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return nullsHint(err)
 	}
 	pr.update("ingest", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
+	noteSkipped(e.stderr, res.Skipped)
 	for _, c := range res.Columns {
 		if c.Reason == chunkstore.SkipIdentifier {
 			fmt.Fprintf(e.stderr, "%s ingest: warning: column %q is not a feature: it %s\n", progName, c.Name, c.Note)

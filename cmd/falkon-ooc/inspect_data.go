@@ -84,6 +84,7 @@ func inspectData(ctx context.Context, e *env, o *inspectOpts, args []string) err
 		return nullsHint(err)
 	}
 	pr.update("inspect", fmt.Sprintf("%d rows, %s in %.1fs", res.Rows, mb(res.BytesIn), res.Seconds), true)
+	noteSkipped(e.stderr, res.Skipped)
 	if o.jsonOut {
 		return writeJSON(e.stdout, inspectDataJSON{Version: version, Result: res, Config: ingestConfig{Config: cfg, Inputs: args}})
 	}

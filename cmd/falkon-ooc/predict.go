@@ -208,9 +208,11 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	} else {
 		files := args
 		if args[0] != "-" {
-			if files, err = ingest.Files(args); err != nil {
+			var skipped []string
+			if files, skipped, err = ingest.List(args); err != nil {
 				return err
 			}
+			noteSkipped(e.stderr, skipped)
 		} else {
 			stdin, cleanup, err := spoolStdin(e.stdin, o.tmpDir)
 			if err != nil {

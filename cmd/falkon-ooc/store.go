@@ -93,9 +93,11 @@ func openInput(ctx context.Context, o inputOpts, features, targets []string, arg
 	icfg.Progress = func(p ingest.Progress) {
 		pr.update("read input", fmt.Sprintf("%d rows", p.Rows), false)
 	}
-	if _, err := ingest.Run(ctx, args, icfg); err != nil {
+	res, err := ingest.Run(ctx, args, icfg)
+	if err != nil {
 		cleanup()
 		return "", nil, err
 	}
+	noteSkipped(pr.w, res.Skipped)
 	return icfg.Out, cleanup, nil
 }

@@ -128,6 +128,9 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 		}
 		return err
 	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(stderr, "falkon-ooc-beam: %s\n", ingest.SkippedNote(len(res.Skipped)))
+	}
 	for _, c := range res.Columns {
 		if c.Reason == chunkstore.SkipIdentifier {
 			fmt.Fprintf(stderr, "%s ingest: warning: column %q is not a feature: it %s\n", progName, c.Name, c.Note)
