@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -689,6 +690,16 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 		return fmt.Errorf("%s: every chosen column is a partition key from the path; choose at least one column of the file", f.name)
 	}
 	sub := &session{cfg: s.cfg, mem: s.mem, batchRows: s.batchRows, workers: s.workers, pool: make(chan *batch, 4)}
+	if wj := len(s.names) - 1; s.cfg.Weight != "" && slices.Contains(virt, wj) {
+		// The weight is a key of the path: one value for the file,
+		// checked here; the file's own columns carry none.
+		sub.cfg.Weight = ""
+		k := f.index[s.names[wj]] - f.nreal
+		if v := f.part[k]; !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: the weight column %q is %s, from the path's partition key %s=%s: weights must be finite and ≥ 0",
+				f.name, s.cfg.Weight, f.partText[k], s.cfg.Weight, f.partText[k])
+		}
+	}
 	for _, j := range real {
 		if j < s.nfeat {
 			sub.nfeat++ // real keeps the order: features, then targets

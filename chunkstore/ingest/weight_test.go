@@ -74,3 +74,56 @@ func TestIngestWeightErrors(t *testing.T) {
 		}
 	}
 }
+
+// A Hive key of the path can be the weight (h/w=5/, h/w=6/): each file's
+// rows weigh its key's value, whatever the file's own columns hold (a
+// negative target is no negative weight); a negative key is refused,
+// naming the file and the key.
+func TestIngestWeightHiveKey(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []struct{ dir, text string }{
+		{"w=5", "x,y\n1,2\n2,3\n3,4\n"},
+		{"w=6", "x,y\n4,5\n5,6\n6,-7\n"},
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, "h", f.dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "h", f.dir, "a.csv"), []byte(f.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "s")
+	res, _ := mustIngest(t, []string{filepath.Join(dir, "h")}, Config{Out: out, Targets: []string{"y"}, Weight: "w"})
+	if res.Weight != "w" || !slices.Equal(res.Features, []string{"x"}) {
+		t.Fatalf("result: features %v weight %q", res.Features, res.Weight)
+	}
+	r, err := chunkstore.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var w []float64
+	for i := range r.NumChunks() {
+		c := make([]float64, r.ChunkRows(i))
+		if err := r.ReadWeights(context.Background(), i, c); err != nil {
+			t.Fatal(err)
+		}
+		w = append(w, c...)
+	}
+	if !slices.Equal(w, []float64{5, 5, 5, 6, 6, 6}) {
+		t.Fatalf("weights %v", w)
+	}
+
+	bad := filepath.Join(dir, "bad")
+	if err := os.MkdirAll(filepath.Join(bad, "w=-5"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "w=-5", "a.csv"), []byte("x,y\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), []string{bad}, Config{Out: filepath.Join(dir, "s2"), Targets: []string{"y"}, Weight: "w"})
+	want := filepath.Join(bad, "w=-5", "a.csv") + `: the weight column "w" is -5, from the path's partition key w=-5: weights must be finite and ≥ 0`
+	if err == nil || err.Error() != want {
+		t.Fatalf("a negative key: %v\nwant %s", err, want)
+	}
+}
