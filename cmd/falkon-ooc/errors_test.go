@@ -673,6 +673,27 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Name the directory that holds the stores or models (clean does not recurse into subdirectories).",
 		},
 		{
+			mistake: "a CSV cut short in the middle of a number (its last row ends in `1.`)",
+			setup:   writeText(t, "cut.csv", "a,b,y\n1,2,3\n4,5,6\n7,8,1."),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "cut.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: cut.csv: row 3 (1-based, counted within this file, header line not counted): column "y": "1." is not a number: it ends with its decimal point, as a number cut short does (is the file truncated?)`,
+			fix:     "The file was probably cut short while it was written or copied: write or copy it again. A number that really ends with its point needs a digit after it (1.0).",
+		},
+		{
+			mistake: "a Hive key of the path as the weight, with a negative value (`h/w=-5/`, `--weight w`)",
+			setup: func(t *testing.T) {
+				if err := os.MkdirAll("h/w=-5", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeText(t, "h/w=-5/a.csv", csv3)(t)
+			},
+			args:   []string{"ingest", "--out", "out.store", "--target", "y", "--weight", "w", "h"},
+			code:   1,
+			stderr: `falkon-ooc ingest: h/w=-5/a.csv: the weight column "w" is -5, from the path's partition key w=-5: weights must be finite and ≥ 0`,
+			fix:    "Rename the folder with the weight its rows should have (≥ 0), or weigh the rows by a column of the files.",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,

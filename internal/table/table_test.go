@@ -19,6 +19,8 @@ func TestParseNumber(t *testing.T) {
 		// strconv.ParseFloat reads these; no CSV writer means them.
 		{"1_000", 0, false}, {"0x10", 0, false}, {"0x1p4", 0, false}, {"0X1P4", 0, false},
 		{"true", 0, false}, {"", 0, false}, {"1,5", 0, false}, {"12abc", 0, false},
+		// A number cut short after its decimal point (ErrCut).
+		{"1.", 0, false}, {" -3. ", 0, false}, {".", 0, false}, {"1.e5", 100000, true},
 	} {
 		v, err := ParseNumber(c.in)
 		if (err == nil) != c.ok {
@@ -48,6 +50,7 @@ func TestInfer(t *testing.T) {
 		{[]string{"2", "true"}, String},
 		{[]string{"1_000", "2"}, String},
 		{[]string{"x"}, String},
+		{[]string{"1", "2."}, Number}, // its reader refuses the row of "2." (ErrCut)
 	} {
 		if got := of(c.vals...); got != c.want {
 			t.Errorf("Infer(%q) = %v, want %v", c.vals, got, c.want)

@@ -115,7 +115,7 @@ func Infer(values func(yield func(string) bool)) Kind {
 			continue
 		}
 		if number {
-			if _, err := ParseNumber(s); err != nil {
+			if _, err := ParseNumber(s); err != nil && !errors.Is(err, ErrCut) {
 				number = false
 			}
 		}
@@ -146,12 +146,29 @@ func Infer(values func(yield func(string) bool)) Kind {
 // ParseDate.
 var ErrSyntax = errors.New("invalid syntax")
 
+// ErrCut is matched by ParseNumber's error for a number that ends with
+// its decimal point ("1.", "-3."): what a file cut short in the middle
+// of a number leaves. It matches ErrSyntax too. Infer counts such a
+// value as a number, so that the reader refuses its row (naming it)
+// instead of reading the column as text.
+var ErrCut = fmt.Errorf("%w: a number that ends with its decimal point", ErrSyntax)
+
+// wantNumber is what Parse says a number column's value should have
+// been, by ParseNumber's error.
+func wantNumber(err error) string {
+	if errors.Is(err, ErrCut) {
+		return "a number: it ends with its decimal point, as a number cut short does (is the file truncated?)"
+	}
+	return "a number"
+}
+
 // ParseNumber reads a text value (surrounding spaces ignored) as a
 // float64: decimal notation with an optional sign and exponent, and NaN,
 // Inf and Infinity in any case (the callers flag them). A value out of
 // range is ±Inf or ±0, as strconv.ParseFloat rounds it. Go's digit
 // separators (1_000) and hexadecimal floats (0x1p4), which ParseFloat
-// accepts, are refused: no CSV writer means them as numbers.
+// accepts, are refused: no CSV writer means them as numbers. So is a
+// number that ends with its decimal point (ErrCut).
 func ParseNumber(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if strings.ContainsRune(s, '_') || strings.ContainsAny(s, "xX") {
@@ -160,6 +177,9 @@ func ParseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, ErrSyntax
+	}
+	if strings.HasSuffix(s, ".") {
+		return 0, ErrCut
 	}
 	return v, nil
 }
@@ -194,7 +214,7 @@ func Parse(k Kind, s string) (v float64, want string, err error) {
 	switch k {
 	case Number:
 		v, err = ParseNumber(s)
-		want = "a number"
+		want = wantNumber(err)
 	case Bool:
 		v, err = ParseBool(s)
 		want = "true or false"
