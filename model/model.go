@@ -236,6 +236,12 @@ func (m *Model) Alpha() []float64 { return slices.Clone(m.alpha) }
 // model's Uncertainty (see Uncertainty), row-major; nil without one.
 func (m *Model) UncertaintyFactor() []float64 { return slices.Clone(m.uw) }
 
+// Requires returns the capabilities of the model file format the model
+// uses (docs/MODEL_FORMAT.md, "requires"), sorted: what any other
+// implementation of its prediction, such as an exporter, must know. nil
+// for a model that needs none.
+func (m *Model) Requires() []string { return m.requires() }
+
 // Provenance returns the trainer's record of how the model was made: its
 // configuration and training record as JSON (see Params), nil when the
 // model has none.
