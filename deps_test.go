@@ -42,7 +42,7 @@ func TestImportEdges(t *testing.T) {
 		"internal/table": {mod + "chunkstore", mod + "stream", mod + "ooc", mod + "kernel", mod + "precond", mod + "tabular"},
 		// export/onnx writes a fitted model as a graph: it reads the
 		// model, nothing of data files, passes or training.
-		"export": {mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "internal/predictfile", "github.com/apache/arrow-go"},
+		"export": {mod + "ooc", mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "internal/predictfile", "github.com/apache/arrow-go"},
 	}
 	// The model stands apart from training: a service that predicts
 	// links kernel, stream and metrics, and nothing that fits.

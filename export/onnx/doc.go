@@ -19,7 +19,10 @@
 //	      (γ·z·Cᵀ + c₀)^degree                    linear, polynomial (Mul chain)
 //	f   = K·α + μ                                 MatMul, Add
 //
-// with C the model's standardised centres scaled as s is. A classifier
+// with C the model's standardised centres scaled as s is. With
+// Options.Std a regression graph adds the predictive standard deviation
+// as Model.PredictStdTo computes it: K·[α | W] in one MatMul, then
+// √(scale·max(prior − Σᵢ wᵢ·(K·W)ᵢ², 0) + noise). A classifier
 // adds its probabilities as the model computes them (Platt: σ(A·f + B);
 // temperature: softmax(f/T); a model of the logistic loss: σ(f),
 // normalised over classes), its class index (f > 0 for binary, the first
@@ -49,8 +52,8 @@
 //
 // # Invariants
 //
-//   - The graph's input is named Input; its outputs OutputValue for
-//     regression, OutputScores, OutputProbabilities (when
+//   - The graph's input is named Input; its outputs OutputValue (and
+//     OutputStd) for regression, OutputScores, OutputProbabilities (when
 //     the model has probabilities), OutputClassIndex and OutputLabel for
 //     classifiers. Names and shapes do not depend on the data.
 //   - Marshal is deterministic: the same model and options give the

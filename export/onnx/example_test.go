@@ -27,7 +27,7 @@ func Example() {
 		return
 	}
 	f32 := kernel.Float32
-	data, info, err := onnx.Marshal(m, onnx.Options{Precision: &f32, Version: "example"})
+	data, info, err := onnx.Marshal(m.Model, onnx.Options{Precision: &f32, Version: "example"})
 	if err != nil {
 		fmt.Println(err)
 		return

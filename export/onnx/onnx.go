@@ -13,7 +13,7 @@ import (
 	pb "github.com/falkon-ooc/falkon-ooc/export/onnx/internal/onnxpb"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
-	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/model"
 )
 
 // Opset is the version of the default ONNX operator set ("ai.onnx") the
@@ -31,6 +31,10 @@ const (
 	Input = "features"
 	// OutputValue is a regression model's predictions, N × K.
 	OutputValue = "value"
+	// OutputStd is the predictive standard deviation of each value, N ×
+	// K (Options.Std): the deviation of a new target around the value,
+	// noise included, as Model.PredictStdTo gives it.
+	OutputStd = "std"
 	// OutputScores is a classifier's scores, N × K: one column for a
 	// binary model (> 0 means Classes()[1]), one per class otherwise.
 	OutputScores = "scores"
@@ -58,6 +62,8 @@ type Options struct {
 	// arithmetic and float outputs; nil means the model's precision
 	// (Model.Precision).
 	Precision *kernel.Precision
+	// Std adds OutputStd; the model must have an Uncertainty.
+	Std bool
 	// Version is the falkon-ooc version written into the file
 	// (producer_version and the metadata); "" writes "unknown".
 	Version string
@@ -74,7 +80,7 @@ type Info struct {
 // Marshal returns m as an ONNX model file and a description of its graph.
 // A kernel, calibration or option without an ONNX form gives an error
 // matching ErrUnsupported that names it.
-func Marshal(m *ooc.Model, opt Options) ([]byte, Info, error) {
+func Marshal(m *model.Model, opt Options) ([]byte, Info, error) {
 	mp, info, err := build(m, opt)
 	if err != nil {
 		return nil, Info{}, err
@@ -89,7 +95,7 @@ func Marshal(m *ooc.Model, opt Options) ([]byte, Info, error) {
 // WriteFile writes m as an ONNX model file to path atomically (a
 // temporary name in the same directory, fsync, rename): path holds its
 // old content or the complete new file.
-func WriteFile(path string, m *ooc.Model, opt Options) (Info, error) {
+func WriteFile(path string, m *model.Model, opt Options) (Info, error) {
 	data, info, err := Marshal(m, opt)
 	if err != nil {
 		return Info{}, err
@@ -105,13 +111,19 @@ func WriteFile(path string, m *ooc.Model, opt Options) (Info, error) {
 }
 
 // build assembles the ModelProto.
-func build(m *ooc.Model, opt Options) (*pb.ModelProto, Info, error) {
+func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 	prec := m.Precision()
 	if opt.Precision != nil {
 		prec = *opt.Precision
 	}
 	if prec != kernel.Float64 && prec != kernel.Float32 {
 		return nil, Info{}, fmt.Errorf("onnx: Options.Precision %v: want float64 or float32", prec)
+	}
+	if opt.Std && m.Uncertainty() == nil {
+		return nil, Info{}, errors.New("onnx: Options.Std: the model has no predictive standard deviations (fit it with an uncertainty)")
+	}
+	for _, c := range m.Requires() {
+		return nil, Info{}, fmt.Errorf("onnx: the model's capability %q: %w", c, ErrUnsupported)
 	}
 	b := newBuilder(prec == kernel.Float32)
 	kmat, err := kernelBlock(b, m)
@@ -122,10 +134,17 @@ func build(m *ooc.Model, opt Options) (*pb.ModelProto, Info, error) {
 	k := m.K()
 	var outputs []*pb.ValueInfoProto
 	switch m.Task() {
-	case ooc.TaskRegression:
+	case model.TaskRegression:
+		if opt.Std {
+			stdOutputs(b, m, kmat)
+			outputs = append(outputs,
+				tensorInfo(OutputValue, "the predictions, one column per target", elem, "N", k),
+				tensorInfo(OutputStd, "the predictive standard deviation of each prediction, noise included", elem, "N", k))
+			break
+		}
 		b.output(OutputValue, "Add", []string{b.op("k_alpha", "MatMul", []string{kmat, alpha(b, m)}), targetMean(b, m)})
 		outputs = append(outputs, tensorInfo(OutputValue, "the predictions, one column per target", elem, "N", k))
-	case ooc.TaskBinary, ooc.TaskMulticlass:
+	case model.TaskBinary, model.TaskMulticlass:
 		scores := b.output(OutputScores, "Add", []string{b.op("k_alpha", "MatMul", []string{kmat, alpha(b, m)}), targetMean(b, m)})
 		outputs = append(outputs, tensorInfo(OutputScores, "the classifier's scores", elem, "N", k))
 		proba, err := probabilities(b, m, scores)
@@ -159,7 +178,7 @@ func build(m *ooc.Model, opt Options) (*pb.ModelProto, Info, error) {
 		OpsetImport:     []*pb.OperatorSetIdProto{{Domain: "", Version: Opset}},
 		ProducerName:    "falkon-ooc",
 		ProducerVersion: version,
-		DocString:       "A FALKON kernel model f(x) = Σⱼ αⱼ K(z(x), cⱼ) + μ exported by falkon-ooc.",
+		DocString:       "A FALKON kernel model f(x) = Σⱼ αⱼ K(z(x), cⱼ) + μ exported by falkon-model.",
 		MetadataProps:   meta,
 		Graph: &pb.GraphProto{
 			Name:        "falkon_ooc",
@@ -181,7 +200,7 @@ func build(m *ooc.Model, opt Options) (*pb.ModelProto, Info, error) {
 // float32 graph maps the rows in float64, computes the block in float32
 // and casts it to float64 for the products with α: so the N × M work is
 // float32, and the sums over M centres keep float64's accuracy.
-func kernelBlock(b *builder, m *ooc.Model) (string, error) {
+func kernelBlock(b *builder, m *model.Model) (string, error) {
 	kern := m.Kernel()
 	mm, d := m.M(), m.D()
 	f32 := b.io == pb.TensorProto_FLOAT
@@ -210,7 +229,7 @@ func kernelBlock(b *builder, m *ooc.Model) (string, error) {
 func kernelFunc(b *builder, kern kernel.Kernel, mm, d int, c []float64, z string, mean, std []float64, toBlock func(string) string) (string, error) {
 	if mean != nil {
 		z = b.op("centred", "Sub", []string{z, b.floats("feature_mean", []int64{int64(d)}, mean)})
-		z = b.op("z", "Mul", []string{z, b.floats("feature_inv_std", []int64{int64(d)}, invStd(std))})
+		z = b.op("z", "Mul", []string{z, b.floats("feature_inv_std", []int64{int64(d)}, model.InvStd(std))})
 	}
 	ct := func(scale []float64, factor float64) []float64 { // factor·(C·diag(scale))ᵀ, D × M
 		t := make([]float64, d*mm)
@@ -345,35 +364,56 @@ func centreNorms(c, inv []float64, m, d int, f32 bool) []float64 {
 	return n
 }
 
-// invStd returns 1/σ per feature, 1 for a zero or infinite σ, as the
-// model standardises.
-func invStd(std []float64) []float64 {
-	inv := make([]float64, len(std))
-	for j, s := range std {
-		inv[j] = 1
-		if s > 0 && !math.IsInf(s, 0) {
-			inv[j] = 1 / s
-		}
-	}
-	return inv
-}
-
-func alpha(b *builder, m *ooc.Model) string {
+func alpha(b *builder, m *model.Model) string {
 	return b.floats("alpha", []int64{int64(m.M()), int64(m.K())}, m.Alpha())
 }
 
-func targetMean(b *builder, m *ooc.Model) string {
+func targetMean(b *builder, m *model.Model) string {
 	return b.floats("target_mean", []int64{int64(m.K())}, m.TargetMean())
+}
+
+// stdOutputs adds OutputValue and OutputStd from the kernel block kmat,
+// as the model computes them (Model.PredictStdTo): one product
+// K·[α | W] with the M × r factor W, then
+//
+//	v   = max(prior − Σᵢ wᵢ·(K·W)ᵢ², 0),  wᵢ = σᵢ/(σᵢ + λ)
+//	std = √(scale·v + noise)              (per output)
+func stdOutputs(b *builder, m *model.Model, kmat string) {
+	u := m.Uncertainty()
+	mm, k, r := m.M(), m.K(), u.Rank
+	al, w := m.Alpha(), m.UncertaintyFactor()
+	aug := make([]float64, 0, mm*(k+r))
+	for i := range mm {
+		aug = append(aug, al[i*k:(i+1)*k]...)
+		aug = append(aug, w[i*r:(i+1)*r]...)
+	}
+	p := b.op("k_alpha_w", "MatMul", []string{kmat, b.floats("alpha_w", []int64{int64(mm), int64(k + r)}, aug)})
+	axis := b.ints("slice_axis", []int64{1}, []int64{1})
+	at := func(name string, v int) string { return b.ints(name, []int64{1}, []int64{int64(v)}) }
+	scores := b.op("k_alpha", "Slice", []string{p, at("slice_0", 0), at("slice_k", k), axis})
+	b.output(OutputValue, "Add", []string{scores, targetMean(b, m)})
+	g := b.op("proj", "Slice", []string{p, at("slice_k0", k), at("slice_kr", k+r), axis})
+	wdir := make([]float64, r)
+	for i, s := range u.Sigma {
+		wdir[i] = s / (s + u.Lambda)
+	}
+	q := b.op("proj_sq", "Mul", []string{g, g})
+	q = b.op("explained", "MatMul", []string{q, b.floats("direction_weights", []int64{int64(r), 1}, wdir)})
+	v := b.op("variance_raw", "Sub", []string{b.scalar("prior", u.Prior), q})
+	v = b.op("variance_unit", "Max", []string{v, b.scalar("zero", 0)})
+	v = b.op("variance_scaled", "Mul", []string{v, b.floats("variance_scale", []int64{int64(k)}, u.Scale)})
+	v = b.op("variance", "Add", []string{v, b.floats("noise_variance", []int64{int64(k)}, u.Noise)})
+	b.output(OutputStd, "Sqrt", []string{v})
 }
 
 // probabilities adds OutputProbabilities from the scores s as the model
 // computes them (Model.ProbaTo) and reports whether the model has them.
-func probabilities(b *builder, m *ooc.Model, s string) (bool, error) {
+func probabilities(b *builder, m *model.Model, s string) (bool, error) {
 	if !m.HasProba() {
 		return false, nil
 	}
 	cal := m.Calibration()
-	binary := m.Task() == ooc.TaskBinary
+	binary := m.Task() == model.TaskBinary
 	switch {
 	case cal == nil && binary: // the logistic loss: σ(f)
 		p := b.op("p_positive", "Sigmoid", []string{s})
@@ -382,11 +422,11 @@ func probabilities(b *builder, m *ooc.Model, s string) (bool, error) {
 		sg := b.op("sigmoid_scores", "Sigmoid", []string{s})
 		sum := b.op("sigmoid_sum", "ReduceSum", []string{sg, b.ints("class_axis", []int64{1}, []int64{1})}, attrInt("keepdims", 1))
 		b.output(OutputProbabilities, "Div", []string{sg, sum})
-	case binary && cal.Method == ooc.CalibrationPlatt: // σ(A·s + B)
+	case binary && cal.Method == model.CalibrationPlatt: // σ(A·s + B)
 		l := b.op("platt_as", "Mul", []string{s, b.scalar("platt_a", cal.A)})
 		l = b.op("platt_logit", "Add", []string{l, b.scalar("platt_b", cal.B)})
 		pairs(b, b.op("p_positive", "Sigmoid", []string{l}))
-	case !binary && cal.Method == ooc.CalibrationTemperature: // softmax(s/T)
+	case !binary && cal.Method == model.CalibrationTemperature: // softmax(s/T)
 		l := b.op("scores_over_t", "Mul", []string{s, b.scalar("inv_temperature", 1/cal.Temperature)})
 		b.output(OutputProbabilities, "Softmax", []string{l}, attrInt("axis", 1))
 	default:
@@ -405,8 +445,8 @@ func pairs(b *builder, p string) {
 // classify adds OutputClassIndex and OutputLabel from the scores s, as
 // Model.ClassIndex decides (binary: s > 0; multiclass: the first largest
 // score), and returns the label's element type.
-func classify(b *builder, m *ooc.Model, s string) pb.TensorProto_DataType {
-	if m.Task() == ooc.TaskBinary {
+func classify(b *builder, m *model.Model, s string) pb.TensorProto_DataType {
+	if m.Task() == model.TaskBinary {
 		pos := b.op("positive", "Greater", []string{s, b.scalar("zero", 0)})
 		ci := b.op("class_index_col", "Cast", []string{pos}, attrInt("to", int64(pb.TensorProto_INT64)))
 		b.op(OutputClassIndex, "Reshape", []string{ci, b.ints("flat", []int64{1}, []int64{-1})})
@@ -427,7 +467,7 @@ func classify(b *builder, m *ooc.Model, s string) pb.TensorProto_DataType {
 }
 
 // metadata returns the model's description as metadata_props.
-func metadata(m *ooc.Model, opt Options, prec kernel.Precision) ([]*pb.StringStringEntryProto, error) {
+func metadata(m *model.Model, opt Options, prec kernel.Precision) ([]*pb.StringStringEntryProto, error) {
 	var props []*pb.StringStringEntryProto
 	add := func(k, v string) { props = append(props, &pb.StringStringEntryProto{Key: k, Value: v}) }
 	addJSON := func(k string, v any) error {
@@ -443,7 +483,6 @@ func metadata(m *ooc.Model, opt Options, prec kernel.Precision) ([]*pb.StringStr
 	if version == "" {
 		version = "unknown"
 	}
-	cfg := m.Config()
 	kern := m.Kernel()
 	add("falkon_ooc_version", version)
 	add("task", string(m.Task()))
@@ -453,7 +492,7 @@ func metadata(m *ooc.Model, opt Options, prec kernel.Precision) ([]*pb.StringStr
 	if err := addJSON("targets", m.Targets()); err != nil {
 		return nil, err
 	}
-	if m.Task() != ooc.TaskRegression {
+	if m.Task() != model.TaskRegression {
 		if err := addJSON("classes", m.Classes()); err != nil {
 			return nil, err
 		}
@@ -473,14 +512,34 @@ func metadata(m *ooc.Model, opt Options, prec kernel.Precision) ([]*pb.StringStr
 			add("sigma", f(kern.Sigma))
 		}
 	}
-	add("lambda", f(cfg.Lambda))
+	if lambda, ok := lambdaOf(m); ok {
+		add("lambda", f(lambda))
+	}
 	add("centers", strconv.Itoa(m.M()))
 	add("precision", prec.String())
 	add("model_precision", m.Precision().String())
+	if opt.Std {
+		u := m.Uncertainty()
+		add("std_method", string(u.Method))
+		add("std_rank", strconv.Itoa(u.Rank))
+	}
 	if cal := m.Calibration(); cal != nil {
 		if err := addJSON("calibration", cal); err != nil {
 			return nil, err
 		}
 	}
 	return props, nil
+}
+
+// lambdaOf returns λ from the trainer's record of the model's
+// configuration (Model.Provenance), if it has one.
+func lambdaOf(m *model.Model) (float64, bool) {
+	cfg, _ := m.Provenance()
+	var c struct {
+		Lambda *float64 `json:"lambda"`
+	}
+	if json.Unmarshal(cfg, &c) != nil || c.Lambda == nil {
+		return 0, false
+	}
+	return *c.Lambda, true
 }

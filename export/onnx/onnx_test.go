@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	pb "github.com/falkon-ooc/falkon-ooc/export/onnx/internal/onnxpb"
 	"github.com/falkon-ooc/falkon-ooc/export/onnx/internal/ortrun"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -112,10 +114,16 @@ var kernels = []struct {
 }
 
 // fitModel fits a model of the task with a validation source (so that
-// classifiers are calibrated).
-func fitModel(t *testing.T, tk task, k kernel.Kernel, prec kernel.Precision, loss ooc.Loss) *ooc.Model {
+// classifiers are calibrated, and regressions can have an uncertainty).
+func fitModel(t *testing.T, tk task, k kernel.Kernel, prec kernel.Precision, loss ooc.Loss) *model.Model {
 	t.Helper()
-	cfg := ooc.Config{Centers: 100, Kernel: k, Lambda: 1e-6, Iterations: 20, Seed: 1, Precision: prec, Loss: loss}
+	return fitWith(t, tk, ooc.Config{Kernel: k, Precision: prec, Loss: loss})
+}
+
+func fitWith(t *testing.T, tk task, cfg ooc.Config) *model.Model {
+	t.Helper()
+	k := cfg.Kernel
+	cfg.Centers, cfg.Lambda, cfg.Iterations, cfg.Seed = 100, 1e-6, 20, 1
 	switch tk {
 	case binary:
 		cfg.Task = ooc.TaskBinary
@@ -129,7 +137,22 @@ func fitModel(t *testing.T, tk task, k kernel.Kernel, prec kernel.Precision, los
 	if err != nil {
 		t.Fatalf("fit %s %s: %v", tk, k, err)
 	}
-	return m
+	return saved(t, m)
+}
+
+// saved returns m as its model file reads (with its provenance: the
+// configuration and training record), as the command exports it.
+func saved(t *testing.T, m *ooc.Model) *model.Model {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	mm, err := model.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mm
 }
 
 // tolerances of ONNX Runtime's outputs against the model's own, relative
@@ -150,7 +173,8 @@ var (
 // check is one exported graph and what it must reproduce.
 type check struct {
 	name  string
-	m     *ooc.Model
+	m     *model.Model
+	std   bool // the graph has OutputStd
 	path  string
 	f32   bool
 	tol   tols
@@ -161,7 +185,7 @@ type check struct {
 	exact string
 }
 
-func exportTo(t *testing.T, m *ooc.Model, opt onnx.Options, path string) onnx.Info {
+func exportTo(t *testing.T, m *model.Model, opt onnx.Options, path string) onnx.Info {
 	t.Helper()
 	info, err := onnx.WriteFile(path, m, opt)
 	if err != nil {
@@ -215,16 +239,26 @@ func exactOf(t *testing.T, c check) check {
 	}
 	f64 := kernel.Float64
 	c.exact = strings.TrimSuffix(c.path, ".onnx") + "_exact.onnx"
-	exportTo(t, c.m, onnx.Options{Precision: &f64}, c.exact)
+	exportTo(t, c.m, onnx.Options{Precision: &f64, Std: c.std}, c.exact)
 	return c
 }
 
-// compare holds the graph's outputs out to the model's predictions (and
-// to the exact ones of a float32 graph).
+// compare holds the graph's outputs out to the model's predictions (its
+// Predictor's) and to the exact ones of a float32 graph.
 func compare(t *testing.T, c check, out, exact map[string]*ortrun.Output) {
 	m, n, k := c.m, c.nrows, c.m.K()
-	scores := make([]float64, n*k)
-	m.PredictTo(scores, c.x, n)
+	var want model.Want
+	if m.HasProba() {
+		want |= model.WantProba
+	}
+	if c.std {
+		want |= model.WantStd
+	}
+	var pred model.Prediction
+	if err := m.NewPredictor().PredictTo(&pred, c.x, n, want); err != nil {
+		t.Fatal(err)
+	}
+	scores := pred.Scores
 	get := func(name string, width int) *ortrun.Output {
 		o := out[name]
 		if o == nil {
@@ -240,14 +274,17 @@ func compare(t *testing.T, c check, out, exact map[string]*ortrun.Output) {
 			t.Errorf("a regression graph has %q", onnx.OutputScores)
 		}
 		within(t, onnx.OutputValue, get(onnx.OutputValue, k).Data, scores, exactData(exact, onnx.OutputValue), c.tol.value)
+		if c.std {
+			within(t, onnx.OutputStd, get(onnx.OutputStd, k).Data, pred.Std, exactData(exact, onnx.OutputStd), c.tol.value)
+		} else if _, ok := out[onnx.OutputStd]; ok {
+			t.Errorf("a graph without Options.Std has %q", onnx.OutputStd)
+		}
 		return
 	}
 	slack := within(t, onnx.OutputScores, get(onnx.OutputScores, k).Data, scores, exactData(exact, onnx.OutputScores), c.tol.value)
 	nc := m.NumClasses()
 	if m.HasProba() {
-		p := make([]float64, n*nc)
-		m.ProbaTo(p, scores, n)
-		within(t, onnx.OutputProbabilities, get(onnx.OutputProbabilities, nc).Data, p, exactData(exact, onnx.OutputProbabilities), c.tol.proba)
+		within(t, onnx.OutputProbabilities, get(onnx.OutputProbabilities, nc).Data, pred.Proba, exactData(exact, onnx.OutputProbabilities), c.tol.proba)
 	} else if _, ok := out[onnx.OutputProbabilities]; ok {
 		t.Errorf("a model without probabilities has %q", onnx.OutputProbabilities)
 	}
@@ -262,7 +299,10 @@ func compare(t *testing.T, c check, out, exact map[string]*ortrun.Output) {
 	near, diff := 0, 0
 	for r := range n {
 		s := scores[r*k : (r+1)*k]
-		want := m.ClassIndex(s)
+		want := pred.Class[r]
+		if want != m.ClassIndex(s) {
+			t.Fatalf("row %d: the Predictor's class %d, ClassIndex %d", r, want, m.ClassIndex(s))
+		}
 		margin := math.Abs(s[0])
 		if k > 1 {
 			top := slices.Clone(s)
@@ -411,11 +451,11 @@ func TestRuntimeOtherModels(t *testing.T) {
 	n := min(testRows(), 2000)
 	gauss := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}
 	var checks []check
-	add := func(name string, m *ooc.Model, opt onnx.Options, tk task, tol tols) {
+	add := func(name string, m *model.Model, opt onnx.Options, tk task, tol tols) {
 		path := filepath.Join(dir, name+".onnx")
 		info := exportTo(t, m, opt, path)
 		x, _, _ := rows(tk, n, 99)
-		checks = append(checks, exactOf(t, check{name: name, m: m, path: path, f32: info.Precision == kernel.Float32, tol: tol, x: x, nrows: n}))
+		checks = append(checks, exactOf(t, check{name: name, m: m, path: path, f32: info.Precision == kernel.Float32, std: opt.Std, tol: tol, x: x, nrows: n}))
 	}
 	add("regression2", fitModel(t, regression2, gauss, kernel.Float64, ""), onnx.Options{}, regression2, tol64)
 	add("labeled", fitModel(t, labeled, gauss, kernel.Float64, ""), onnx.Options{}, labeled, tol64)
@@ -427,12 +467,12 @@ func TestRuntimeOtherModels(t *testing.T) {
 
 	// Without validation rows a classifier has no calibration, and the
 	// graph no probabilities.
-	uncal, err := ooc.Fit(context.Background(), source(binary, 2000, 1),
+	uncalFit, err := ooc.Fit(context.Background(), source(binary, 2000, 1),
 		ooc.Config{Centers: 80, Kernel: gauss, Lambda: 1e-6, Iterations: 15, Seed: 1, Task: ooc.TaskBinary}, ooc.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	add("uncalibrated_binary", uncal, onnx.Options{}, binary, tol64)
+	add("uncalibrated_binary", saved(t, uncalFit), onnx.Options{}, binary, tol64)
 
 	// No standardisation; and a constant feature, whose deviation is 0
 	// (the model divides by 1 instead).
@@ -448,7 +488,7 @@ func TestRuntimeOtherModels(t *testing.T) {
 	if raw.FeatureStd() != nil {
 		t.Fatal("NoStandardize: the model has a standardisation")
 	}
-	add("no_standardize", raw, onnx.Options{}, regression, tol64)
+	add("no_standardize", saved(t, raw), onnx.Options{}, regression, tol64)
 	cst, err := ooc.Fit(context.Background(), stream.NewMemSource(x, dim, y, 1, 500),
 		ooc.Config{Centers: 80, Kernel: gauss, Lambda: 1e-6, Iterations: 15, Seed: 1}, ooc.RunOptions{})
 	if err != nil {
@@ -457,8 +497,62 @@ func TestRuntimeOtherModels(t *testing.T) {
 	if cst.FeatureStd()[3] != 0 {
 		t.Fatalf("constant feature: deviation %v", cst.FeatureStd()[3])
 	}
-	add("constant_feature", cst, onnx.Options{}, regression, tol64)
+	add("constant_feature", saved(t, cst), onnx.Options{}, regression, tol64)
 	runChecks(t, checks)
+}
+
+// TestRuntimeStd exports regression models with an uncertainty, for
+// every distance kernel (the kernels an uncertainty is fitted for) in
+// float64 and float32, with Options.Std, and compares the graph's values
+// and standard deviations with the model's (Predictor, WantStd); also two
+// targets and the exact method.
+func TestRuntimeStd(t *testing.T) {
+	dir := t.TempDir()
+	n := min(testRows(), 2000)
+	var checks []check
+	add := func(name string, tk task, cfg ooc.Config) {
+		m := fitWith(t, tk, cfg)
+		if m.Uncertainty() == nil {
+			t.Fatalf("%s: the fit has no uncertainty", name)
+		}
+		path := filepath.Join(dir, name+".onnx")
+		info := exportTo(t, m, onnx.Options{Std: true}, path)
+		if !slices.Equal(info.Outputs, []string{onnx.OutputValue, onnx.OutputStd}) {
+			t.Errorf("%s: outputs %v", name, info.Outputs)
+		}
+		x, _, _ := rows(tk, n, 99)
+		tol := tol64
+		if cfg.Precision == kernel.Float32 {
+			tol = tol32
+		}
+		checks = append(checks, exactOf(t, check{name: name, m: m, path: path, f32: cfg.Precision == kernel.Float32, std: true, tol: tol, x: x, nrows: n}))
+	}
+	for _, kc := range kernels {
+		if !kc.k.Kind.IsDistance() {
+			continue
+		}
+		for _, prec := range []kernel.Precision{kernel.Float64, kernel.Float32} {
+			add(fmt.Sprintf("%s_std_%s", kc.name, prec), regression, ooc.Config{Kernel: kc.k, Precision: prec, Uncertainty: ooc.UncertaintyPrecond})
+		}
+	}
+	gauss := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}
+	add("regression2_std", regression2, ooc.Config{Kernel: gauss, Uncertainty: ooc.UncertaintyPrecond})
+	add("exact_std", regression, ooc.Config{Kernel: gauss, Uncertainty: ooc.UncertaintyExact, UncertaintyRank: 8})
+	runChecks(t, checks)
+}
+
+// TestStdRefused: Options.Std for a model without an uncertainty (a
+// regression fitted without one, a classifier) is refused, naming the
+// option.
+func TestStdRefused(t *testing.T) {
+	gauss := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}
+	for _, tk := range []task{regression, binary} {
+		m := fitModel(t, tk, gauss, kernel.Float64, "")
+		_, _, err := onnx.Marshal(m, onnx.Options{Std: true})
+		if err == nil || !strings.Contains(err.Error(), "Options.Std: the model has no predictive standard deviations") {
+			t.Errorf("%s: err = %v", tk, err)
+		}
+	}
 }
 
 // TestGraph reads an exported file back: the opset, the IR version, the
