@@ -125,7 +125,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.coef0, "coef0", 0, "offset in linear and polynomial kernels")
 	o.lambda = ooc.DefaultLambda
 	o.tuneFit.lamGrid = gridValue{name: "lambda", one: &o.lambda}
-	fs.Var(&o.tuneFit.lamGrid, "lambda", "ridge regularisation λ > 0; with --tune a `LIST` or LO:HI:COUNT to search (default 1e-8:1e-3:6)")
+	fs.Var(&o.tuneFit.lamGrid, "lambda", fmt.Sprintf("ridge regularisation λ > 0 (default %v; with --tune a `LIST` or LO:HI:COUNT to search, default 1e-8:1e-3:6)", ooc.DefaultLambda))
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")

@@ -199,7 +199,8 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 }
 
 // printDefaults is flag.PrintDefaults with the flags written as the
-// documentation writes them, --name.
+// documentation writes them, --name, and one default per flag: a usage that
+// states its own "(default …)" gets no second one.
 func printDefaults(fs *flag.FlagSet) {
 	w := fs.Output()
 	fs.VisitAll(func(f *flag.Flag) {
@@ -212,8 +213,9 @@ func printDefaults(fs *flag.FlagSet) {
 			line += " " + name
 		}
 		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
-		switch f.DefValue {
-		case "", "0", "false":
+		switch {
+		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
+		case strings.Contains(usage, "(default "):
 		default:
 			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
 				line += fmt.Sprintf(" (default %q)", f.DefValue)

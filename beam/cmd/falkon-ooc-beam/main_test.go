@@ -56,7 +56,7 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…"},
+		{nil, "usage: falkon-ooc-beam COMMAND [flags] INPUT…"},
 		{[]string{"serve"}, `falkon-ooc-beam: unknown command "serve" (the commands are ingest, fit, tune and predict)`},
 		{[]string{"predict", "a.csv"}, "falkon-ooc-beam predict: --model MODEL is required"},
 		{[]string{"predict", "--model", "m"}, "falkon-ooc-beam predict: no INPUT given"},
@@ -91,12 +91,26 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"fit", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"help"}} {
 		code, stdout, stderr := runCmd(args...)
-		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE") ||
-			!strings.Contains(stdout, "-partitions") {
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: falkon-ooc-beam COMMAND [flags] INPUT…") {
 			t.Errorf("%q: exit %d, stderr %q, stdout %.80q", args, code, stderr, stdout)
 		}
+		for _, c := range beamCommands {
+			if !strings.Contains(stdout, "\n  "+c.name+" ") {
+				t.Errorf("%q does not list %s:\n%s", args, c.name, stdout)
+			}
+		}
+	}
+	for _, args := range [][]string{{"fit", "--help"}, {"help", "fit"}} {
+		code, stdout, stderr := runCmd(args...)
+		if code != exitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: falkon-ooc-beam fit --out MODEL [flags] STORE") ||
+			!strings.Contains(stdout, "\n  --partitions int\n") {
+			t.Errorf("%q: exit %d, stderr %q, stdout %.80q", args, code, stderr, stdout)
+		}
+	}
+	if code, stdout, stderr := runCmd("help", "serve"); code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, `falkon-ooc-beam: unknown command "serve"`) {
+		t.Errorf("help serve: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 

@@ -156,34 +156,34 @@ func programName(arg0 string) string {
 	return name
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: falkon-ooc-beam ingest|fit|tune|predict [flags] INPUT…\nrun 'falkon-ooc-beam fit --help' for the flags\n")
-		return exitUsage
+// beamCommands lists the commands with the line 'falkon-ooc-beam help'
+// prints for each.
+var beamCommands = []struct{ name, short string }{
+	{"ingest", "turn Parquet and CSV/TSV files into a chunk store, as two Beam jobs"},
+	{"fit", "train a FALKON model on a chunk store, every pass over the data a Beam job"},
+	{"tune", "search σ × λ, every pass a Beam job that also scores the held-out rows"},
+	{"predict", "apply a model to Parquet and CSV files, one Beam task per file"},
+	{"version", "print the version"},
+}
+
+func printCommands(w io.Writer) {
+	fmt.Fprint(w, "usage: falkon-ooc-beam COMMAND [flags] INPUT…\n\n"+
+		"falkon-ooc-beam runs falkon-ooc's ingest, fit, tune and predict with every\n"+
+		"pass over the data an Apache Beam job: on Prism (in this process), Flink,\n"+
+		"Spark or Dataflow.\n\ncommands:\n")
+	for _, c := range beamCommands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.short)
 	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, fitUsage)
-		fs := flag.NewFlagSet("fit", flag.ContinueOnError)
-		fs.SetOutput(stdout)
-		fitFlags(fs, &fitOpts{})
-		fs.PrintDefaults()
-		return exitOK
-	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
-		return exitOK
-	case "fit", "tune", "ingest", "predict":
-	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q (the commands are ingest, fit, tune and predict)\n", progName, args[0])
-		return exitUsage
-	}
-	cmd := args[0]
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fmt.Fprint(w, "\nrun 'falkon-ooc-beam COMMAND --help' for a command's flags\n")
+}
+
+// commandFlags declares cmd's flags on a new flag set and returns it with
+// the command's usage text and the options the flags fill.
+func commandFlags(cmd string) (fs *flag.FlagSet, usage string, o *fitOpts, iopts *ingestOpts, popts *predictOpts) {
+	fs = flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := &fitOpts{}
-	iopts := &ingestOpts{}
-	popts := &predictOpts{}
-	usage := fitUsage
+	o, iopts, popts = &fitOpts{}, &ingestOpts{}, &predictOpts{}
+	usage = fitUsage
 	switch cmd {
 	case "predict":
 		predictFlags(fs, popts)
@@ -197,11 +197,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		fitFlags(fs, o)
 	}
-	printUsage := func(w io.Writer) {
-		fmt.Fprint(w, usage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+	return fs, usage, o, iopts, popts
+}
+
+// printHelp writes a command's usage and its flags, written as the
+// documentation writes them (--name), each with one default.
+func printHelp(w io.Writer, usage string, fs *flag.FlagSet) {
+	fmt.Fprint(w, usage)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		line += "\n    \t" + strings.ReplaceAll(text, "\n", "\n    \t")
+		switch {
+		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
+		case strings.Contains(text, "(default "):
+		case fmt.Sprintf("%T", f.Value) == "*flag.stringValue":
+			line += fmt.Sprintf(" (default %q)", f.DefValue)
+		default:
+			line += fmt.Sprintf(" (default %v)", f.DefValue)
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printCommands(stderr)
+		return exitUsage
 	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			printCommands(stdout)
+			return exitOK
+		}
+		switch args[1] {
+		case "fit", "tune", "ingest", "predict":
+			fs, usage, _, _, _ := commandFlags(args[1])
+			printHelp(stdout, usage, fs)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "%s: unknown command %q (the commands are ingest, fit, tune and predict)\n", progName, args[1])
+		return exitUsage
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "falkon-ooc-beam %s\n", version)
+		return exitOK
+	case "fit", "tune", "ingest", "predict":
+	default:
+		fmt.Fprintf(stderr, "%s: unknown command %q (the commands are ingest, fit, tune and predict)\n", progName, args[0])
+		return exitUsage
+	}
+	cmd := args[0]
+	fs, usage, o, iopts, popts := commandFlags(cmd)
+	printUsage := func(w io.Writer) { printHelp(w, usage, fs) }
 	rest, err := cliargs.Permute(fs, args[1:])
 	if err == nil {
 		err = fs.Parse(rest)
