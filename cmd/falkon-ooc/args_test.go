@@ -84,6 +84,11 @@ func TestFlagsAfterInputs(t *testing.T) {
 				t.Errorf("predict ignored --out after the input: %v", err)
 			}
 		}},
+		{"export", []string{"export", model, "--format", "onnx", "--out", filepath.Join(dir, "m.onnx"), "--json"}, func(t *testing.T, out string) {
+			if !json.Valid([]byte(out)) || !strings.Contains(out, `"format": "onnx"`) {
+				t.Errorf("export MODEL --json printed no summary:\n%s", out)
+			}
+		}},
 		{"tune", []string{"tune", store, "--out", filepath.Join(dir, "t.falkon"), "--centers", "20", "--iters", "2", "--sigma", "1,2", "--lambda", "1e-6", "--quiet"}, nil},
 		{"clean", []string{"clean", dir}, nil}, // no flags: only inputs
 		// "--" ends the flags: what follows is an input even if it looks
@@ -106,7 +111,7 @@ func TestFlagsAfterInputs(t *testing.T) {
 		}
 	}
 	// Every command taking inputs is covered above; demo takes none.
-	covered := []string{"ingest", "inspect", "fit", "predict", "tune", "clean", "demo"}
+	covered := []string{"ingest", "inspect", "fit", "predict", "export", "tune", "clean", "demo"}
 	for name := range commands {
 		if !slices.Contains(covered, name) {
 			t.Errorf("command %s has no case in TestFlagsAfterInputs: add one that puts its flags after its inputs", name)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/export/onnx"
 	pb "github.com/falkon-ooc/falkon-ooc/export/onnx/internal/onnxpb"
-	"github.com/falkon-ooc/falkon-ooc/export/onnx/internal/ortrun"
+	"github.com/falkon-ooc/falkon-ooc/internal/ortrun"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/ooc"

@@ -24,7 +24,7 @@ import (
 // Dir returns the directory of run.js and its package.json.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "ort")
+	return filepath.Join(filepath.Dir(file), "..", "..", "export", "onnx", "testdata", "ort")
 }
 
 // Available returns nil when node and onnxruntime-node can run, else why
