@@ -191,20 +191,27 @@ type Config struct {
 // down to λ, then five at λ.
 const DefaultNewtonSteps = 8
 
+// MaxNewtonSteps bounds Config.NewtonSteps: a fit records each step (and
+// its λ path is made up front), and each step is 1 + Iterations passes.
+const MaxNewtonSteps = 1000
+
 // MaxPasses is the most passes over the training rows that a fit of c
 // makes after the pass that samples the centres (defaults resolved: 0
 // means the default): 1 + Iterations for the squared loss (the
 // right-hand side, then one per CG iteration), and for the logistic loss
-// NewtonSteps·(1 + Iterations) + 1 (each Newton step's gradient pass and
-// its CG passes, then the gradient pass of the last step's line search):
-// 169 against 21 at the defaults. CG stopping at Config.Tolerance or
-// patience makes fewer; UncertaintyExact adds one.
+// NewtonSteps·(2 + Iterations): each Newton step's gradient pass and its
+// CG passes, then the pass of its line search, which is the next step's
+// gradient pass when the step is taken whole and one more pass when the
+// search shortens it or the step is the last: 176 against 21 at the
+// defaults, NewtonSteps·(1 + Iterations) + 1 (168 + 1) when no step is
+// shortened. CG stopping at Config.Tolerance or patience makes fewer;
+// UncertaintyExact adds one.
 func (c Config) MaxPasses() int {
 	iters := cmp.Or(c.Iterations, DefaultIterations)
 	if c.Loss != LossLogistic {
 		return 1 + iters
 	}
-	return cmp.Or(c.NewtonSteps, DefaultNewtonSteps)*(1+iters) + 1
+	return cmp.Or(c.NewtonSteps, DefaultNewtonSteps) * (2 + iters)
 }
 
 // ClassWeight is Config.ClassWeight.
@@ -371,8 +378,9 @@ func (c Config) validate() error {
 		switch {
 		case c.Task == TaskRegression:
 			return configErr("Config.Loss", "the logistic loss is for classification, not regression")
-		case c.NewtonSteps < 0:
-			return configErr("Config.NewtonSteps", "Newton steps must be ≥ 0 (0: %d), got %d", DefaultNewtonSteps, c.NewtonSteps)
+		case c.NewtonSteps < 0 || c.NewtonSteps > MaxNewtonSteps:
+			return configErr("Config.NewtonSteps", "Newton steps must be in [1, %d] (0: %d; each step is 1 + Iterations passes over the data), got %d",
+				MaxNewtonSteps, DefaultNewtonSteps, c.NewtonSteps)
 		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky && c.Preconditioner != precond.MethodNystrom:
 			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky or the Nyström preconditioner")
 		case c.Patience > 0:

@@ -184,6 +184,9 @@ func TestFitLogisticErrors(t *testing.T) {
 		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, Patience: 2}, ooc.RunOptions{},
 			"invalid configuration: the logistic loss runs its Newton steps: no patience"},
 		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},
+		// Bounded before anything is allocated (2³¹ steps took 16 GB).
+		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, NewtonSteps: 1 << 31}, ooc.RunOptions{},
+			"invalid configuration: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 2147483648"},
 	} {
 		tc.cfg.Centers, tc.cfg.Iterations = 10, 2
 		if _, err := ooc.Fit(context.Background(), src, tc.cfg, tc.opts); err == nil || err.Error() != tc.want {

@@ -694,6 +694,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "Rename the folder with the weight its rows should have (≥ 0), or weigh the rows by a column of the files.",
 		},
 		{
+			mistake: "`--newton-steps` beyond its bound (2³¹, 10¹²)",
+			args:    []string{"fit", "--out", "m.falkon", "--loss", "logistic", "--newton-steps", "2147483648", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --newton-steps: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 2147483648",
+			fix:     "Ask for at most 1000 steps; the default 8 (three on the λ path, five at λ) is usually enough, and the line search stops a fit whose objective can no longer fall.",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,

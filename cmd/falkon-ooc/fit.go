@@ -130,7 +130,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
-	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each a gradient pass and --iters CG iterations, then a last line-search pass: --newton-steps·(--iters + 1) + 1 passes over the data, 169 at the defaults against 21 for squared (fewer with --tol); predict --proba then gives the model's own probabilities")
+	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each a gradient pass and --iters CG iterations, ended by a line search in the next gradient pass (one more pass when it shortens the step, and after the last step): at most --newton-steps·(--iters + 2) passes over the data, 176 at the defaults against 21 for squared (fewer with --tol); predict --proba then gives the model's own probabilities")
 	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&o.precondMethod, "precond", "auto", "preconditioner: cholesky (with --jitter; 4–8·M² bytes), nystrom (a rank-r basis of K_MM, 8·M·r bytes, for M beyond RAM; more iterations when r is small), auto (cholesky when it fits --max-memory, else nystrom), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
@@ -461,7 +461,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if cfg.Loss == ooc.LossLogistic {
 		sq := cfg
 		sq.Loss = ooc.LossSquared
-		pr.printf("fit: logistic loss: up to %d passes over the data (%d Newton steps, each a gradient pass and %d CG iterations, then the last step's line search), against %d for the squared loss",
+		pr.printf("fit: logistic loss: up to %d passes over the data (%d Newton steps, each a gradient pass, %d CG iterations and, when its line search shortens it or it is the last, one more pass), against %d for the squared loss",
 			cfg.MaxPasses(), cmp.Or(cfg.NewtonSteps, ooc.DefaultNewtonSteps), cfg.Iterations, sq.MaxPasses())
 	}
 	softMemoryLimit(mem)

@@ -150,12 +150,13 @@ func TestLogisticPasses(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := "fit: logistic loss: up to 16 passes over the data (3 Newton steps, each a gradient pass and 4 CG iterations, then the last step's line search), against 5 for the squared loss\n"
+	want := "fit: logistic loss: up to 18 passes over the data (3 Newton steps, each a gradient pass, 4 CG iterations and, when its line search shortens it or it is the last, one more pass), against 5 for the squared loss\n"
 	if !strings.Contains(errOut, want) {
 		t.Errorf("no start line %q:\n%s", want, errOut)
 	}
+	// 3 × (1 + 4) + 1 when every step is taken whole, up to 18.
 	passes := len(regexp.MustCompile(`(?m)^(rhs: |iteration \d+/\d+: done)`).FindAllString(errOut, -1))
-	if passes != 16 {
-		t.Errorf("the fit made %d passes, the start line says 16:\n%s", passes, errOut)
+	if passes < 16 || passes > 18 {
+		t.Errorf("the fit made %d passes, the start line says up to 18:\n%s", passes, errOut)
 	}
 }

@@ -82,6 +82,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store", "--out", "m", "--loss", "hinge"}, `falkon-ooc-beam fit: invalid configuration: unknown loss "hinge" (want squared or logistic)`},
 		{[]string{"fit", "s.store", "--out", "m", "--class-weight", "even"}, `falkon-ooc-beam fit: invalid configuration: unknown class weighting "even" (want none or balanced)`},
 		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag needs an argument: -out"},
+		{[]string{"fit", "s.store", "--out", "m", "--loss", "logistic", "--newton-steps", "2147483648"},
+			"falkon-ooc-beam fit: invalid configuration: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 2147483648"},
+		{[]string{"tune", "s.store", "--out", "m", "--loss", "logistic", "--newton-steps", "1000000000000"},
+			"falkon-ooc-beam tune: invalid configuration: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 1000000000000"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
 		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, c.msg+"\n") {
