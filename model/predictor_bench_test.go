@@ -1,0 +1,77 @@
+package model_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model"
+)
+
+// benchModel returns a binary classifier with Platt calibration at
+// M = 10⁴ centres and d = 28 features (the shape of higgs), with random
+// centres and coefficients: prediction's cost does not depend on their
+// values.
+func benchModel(b *testing.B) *model.Model {
+	const m, d = 10000, 28
+	rng := rand.New(rand.NewPCG(1, 2))
+	centres, alpha := make([]float64, m*d), make([]float64, m)
+	for i := range centres {
+		centres[i] = rng.NormFloat64()
+	}
+	for i := range alpha {
+		alpha[i] = rng.NormFloat64() / m
+	}
+	features := make([]string, d)
+	mean, std := make([]float64, d), make([]float64, d)
+	for j := range d {
+		features[j] = "f" + strconv.Itoa(j)
+		mean[j], std[j] = 1, 2
+	}
+	mm, err := model.New(model.Params{
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: math.Sqrt(d)}, Precision: kernel.Float64,
+		Task: model.TaskBinary, Classes: []float64{0, 1}, Features: features, Targets: []string{"y"},
+		FeatureMean: mean, FeatureStd: std, TargetMean: []float64{0}, M: m, D: d, K: 1,
+		Centers: centres, Alpha: alpha,
+		Calibration: &model.Calibration{Method: model.CalibrationPlatt, A: 2, B: 0.1, Rows: 1},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mm
+}
+
+// BenchmarkPredictor: the latency of one call at M = 10⁴, d = 28, for 1,
+// 64 and 4096 rows: a Predictor (scores, classes and calibrated
+// probabilities, reused scratch) against Model.PredictTo followed by
+// ProbaTo (a copy of x, a kernel workspace and the outputs per call).
+func BenchmarkPredictor(b *testing.B) {
+	m := benchModel(b)
+	for _, rows := range []int{1, 64, 4096} {
+		x := probe(rows, m.D(), 7)
+		b.Run(fmt.Sprintf("rows=%d/predictor", rows), func(b *testing.B) {
+			p := m.NewPredictor()
+			var dst model.Prediction
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.PredictTo(&dst, x, rows, model.WantProba); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+		})
+		b.Run(fmt.Sprintf("rows=%d/model.PredictTo", rows), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out := make([]float64, rows)
+				m.PredictTo(out, x, rows)
+				proba := make([]float64, 2*rows)
+				m.ProbaTo(proba, out, rows)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+		})
+	}
+}
