@@ -31,6 +31,8 @@ func TestImportEdges(t *testing.T) {
 		"kernel":     {mod + "stream", mod + "ooc", mod + "chunkstore", mod + "precond"},
 		"ooc":        {mod + "chunkstore", "github.com/apache/arrow-go"},
 		"metrics":    {mod},
+		// model and model/predictfile predict: nothing of training.
+		"model": {mod + "ooc", mod + "precond", mod + "chunkstore"},
 		// internal/container is the model and checkpoint files' layout.
 		"internal/container": {mod},
 		// tabular streams Parquet/CSV rows in and out for predict (kept
@@ -42,7 +44,7 @@ func TestImportEdges(t *testing.T) {
 		"internal/table": {mod + "chunkstore", mod + "stream", mod + "ooc", mod + "kernel", mod + "precond", mod + "tabular"},
 		// export/onnx writes a fitted model as a graph: it reads the
 		// model, nothing of data files, passes or training.
-		"export": {mod + "ooc", mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "internal/predictfile", "github.com/apache/arrow-go"},
+		"export": {mod + "ooc", mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "model/predictfile", "github.com/apache/arrow-go"},
 	}
 	// The model stands apart from training: a service that predicts
 	// links kernel, stream and metrics, and nothing that fits.

@@ -36,7 +36,7 @@
 //
 // Predict applies a model to Parquet and CSV files as one task per
 // input file, each writing its predictions as Parquet beside its input,
-// through falkon-ooc predict's own code (internal/predictfile).
+// through falkon-ooc predict's own code (model/predictfile).
 //
 // A pass's description (ooc.PassJob as JSON) travels in the pipeline when
 // it is small, else in a file under Options.Temp that each worker process

@@ -14,7 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
-	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
+	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
@@ -187,7 +187,7 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 		}
 		return pf
 	}
-	topt, err := predictfile.TableOptions(m, cfg.Model, predictfile.Input{Keep: cfg.Keep, Nulls: cfg.Nulls,
+	topt, err := predictfile.TableOptions(m.Model, cfg.Model, predictfile.Input{Keep: cfg.Keep, Nulls: cfg.Nulls,
 		NoHeader: cfg.NoHeader, Names: cfg.Columns, MaxLine: cfg.MaxLine})
 	if err != nil {
 		return fail(err)
@@ -197,11 +197,10 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 		return fail(predictfile.ExplainMissing(err, m.Features(), cfg.Keep))
 	}
 	defer r.Close()
-	popt := predictfile.Options{Workers: cfg.Workers, Proba: cfg.Proba, Std: cfg.Std || cfg.Interval > 0, ShowStd: cfg.Std}
-	if cfg.Interval > 0 {
-		popt.Z = ooc.IntervalZ(cfg.Interval)
+	p, err := predictfile.New(m.Model, predictOptions(cfg))
+	if err != nil {
+		return fail(err)
 	}
-	p := predictfile.New(m, popt)
 	if err := fileutil.WriteFile(pf.Output, 0o644, func(w io.Writer) error {
 		return p.Files(ctx, r, w, tabular.Parquet)
 	}); err != nil {
@@ -219,9 +218,18 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 	return pf
 }
 
+// predictOptions returns predictfile's options for cfg.
+func predictOptions(cfg *PredictConfig) predictfile.Options {
+	popt := predictfile.Options{Workers: cfg.Workers, Proba: cfg.Proba, Std: cfg.Std || cfg.Interval > 0, ShowStd: cfg.Std, Keep: cfg.Keep}
+	if cfg.Interval > 0 {
+		popt.Z = ooc.IntervalZ(cfg.Interval)
+	}
+	return popt
+}
+
 // Predict applies a model to Parquet and CSV files with one Beam task per
 // input file, which reads it with falkon-ooc predict's own code
-// (internal/predictfile) and writes its predictions as Parquet beside it
+// (model/predictfile) and writes its predictions as Parquet beside it
 // (OutputName): the --keep columns, the prediction and the scores (or
 // probabilities, standard deviations, intervals), one row per input row
 // in input order, under a temporary name renamed when whole. The driver
@@ -250,7 +258,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if err != nil {
 		return nil, err
 	}
-	if _, err := predictfile.TableOptions(m, cfg.Model, predictfile.Input{Nulls: cfg.Nulls}); err != nil {
+	if _, err := predictfile.TableOptions(m.Model, cfg.Model, predictfile.Input{Nulls: cfg.Nulls}); err != nil {
 		return nil, err
 	}
 	if cfg.Proba && !m.HasProba() {
@@ -258,6 +266,9 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	}
 	if (cfg.Std || cfg.Interval > 0) && m.Uncertainty() == nil {
 		return nil, fmt.Errorf("--std, --interval: model %s has no predictive standard deviations: it was fitted without --uncertainty", cfg.Model)
+	}
+	if _, err := predictfile.New(m.Model, predictOptions(&cfg)); err != nil { // --keep against the output columns
+		return nil, err
 	}
 	if cfg.Inputs, err = expandURLs(ctx, cfg.Inputs); err != nil {
 		return nil, err

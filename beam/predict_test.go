@@ -14,17 +14,17 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
-	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
 // localPredict is falkon-ooc predict --out out --keep keep of inputs: the
-// command's own calls (internal/predictfile, tabular, fileutil).
+// command's own calls (model/predictfile, tabular, fileutil).
 func localPredict(t *testing.T, m *ooc.Model, model string, inputs, keep []string, out string) error {
 	t.Helper()
-	topt, err := predictfile.TableOptions(m, model, predictfile.Input{Keep: keep, Nulls: "error"})
+	topt, err := predictfile.TableOptions(m.Model, model, predictfile.Input{Keep: keep, Nulls: "error"})
 	if err != nil {
 		return err
 	}
@@ -33,14 +33,17 @@ func localPredict(t *testing.T, m *ooc.Model, model string, inputs, keep []strin
 		return predictfile.ExplainMissing(err, m.Features(), keep)
 	}
 	defer r.Close()
-	p := predictfile.New(m, predictfile.Options{})
+	p, err := predictfile.New(m.Model, predictfile.Options{Keep: keep})
+	if err != nil {
+		return err
+	}
 	return fileutil.WriteFile(out, 0o644, func(w io.Writer) error { return p.Files(context.Background(), r, w, tabular.Parquet) })
 }
 
 // localMetrics is falkon-ooc predict's metrics of inputs (no output).
 func localMetrics(t *testing.T, m *ooc.Model, model string, inputs []string) *ooc.Metrics {
 	t.Helper()
-	topt, err := predictfile.TableOptions(m, model, predictfile.Input{Nulls: "error"})
+	topt, err := predictfile.TableOptions(m.Model, model, predictfile.Input{Nulls: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,10 @@ func localMetrics(t *testing.T, m *ooc.Model, model string, inputs []string) *oo
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p := predictfile.New(m, predictfile.Options{})
+	p, err := predictfile.New(m.Model, predictfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.Files(context.Background(), r, nil, tabular.Parquet); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +140,13 @@ func TestPredictMatchesLocal(t *testing.T) {
 	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1]}, Options{})
 	if want := OutputName(ins[0], DefaultPredictSuffix) + " already exists; remove it or give --force"; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
+	}
+
+	// A kept column named like an output column: falkon-ooc predict's
+	// refusal, before any task runs.
+	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1], Keep: []string{"key", "y_pred"}, Force: true}, Options{})
+	if want := `--keep: the input column "y_pred" has the name of an output column of predict; the output would have two columns "y_pred" (leave it out of --keep, or rename it in the input)`; err == nil || err.Error() != want {
+		t.Fatalf("--keep y_pred: got %v, want %s", err, want)
 	}
 
 	// A NaN feature in the second input: falkon-ooc predict's error, and

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
-	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"

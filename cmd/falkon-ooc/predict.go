@@ -15,7 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
-	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
+	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
@@ -190,9 +190,12 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	}
 	p := &predictRun{m: m, pr: newProgress(e.stderr, o.quiet)}
 	popt.Progress = func(rows int64) { p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(rows)), false) }
-	p.Predictor = predictfile.New(m, popt)
 	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
 		Classes: m.ClassNames(), Proba: o.proba, Std: o.std, Interval: o.interval}
+	popt.Keep = p.res.Keep
+	if p.Predictor, err = predictfile.New(m.Model, popt); err != nil {
+		return err
+	}
 	summary := e.stdout
 	if o.out == "-" {
 		summary = e.stderr
@@ -226,7 +229,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 				e.stdin = stdin.r
 			}
 		}
-		topt, err := predictfile.TableOptions(m, o.model, predictfile.Input{Keep: p.res.Keep, Nulls: o.nulls,
+		topt, err := predictfile.TableOptions(m.Model, o.model, predictfile.Input{Keep: p.res.Keep, Nulls: o.nulls,
 			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), MaxLine: o.maxLine})
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
-	"github.com/falkon-ooc/falkon-ooc/internal/predictfile"
+	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/model"
 )
 
 // StdReport is how the predictive standard deviations did on rows with
@@ -66,7 +66,7 @@ func (s *StdMetrics) Report(interval float64) *StdReport {
 	r.NLPDConstant /= float64(n)
 	sort.Float64s(abs)
 	for _, l := range levels {
-		z := ooc.IntervalZ(l)
+		z := model.IntervalZ(l)
 		in, width := 0, 0.0
 		for i, e := range s.e {
 			if math.Abs(e) <= z*s.sd[i] {
@@ -75,9 +75,11 @@ func (s *StdMetrics) Report(interval float64) *StdReport {
 			width += 2 * z * s.sd[i]
 		}
 		cov := float64(in) / float64(n)
-		q := abs[min(int(math.Ceil(cov*float64(n)))-1, n-1)]
-		if in == 0 {
-			q = 0
+		// The constant width covering the same share: twice the in-th
+		// smallest |residual| (0 when no target is inside).
+		q := 0.0
+		if in > 0 {
+			q = abs[in-1]
 		}
 		r.Levels = append(r.Levels, LevelReport{Level: l, Coverage: cov, MeanWidth: width / float64(n), ConstantWidth: 2 * q})
 	}

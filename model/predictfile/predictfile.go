@@ -1,23 +1,19 @@
-// Package predictfile applies a model to the rows of Parquet and CSV
-// files read with package tabular, batch by batch, and writes the output
-// columns of falkon-ooc predict: the prediction, the scores or calibrated
-// probabilities, and the predictive standard deviations and intervals. It
-// is the one implementation of predict's rows, used by falkon-ooc predict
-// (all inputs into one output) and by falkon-ooc-beam predict (one output
-// per input file, each a task of a Beam job).
 package predictfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/model"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
@@ -34,16 +30,20 @@ type Options struct {
 	// (TARGET_lower, TARGET_upper).
 	Std, ShowStd bool
 	Z            float64
+	// Keep names the input columns copied beside the predictions
+	// (tabular.Options.Keep); none may have the name of an output column.
+	Keep []string
 	// Progress, if set, is called after each batch with the rows so far.
 	Progress func(rows int64)
 }
 
 // Predictor predicts batches of rows and keeps the counts and metrics.
+// It is not safe for concurrent use (it runs its own workers).
 type Predictor struct {
-	m   *ooc.Model
+	m   *model.Model
 	opt Options
 	// Ev holds the metrics of the rows with targets (WithTargets).
-	Ev          *ooc.Evaluator
+	Ev          *model.Evaluator
 	WithTargets bool
 	// Rows counts the rows predicted, Dropped the rows left out for a bad
 	// feature, Unscored the predicted rows whose target is bad.
@@ -52,7 +52,9 @@ type Predictor struct {
 	// targets (Options.Std).
 	Std *StdMetrics
 
-	cols     [][]float64 // output columns of a batch
+	cols     [][]float64        // output columns of a batch
+	preds    []*model.Predictor // one per part of a batch
+	parts    []model.Prediction
 	scores   []float64
 	x        []float64
 	tgt      []float64
@@ -61,16 +63,45 @@ type Predictor struct {
 	sd       []float64
 }
 
-// New returns a Predictor of m.
-func New(m *ooc.Model, opt Options) *Predictor {
-	if opt.Workers == 0 {
+// New returns a Predictor of m. It is an error to ask for what the model
+// cannot give (Proba of a regression model, Std of a model without an
+// Uncertainty: model.ErrNoUncertainty), or to keep a column under the
+// name of an output column (CheckKeep).
+func New(m *model.Model, opt Options) (*Predictor, error) {
+	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
+	if opt.Proba && m.Task() == model.TaskRegression {
+		return nil, errors.New("a regression model has no class probabilities")
+	}
+	if opt.Std && m.Uncertainty() == nil {
+		return nil, model.ErrNoUncertainty
+	}
 	p := &Predictor{m: m, opt: opt, Ev: m.NewEvaluator()}
+	if err := CheckKeep(opt.Keep, p.Columns()); err != nil {
+		return nil, err
+	}
 	if opt.Std {
 		p.Std = &StdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K()}
 	}
-	return p
+	return p, nil
+}
+
+// CheckKeep returns an error when the output would have two columns of
+// one name: a kept input column named like one of the output columns
+// cols, or named twice. The error names the --keep flag and the column.
+func CheckKeep(keep []string, cols []tabular.Column) error {
+	for i, c := range keep {
+		if slices.Contains(keep[:i], c) {
+			return fmt.Errorf("--keep: the column %q is named twice", c)
+		}
+		for _, o := range cols {
+			if o.Name == c {
+				return fmt.Errorf("--keep: the input column %q has the name of an output column of predict; the output would have two columns %q (leave it out of --keep, or rename it in the input)", c, c)
+			}
+		}
+	}
+	return nil
 }
 
 // Files predicts the rows of r, writing them to w in format (w nil:
@@ -135,19 +166,39 @@ func (p *Predictor) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Wri
 		p.sd = grow(p.sd, n*k)
 	}
 	per := max((n+p.opt.Workers-1)/p.opt.Workers, 64)
+	parts := (n + per - 1) / per
+	for len(p.preds) < parts {
+		p.preds = append(p.preds, m.NewPredictor())
+		p.parts = append(p.parts, model.Prediction{})
+	}
+	want := model.Want(0)
+	if p.opt.Std {
+		want = model.WantStd
+	}
 	var g errgroup.Group
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
+	for i := range parts {
+		lo, hi := i*per, min((i+1)*per, n)
+		// The part's Prediction writes in place into the batch's
+		// scores and standard deviations (capacity exactly its rows).
+		dst := &p.parts[i]
+		dst.Scores = p.scores[lo*k : hi*k : hi*k]
+		if p.opt.Std {
+			dst.Std = p.sd[lo*k : hi*k : hi*k]
+		}
 		g.Go(func() error {
-			if p.opt.Std {
-				m.PredictStdTo(p.scores[lo*k:hi*k], p.sd[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
-			} else {
-				m.PredictTo(p.scores[lo*k:hi*k], p.x[lo*d:hi*d], hi-lo)
+			if err := p.preds[i].PredictTo(dst, p.x[lo*d:hi*d], hi-lo, want); err != nil {
+				var ve *stream.ValueError
+				if errors.As(err, &ve) {
+					ve.Row += lo
+				}
+				return fmt.Errorf("%s: %w", b.File, err)
 			}
 			return nil
 		})
 	}
-	g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -260,8 +311,8 @@ func grow(s []float64, n int) []float64 {
 // OutputColumns names the prediction columns: the prediction (a label
 // column for a model with string classes), then the scores or, with
 // proba, the probabilities.
-func OutputColumns(m *ooc.Model, proba bool) []tabular.Column {
-	if m.Task() == ooc.TaskRegression {
+func OutputColumns(m *model.Model, proba bool) []tabular.Column {
+	if m.Task() == model.TaskRegression {
 		cols := make([]tabular.Column, len(m.Targets()))
 		for j, t := range m.Targets() {
 			cols[j].Name = t + "_pred"
@@ -278,7 +329,7 @@ func OutputColumns(m *ooc.Model, proba bool) []tabular.Column {
 		for _, c := range m.ClassNames() {
 			cols = append(cols, tabular.Column{Name: "p_" + c})
 		}
-	case m.Task() == ooc.TaskBinary:
+	case m.Task() == model.TaskBinary:
 		cols = append(cols, tabular.Column{Name: "score"})
 	default:
 		for _, c := range m.ClassNames() {
@@ -294,7 +345,7 @@ func OutputColumns(m *ooc.Model, proba bool) []tabular.Column {
 func (p *Predictor) outputRow(scores []float64, dst []float64) []float64 {
 	m := p.m
 	dst = dst[:0]
-	if m.Task() == ooc.TaskRegression {
+	if m.Task() == model.TaskRegression {
 		return append(dst, scores...)
 	}
 	if m.Labeled() {
@@ -344,7 +395,7 @@ func appendStd(dst, scores, sd []float64, std bool, z float64) []float64 {
 
 // MetricsLine is the one-line text of m that falkon-ooc and
 // falkon-ooc-beam print ("rmse 0.12, mse 0.0144, …").
-func MetricsLine(m *ooc.Metrics) string {
+func MetricsLine(m *model.Metrics) string {
 	var parts []string
 	add := func(name string, v *float64) {
 		if v != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
@@ -19,9 +19,9 @@ type Input struct {
 }
 
 // TableOptions returns the tabular.Options that read the inputs of model
-// m (from the file model) for in: its features, its targets when present,
+// m (from the file path) for in: its features, its targets when present,
 // the kept columns, and its training means for Nulls "mean".
-func TableOptions(m *ooc.Model, model string, in Input) (tabular.Options, error) {
+func TableOptions(m *model.Model, path string, in Input) (tabular.Options, error) {
 	topt := tabular.Options{
 		Numeric: m.Features(), Optional: m.Targets(), Keep: in.Keep, Nulls: in.Nulls,
 		NoHeader: in.NoHeader || len(in.Names) > 0, Names: in.Names, MaxLine: in.MaxLine,
@@ -29,7 +29,7 @@ func TableOptions(m *ooc.Model, model string, in Input) (tabular.Options, error)
 	if in.Nulls == "mean" { // the training means: 0 in the model's standardised space
 		topt.Nulls, topt.Fill = "fill", m.FeatureMean()
 		if topt.Fill == nil {
-			return topt, fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", model)
+			return topt, fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", path)
 		}
 	}
 	if m.Labeled() {
