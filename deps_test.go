@@ -57,6 +57,34 @@ func TestImportEdges(t *testing.T) {
 			t.Errorf("model must not import %s: it may import kernel, stream, metrics, internal/fileutil and internal/container", imp)
 		}
 	}
+	// The server predicts and fits nothing: neither it nor anything it
+	// links (the model, the kernel) reaches training, the stores or the
+	// preconditioner.
+	for _, root := range []string{"serve", "serve/client"} {
+		seen := map[string]bool{}
+		var walk func(pkg string)
+		walk = func(pkg string) {
+			if seen[pkg] {
+				return
+			}
+			seen[pkg] = true
+			for _, imp := range imports[pkg] {
+				if !strings.HasPrefix(imp, mod) {
+					continue
+				}
+				dep := strings.TrimPrefix(imp, mod)
+				for _, bad := range []string{"ooc", "precond", "chunkstore", "tabular", "internal/predictfile"} {
+					if dep == bad || strings.HasPrefix(dep, bad+"/") {
+						t.Errorf("%s links %s (through %s): a server imports the model, nothing of training", root, dep, pkg)
+					}
+				}
+				walk(dep)
+			}
+		}
+		if _, ok := imports[root]; ok {
+			walk(root)
+		}
+	}
 	for pkg, imps := range imports {
 		if strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "bench/") {
 			continue
@@ -66,9 +94,10 @@ func TestImportEdges(t *testing.T) {
 				t.Errorf("%s imports the command %s", pkg, imp)
 			}
 			// Arrow: ingest reads Parquet/CSV into stores; tabular streams
-			// rows for predict and writes its Parquet/CSV output.
-			if strings.HasPrefix(imp, "github.com/apache/arrow-go") && pkg != "chunkstore/ingest" && !strings.HasPrefix(pkg, "chunkstore/ingest/") && pkg != "tabular" && pkg != "internal/table" {
-				t.Errorf("%s imports Arrow (%s): only chunkstore/ingest, tabular and internal/table (what they share) may", pkg, imp)
+			// rows for predict and writes its Parquet/CSV output; serve and
+			// its client speak the Arrow IPC stream on the wire.
+			if strings.HasPrefix(imp, "github.com/apache/arrow-go") && pkg != "chunkstore/ingest" && !strings.HasPrefix(pkg, "chunkstore/ingest/") && pkg != "tabular" && pkg != "internal/table" && pkg != "serve" && pkg != "serve/client" {
+				t.Errorf("%s imports Arrow (%s): only chunkstore/ingest, tabular, internal/table (what they share), serve and serve/client may", pkg, imp)
 			}
 			for prefix, bad := range forbidden {
 				if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {

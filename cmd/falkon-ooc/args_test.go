@@ -110,8 +110,9 @@ func TestFlagsAfterInputs(t *testing.T) {
 			s.check(t, out)
 		}
 	}
-	// Every command taking inputs is covered above; demo takes none.
-	covered := []string{"ingest", "inspect", "fit", "predict", "export", "tune", "clean", "demo"}
+	// Every command taking inputs is covered above; demo and serve take
+	// none.
+	covered := []string{"ingest", "inspect", "fit", "predict", "export", "tune", "clean", "demo", "serve"}
 	for name := range commands {
 		if !slices.Contains(covered, name) {
 			t.Errorf("command %s has no case in TestFlagsAfterInputs: add one that puts its flags after its inputs", name)

@@ -6,7 +6,7 @@ import "testing"
 // goldens (ingest and inspect: TestIngestHelp). The command list has no
 // golden: each new command would change it.
 func TestHelp(t *testing.T) {
-	for _, cmd := range []string{"fit", "predict", "demo"} {
+	for _, cmd := range []string{"fit", "predict", "demo", "serve"} {
 		for _, args := range [][]string{{cmd, "--help"}, {"help", cmd}} {
 			code, out, errOut := runCLI(args...)
 			if code != 0 || errOut != "" {

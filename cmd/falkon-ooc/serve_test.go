@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/serve/client"
+)
+
+// syncBuffer is a bytes.Buffer written by one goroutine and read by
+// another.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
+
+// startServe runs falkon-ooc serve in-process on a free port and returns
+// its base URL and a function that stops it (as SIGTERM does) and
+// returns its exit code and stderr.
+func startServe(t *testing.T, args ...string) (string, func() (int, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), io.Discard, &stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := servingAddr.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1], func() (int, string) {
+				cancel()
+				return <-done, stderr.String()
+			}
+		}
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServeMatchesPredict: the predictions served for rows equal those
+// falkon-ooc predict writes for the same rows, within 1e-12 (both run
+// the model's kernel over the rows; blocks of other sizes may sum in
+// another order), for a regression with standard deviations and
+// intervals and for a classifier's probabilities, in the JSON and Arrow
+// forms.
+func TestServeMatchesPredict(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "reg.falkon")
+	if code, _, e := runCLI("fit", "--out", reg, "--centers", "80", "--iters", "6", "--uncertainty", "--quiet", makeStore(t, dir, 1500, 11, "y")); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
+	cls := filepath.Join(dir, "cls.falkon")
+	if code, _, e := runCLI("fit", "--out", cls, "--centers", "80", "--iters", "6", "--val-fraction", "0.2", "--quiet", makeStore(t, dir, 1500, 12, "label")); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
+	_, _, csvPath, rows := predictFixture(t, 300)
+	for _, c := range []struct {
+		model, query string
+		flags        []string
+	}{
+		{reg, "std=true&interval=0.8", []string{"--std", "--interval", "0.8"}},
+		{cls, "proba=true", []string{"--proba"}},
+		{cls, "", nil},
+	} {
+		code, out, e := runCLI(append([]string{"predict", "--model", c.model, "--out", "-", csvPath}, c.flags...)...)
+		if code != 0 {
+			t.Fatalf("predict: %s", e)
+		}
+		recs := readCSV(t, out)
+		url, stop := startServe(t, "--model", c.model, "--max-batch", "64")
+		var body strings.Builder
+		body.WriteString(`{"rows": [`)
+		for i, r := range rows {
+			if i > 0 {
+				body.WriteString(",")
+			}
+			fmt.Fprintf(&body, `{"a": %s, "b": %s, "c": %s}`, r[2], r[3], r[4])
+		}
+		body.WriteString("]}")
+		resp, err := http.Post(url+"/v1/predict?"+c.query, "application/json", strings.NewReader(body.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		a, err := client.DecodeJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareAnswer(t, c.model+" "+c.query, recs, a)
+		// One row a request, gathered into blocks by concurrent clients.
+		single := make([]*client.Answer, len(rows))
+		cl := client.New(url, nil)
+		var q client.Query
+		q.Proba = strings.Contains(c.query, "proba")
+		q.Std = strings.Contains(c.query, "std")
+		if q.Std {
+			q.Interval = 0.8
+		}
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < len(rows); i += 8 {
+					x := map[string]float64{}
+					for j, f := range []string{"a", "b", "c"} {
+						x[f], _ = strconv.ParseFloat(rows[i][2+j], 64)
+					}
+					var err error
+					if single[i], err = cl.PredictRows(context.Background(), []map[string]float64{x}, q); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		merged := &client.Answer{Rows: len(rows)}
+		for _, s := range single {
+			if s == nil {
+				t.FailNow()
+			}
+			for j, col := range s.Columns {
+				if len(merged.Columns) <= j {
+					merged.Columns = append(merged.Columns, client.Column{Name: col.Name})
+				}
+				merged.Columns[j].Values = append(merged.Columns[j].Values, col.Values...)
+				merged.Columns[j].Labels = append(merged.Columns[j].Labels, col.Labels...)
+			}
+		}
+		compareAnswer(t, c.model+" "+c.query+" one row a request", recs, merged)
+		if code, e := stop(); code != 0 || !strings.Contains(e, "msg=stopped") {
+			t.Errorf("serve stopped with %d: %s", code, e)
+		}
+	}
+}
+
+// compareAnswer compares predict's CSV records with a server's answer,
+// column by column.
+func compareAnswer(t *testing.T, what string, recs [][]string, a *client.Answer) {
+	t.Helper()
+	var names []string
+	for _, c := range a.Columns {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, ","), strings.Join(recs[0], ","); got != want {
+		t.Fatalf("%s: columns %s, predict writes %s", what, got, want)
+	}
+	if a.Rows != len(recs)-1 {
+		t.Fatalf("%s: %d rows, predict wrote %d", what, a.Rows, len(recs)-1)
+	}
+	for j, col := range a.Columns {
+		for i, rec := range recs[1:] {
+			if col.Labels != nil {
+				if col.Labels[i] != rec[j] {
+					t.Fatalf("%s: row %d %s %q, predict %q", what, i, col.Name, col.Labels[i], rec[j])
+				}
+				continue
+			}
+			want, err := strconv.ParseFloat(rec[j], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := col.Values[i]; math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Fatalf("%s: row %d %s %v, predict %v", what, i, col.Name, got, want)
+			}
+		}
+	}
+}
+
+// TestServeModelSummary: GET /v1/model holds inspect --json's model.
+func TestServeModelSummary(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.falkon")
+	if code, _, e := runCLI("fit", "--out", model, "--centers", "50", "--iters", "4", "--quiet", makeStore(t, dir, 800, 3, "y")); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
+	_, out, _ := runCLI("inspect", "--json", model)
+	var insp struct{ Model json.RawMessage }
+	if err := json.Unmarshal([]byte(out), &insp); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startServe(t, "--model", model)
+	defer stop()
+	raw, err := client.New(url, nil).Model(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		ID    string
+		Model json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	json.Compact(&a, got.Model)
+	json.Compact(&b, insp.Model)
+	if a.String() != b.String() || len(got.ID) != 12 {
+		t.Errorf("/v1/model id %q model\n%s\ninspect --json's model\n%s", got.ID, a.String(), b.String())
+	}
+}
+
+func TestServeUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"serve"}, "falkon-ooc serve: --model is required"},
+		{[]string{"serve", "--model", "m", "--nulls", "drop"}, `--nulls must be error, mean or zero, not "drop" (a server answers every row, so there is no drop)`},
+		{[]string{"serve", "--model", "m", "--max-body", "lots"}, `--max-body: "lots" is not a size > 0`},
+		{[]string{"serve", "--model", "m", "--max-batch", "0"}, "--max-batch must be at least 1, not 0"},
+		{[]string{"serve", "--model", "m", "extra"}, `serve takes no arguments, found "extra"`},
+	} {
+		code, _, e := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(e, c.msg) {
+			t.Errorf("%q: exit %d, %s\nwant %s", c.args, code, e, c.msg)
+		}
+	}
+	code, _, e := runCLI("serve", "--model", filepath.Join(t.TempDir(), "none.falkon"))
+	if code != exitFailure || !strings.Contains(e, "falkon-ooc serve: load model: open ") {
+		t.Errorf("missing model: exit %d, %s", code, e)
+	}
+}

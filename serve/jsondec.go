@@ -1,0 +1,552 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// maxToken bounds a string or number of a request: a longer one is an
+// error, so a hostile body cannot grow the decoder's scratch.
+const maxToken = 1 << 16
+
+// jsonReader reads the JSON of a request body through a fixed buffer:
+// the body is never held whole, and a reader reused across requests
+// allocates nothing.
+type jsonReader struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	off      int64 // stream offset of buf[0]
+	err      error // sticky read error; io.EOF at the end
+	tok      []byte
+}
+
+func (jr *jsonReader) reset(r io.Reader) {
+	if jr.buf == nil {
+		jr.buf = make([]byte, 32<<10)
+	}
+	jr.r, jr.pos, jr.end, jr.off, jr.err = r, 0, 0, 0, nil
+	jr.tok = jr.tok[:0]
+}
+
+// fill reads more of the body when the buffer is spent; false at the end
+// or on an error (jr.err).
+func (jr *jsonReader) fill() bool {
+	if jr.pos < jr.end {
+		return true
+	}
+	if jr.err != nil {
+		return false
+	}
+	jr.off += int64(jr.end)
+	jr.pos, jr.end = 0, 0
+	for jr.end == 0 && jr.err == nil {
+		jr.end, jr.err = jr.r.Read(jr.buf)
+	}
+	return jr.end > 0
+}
+
+// where is the stream offset of the next byte.
+func (jr *jsonReader) where() int64 { return jr.off + int64(jr.pos) }
+
+// bodyErr turns a read error into the request's error.
+func (jr *jsonReader) bodyErr() error {
+	return readError(jr.err)
+}
+
+// syntax returns a malformed-JSON error at the current offset.
+func (jr *jsonReader) syntax(format string, a ...any) error {
+	if jr.err != nil && jr.err != io.EOF {
+		return jr.bodyErr()
+	}
+	return &RequestError{Status: 400, Row: -1, Msg: fmt.Sprintf("malformed JSON at byte %d: %s", jr.where(), fmt.Sprintf(format, a...))}
+}
+
+// peek skips white space and returns the next byte without consuming it;
+// 0 at the end of the body.
+func (jr *jsonReader) peek() byte {
+	for jr.fill() {
+		c := jr.buf[jr.pos]
+		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return c
+		}
+		jr.pos++
+	}
+	return 0
+}
+
+// expect consumes the byte c after white space.
+func (jr *jsonReader) expect(c byte, what string) error {
+	got := jr.peek()
+	if got != c {
+		return jr.syntax("want %s, found %s", what, describe(got))
+	}
+	jr.pos++
+	return nil
+}
+
+// describe names the byte that starts a value, for errors.
+func describe(c byte) string {
+	switch {
+	case c == 0:
+		return "the end of the body"
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == 't' || c == 'f':
+		return "true or false"
+	case c == 'n':
+		return "null"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	case c >= 0x20 && c < 0x7f:
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// more reads the separator after an element of an array or object: true
+// after ',', false after the closing byte.
+func (jr *jsonReader) more(closing byte) (bool, error) {
+	switch c := jr.peek(); c {
+	case ',':
+		jr.pos++
+		return true, nil
+	case closing:
+		jr.pos++
+		return false, nil
+	default:
+		return false, jr.syntax("want ',' or '%c', found %s", closing, describe(c))
+	}
+}
+
+// str reads a string into jr.tok, its escapes decoded.
+func (jr *jsonReader) str() error {
+	if err := jr.expect('"', "a string"); err != nil {
+		return err
+	}
+	jr.tok = jr.tok[:0]
+	for {
+		if !jr.fill() {
+			return jr.syntax("unterminated string")
+		}
+		c := jr.buf[jr.pos]
+		jr.pos++
+		switch {
+		case c == '"':
+			if !utf8.Valid(jr.tok) {
+				return jr.syntax("a string that is not UTF-8")
+			}
+			return nil
+		case c == '\\':
+			if err := jr.escape(); err != nil {
+				return err
+			}
+		case c < 0x20:
+			return jr.syntax("a control character (byte 0x%02x) in a string", c)
+		default:
+			jr.tok = append(jr.tok, c)
+		}
+		if len(jr.tok) > maxToken {
+			return jr.syntax("a string longer than %d bytes", maxToken)
+		}
+	}
+}
+
+func (jr *jsonReader) escape() error {
+	if !jr.fill() {
+		return jr.syntax("unterminated string")
+	}
+	c := jr.buf[jr.pos]
+	jr.pos++
+	switch c {
+	case '"', '\\', '/':
+		jr.tok = append(jr.tok, c)
+	case 'b':
+		jr.tok = append(jr.tok, '\b')
+	case 'f':
+		jr.tok = append(jr.tok, '\f')
+	case 'n':
+		jr.tok = append(jr.tok, '\n')
+	case 'r':
+		jr.tok = append(jr.tok, '\r')
+	case 't':
+		jr.tok = append(jr.tok, '\t')
+	case 'u':
+		r, err := jr.hex4()
+		if err != nil {
+			return err
+		}
+		if utf16.IsSurrogate(r) {
+			r = utf8.RuneError
+			if jr.fill() && jr.buf[jr.pos] == '\\' {
+				jr.pos++
+				if !jr.fill() || jr.buf[jr.pos] != 'u' {
+					return jr.syntax("a lone surrogate escape")
+				}
+				jr.pos++
+				r2, err := jr.hex4()
+				if err != nil {
+					return err
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+		}
+		jr.tok = utf8.AppendRune(jr.tok, r)
+	default:
+		return jr.syntax("unknown escape \\%c", c)
+	}
+	return nil
+}
+
+func (jr *jsonReader) hex4() (rune, error) {
+	var r rune
+	for range 4 {
+		if !jr.fill() {
+			return 0, jr.syntax("unterminated \\u escape")
+		}
+		c := jr.buf[jr.pos]
+		jr.pos++
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, jr.syntax("a \\u escape with %s", describe(c))
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, nil
+}
+
+// number reads a JSON number. A value beyond float64's range reads as
+// ±Inf, which the null policy then judges.
+func (jr *jsonReader) number() (float64, error) {
+	jr.tok = jr.tok[:0]
+	for jr.fill() {
+		c := jr.buf[jr.pos]
+		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			break
+		}
+		jr.tok = append(jr.tok, c)
+		jr.pos++
+		if len(jr.tok) > 400 {
+			return 0, jr.syntax("a number longer than 400 characters")
+		}
+	}
+	if !validNumber(jr.tok) {
+		return 0, jr.syntax("%q is not a JSON number", jr.tok)
+	}
+	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(jr.tok), len(jr.tok)), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, jr.syntax("%q is not a JSON number", jr.tok)
+	}
+	return v, nil
+}
+
+// validNumber reports whether b follows JSON's number grammar.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// literal consumes the word true, false or null that starts here.
+func (jr *jsonReader) literal(word string) error {
+	for i := range len(word) {
+		if !jr.fill() || jr.buf[jr.pos] != word[i] {
+			return jr.syntax("want %s", word)
+		}
+		jr.pos++
+	}
+	return nil
+}
+
+// value reads one feature value at row of feature j: a number, or null
+// read by the null policy. Any other JSON value is the row's error.
+func (jr *jsonReader) value(p *nullPolicy, row, j int, features []string) (float64, error) {
+	switch c := jr.peek(); {
+	case c == '-' || (c >= '0' && c <= '9'):
+		v, err := jr.number()
+		if err != nil {
+			return 0, err
+		}
+		return p.value(v, row, j, features)
+	case c == 'n':
+		if err := jr.literal("null"); err != nil {
+			return 0, err
+		}
+		return p.null(row, j, features)
+	case c == 'N' || c == 'I':
+		return 0, jr.syntax("NaN and Infinity are not JSON; a missing value is null")
+	case c == '"' || c == '{' || c == '[' || c == 't' || c == 'f':
+		return 0, badRow(row, features[j], "%s, not a number", describe(c))
+	default:
+		return 0, jr.syntax("want a number, found %s", describe(c))
+	}
+}
+
+// decodeJSON reads a request's JSON body into rb: either
+//
+//	{"rows": [{"x1": 0.5, "x2": 3}, …]}         rows keyed by feature name
+//	{"columns": {"x1": [0.5, …], "x2": [3, …]}}  one array per feature
+func (dc *decoder) decodeJSON(jr *jsonReader, rb *rowBuf) error {
+	if err := jr.expect('{', `a JSON object {"rows": [...]} or {"columns": {...}}`); err != nil {
+		return err
+	}
+	form := ""
+	if jr.peek() == '}' {
+		return badRequest("", `an empty object: want {"rows": [...]} or {"columns": {...}}`)
+	}
+	for {
+		if err := jr.str(); err != nil {
+			return err
+		}
+		var which string
+		switch string(jr.tok) {
+		case "rows":
+			which = "rows"
+		case "columns":
+			which = "columns"
+		default:
+			key := string(jr.tok)
+			return badRequest(key, `unknown field %q: the body is {"rows": [...]} or {"columns": {...}}; options go in the query (proba, std, interval)`, key)
+		}
+		if form != "" {
+			return badRequest(which, `the body holds both "rows" and "columns", or one twice; send one`)
+		}
+		form = which
+		if err := jr.expect(':', "':'"); err != nil {
+			return err
+		}
+		var err error
+		if which == "rows" {
+			err = dc.jsonRows(jr, rb)
+		} else {
+			err = dc.jsonColumns(jr, rb)
+		}
+		if err != nil {
+			return err
+		}
+		more, err := jr.more('}')
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if c := jr.peek(); c != 0 {
+		return jr.syntax("%s after the JSON object", describe(c))
+	}
+	if jr.err != io.EOF {
+		return jr.bodyErr()
+	}
+	return nil
+}
+
+// jsonRows reads [{"x1": 0.5, …}, …].
+func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
+	features := dc.info.Features
+	d := len(features)
+	if err := jr.expect('[', `an array of rows, [{"feature": value, …}, …]`); err != nil {
+		return err
+	}
+	if jr.peek() == ']' {
+		jr.pos++
+		return nil
+	}
+	for {
+		row := rb.n
+		if c := jr.peek(); c != '{' {
+			if c == '[' || c == '"' || c == 'n' || c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9') {
+				return badRow(row, "", "%s; a row is an object keyed by feature name", describe(c))
+			}
+			return jr.syntax("want an object (a row), found %s", describe(c))
+		}
+		jr.pos++
+		x, err := rb.addRow()
+		if err != nil {
+			return err
+		}
+		dc.stamp++
+		got := 0
+		if jr.peek() != '}' {
+			for {
+				if err := jr.str(); err != nil {
+					return err
+				}
+				j, ok := dc.index[string(jr.tok)]
+				if !ok {
+					return badRow(row, string(jr.tok), "not a feature of the model (%s)", dc.featureList)
+				}
+				if dc.seen[j] == dc.stamp {
+					return badRow(row, features[j], "given twice")
+				}
+				dc.seen[j] = dc.stamp
+				got++
+				if err := jr.expect(':', "':'"); err != nil {
+					return err
+				}
+				if x[j], err = jr.value(&dc.nulls, row, j, features); err != nil {
+					return err
+				}
+				more, err := jr.more('}')
+				if err != nil {
+					return err
+				}
+				if !more {
+					break
+				}
+			}
+		} else {
+			jr.pos++
+		}
+		if got < d {
+			for j := range d {
+				if dc.seen[j] != dc.stamp {
+					return badRow(row, features[j], "missing (the row has %d of the model's %d features)", got, d)
+				}
+			}
+		}
+		more, err := jr.more(']')
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// jsonColumns reads {"x1": [0.5, …], …}.
+func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
+	features := dc.info.Features
+	d := len(features)
+	if err := jr.expect('{', `an object of columns, {"feature": [values], …}`); err != nil {
+		return err
+	}
+	dc.stamp++
+	got, first := 0, -1
+	if jr.peek() == '}' {
+		jr.pos++
+	} else {
+		for {
+			if err := jr.str(); err != nil {
+				return err
+			}
+			j, ok := dc.index[string(jr.tok)]
+			if !ok {
+				return badRequest(string(jr.tok), "column %q is not a feature of the model (%s)", jr.tok, dc.featureList)
+			}
+			if dc.seen[j] == dc.stamp {
+				return badRequest(features[j], "column %q given twice", features[j])
+			}
+			dc.seen[j] = dc.stamp
+			got++
+			if err := jr.expect(':', "':'"); err != nil {
+				return err
+			}
+			if c := jr.peek(); c != '[' {
+				if c == 0 || c == ',' || c == '}' {
+					return jr.syntax("want an array, found %s", describe(c))
+				}
+				return badRequest(features[j], "column %q is %s, not an array of numbers", features[j], describe(c))
+			}
+			jr.pos++
+			i := 0
+			if jr.peek() == ']' {
+				jr.pos++
+			} else {
+				for {
+					if first < 0 {
+						if _, err := rb.addRow(); err != nil {
+							return err
+						}
+					} else if i >= rb.n {
+						return badRequest(features[j], "column %q has more values than column %q's %d", features[j], features[first], rb.n)
+					}
+					v, err := jr.value(&dc.nulls, i, j, features)
+					if err != nil {
+						return err
+					}
+					rb.x[i*d+j] = v
+					i++
+					more, err := jr.more(']')
+					if err != nil {
+						return err
+					}
+					if !more {
+						break
+					}
+				}
+			}
+			if first < 0 {
+				first = j
+			} else if i != rb.n {
+				return badRequest(features[j], "column %q has %d values, column %q has %d", features[j], i, features[first], rb.n)
+			}
+			more, err := jr.more('}')
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	if got < d {
+		for j := range d {
+			if dc.seen[j] != dc.stamp {
+				return badRequest(features[j], "column %q is missing (the body has %d of the model's %d features)", features[j], got, d)
+			}
+		}
+	}
+	return nil
+}

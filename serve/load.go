@@ -1,0 +1,79 @@
+package serve
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/falkon-ooc/falkon-ooc/model"
+)
+
+// fitted adapts a *model.Model to Model.
+type fitted struct{ m *model.Model }
+
+// FromModel returns m as the server serves it.
+func FromModel(m *model.Model) Model { return fitted{m} }
+
+func (f fitted) Info() Info {
+	m := f.m
+	in := Info{
+		Features: m.Features(), Targets: m.Targets(), Task: string(m.Task()), K: m.K(),
+		FeatureMean: m.FeatureMean(), Std: m.Uncertainty() != nil,
+	}
+	if m.Task() != model.TaskRegression {
+		in.ClassNames, in.Labeled, in.Classes = m.ClassNames(), m.Labeled(), m.Classes()
+		if in.Labeled {
+			for i := range in.Classes {
+				in.Classes[i] = float64(i)
+			}
+		}
+	}
+	if s, err := m.SummaryJSON(); err == nil {
+		in.Summary = s
+	}
+	return in
+}
+
+func (f fitted) NewScorer() Scorer {
+	s := &predictor{p: f.m.NewPredictor()}
+	if f.m.Task() != model.TaskRegression {
+		s.want = model.WantProba
+	}
+	return s
+}
+
+// predictor is a Scorer over a model.Predictor, its predictions written
+// straight into the caller's Result.
+type predictor struct {
+	p    *model.Predictor
+	want model.Want
+	pred model.Prediction
+}
+
+func (s *predictor) Score(dst *Result, x []float64, rows int, std bool) error {
+	want := s.want
+	if std {
+		want |= model.WantStd
+	}
+	s.pred = model.Prediction{Scores: dst.Scores, Class: dst.Class, Proba: dst.Proba, Std: dst.Std}
+	err := s.p.PredictTo(&s.pred, x, rows, want)
+	dst.Scores, dst.Class, dst.Proba, dst.Std = s.pred.Scores, s.pred.Class, s.pred.Proba, s.pred.Std
+	return err
+}
+
+// Load reads the model file at path. Its identity is the first 12 hex
+// digits of the file's SHA-256: two files with the same bytes are the
+// same model.
+func Load(path string) (Model, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("load model: %w", err)
+	}
+	m, err := model.Parse(data)
+	if err != nil {
+		return nil, "", &model.FileError{Kind: "model", Path: path, Err: err}
+	}
+	sum := sha256.Sum256(data)
+	return FromModel(m), hex.EncodeToString(sum[:6]), nil
+}
