@@ -112,12 +112,12 @@ func (m *Model) HasProba() bool { return m.ownCalibration() != nil }
 
 // probaRow writes one row's probabilities.
 func probaRow(task Task, cal *Calibration, dst, s []float64) {
+	if task == TaskBinary {
+		p := binaryProba(cal, s[0])
+		dst[0], dst[1] = 1-p, p
+		return
+	}
 	if cal != nil && cal.Method == calibrationOwn {
-		if task == TaskBinary {
-			p := sigmoid(s[0])
-			dst[0], dst[1] = 1-p, p
-			return
-		}
 		sum := 0.0
 		for j, v := range s {
 			dst[j] = sigmoid(v)
@@ -126,16 +126,6 @@ func probaRow(task Task, cal *Calibration, dst, s []float64) {
 		for j := range dst {
 			dst[j] /= sum
 		}
-		return
-	}
-	if task == TaskBinary {
-		var p float64
-		if cal != nil {
-			p = sigmoid(cal.A*s[0] + cal.B)
-		} else {
-			p = min(max((s[0]+1)/2, 0), 1)
-		}
-		dst[0], dst[1] = 1-p, p
 		return
 	}
 	if cal != nil {
@@ -156,6 +146,18 @@ func probaRow(task Task, cal *Calibration, dst, s []float64) {
 	for j := range dst {
 		dst[j] /= sum
 	}
+}
+
+// binaryProba is a binary model's probability of Classes[1] at score s
+// under cal (nil: uncalibrated).
+func binaryProba(cal *Calibration, s float64) float64 {
+	switch {
+	case cal == nil:
+		return min(max((s+1)/2, 0), 1)
+	case cal.Method == calibrationOwn:
+		return sigmoid(s)
+	}
+	return sigmoid(cal.A*s + cal.B)
 }
 
 func sigmoid(x float64) float64 {

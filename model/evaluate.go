@@ -13,13 +13,21 @@ import (
 )
 
 // Metrics summarises predictions against known targets. Fields that do
-// not apply to the task are nil. For classification, LogLoss and ECE are
-// those of the model's probabilities (Model.ProbaTo): calibrated when the
-// model carries a Calibration, else of its uncalibrated scores.
+// not apply to the task are nil. Every metric is weighted by the row
+// weights when there are any (a row of weight w counts w times). For
+// classification, the labels are the model's (Model.ClassIndex: the
+// decision its probabilities imply), and LogLoss and ECE are those of
+// its probabilities (Model.ProbaTo): calibrated when the model carries a
+// Calibration, else of its uncalibrated scores. The definitions are
+// package metrics'.
 type Metrics struct {
-	Rows      int64    `json:"rows"`
-	MSE       *float64 `json:"mse,omitempty"`
-	RMSE      *float64 `json:"rmse,omitempty"`
+	Rows int64    `json:"rows"`
+	MSE  *float64 `json:"mse,omitempty"`
+	RMSE *float64 `json:"rmse,omitempty"`
+	// MAE is the mean absolute error; R2 the coefficient of
+	// determination 1 − Σ(ŷ−y)²/Σ(y−ȳ)², which is 1 − RelErr.
+	MAE       *float64 `json:"mae,omitempty"`
+	R2        *float64 `json:"r2,omitempty"`
 	RelErr    *float64 `json:"rel_error,omitempty"`
 	ErrorRate *float64 `json:"error_rate,omitempty"`
 	// Accuracy is 1 − ErrorRate.
@@ -34,6 +42,40 @@ type Metrics struct {
 	// probability in metrics.DefaultBins equal-width bins
 	// (metrics.Reliability).
 	ECE *float64 `json:"ece,omitempty"`
+	// BalancedAccuracy is the mean recall over the classes present
+	// (metrics.Confusion.BalancedAccuracy).
+	BalancedAccuracy *float64 `json:"balanced_accuracy,omitempty"`
+	// PRAUC is, for binary, the area under the precision–recall curve of
+	// the second class by its scores, as average precision
+	// (metrics.AveragePrecision); a random ranking scores its share of
+	// the rows.
+	PRAUC *float64 `json:"pr_auc,omitempty"`
+	// Classes holds precision, recall and F1 per class, in the order of
+	// the model's classes.
+	Classes []ClassMetrics `json:"classes,omitempty"`
+	// Confusion is the confusion matrix: Confusion[t][p] is the rows (or
+	// weight) of true class t labelled p, in the order of Classes.
+	Confusion [][]float64 `json:"confusion,omitempty"`
+}
+
+// ClassMetrics are one class's metrics of the labels (metrics.Confusion).
+// Precision is null (nil) when no row is labelled with the class;
+// recall and F1 when the class has no row either.
+type ClassMetrics struct {
+	Class string `json:"class"`
+	// Support is the rows of the class (their weight with row weights).
+	Support   float64  `json:"support"`
+	Precision *float64 `json:"precision"`
+	Recall    *float64 `json:"recall"`
+	F1        *float64 `json:"f1"`
+}
+
+// Brief returns a copy of m without the per-class metrics and the
+// confusion matrix: what a history of many validations keeps.
+func (m *Metrics) Brief() Metrics {
+	b := *m
+	b.Classes, b.Confusion = nil, nil
+	return b
 }
 
 // Evaluator accumulates the metrics of a model's predictions batch by
@@ -111,6 +153,7 @@ func (e *Evaluator) Metrics() *Metrics {
 	if e.m.task == TaskRegression {
 		out.Rows = e.reg.Count() / int64(e.m.k)
 		out.MSE, out.RMSE, out.RelErr = f(e.reg.MSE()), f(e.reg.RMSE()), f(e.reg.RelErr())
+		out.MAE, out.R2 = f(e.reg.MAE()), f(e.reg.R2())
 		return out
 	}
 	n := len(e.truth)
@@ -121,16 +164,49 @@ func (e *Evaluator) Metrics() *Metrics {
 	q := probaQuality(e.m, e.m.ownCalibration(), e.scores, e.truth, e.w)
 	out.ErrorRate, out.Accuracy = f(1-q.accuracy), f(q.accuracy)
 	out.LogLoss, out.ECE = f(q.logLoss), f(q.ece)
+	nc, k := len(e.m.classes), e.m.k
+	conf := metrics.NewConfusion(nc)
+	for i, t := range e.truth {
+		w := 1.0
+		if e.w != nil {
+			w = e.w[i]
+		}
+		conf.AddWeighted(t, e.m.ClassIndex(e.scores[i*k:(i+1)*k]), w)
+	}
+	out.BalancedAccuracy = f(conf.BalancedAccuracy())
+	names := e.m.ClassNames()
+	out.Confusion = make([][]float64, nc)
+	for c := range nc {
+		out.Classes = append(out.Classes, ClassMetrics{Class: names[c], Support: conf.Support(c),
+			Precision: f(conf.Precision(c)), Recall: f(conf.Recall(c)), F1: f(conf.F1(c))})
+		out.Confusion[c] = make([]float64, nc)
+		for p := range nc {
+			out.Confusion[c][p] = conf.At(c, p)
+		}
+	}
 	if e.m.task == TaskBinary {
 		pos := make([]bool, n)
 		for i, t := range e.truth {
 			pos[i] = t == 1
 		}
 		out.AUC = f(metrics.AUCWeighted(e.scores, pos, e.w))
+		out.PRAUC = f(metrics.AveragePrecisionWeighted(e.scores, pos, e.w))
 	} else {
 		out.AUC = f(metrics.MulticlassAUCWeighted(e.scores, e.m.k, e.truth, e.w))
 	}
 	return out
+}
+
+// Rescored returns an Evaluator of the model m over the rows e holds
+// (e's model must have m's scores: m is the same model calibrated or
+// with another Decision), so that m's metrics on them need no pass.
+func (e *Evaluator) Rescored(m *Model) *Evaluator {
+	if m.task != e.m.task || m.k != e.m.k || len(m.classes) != len(e.m.classes) {
+		panic("model: Rescored with a model of other outputs")
+	}
+	cp := *e
+	cp.m = m
+	return &cp
 }
 
 // Evaluate predicts src, whose targets must be the model's targets in

@@ -47,7 +47,11 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // capabilities are the names a version-3 file may list in "requires"
 // that this build knows how to predict with (docs/MODEL_FORMAT.md).
-var capabilities = map[string]bool{}
+var capabilities = map[string]bool{capDecision: true}
+
+// capDecision is the capability of a binary model with a Decision: a
+// reader that ignored it would label rows at another threshold.
+const capDecision = "decision"
 
 // meta is the JSON metadata of a model file (docs/MODEL_FORMAT.md); its
 // keys and their order are those of format version 1, then the keys
@@ -79,6 +83,8 @@ type meta struct {
 	// Added in version 3: the capabilities a reader must know to predict
 	// with the model, and so written only with one of them.
 	Requires []string `json:"requires,omitempty"`
+	// Capability "decision": a binary model's decision threshold.
+	Decision *Decision `json:"decision,omitempty"`
 }
 
 func (m *Model) meta() *meta {
@@ -87,12 +93,17 @@ func (m *Model) meta() *meta {
 		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
 		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.config, Training: m.training,
 		ClassNames: m.classNames, Calibration: m.calibration, Uncertainty: m.uncertainty,
-		Requires: m.requires(),
+		Requires: m.requires(), Decision: m.decision,
 	}
 }
 
 // requires lists the capabilities of version 3 that m uses, sorted.
-func (m *Model) requires() []string { return nil }
+func (m *Model) requires() []string {
+	if m.decision != nil {
+		return []string{capDecision}
+	}
+	return nil
+}
 
 // version returns the lowest format version that holds m.
 func (m *Model) version() uint8 {
@@ -195,14 +206,14 @@ func Parse(data []byte) (*Model, error) {
 	}
 	p := Params{
 		Kernel: mm.Kernel, Precision: prec, Task: mm.Task, Loss: cfg.Loss, Classes: mm.Classes,
-		ClassNames: mm.ClassNames, Calibration: mm.Calibration, Features: mm.Features, Targets: mm.Targets,
+		ClassNames: mm.ClassNames, Calibration: mm.Calibration, Decision: mm.Decision, Features: mm.Features, Targets: mm.Targets,
 		FeatureMean: mm.FeatureMean, FeatureStd: mm.FeatureStd, TargetMean: mm.TargetMean,
 		M: mm.M, D: mm.D, K: mm.K, Uncertainty: mm.Uncertainty,
 		Config: slices.Clip(mm.Config), Training: slices.Clip(mm.Training),
 	}
 	// Check the shapes before decoding the arrays they size.
 	if err := (&Model{m: p.M, d: p.D, k: p.K, task: p.Task, loss: p.Loss, classes: p.Classes, classNames: p.ClassNames,
-		calibration: p.Calibration, uncertainty: p.Uncertainty, features: p.Features,
+		calibration: p.Calibration, decision: p.Decision, uncertainty: p.Uncertainty, features: p.Features,
 		targetMean: p.TargetMean, featureMean: p.FeatureMean, featureStd: p.FeatureStd, kern: p.Kernel}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}

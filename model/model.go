@@ -27,6 +27,7 @@ type Model struct {
 	classes                 []float64
 	classNames              []string     // label names of the classes, or nil
 	calibration             *Calibration // or nil
+	decision                *Decision    // binary only, or nil: DefaultThreshold
 	features, targets       []string
 	featureMean, featureStd []float64
 	targetMean              []float64
@@ -66,6 +67,9 @@ type Params struct {
 	ClassNames []string
 	// Calibration maps a classifier's scores to probabilities, or nil.
 	Calibration *Calibration
+	// Decision labels a binary model's rows from their probabilities, or
+	// nil for DefaultThreshold.
+	Decision *Decision
 	// Features names the D input columns, in order; Targets the target
 	// columns.
 	Features, Targets []string
@@ -98,7 +102,7 @@ type Params struct {
 func New(p Params) (*Model, error) {
 	m := &Model{
 		kern: p.Kernel, prec: p.Precision, task: p.Task, loss: p.Loss, classes: p.Classes,
-		classNames: p.ClassNames, calibration: p.Calibration, uncertainty: p.Uncertainty, uw: p.UncertaintyFactor,
+		classNames: p.ClassNames, calibration: p.Calibration, decision: p.Decision, uncertainty: p.Uncertainty, uw: p.UncertaintyFactor,
 		features: p.Features, targets: p.Targets, featureMean: p.FeatureMean, featureStd: p.FeatureStd,
 		targetMean: p.TargetMean, m: p.M, d: p.D, k: p.K, centres: p.Centers, alpha: p.Alpha,
 		config: p.Config, training: p.Training,
@@ -293,6 +297,9 @@ func (m *Model) validate() error {
 		return fmt.Errorf("%d class names for %d classes", len(m.classNames), len(m.classes))
 	}
 	if err := m.calibration.validate(m.task); err != nil {
+		return err
+	}
+	if err := m.decision.validate(m.task); err != nil {
 		return err
 	}
 	if err := m.uncertainty.validate(m.m, m.k, m.task); err != nil {

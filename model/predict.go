@@ -58,23 +58,21 @@ func (m *Model) scoreChunkWith(c *kernel.Centers, ws *kernel.Workspace, out, x [
 // target's own values: the regression value, or the class value.
 func (m *Model) Label(scores []float64) float64 {
 	switch m.task {
-	case TaskBinary:
-		if scores[0] > 0 {
-			return m.classes[1]
-		}
-		return m.classes[0]
-	case TaskMulticlass:
-		return m.classes[argmax(scores)]
+	case TaskBinary, TaskMulticlass:
+		return m.classes[m.ClassIndex(scores)]
 	}
 	return scores[0]
 }
 
 // ClassIndex returns the index in Classes (and ClassNames) of the class
-// predicted by one row of scores (length K); 0 for regression.
+// predicted by one row of scores (length K); 0 for regression. It is the
+// label the probabilities imply (Decision): for binary, 1 when the
+// probability of Classes[1] is at least the threshold; for multiclass,
+// the largest score's class, whose probability is the largest.
 func (m *Model) ClassIndex(scores []float64) int {
 	switch m.task {
 	case TaskBinary:
-		if scores[0] > 0 {
+		if m.proba1(scores[0]) >= m.threshold() {
 			return 1
 		}
 	case TaskMulticlass:

@@ -27,7 +27,7 @@ func Calibrate(ctx context.Context, m *Model, val stream.Source, opt PredictOpti
 // itself without validation rows or for regression.
 func calibrateFit(ctx context.Context, m *Model, opts RunOptions, ev *Evaluator) (*Model, error) {
 	if opts.Validation == nil || m.Task() == TaskRegression {
-		return m, nil
+		return decideFit(m, nil)
 	}
 	if ev == nil {
 		var err error
@@ -35,5 +35,42 @@ func calibrateFit(ctx context.Context, m *Model, opts RunOptions, ev *Evaluator)
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 	}
-	return m.with(m.CalibratedOn(ev)), nil
+	return decideFit(m.with(m.CalibratedOn(ev)), ev)
+}
+
+// decideFit gives the fit's classifier m its decision threshold
+// (Config.Threshold: a number, or a rule chosen on ev, the validation
+// rows' scores) and records its metrics on ev (Training.ValidationFinal).
+// m itself for regression or without validation rows (ev nil), unless a
+// rule needs them.
+func decideFit(m *Model, ev *Evaluator) (*Model, error) {
+	if m.Task() == TaskRegression {
+		return m, nil
+	}
+	if s := m.cfg.Threshold; s != "" {
+		if m.Task() != TaskBinary {
+			return nil, configErr("Config.Threshold", "a decision threshold is for binary classification, not %s", m.Task())
+		}
+		th, rule, err := model.ParseThreshold(s)
+		if err != nil {
+			return nil, configErr("Config.Threshold", "%v", err)
+		}
+		var mm *model.Model
+		switch {
+		case rule == nil:
+			mm, err = m.Model.WithDecision(model.Decision{Threshold: th})
+		case ev == nil:
+			return nil, configErr("Config.Threshold", "the rule %s chooses the threshold on validation rows, and the fit has none", rule)
+		default:
+			mm, err = m.Model.DecidedOn(ev.Rescored(m.Model), *rule)
+		}
+		if err != nil {
+			return nil, configErr("Config.Threshold", "%v", err)
+		}
+		m = m.with(mm)
+	}
+	if ev != nil {
+		m.training.ValidationFinal = ev.Rescored(m.Model).Metrics()
+	}
+	return m, nil
 }

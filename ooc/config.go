@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -149,6 +150,13 @@ type Config struct {
 	// of their own. Validation metrics stay weighted by the row weights
 	// only.
 	ClassWeight ClassWeight `json:"class_weight,omitempty"`
+	// Threshold is a binary classifier's decision threshold
+	// (model.Decision): "" for model.DefaultThreshold (½ on the
+	// calibrated probabilities), a number in (0, 1), or a rule that
+	// chooses it on the validation rows after calibration: "f1",
+	// "balanced" (equal recall of both classes) or "cost:FP:FN"
+	// (model.ParseThreshold). A rule needs RunOptions.Validation.
+	Threshold string `json:"threshold,omitempty"`
 	// Loss is the loss the fit minimises: LossSquared ("" or "squared",
 	// FALKON's) or LossLogistic, for classification: (1/n) Σᵢ wᵢ log(1 + e^(−yᵢ f(xᵢ)))
 	// + (λ/2)‖f‖² with yᵢ = ±1, n the sum of the weights, per output (one
@@ -390,6 +398,14 @@ func (c Config) validate() error {
 		}
 	default:
 		return configErr("Config.Loss", "unknown loss %q (want squared or logistic)", c.Loss)
+	}
+	if c.Threshold != "" {
+		if _, _, err := model.ParseThreshold(c.Threshold); err != nil {
+			return configErr("Config.Threshold", "%v", err)
+		}
+		if c.Task == TaskRegression || c.Task == TaskMulticlass {
+			return configErr("Config.Threshold", "a decision threshold is for binary classification, not %s", c.Task)
+		}
 	}
 	if c.ClassWeight == ClassWeightBalanced && c.Task == TaskRegression {
 		return configErr("Config.ClassWeight", "class weights need a classification task, not regression")

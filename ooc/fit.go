@@ -167,7 +167,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		if exact { // carried α's scores differ from the model's by rounding
 			lastVal, lastValIter = ev, st.Iter
 		}
-		return &ValPoint{Iteration: st.Iter, Metrics: *ev.Metrics()}, nil
+		return &ValPoint{Iteration: st.Iter, Metrics: ev.Metrics().Brief()}, nil
 	}, func(st *cgState) {
 		bestVal = lastVal
 		if plan.Config.Patience > 0 {

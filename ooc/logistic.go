@@ -152,7 +152,12 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		if err != nil {
 			return nil, fmt.Errorf("validation: %w", err)
 		}
-		mdl.training.Validation = []ValPoint{{Iteration: nc.iters, Metrics: *ev.Metrics()}}
+		mdl.training.Validation = []ValPoint{{Iteration: nc.iters, Metrics: ev.Metrics().Brief()}}
+		if mdl, err = decideFit(mdl, ev); err != nil {
+			return nil, err
+		}
+	} else if mdl, err = decideFit(mdl, nil); err != nil {
+		return nil, err
 	}
 	mdl.training.Phases = ph.done()
 	mdl.training.PeakRSS = procstat.PeakRSS()

@@ -17,12 +17,18 @@ type Training struct {
 	// BestIteration is the iteration with the best validation metric
 	// (0 without validation). With Config.Patience the model is that
 	// iteration's; without, the last iteration's.
-	BestIteration       int        `json:"best_iteration,omitempty"`
-	Residuals           []float64  `json:"residuals"`
-	Validation          []ValPoint `json:"validation,omitempty"`
-	Seconds             float64    `json:"seconds"`
-	SecondsPerIteration float64    `json:"seconds_per_iteration"`
-	PrecondBytes        int64      `json:"precond_bytes"`
+	BestIteration int        `json:"best_iteration,omitempty"`
+	Residuals     []float64  `json:"residuals"`
+	Validation    []ValPoint `json:"validation,omitempty"`
+	// ValidationFinal is the returned model's metrics on the validation
+	// rows: calibrated and labelled by its decision (model.Decision), with
+	// the per-class metrics and the confusion matrix, which the points of
+	// Validation (the CG iterates, before calibration) leave out. Absent
+	// without validation rows and from models written before it existed.
+	ValidationFinal     *Metrics `json:"validation_final,omitempty"`
+	Seconds             float64  `json:"seconds"`
+	SecondsPerIteration float64  `json:"seconds_per_iteration"`
+	PrecondBytes        int64    `json:"precond_bytes"`
 	// PrecondSeconds is the time to compute K_MM and factorise the
 	// preconditioner (O(M³): minutes at M = 5·10⁴).
 	PrecondSeconds float64 `json:"precond_seconds"`

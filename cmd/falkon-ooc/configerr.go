@@ -22,6 +22,7 @@ var flagOf = map[string]string{
 	"Config.Candidates":       "--candidates",
 	"Config.Task":             "--task",
 	"Config.ClassWeight":      "--class-weight",
+	"Config.Threshold":        "--threshold",
 	"Config.Loss":             "--loss",
 	"Config.NewtonSteps":      "--newton-steps",
 	"Config.Precision":        "--precision",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
@@ -77,7 +78,7 @@ type fitOpts struct {
 	valEvery                             int
 	uncertainty                          bool
 	uncMethod                            string
-	classWeight, loss                    string
+	classWeight, loss, threshold         string
 	newtonSteps                          int
 	uncRank                              int
 	input                                inputOptions
@@ -130,6 +131,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
 	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
+	fs.StringVar(&o.threshold, "threshold", "", "binary classification: label a row with the second class when its probability is ≥ this number (default 0.5), or a rule that chooses the threshold on the validation rows, stored in the model: f1 (the best F1 of the second class), balanced (equal recall of both classes) or cost:FP:FN (the least cost, e.g. cost:1:5 when a missed positive costs 5 false alarms); a rule holds out --val-fraction 0.1 unless --val or --val-fraction is given")
 	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each a gradient pass and --iters CG iterations, ended by a line search in the next gradient pass (one more pass when it shortens the step, and after the last step): at most --newton-steps·(--iters + 2) passes over the data, 176 at the defaults against 21 for squared (fewer with --tol); predict --proba then gives the model's own probabilities")
 	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
 	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
@@ -239,6 +241,7 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	if o.classWeight != "none" {
 		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
 	}
+	cfg.Threshold = o.threshold
 	if o.loss != "squared" {
 		cfg.Loss = ooc.Loss(o.loss)
 	}
@@ -403,6 +406,14 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
 		o.valFraction = ooc.DefaultValFraction
+	}
+	if _, rule, err := model.ParseThreshold(o.threshold); o.threshold != "" && err == nil && rule != nil && o.val == "" {
+		if set["val-fraction"] && o.valFraction == 0 {
+			return usagef("--threshold %s chooses the threshold on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)", o.threshold)
+		}
+		if !set["val-fraction"] {
+			o.valFraction = ooc.DefaultValFraction
+		}
 	}
 	if o.uncertainty && o.val == "" {
 		if set["val-fraction"] && o.valFraction == 0 {
@@ -632,10 +643,23 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				}
 			}
 		}
-		fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&vp.Metrics), vp.Iteration)
+		if fm := tr.ValidationFinal; fm != nil {
+			fmt.Fprintf(e.stdout, "validation %s (the saved model, after iteration %d)\n", metricsLine(fm), vp.Iteration)
+		} else {
+			fmt.Fprintf(e.stdout, "validation %s (after iteration %d)\n", metricsLine(&vp.Metrics), vp.Iteration)
+		}
 	}
 	if m.Task() != ooc.TaskRegression {
 		fmt.Fprintf(e.stdout, "proba      %s\n", calibrationLine(m))
+	}
+	if l := decisionLine(m); l != "" {
+		fmt.Fprintf(e.stdout, "decision   %s\n", l)
+	}
+	if l := classWeightLine(m); l != "" {
+		fmt.Fprintf(e.stdout, "weights    %s\n", l)
+	}
+	if fm := tr.ValidationFinal; fm != nil {
+		writeClassReport(e.stdout, fm)
 	}
 	if u := m.Uncertainty(); u != nil {
 		fmt.Fprintf(e.stdout, "std        %s\n", uncertaintyLine(u))

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -158,5 +160,136 @@ func TestLogisticPasses(t *testing.T) {
 	passes := len(regexp.MustCompile(`(?m)^(rhs: |iteration \d+/\d+: done)`).FindAllString(errOut, -1))
 	if passes < 16 || passes > 18 {
 		t.Errorf("the fit made %d passes, the start line says up to 18:\n%s", passes, errOut)
+	}
+}
+
+// imbalanced writes a CSV of n rows, about 6 % of class "yes", whose
+// probability rises with x1.
+func imbalanced(t *testing.T, path string, n int, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,y\n")
+	for range n {
+		x1, x2, x3 := rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		z := 1.6*x1 + 0.8*x2*x3 - 3.6
+		y := "no"
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y = "yes"
+		}
+		fmt.Fprintf(&b, "%.5f,%.5f,%.5f,%s\n", x1, x2, x3, y)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDecisionOutputs: with balanced class weights and Platt
+// calibration, no predicted label disagrees with the probability printed
+// beside it (1368 of 20 000 rows did); fit says what the weights did to
+// the decision; predict's summary has precision, recall and F1 per class,
+// the confusion matrix and the decision; --threshold f1 is chosen on the
+// validation rows and stored; bad thresholds are usage errors.
+func TestDecisionOutputs(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	imbalanced(t, train, 6000, 1)
+	imbalanced(t, test, 3000, 2)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  []string
+	}{
+		{"balanced", []string{"--class-weight", "balanced"}, []string{
+			"\ndecision   yes when p(yes) ≥ 0.5 (the default), else no\n",
+			"\nweights    the balanced class weights drew the scores' boundary (score 0) at p(yes) = ",
+			"so the weights shaped the scores but not the threshold: --threshold balanced chooses equal recall of both classes\n",
+		}},
+		{"f1", []string{"--threshold", "f1"}, []string{"(--threshold f1, chosen on 1226 validation rows), else no\n"}},
+	} {
+		model := filepath.Join(dir, tc.name+".falkon")
+		code, out, errOut := runCLI(append([]string{"fit", "--quiet", "--out", model, "--target", "y", "--centers", "200", "--val-fraction", "0.2", train}, tc.flags...)...)
+		if code != 0 {
+			t.Fatalf("%s: fit: exit %d: %s", tc.name, code, errOut)
+		}
+		for _, w := range append(tc.want, "\nclasses    class  rows  precision  recall      F1\n", "\nconfusion  true \\ label ") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: fit's summary lacks %q:\n%s", tc.name, w, out)
+			}
+		}
+		pred := filepath.Join(dir, tc.name+".csv")
+		code, out, errOut = runCLI("predict", "--model", model, "--proba", "--out", pred, test)
+		if code != 0 {
+			t.Fatalf("%s: predict: exit %d: %s", tc.name, code, errOut)
+		}
+		m := regexp.MustCompile(`\ndecision   yes when p\(yes\) ≥ ([0-9.]+) `).FindStringSubmatch(out)
+		if m == nil || !regexp.MustCompile(`(?m)^metrics    .*balanced_accuracy [0-9.]+, auc [0-9.]+, pr_auc [0-9.]+, log_loss [0-9.]+, ece [0-9.]+$`).MatchString(out) ||
+			!regexp.MustCompile(`(?m)^           yes +\d+ +[0-9.]+ +[0-9.]+ +[0-9.]+$`).MatchString(out) {
+			t.Fatalf("%s: predict's summary lacks the decision, a metric or the class lines:\n%s", tc.name, out)
+		}
+		th, _ := strconv.ParseFloat(m[1], 64)
+		b, err := os.ReadFile(pred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if lines[0] != "y_pred,p_no,p_yes" {
+			t.Fatalf("%s: header %q", tc.name, lines[0])
+		}
+		disagree, yes := 0, 0
+		for _, l := range lines[1:] {
+			f := strings.Split(l, ",")
+			p, _ := strconv.ParseFloat(f[2], 64)
+			// The summary rounds the threshold to 4 digits: rows within
+			// its rounding are not counted.
+			if math.Abs(p-th) > 1e-4 && (f[0] == "yes") != (p >= th) {
+				disagree++
+			}
+			if f[0] == "yes" {
+				yes++
+			}
+		}
+		if disagree != 0 || yes == 0 {
+			t.Errorf("%s: %d of %d rows are labelled against p(yes) ≥ %v (%d labelled yes)", tc.name, disagree, len(lines)-1, th, yes)
+		}
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--threshold", "1.5"}, "--threshold: threshold 1.5: a number must be in (0, 1)"},
+		{[]string{"--threshold", "f1", "--val-fraction", "0"}, "--threshold f1 chooses the threshold on validation rows: --val-fraction 0 leaves none"},
+		{[]string{"--threshold", "0.3", "--task", "regression"}, "--threshold: a decision threshold is for binary classification, not regression"},
+	} {
+		code, _, errOut := runCLI(append([]string{"fit", "--quiet", "--out", filepath.Join(dir, "bad.falkon"), "--target", "y", train}, tc.flags...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.flags, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestRegressionMetricsLine: predict's summary gives R² and MAE beside
+// RMSE (it gave rel_error, which is 1 − R², and no MAE).
+func TestRegressionMetricsLine(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 1200, 3, "y")
+	model := filepath.Join(dir, "m.falkon")
+	if code, _, errOut := runCLI("fit", "--quiet", "--out", model, "--centers", "100", train); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI("predict", "--quiet", "--model", model, "--out", filepath.Join(dir, "p.csv"), train)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errOut)
+	}
+	m := regexp.MustCompile(`(?m)^metrics    rmse ([0-9.e-]+), mae ([0-9.e-]+), r2 ([0-9.e-]+), mse [0-9.e-]+, rel_error ([0-9.e-]+)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no rmse, mae, r2 in:\n%s", out)
+	}
+	rmse, _ := strconv.ParseFloat(m[1], 64)
+	mae, _ := strconv.ParseFloat(m[2], 64)
+	r2, _ := strconv.ParseFloat(m[3], 64)
+	rel, _ := strconv.ParseFloat(m[4], 64)
+	if !(mae > 0 && mae <= rmse) || math.Abs(r2-(1-rel)) > 1e-5 || !(r2 > 0.5 && r2 < 1) {
+		t.Errorf("rmse %v, mae %v, r2 %v, rel_error %v: want 0 < mae ≤ rmse and r2 = 1 − rel_error", rmse, mae, r2, rel)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
@@ -35,11 +36,21 @@ columns are matched by name, not position; key=value folders (Hive
 partitions) are columns, read from the folder names as ingest reads them,
 so a model fitted on such a folder predicts it (--keep copies a key as
 text). When the input has the model's target column(s), the metrics are
-reported: MSE, RMSE and relative error for regression; error rate,
-accuracy, AUC (one-vs-rest macro average for multiclass), log-loss and
-expected calibration error (ECE, 15 equal-width bins of the top-class
-probability) for classification (rows whose target is NULL are predicted
-but not scored).
+reported (weighted when the input has the store's weight column): RMSE,
+MAE, R², MSE and relative error (1 − R²) for regression; error rate,
+accuracy, balanced accuracy (the mean recall over the classes), AUC
+(one-vs-rest macro average for multiclass), PR-AUC (average precision,
+binary), log-loss and expected calibration error (ECE, 15 equal-width bins
+of the top-class probability) for classification, with precision, recall
+and F1 per class and the confusion matrix (one line per class up to 10
+classes; all in --json). Rows whose target is NULL are predicted but not
+scored.
+
+A classifier's label is the decision its probabilities imply: for
+multiclass the class of the largest probability; for binary the second
+class when its probability is at least the model's threshold (0.5, or
+what fit --threshold chose and stored), so no label disagrees with the
+probability printed beside it.
 
 --out writes one row per input row, in input order: the --keep columns
 (ids, keys: any type, copied unchanged), the prediction (named after the
@@ -123,6 +134,8 @@ type predictResult struct {
 	Std         bool                   `json:"std,omitempty"`
 	Interval    float64                `json:"interval,omitempty"`
 	Uncertainty *predictfile.StdReport `json:"uncertainty,omitempty"`
+	// Decision is how a binary model labels the rows (model.Decision).
+	Decision *model.Decision `json:"decision,omitempty"`
 	*ooc.Metrics
 	Seconds float64 `json:"seconds"`
 }
@@ -274,6 +287,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if o.out != "-" {
 		res.Out = o.out
 	}
+	if d, ok := p.m.Decision(); ok {
+		res.Decision = &d
+	}
 	if p.WithTargets {
 		res.Metrics = p.Ev.Metrics()
 		if p.Std != nil {
@@ -296,6 +312,10 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	switch {
 	case p.WithTargets:
 		fmt.Fprintf(summary, "metrics    %s\n", metricsLine(res.Metrics))
+		if l := decisionLine(p.m); l != "" {
+			fmt.Fprintf(summary, "decision   %s\n", l)
+		}
+		writeClassReport(summary, res.Metrics)
 		if res.Uncertainty != nil {
 			fmt.Fprintf(summary, "intervals  %s\n", res.Uncertainty.Line())
 		}

@@ -403,11 +403,16 @@ func MetricsLine(m *model.Metrics) string {
 		}
 	}
 	add("rmse", m.RMSE)
+	add("mae", m.MAE)
+	add("r2", m.R2)
 	add("mse", m.MSE)
 	add("rel_error", m.RelErr)
 	add("error_rate", m.ErrorRate)
 	add("accuracy", m.Accuracy)
+	add("balanced_accuracy", m.BalancedAccuracy)
 	add("auc", m.AUC)
+	add("pr_auc", m.PRAUC)
 	add("log_loss", m.LogLoss)
+	add("ece", m.ECE)
 	return strings.Join(parts, ", ")
 }
