@@ -124,8 +124,9 @@ func IntervalZ(level float64) float64 { return math.Sqrt2 * math.Erfinv(level) }
 
 // WithUncertainty returns a copy of the regression model m that keeps u
 // and its M × u.Rank factor w (New takes the same as
-// Params.Uncertainty and Params.UncertaintyFactor). An u that does not
-// fit m is an error.
+// Params.Uncertainty and Params.UncertaintyFactor). It takes ownership of
+// u and w: the caller must not change them afterwards. An u that does
+// not fit m is an error.
 func (m *Model) WithUncertainty(u *Uncertainty, w []float64) (*Model, error) {
 	if err := u.validate(m.m, m.k, m.task); err != nil {
 		return nil, err

@@ -620,10 +620,11 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	}
 	rank = len(vm.sigma)
 	u := &Uncertainty{Method: cfg.Uncertainty, Rank: rank, Prior: prior, Sigma: vm.sigma, Lambda: cfg.Lambda, FitLambda: cfg.Lambda}
-	// Provisional scale and noise (fitted below): the validation pass
-	// needs only the directions.
-	u.Scale, u.Noise = make([]float64, m.K()), make([]float64, m.K())
-	mu, err := m.withUncertainty(u, vm.u)
+	// The validation pass needs only the directions: a model with a
+	// provisional scale and noise, fitted below.
+	pu := *u
+	pu.Scale, pu.Noise = make([]float64, m.K()), make([]float64, m.K())
+	mu, err := m.withUncertainty(&pu, vm.u)
 	if err != nil {
 		return nil, err
 	}
@@ -712,9 +713,6 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	u.Lambda = math.Exp(bestL)
 	vAt(u.Lambda, v)
 	u.Scale, u.Noise, _ = fitVariance(e, v, k)
-	if mu, err = mu.withUncertainty(u, vm.u); err != nil { // the weights at the chosen λ
-		return nil, err
-	}
 	u.Rows = int64(rows)
 	u.ResidualVar = make([]float64, k)
 	for i, x := range e {
@@ -744,7 +742,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 			u.RankError, u.RankErrorMax = -1, -1
 			break
 		}
-		low := varianceOf(mu, c64m, check, nc)
+		low := varianceOf(m, u, vm.u, c64m, check, nc)
 		rel := make([]float64, nc)
 		for i := range nc {
 			rel[i] = math.Abs(low[i]-full[i]) / max(full[i], 1e-12*prior)
@@ -753,18 +751,21 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		u.RankError, u.RankErrorMax = rel[nc/2], rel[nc-1]
 	}
 	u.Seconds = time.Since(t0).Seconds()
+	if mu, err = m.withUncertainty(u, vm.u); err != nil { // complete, at the chosen λ
+		return nil, err
+	}
 	report(Progress{Stage: StageUncertainty, Fraction: 1})
 	return mu, nil
 }
 
-// varianceOf returns v(x) (see Uncertainty) of m's uncertainty for the
-// raw rows xs, as the centres c (m's, or others of the same points) load
-// them.
-func varianceOf(m *Model, c *kernel.Centers, xs []float64, rows int) []float64 {
-	u := m.Uncertainty()
+// varianceOf returns v(x) (see Uncertainty) of u, with directions w
+// (M × u.Rank), for the raw rows xs, as the centres c (m's, or others of
+// the same points) load them, with K(X,C)·[α | W] as the model computes
+// it.
+func varianceOf(m *Model, u *Uncertainty, w []float64, c *kernel.Centers, xs []float64, rows int) []float64 {
 	k, r := m.K(), u.Rank
-	alpha, w := m.Alpha(), m.UncertaintyFactor()
-	aug := make([]float64, m.M()*(k+r)) // [α | W], as the model evaluates them
+	alpha := m.Alpha()
+	aug := make([]float64, m.M()*(k+r))
 	for i := range m.M() {
 		copy(aug[i*(k+r):], alpha[i*k:(i+1)*k])
 		copy(aug[i*(k+r)+k:], w[i*r:(i+1)*r])
