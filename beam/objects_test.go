@@ -226,7 +226,7 @@ func TestObjectStorage(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(in, "f3.csv"), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			pc := PredictConfig{Model: model, Inputs: []string{in}, Keep: []string{"row_id"}, Nulls: "drop"}
+			pc := PredictConfig{Beside: true, Model: model, Inputs: []string{in}, Keep: []string{"row_id"}, Nulls: "drop"}
 			if _, err := Predict(ctx, pc, Options{}); err != nil {
 				t.Fatal(err)
 			}
@@ -325,9 +325,9 @@ func TestObjectStorageErrors(t *testing.T) {
 	if err := m.Save(model); err != nil {
 		t.Fatal(err)
 	}
-	_, want := Predict(ctx, PredictConfig{Model: model, Inputs: []string{bad}}, Options{})
+	_, want := Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: []string{bad}}, Options{})
 	putTree(t, filepath.Dir(bad), base+"/bad")
-	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: []string{base + "/bad/bad.csv"}}, Options{})
+	_, err = Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: []string{base + "/bad/bad.csv"}}, Options{})
 	if want == nil || err == nil || err.Error() != strings.ReplaceAll(want.Error(), bad, base+"/bad/bad.csv") || !strings.HasPrefix(err.Error(), base+"/bad/bad.csv: row 2") {
 		t.Fatalf("predict a bad object: %v\nlocally: %v", err, want)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
@@ -43,11 +43,23 @@ type PredictConfig struct {
 	Proba    bool    `json:"proba,omitempty"`
 	Std      bool    `json:"std,omitempty"`
 	Interval float64 `json:"interval,omitempty"`
+	// Out is where the predictions go: a directory, under which each
+	// input's predictions take the input's path relative to the argument
+	// that named it (a folder's subfolders, Hive's key=value ones
+	// included, are mirrored), or a file whose name ends in .parquet for
+	// a single input; a path or a URL. "" with Beside: beside each input.
+	Out string `json:"out,omitempty"`
+	// Beside writes each input's predictions beside it (OutputName); it
+	// excludes Out, and one of them is required.
+	Beside bool `json:"beside,omitempty"`
 	// Suffix replaces each input's extension(s) in its output's name;
 	// "": DefaultPredictSuffix.
 	Suffix string `json:"suffix,omitempty"`
-	// Force replaces existing outputs.
+	// Force replaces existing outputs that are not falkon-ooc's
+	// predictions (an input, the model or a store never).
 	Force bool `json:"force,omitempty"`
+	// Outputs is each input's output, set by Predict for its tasks.
+	Outputs []string `json:"outputs,omitempty"`
 	// Workers is the number of goroutines per task; 0: one per CPU.
 	Workers int `json:"workers,omitempty"`
 }
@@ -75,16 +87,166 @@ type PredictFile struct {
 
 // PredictResult sums up Predict.
 type PredictResult struct {
-	Files    []PredictFile `json:"files"`
-	Rows     int64         `json:"rows"`
-	Dropped  int64         `json:"dropped"`
-	Unscored int64         `json:"unscored,omitempty"`
+	Files []PredictFile `json:"files"`
+	// Skipped are the files of predictions written by falkon-ooc that the
+	// input folders held, which were not read (ingest.SkippedNote).
+	Skipped  []string `json:"skipped_predictions,omitempty"`
+	Rows     int64    `json:"rows"`
+	Dropped  int64    `json:"dropped"`
+	Unscored int64    `json:"unscored,omitempty"`
 	// Metrics are those of every input's rows against their targets, when
 	// every input has the model's target columns (falkon-ooc predict's,
 	// from the same code: each task's ooc.Evaluator, merged in input
 	// order): classification's exactly, regression's but for the
 	// rounding of the merged sums.
 	Metrics *ooc.Metrics `json:"metrics,omitempty"`
+}
+
+// predictOutputs expands cfg.Inputs (paths, folders, globs, URLs) into
+// the input files, leaving out files of predictions written by
+// falkon-ooc found in folders or by globs (returned as skipped), and
+// names each file's output: beside it (Beside), the file cfg.Out (a
+// single input), or under the directory cfg.Out at the file's path
+// relative to the argument that named it.
+func predictOutputs(ctx context.Context, cfg *PredictConfig) (inputs, outputs, skipped []string, err error) {
+	switch {
+	case cfg.Out == "" && !cfg.Beside:
+		return nil, nil, nil, errors.New("give --out DIR (or --out FILE.parquet for a single input) for the predictions, or --beside to write each beside its input")
+	case cfg.Out != "" && cfg.Beside:
+		return nil, nil, nil, errors.New("--out and --beside exclude each other")
+	}
+	fileOut := cfg.Out != "" && strings.HasSuffix(strings.ToLower(cfg.Out), ".parquet")
+	if st, err := os.Stat(cfg.Out); err == nil && !hasScheme(cfg.Out) {
+		if fileOut && st.IsDir() {
+			fileOut = false
+		} else if !fileOut && !st.IsDir() {
+			return nil, nil, nil, fmt.Errorf("--out %s exists and is not a directory: name a directory, or a .parquet file for a single input", cfg.Out)
+		}
+	}
+	for _, arg := range cfg.Inputs {
+		urls, err := expandURLs(ctx, []string{arg})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		files, skip, err := ingest.List(urls)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		skipped = append(skipped, skip...)
+		root := inputRoot(ctx, arg)
+		for _, f := range files {
+			inputs = append(inputs, f)
+			switch {
+			case cfg.Beside:
+				outputs = append(outputs, OutputName(f, cfg.Suffix))
+			case fileOut:
+				outputs = append(outputs, cfg.Out)
+			case hasScheme(cfg.Out):
+				rel := strings.TrimPrefix(filepath.ToSlash(relTo(root, f)), "/")
+				outputs = append(outputs, strings.TrimSuffix(cfg.Out, "/")+"/"+OutputName(rel, cfg.Suffix))
+			default:
+				outputs = append(outputs, filepath.Join(cfg.Out, OutputName(filepath.FromSlash(relTo(root, f)), cfg.Suffix)))
+			}
+		}
+	}
+	if fileOut && len(inputs) != 1 {
+		return nil, nil, nil, fmt.Errorf("--out %s names one file, but the inputs are %d files; give a directory", cfg.Out, len(inputs))
+	}
+	return inputs, outputs, skipped, nil
+}
+
+// inputRoot is the part of an input argument that its files' outputs
+// under --out DIR leave out: a folder (or URL prefix) itself, a file's
+// folder, or a glob's leading elements without magic.
+func inputRoot(ctx context.Context, arg string) string {
+	if hasScheme(arg) {
+		rest := arg[strings.Index(arg, "://")+3:]
+		if i := strings.IndexAny(rest, "*?["); i >= 0 {
+			head := arg[:len(arg)-len(rest)+i]
+			return head[:strings.LastIndexByte(head, '/')]
+		}
+		if fs, err := openFS(ctx, arg); err == nil {
+			if _, err := fs.Size(ctx, arg); err == nil {
+				return arg[:strings.LastIndexByte(arg, '/')]
+			}
+		}
+		return strings.TrimSuffix(arg, "/")
+	}
+	if st, err := os.Stat(arg); err == nil {
+		if st.IsDir() {
+			return arg
+		}
+		return filepath.Dir(arg)
+	}
+	elems := strings.Split(filepath.ToSlash(arg), "/")
+	k := 0
+	for k < len(elems)-1 && !strings.ContainsAny(elems[k], "*?[") {
+		k++
+	}
+	if k == 0 {
+		return "."
+	}
+	return filepath.FromSlash(strings.Join(elems[:k], "/"))
+}
+
+// relTo returns file's path below root, with slashes.
+func relTo(root, file string) string {
+	if hasScheme(file) {
+		return strings.TrimPrefix(file, root+"/")
+	}
+	rel, err := filepath.Rel(root, file)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return filepath.Base(file)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// checkPredictOutputs refuses, before any task, outputs that two inputs
+// share, and through the output guard falkon-ooc's commands use
+// (internal/outguard) an output that is an input or the model, a --out
+// inside an input folder or a store, and (unless Force) an existing file
+// that is not falkon-ooc's predictions; an existing object output without
+// Force. args are the input arguments as given.
+func checkPredictOutputs(ctx context.Context, cfg *PredictConfig, args []string) error {
+	seen := map[string]string{}
+	for i, in := range cfg.Inputs {
+		out := cfg.Outputs[i]
+		if prev, ok := seen[out]; ok {
+			fix := "give --suffix"
+			if cfg.Out != "" {
+				fix = "give them as one folder, or predict them apart"
+			}
+			return fmt.Errorf("%s and %s would both write their predictions to %s; %s", prev, in, out, fix)
+		}
+		seen[out] = in
+		if hasScheme(out) {
+			ofs, err := openFS(ctx, out)
+			if err != nil {
+				return fmt.Errorf("%s: %w", out, err)
+			}
+			if _, err := ofs.Size(ctx, out); err == nil && !cfg.Force {
+				return fmt.Errorf("%s already exists; remove it or give --force", out)
+			}
+		}
+	}
+	var outs []outguard.Output
+	if cfg.Out != "" {
+		dir := !strings.HasSuffix(strings.ToLower(cfg.Out), ".parquet") || len(cfg.Inputs) != 1
+		if dir {
+			outs = append(outs, outguard.Output{Path: cfg.Out, Flag: "--out", Dir: true})
+		}
+	}
+	for i, out := range cfg.Outputs {
+		o := outguard.Output{Path: out, Flag: "--out", Kind: outguard.Predictions}
+		switch {
+		case cfg.Beside:
+			o.Flag, o.Value, o.What = "--suffix", cfg.Suffix, "predictions of "+cfg.Inputs[i]
+		case out != cfg.Out:
+			o.Value, o.What = cfg.Out, "predictions of "+cfg.Inputs[i]
+		}
+		outs = append(outs, o)
+	}
+	return outguard.Check(outs, outguard.Inputs(append([]string{cfg.Model}, args...)...), cfg.Force)
 }
 
 // OutputName returns the name of input's predictions: beside it, its
@@ -116,15 +278,10 @@ func init() {
 			return nil, err
 		}
 		return func(ctx context.Context, i int) ([]byte, error) {
-			if i < 0 || i >= len(cfg.Inputs) {
-				return nil, fmt.Errorf("input %d of %d", i, len(cfg.Inputs))
+			if i < 0 || i >= len(cfg.Inputs) || len(cfg.Outputs) != len(cfg.Inputs) {
+				return nil, fmt.Errorf("input %d of %d (%d outputs)", i, len(cfg.Inputs), len(cfg.Outputs))
 			}
-			var pf PredictFile
-			if hasScheme(cfg.Inputs[i]) {
-				pf = predictObject(ctx, m, &cfg, cfg.Inputs[i])
-			} else {
-				pf = predictOne(ctx, m, &cfg, cfg.Inputs[i], "", "")
-			}
+			pf := predictTask(ctx, m, &cfg, cfg.Inputs[i], cfg.Outputs[i])
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -133,58 +290,74 @@ func init() {
 	}
 }
 
-// predictObject writes the predictions of the object input (a URL): it
-// is copied to a local file of the same name, predicted by predictOne,
-// and the predictions copied to the object beside it; messages name the
-// object.
-func predictObject(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input string) PredictFile {
-	pf := PredictFile{Input: input, Output: OutputName(input, cfg.Suffix)}
+// predictTask writes the predictions of input (a path or a URL) to out (a
+// path or a URL). An object input is copied to a local file of the same
+// name first, and an object output written locally, then copied to its
+// object; messages name the input and output as given.
+func predictTask(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, out string) PredictFile {
+	pf := PredictFile{Input: input, Output: out}
 	fail := func(err error) PredictFile {
 		pf.Err = err.Error()
 		return pf
 	}
-	fs, err := openFS(ctx, input)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", input, err))
+	local, localOut := input, out
+	if hasScheme(input) || hasScheme(out) {
+		tmp, err := os.MkdirTemp("", "falkon-ooc-beam-predict-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		if hasScheme(input) {
+			fs, err := openFS(ctx, input)
+			if err != nil {
+				return fail(fmt.Errorf("%s: %w", input, err))
+			}
+			local = filepath.Join(tmp, input[strings.LastIndexByte(input, '/')+1:])
+			if err := getFile(ctx, fs, input, local); err != nil {
+				return fail(err)
+			}
+		}
+		if hasScheme(out) {
+			localOut = filepath.Join(tmp, "predictions.parquet")
+		}
 	}
-	tmp, err := os.MkdirTemp("", "falkon-ooc-beam-predict-")
-	if err != nil {
-		return fail(err)
+	if !hasScheme(out) {
+		if err := os.MkdirAll(filepath.Dir(out), 0o777); err != nil {
+			return fail(err)
+		}
 	}
-	defer os.RemoveAll(tmp)
-	local := filepath.Join(tmp, input[strings.LastIndexByte(input, '/')+1:])
-	if err := getFile(ctx, fs, input, local); err != nil {
-		return fail(err)
-	}
-	got := predictOne(ctx, m, cfg, local, input, pf.Output)
+	got := predictOne(ctx, m, cfg, local, localOut)
+	got.Input, got.Output = input, out
 	if got.Err != "" {
+		for from, to := range map[string]string{local: input, localOut: out} {
+			if from != to {
+				got.Err = strings.ReplaceAll(got.Err, from, to)
+				if got.ValueErr != nil && got.ValueErr.File == from {
+					got.ValueErr.File = to
+				}
+			}
+		}
 		return got
 	}
-	if err := putFile(ctx, fs, OutputName(local, cfg.Suffix), pf.Output); err != nil {
-		return fail(err)
+	if hasScheme(out) {
+		fs, err := openFS(ctx, out)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", out, err))
+		}
+		if err := putFile(ctx, fs, localOut, out); err != nil {
+			return fail(err)
+		}
 	}
 	return got
 }
 
-// predictOne writes the predictions of one input file (a task). When
-// name is not "", input is a local copy of the object name, whose
-// predictions are written beside input and reported as out's: name
-// replaces input in the messages.
-func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, name, out string) PredictFile {
-	pf := PredictFile{Input: input, Output: OutputName(input, cfg.Suffix)}
-	if name != "" {
-		pf.Input = name
-	}
+// predictOne writes the predictions of the local file input to the local
+// file out (a task).
+func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, out string) PredictFile {
+	pf := PredictFile{Input: input, Output: out}
 	fail := func(err error) PredictFile {
 		pf.Err = err.Error()
 		_ = errors.As(err, &pf.ValueErr)
-		if name != "" {
-			pf.Output = out
-			pf.Err = strings.ReplaceAll(pf.Err, input, name)
-			if pf.ValueErr != nil && pf.ValueErr.File == input {
-				pf.ValueErr.File = name
-			}
-		}
 		return pf
 	}
 	topt, err := predictfile.TableOptions(m.Model, cfg.Model, predictfile.Input{Keep: cfg.Keep, Nulls: cfg.Nulls,
@@ -201,7 +374,7 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 	if err != nil {
 		return fail(err)
 	}
-	if err := fileutil.WriteFile(pf.Output, 0o644, func(w io.Writer) error {
+	if err := fileutil.WriteFile(out, 0o644, func(w io.Writer) error {
 		return p.Files(ctx, r, w, tabular.Parquet)
 	}); err != nil {
 		return fail(err)
@@ -211,9 +384,6 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, na
 		if pf.Eval, err = p.Ev.MarshalBinary(); err != nil {
 			return fail(err)
 		}
-	}
-	if name != "" {
-		pf.Output = out
 	}
 	return pf
 }
@@ -229,12 +399,18 @@ func predictOptions(cfg *PredictConfig) predictfile.Options {
 
 // Predict applies a model to Parquet and CSV files with one Beam task per
 // input file, which reads it with falkon-ooc predict's own code
-// (model/predictfile) and writes its predictions as Parquet beside it
+// (model/predictfile) and writes its predictions as Parquet under
+// cfg.Out (mirroring the input's path below the argument that named it),
+// to cfg.Out for a single input, or beside it with cfg.Beside
 // (OutputName): the --keep columns, the prediction and the scores (or
 // probabilities, standard deviations, intervals), one row per input row
 // in input order, under a temporary name renamed when whole. The driver
 // reads only the model (to check the flags against it) and the tasks'
-// results; the first input, in input order, whose prediction fails gives
+// results. Outputs pass falkon-ooc's output guard before any task
+// (internal/outguard): none may be an input or the model. Files of
+// predictions written by falkon-ooc found in the input folders are not
+// read (PredictResult.Skipped). The first input, in input order, whose
+// prediction fails gives
 // the error, with falkon-ooc predict's message. When every input has the
 // model's target columns, the metrics are computed: each task returns
 // its rows' ooc.Evaluator, merged in input order (PredictResult.Metrics).
@@ -270,37 +446,13 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if _, err := predictfile.New(m.Model, predictOptions(&cfg)); err != nil { // --keep against the output columns
 		return nil, err
 	}
-	if cfg.Inputs, err = expandURLs(ctx, cfg.Inputs); err != nil {
+	args := cfg.Inputs
+	var skipped []string
+	if cfg.Inputs, cfg.Outputs, skipped, err = predictOutputs(ctx, &cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Inputs, err = ingest.Files(cfg.Inputs); err != nil {
+	if err := checkPredictOutputs(ctx, &cfg, args); err != nil {
 		return nil, err
-	}
-	seen := map[string]string{}
-	for _, in := range cfg.Inputs {
-		out := OutputName(in, cfg.Suffix)
-		if prev, ok := seen[out]; ok {
-			return nil, fmt.Errorf("%s and %s would both write their predictions to %s; give --suffix", prev, in, out)
-		}
-		seen[out] = in
-		if hasScheme(out) {
-			ofs, err := openFS(ctx, out)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", out, err)
-			}
-			if _, err := ofs.Size(ctx, out); err == nil && !cfg.Force {
-				return nil, fmt.Errorf("%s already exists; remove it or give --force", out)
-			}
-		} else if _, err := os.Lstat(out); err == nil && !cfg.Force {
-			return nil, fmt.Errorf("%s already exists; remove it or give --force", out)
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	for _, in := range cfg.Inputs {
-		if _, ok := seen[in]; ok {
-			return nil, fmt.Errorf("%s is an input and another input's output; give --suffix", in)
-		}
 	}
 	job, err := json.Marshal(cfg)
 	if err != nil {
@@ -310,7 +462,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if err != nil {
 		return nil, err
 	}
-	out := &PredictResult{}
+	out := &PredictResult{Skipped: skipped}
 	for i, b := range res {
 		var pf PredictFile
 		if err := json.Unmarshal(b, &pf); err != nil {

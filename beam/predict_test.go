@@ -105,7 +105,7 @@ func TestPredictMatchesLocal(t *testing.T) {
 	if err := m.Save(model); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Predict(ctx, PredictConfig{Model: model, Inputs: []string{dir}, Keep: []string{"key"}, Workers: 2}, Options{})
+	res, err := Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: []string{dir}, Keep: []string{"key"}, Workers: 2}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +136,24 @@ func TestPredictMatchesLocal(t *testing.T) {
 			t.Fatalf("%s: %d bytes against falkon-ooc predict's %d (%v)", in, len(b), len(a), err)
 		}
 	}
-	// The outputs exist now: a second run refuses them without Force.
-	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1]}, Options{})
-	if want := OutputName(ins[0], DefaultPredictSuffix) + " already exists; remove it or give --force"; err == nil || err.Error() != want {
+	// The outputs exist now: a second run over the folder leaves them
+	// (and local-*.parquet, falkon-ooc predict's) out of its inputs and
+	// counts them, and replaces them, its own.
+	res, err = Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: []string{dir}, Keep: []string{"key"}}, Options{})
+	if err != nil || len(res.Files) != 3 || len(res.Skipped) != 6 {
+		t.Fatalf("second run: %v, %+v", err, res)
+	}
+	// A user's file where an output goes is refused without Force.
+	user := OutputName(ins[0], DefaultPredictSuffix)
+	if err := os.WriteFile(user, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: ins[:1]}, Options{})
+	if want := "--suffix .pred.parquet: its predictions of " + ins[0] + " " + user + " exists and is not predictions written by falkon-ooc: not replacing it; pass --force to replace it, or choose another --suffix"; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
+	}
+	if b, _ := os.ReadFile(user); string(b) != "mine" {
+		t.Fatalf("the user's file changed: %q", b)
 	}
 
 	// A kept column named like an output column: falkon-ooc predict's
@@ -162,7 +176,7 @@ func TestPredictMatchesLocal(t *testing.T) {
 		}
 	}
 	wantErr := localPredict(t, m, model, inputs, []string{"key"}, filepath.Join(dir, "local-bad.parquet"))
-	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: inputs, Keep: []string{"key"}}, Options{})
+	_, err = Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: inputs, Keep: []string{"key"}}, Options{})
 	if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
 		t.Fatalf("got %v\nwant %v", err, wantErr)
 	}
@@ -171,7 +185,7 @@ func TestPredictMatchesLocal(t *testing.T) {
 	}
 	// A --keep column that an input lacks.
 	wantErr = localPredict(t, m, model, ins[:1], []string{"nope"}, filepath.Join(dir, "local-keep.parquet"))
-	_, err = Predict(ctx, PredictConfig{Model: model, Inputs: ins[:1], Keep: []string{"nope"}, Force: true}, Options{})
+	_, err = Predict(ctx, PredictConfig{Beside: true, Model: model, Inputs: ins[:1], Keep: []string{"nope"}, Force: true}, Options{})
 	if wantErr == nil || err == nil || err.Error() != wantErr.Error() {
 		t.Fatalf("got %v\nwant %v", err, wantErr)
 	}

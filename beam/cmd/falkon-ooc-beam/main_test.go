@@ -62,6 +62,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"predict", "--model", "m"}, "falkon-ooc-beam predict: no INPUT given"},
 		{[]string{"predict", "--model", "m", "-"}, "falkon-ooc-beam predict: standard input (-) cannot be predicted on Beam; give files"},
 		{[]string{"predict", "--model", "m", "a.csv", "--nulls", "skip"}, `falkon-ooc-beam predict: --nulls must be error, drop, mean or zero, not "skip"`},
+		{[]string{"predict", "--model", "m", "a.csv"}, "falkon-ooc-beam predict: give --out DIR (or --out FILE.parquet for a single input) for the predictions, or --beside to write each beside its input"},
+		{[]string{"predict", "--model", "m", "a.csv", "--out", "d", "--beside"}, "falkon-ooc-beam predict: --out and --beside exclude each other"},
 		{[]string{"ingest", "a.csv"}, "falkon-ooc-beam ingest: --out STORE is required"},
 		{[]string{"ingest", "--out", "s"}, "falkon-ooc-beam ingest: no input files"},
 		{[]string{"ingest", "a.csv", "--out", "s", "--nulls", "mean"}, `falkon-ooc-beam ingest: --nulls must be error or drop, not "mean" (--nulls mean needs falkon-ooc ingest)`},

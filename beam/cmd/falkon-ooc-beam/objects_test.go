@@ -158,8 +158,8 @@ func objectsRoundTrip(t *testing.T, prefix string, cli func(args ...string) (int
 	must(cli(append([]string{"tune", store, "--out", tr}, tuneFlags...)...))
 	sameAlpha(t, "tune", tl, tr)
 
-	must(runCmd("predict", "--model", ml, "--keep", "id", "--quiet", ins[1]))
-	must(cli("predict", "--model", mr, "--keep", "id", "--quiet", base+"/in/part-1.csv"))
+	must(runCmd("predict", "--beside", "--model", ml, "--keep", "id", "--quiet", ins[1]))
+	must(cli("predict", "--beside", "--model", mr, "--keep", "id", "--quiet", base+"/in/part-1.csv"))
 	want, err := os.ReadFile(strings.TrimSuffix(ins[1], ".csv") + ".pred.parquet")
 	if err != nil {
 		t.Fatal(err)

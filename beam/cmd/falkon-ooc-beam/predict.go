@@ -14,14 +14,24 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
-const predictUsage = `usage: falkon-ooc-beam predict --model MODEL [flags] INPUT…
+const predictUsage = `usage: falkon-ooc-beam predict --model MODEL --out DIR|FILE.parquet|--beside [flags] INPUT…
 
 Predict applies a model made by falkon-ooc fit (or falkon-ooc-beam fit)
 to Parquet and CSV/TSV files (files, directories, glob patterns) as an
 Apache Beam job of one task per input file. Each task reads its file with
-falkon-ooc predict's own code and writes its predictions as Parquet
-beside it (part-0.csv → part-0.pred.parquet; --suffix changes the ending):
-the --keep columns, the prediction and the scores (or --proba's
+falkon-ooc predict's own code and writes its predictions as Parquet:
+under --out DIR at the file's path below the argument that named it
+(hive/year=2021/data_0.parquet → DIR/year=2021/data_0.pred.parquet: the
+folders, Hive's key=value ones included, are mirrored), to --out
+FILE.parquet for a single input, or with --beside next to the input
+(part-0.csv → part-0.pred.parquet); --suffix changes the ending. Nothing
+is written beside the inputs unless --beside asks. Files of predictions
+written by falkon-ooc (recognised by a key in their Parquet footer) that
+an input folder or glob holds are not read, and counted. Outputs are
+checked before any work as falkon-ooc's are: none may be an input or the
+model, nor lie in an input folder (--out), and an existing file that is
+not falkon-ooc's predictions is replaced only with --force. Each file
+holds the --keep columns, the prediction and the scores (or --proba's
 probabilities, --std's standard deviations, --interval's bounds), one row
 per input row in input order. Each output is the file 'falkon-ooc predict
 --out OUT.parquet' writes for that input alone. MODEL must be a path
@@ -41,8 +51,9 @@ flags:
 type predictOpts struct {
 	fitOpts
 	model, keep, nulls, columns, suffix string
+	predOut                             string
 	maxLine                             int
-	noHeader, proba, std, force         bool
+	noHeader, proba, std, beside        bool
 	interval                            float64
 }
 
@@ -56,8 +67,10 @@ func predictFlags(fs *flag.FlagSet, o *predictOpts) {
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless CSV inputs, comma-separated (implies --no-header)")
 	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes`")
+	fs.StringVar(&o.predOut, "out", "", "write the predictions under this `directory` (mirroring the inputs' folders), or to this .parquet file for a single input; a path or URL")
+	fs.BoolVar(&o.beside, "beside", false, "write each input's predictions beside it (part-0.csv → part-0.pred.parquet)")
 	fs.StringVar(&o.suffix, "suffix", fbeam.DefaultPredictSuffix, "what replaces each input's extension in its output's name")
-	fs.BoolVar(&o.force, "force", false, "replace existing outputs")
+	fs.BoolVar(&o.force, "force", false, "replace existing outputs that are not falkon-ooc's predictions (never an input or the model)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
 	o.partitions = 1 // not used: one task per input
 	runnerFlags(fs, &o.fitOpts)
@@ -89,6 +102,12 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 			return usagef("standard input (-) cannot be predicted on Beam; give files")
 		}
 	}
+	switch {
+	case o.predOut == "" && !o.beside:
+		return usagef("give --out DIR (or --out FILE.parquet for a single input) for the predictions, or --beside to write each beside its input")
+	case o.predOut != "" && o.beside:
+		return usagef("--out and --beside exclude each other")
+	}
 	if err := o.checkRunner(); err != nil {
 		return err
 	}
@@ -99,7 +118,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	defer done()
 	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: splitList(o.keep), Nulls: o.nulls,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), MaxLine: o.maxLine,
-		Proba: o.proba, Std: o.std, Interval: o.interval, Suffix: o.suffix, Force: o.force, Workers: o.workers}
+		Proba: o.proba, Std: o.std, Interval: o.interval, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.force, Workers: o.workers}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)
 	res, err := fbeam.Predict(ctx, cfg, opts)
@@ -108,7 +127,10 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		if errors.As(err, &ve) {
 			return fmt.Errorf("%w (--nulls mean reads such values as the feature's training mean, --nulls drop skips such rows, --nulls zero reads them as 0)", err)
 		}
-		return err
+		return guardErr(err)
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(stderr, "falkon-ooc-beam: %s\n", ingest.SkippedNote(len(res.Skipped)))
 	}
 	if o.jsonOut {
 		b, err := json.MarshalIndent(predictResult{Version: version, Model: o.model, PredictResult: res, Beam: br}, "", "  ")

@@ -37,7 +37,7 @@ func TestPredict(t *testing.T) {
 	if err := m.Save(model); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCmd(append([]string{"predict", "--model", model, "--keep", "id", "--json"}, ins...)...)
+	code, stdout, stderr := runCmd(append([]string{"predict", "--beside", "--model", model, "--keep", "id", "--json"}, ins...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -60,7 +60,7 @@ func TestPredict(t *testing.T) {
 		t.Fatalf("document %s", stdout)
 	}
 	// The text summary prints the metrics as falkon-ooc predict does.
-	code, stdout, stderr = runCmd(append([]string{"predict", "--model", model, "--force", "--quiet"}, ins...)...)
+	code, stdout, stderr = runCmd(append([]string{"predict", "--beside", "--model", model, "--force", "--quiet"}, ins...)...)
 	if code != exitOK || !strings.Contains(stdout, "\nmetrics    rmse ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -73,7 +73,7 @@ func TestPredict(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("id,x1,x2\n1,1,1\n2,+Inf,1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = runCmd("predict", "--quiet", "--model", model, bad)
+	code, _, stderr = runCmd("predict", "--beside", "--quiet", "--model", model, bad)
 	want := "falkon-ooc-beam predict: " + bad + `: row 2 (1-based, counted within this file, header line not counted): column "x1" is +Inf (--nulls mean`
 	if code != exitFailure || !strings.HasPrefix(stderr, want) {
 		t.Fatalf("exit %d, stderr %q\nwant %q…", code, stderr, want)
