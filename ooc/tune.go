@@ -536,7 +536,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		rest, held := stream.Holdout(src, frac, base.Seed)
 		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
-			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
+			return nil, holdoutErr("TuneConfig.ValFraction", frac, src, rest, held)
 		}
 		train = rest
 		t.frac = frac
@@ -1422,4 +1422,25 @@ func (c *tuneCand) bestPoint() int {
 		}
 	}
 	return len(c.Validation) - 1
+}
+
+// holdoutErr is the error of field (a hold-out fraction frac of src) that
+// left train or val without rows.
+func holdoutErr(field string, frac float64, src, train, val stream.Source) error {
+	return configErr(field, "%s", HoldoutProblem(frac, stream.Rows(src), stream.Rows(train), stream.Rows(val)))
+}
+
+// HoldoutProblem says what is wrong with holding out a fraction frac of
+// n rows that left nt training and nv validation rows, and what to do;
+// "" when both have rows.
+func HoldoutProblem(frac float64, n, nt, nv int64) string {
+	if nt > 0 && nv > 0 {
+		return ""
+	}
+	what := "a larger fraction"
+	if nt == 0 {
+		what = "a smaller fraction"
+	}
+	return fmt.Sprintf("holding out %g of %d rows leaves %d training and %d validation rows, and both need some: "+
+		"give %s, the validation rows apart (--val), or more rows", frac, n, nt, nv, what)
 }

@@ -141,7 +141,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		}
 		train, val = stream.Holdout(src, frac, fitCfg.Seed)
 		if train.NumChunks() == 0 || val.NumChunks() == 0 {
-			return nil, configErr("TunedConfig.Search.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
+			return nil, holdoutErr("TunedConfig.Search.ValFraction", frac, src, train, val)
 		}
 	} else {
 		var err error

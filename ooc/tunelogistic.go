@@ -41,7 +41,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		}
 		train, val = stream.Holdout(src, frac, base.Seed)
 		if train.NumChunks() == 0 || val.NumChunks() == 0 {
-			return nil, configErr("TuneConfig.ValFraction", "holding out %g of %d rows leaves no training or no validation rows", frac, stream.Rows(src))
+			return nil, holdoutErr("TuneConfig.ValFraction", frac, src, train, val)
 		}
 	} else if val, err = AlignLabels(src, val); err != nil {
 		return nil, err

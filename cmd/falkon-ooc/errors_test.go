@@ -701,6 +701,21 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Ask for at most 1000 steps; the default 8 (three on the λ path, five at λ) is usually enough, and the line search stops a fit whose objective can no longer fall.",
 		},
 		{
+			mistake: "`fit --tune` on 5 rows (the default --val-fraction 0.1 holds out none of them)",
+			setup:   writeText(t, "five.csv", "a,b,y\n1,2,3\n4,5,6\n7,8,9\n2,1,4\n5,3,2\n"),
+			args:    []string{"fit", "--tune", "--out", "m5.falkon", "--target", "y", "five.csv"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --val-fraction: holding out 0.1 of 5 rows leaves 5 training and 0 validation rows, and both need some: give a larger fraction, the validation rows apart (--val), or more rows",
+			fix:     "A search needs validation rows: give --val FILE, a larger --val-fraction, or more rows (fit and tune say the same).",
+		},
+		{
+			mistake: "`fit --tune --val-fraction 1e-300`",
+			args:    []string{"fit", "--tune", "--val-fraction", "1e-300", "--out", "m6.falkon", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc fit: --val-fraction: holding out 1e-300 of 500 rows leaves 500 training and 0 validation rows, and both need some: give a larger fraction, the validation rows apart (--val), or more rows",
+			fix:     "Hold out a fraction that leaves rows on both sides (0.1 is the default), or give --val FILE.",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,

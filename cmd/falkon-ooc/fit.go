@@ -423,8 +423,8 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			o.valFraction = ooc.DefaultValFraction
 		}
 	}
-	if o.tuneFit.on && !set["iters"] {
-		o.iters = defaultTunedIters // a cap: --patience stops the fit
+	if o.tuneFit.on && !set["iters"] && o.loss != string(ooc.LossLogistic) {
+		o.iters = defaultTunedIters // a cap: --patience stops the fit (the logistic loss runs all its steps)
 	}
 	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
 	if err != nil {
@@ -445,6 +445,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		rest, held := stream.Holdout(r, o.valFraction, o.seed)
 		train, run.Validation = rest, held
 		n = stream.Rows(rest)
+		if p := ooc.HoldoutProblem(o.valFraction, r.Manifest().Rows, n, stream.Rows(held)); p != "" {
+			return usagef("--val-fraction: %s", p)
+		}
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {

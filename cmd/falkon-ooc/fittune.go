@@ -136,6 +136,11 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool) (ooc.TunedConf
 	s := &tc.Search
 	s.Extend = t.extend
 	switch {
+	case cfg.Loss == ooc.LossLogistic && t.patience > 0:
+		return tc, usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: "+
+			"it runs its --newton-steps, each of --iters CG iterations; leave --patience out")
+	case cfg.Loss == ooc.LossLogistic:
+		tc.Fit.Patience, s.Patience = 0, -1
 	case !set["patience"]:
 		tc.Fit.Patience, s.Patience = ooc.DefaultPatience, ooc.DefaultPatience
 	case t.patience == 0:

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +106,48 @@ func TestFitTuneUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestFitTuneLogistic: fit --tune --loss logistic works with every other
+// flag at its default (it failed with "no patience": the logistic loss
+// runs its Newton steps, and --patience is refused with it, saying so);
+// the search's objective never rises in the model's Newton steps.
+func TestFitTuneLogistic(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 400 {
+		a, c := rng.NormFloat64(), rng.NormFloat64()
+		cls := min(int((math.Atan2(c, a)+math.Pi)/(2*math.Pi)*3), 2)
+		fmt.Fprintf(&b, "%.6f,%.6f,%d\n", a, c, cls)
+	}
+	csv := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.falkon")
+	code, _, e := runCLI("fit", "--tune", "--loss", "logistic", "--target", "y", "--out", m, "--quiet", csv)
+	if code != 0 {
+		t.Fatalf("fit --tune --loss logistic: exit %d: %s", code, e)
+	}
+	mdl, err := ooc.Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mdl.Training()
+	if mdl.Config().Loss != ooc.LossLogistic || len(tr.NewtonSteps) != ooc.DefaultNewtonSteps || tr.Search == nil || mdl.Config().Iterations != 20 {
+		t.Fatalf("loss %q, %d Newton steps, --iters %d, search %v", mdl.Config().Loss, len(tr.NewtonSteps), mdl.Config().Iterations, tr.Search != nil)
+	}
+	for i, s := range tr.NewtonSteps {
+		if s.After > s.Objective {
+			t.Errorf("step %d: objective %v → %v", i+1, s.Objective, s.After)
+		}
+	}
+	code, _, e = runCLI("fit", "--tune", "--loss", "logistic", "--patience", "3", "--target", "y", "--out", m, "--force", csv)
+	want := "falkon-ooc fit: --patience stops CG when the validation metric stops improving, which the logistic loss does not do: it runs its --newton-steps, each of --iters CG iterations; leave --patience out"
+	if code != 2 || !strings.Contains(e, want) {
+		t.Errorf("--patience with the logistic loss: exit %d, stderr %q", code, e)
 	}
 }
