@@ -73,7 +73,7 @@ func TestImportEdges(t *testing.T) {
 					continue
 				}
 				dep := strings.TrimPrefix(imp, mod)
-				for _, bad := range []string{"ooc", "precond", "chunkstore", "tabular", "internal/predictfile"} {
+				for _, bad := range []string{"ooc", "precond", "chunkstore", "tabular", "model/predictfile"} {
 					if dep == bad || strings.HasPrefix(dep, bad+"/") {
 						t.Errorf("%s links %s (through %s): a server imports the model, nothing of training", root, dep, pkg)
 					}

@@ -12,8 +12,23 @@ import (
 // fitted adapts a *model.Model to Model.
 type fitted struct{ m *model.Model }
 
-// FromModel returns m as the server serves it.
-func FromModel(m *model.Model) Model { return fitted{m} }
+// applies lists the capabilities of the model format (model.Requires)
+// whose predictions the server gives as package model's Predictor does:
+// none yet. A capability that changes how rows are read (encodings of
+// categories or times) needs the server's decoders to apply it.
+var applies = map[string]bool{}
+
+// FromModel returns m as the server serves it. A model that uses a
+// capability of the model format the server does not apply is refused,
+// rather than answered wrongly.
+func FromModel(m *model.Model) (Model, error) {
+	for _, c := range m.Requires() {
+		if !applies[c] {
+			return nil, fmt.Errorf("the model uses %q, which this server does not apply", c)
+		}
+	}
+	return fitted{m}, nil
+}
 
 func (f fitted) Info() Info {
 	m := f.m
@@ -74,6 +89,10 @@ func Load(path string) (Model, string, error) {
 	if err != nil {
 		return nil, "", &model.FileError{Kind: "model", Path: path, Err: err}
 	}
+	fm, err := FromModel(m)
+	if err != nil {
+		return nil, "", &model.FileError{Kind: "model", Path: path, Err: err}
+	}
 	sum := sha256.Sum256(data)
-	return FromModel(m), hex.EncodeToString(sum[:6]), nil
+	return fm, hex.EncodeToString(sum[:6]), nil
 }

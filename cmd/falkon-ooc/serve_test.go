@@ -8,11 +8,14 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,3 +262,89 @@ func TestServeUsage(t *testing.T) {
 		t.Errorf("missing model: exit %d, %s", code, e)
 	}
 }
+
+// TestServeSignals runs falkon-ooc serve in a child process: SIGHUP
+// reloads the model file (a new model is served, a damaged file leaves
+// the old one serving and is logged), and SIGTERM stops it with exit 0
+// once it has answered.
+func TestServeSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits two models and runs a server in a child process")
+	}
+	dir := t.TempDir()
+	store := makeStore(t, dir, 800, 3, "y")
+	m1, m2 := filepath.Join(dir, "m1.falkon"), filepath.Join(dir, "m2.falkon")
+	for i, m := range []string{m1, m2} {
+		if code, _, e := runCLI("fit", "--out", m, "--centers", strconv.Itoa(40+10*i), "--iters", "4", "--quiet", store); code != 0 {
+			t.Fatalf("fit: %s", e)
+		}
+	}
+	served := filepath.Join(dir, "served.falkon")
+	if err := copyFile(m1, served); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestSignalHelperProcess$", "--", "serve", "--model", served, "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "FALKON_OOC_SIGNAL_HELPER=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if s := stderr.String(); ok(s) {
+				return s
+			}
+		}
+		t.Fatalf("no %s:\n%s", what, stderr.String())
+		return ""
+	}
+	m := servingAddr.FindStringSubmatch(waitFor("serving line", servingAddr.MatchString))
+	c := client.New("http://"+m[1], nil)
+	id := func() string {
+		raw, err := c.Model(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ ID string }
+		json.Unmarshal(raw, &doc)
+		return doc.ID
+	}
+	id1 := id()
+	if err := copyFile(m2, served); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("swap", func(s string) bool { return strings.Contains(s, `msg="model swapped in"`) })
+	id2 := id()
+	if id2 == id1 {
+		t.Fatalf("SIGHUP: still serving %s", id1)
+	}
+	if err := os.WriteFile(served, []byte("not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("failed reload", func(s string) bool {
+		return strings.Contains(s, `msg="reload failed; the previous model keeps serving" id=`+id2)
+	})
+	if got := id(); got != id2 {
+		t.Errorf("after a failed reload serving %s, want %s", got, id2)
+	}
+	if _, err := c.PredictRows(context.Background(), []map[string]float64{{"a": 1, "b": 2, "c": 0.5}}, client.Query{}); err != nil {
+		t.Errorf("after a failed reload: %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("SIGTERM: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "msg=stopped") {
+		t.Errorf("no stopped line:\n%s", stderr.String())
+	}
+}
+
