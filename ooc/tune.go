@@ -1321,7 +1321,7 @@ func (t *tuner) endEval(iter int, final bool) []int {
 			continue
 		}
 		met := c.ev.Metrics()
-		c.Validation = append(c.Validation, ValPoint{Iteration: iter, Metrics: *met})
+		c.Validation = append(c.Validation, ValPoint{Iteration: iter, Metrics: met.Brief()})
 		v := selectionMetric(task, met)
 		if v < c.BestMetric*(1-t.tc.MinImprovement) || (math.IsInf(c.BestMetric, 1) && !math.IsInf(v, 1)) {
 			c.BestMetric, c.BestIteration, c.since = v, iter, 0

@@ -271,7 +271,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			if err := ev.AddWeighted(sc, y, w, n); err != nil {
 				return nil, fmt.Errorf("validation: %w", err)
 			}
-			c.Validation = []ValPoint{{Iteration: c.Iterations, Metrics: *ev.Metrics()}}
+			c.Validation = []ValPoint{{Iteration: c.Iterations, Metrics: ev.Metrics().Brief()}}
 			c.model.training.Validation = slices.Clone(c.Validation)
 			c.BestMetric = selectionMetric(c.model.Task(), ev.Metrics())
 		}

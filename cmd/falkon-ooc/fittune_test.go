@@ -78,7 +78,7 @@ func TestFitTune(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fit --tune exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"best rmse  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
+	for _, want := range []string{"best rmse      R²     MAE  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}

@@ -290,7 +290,12 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 // writeTuneTable prints one line per candidate.
 func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "candidate\tsigma\tlambda\tbest %s\tbest iteration\titerations\tstop\tseconds\t\n", res.Metric)
+	extra := tuneExtra(res)
+	head := ""
+	for _, x := range extra {
+		head += x.name + "\t"
+	}
+	fmt.Fprintf(tw, "candidate\tsigma\tlambda\tbest %s\t%sbest iteration\titerations\tstop\tseconds\t\n", res.Metric, head)
 	for i, c := range res.Candidates {
 		mark := " "
 		if i == res.Best {
@@ -304,10 +309,63 @@ func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 		if !math.IsInf(c.BestMetric, 0) {
 			metric = strconv.FormatFloat(c.BestMetric, 'f', 6, 64)
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%g\t%s\t%d\t%d\t%s\t%.2f\t\n", mark, i+1, sigma, c.Lambda, metric,
+		cells := ""
+		for _, x := range extra {
+			cells += bestValue(c, x.get) + "\t"
+		}
+		fmt.Fprintf(tw, "%s%d\t%s\t%g\t%s\t%s%d\t%d\t%s\t%.2f\t\n", mark, i+1, sigma, c.Lambda, metric, cells,
 			c.BestIteration, c.Iterations, c.Stop, c.Seconds)
 	}
 	tw.Flush()
+}
+
+// tuneColumn is a metric of the tune table beside the selection metric.
+type tuneColumn struct {
+	name string
+	get  func(*ooc.Metrics) *float64
+}
+
+// tuneExtra are the tune table's metric columns beside the selection
+// metric: R² and MAE for regression; balanced accuracy for
+// classification, and PR-AUC for binary.
+func tuneExtra(res *ooc.TuneResult) []tuneColumn {
+	var task ooc.Task
+	for _, c := range res.Candidates {
+		if len(c.Validation) > 0 {
+			m := c.Validation[0].Metrics
+			switch {
+			case m.R2 != nil || m.MAE != nil:
+				task = ooc.TaskRegression
+			case m.PRAUC != nil:
+				task = ooc.TaskBinary
+			case m.BalancedAccuracy != nil:
+				task = ooc.TaskMulticlass
+			}
+			break
+		}
+	}
+	switch task {
+	case ooc.TaskRegression:
+		return []tuneColumn{{"R²", func(m *ooc.Metrics) *float64 { return m.R2 }}, {"MAE", func(m *ooc.Metrics) *float64 { return m.MAE }}}
+	case ooc.TaskBinary:
+		return []tuneColumn{{"balanced acc.", func(m *ooc.Metrics) *float64 { return m.BalancedAccuracy }}, {"PR-AUC", func(m *ooc.Metrics) *float64 { return m.PRAUC }}}
+	case ooc.TaskMulticlass:
+		return []tuneColumn{{"balanced acc.", func(m *ooc.Metrics) *float64 { return m.BalancedAccuracy }}}
+	}
+	return nil
+}
+
+// bestValue is a metric of a candidate at its best iteration, "-" when
+// it was not measured there.
+func bestValue(c ooc.TuneCandidate, get func(*ooc.Metrics) *float64) string {
+	for i := range c.Validation {
+		if c.Validation[i].Iteration == c.BestIteration {
+			if v := get(&c.Validation[i].Metrics); v != nil {
+				return strconv.FormatFloat(*v, 'f', 4, 64)
+			}
+		}
+	}
+	return "-"
 }
 
 // openValidation opens --val (a store, Parquet or CSV file) with the
