@@ -11,12 +11,12 @@
 //
 //	z   = (x − mean)·invStd                       Sub, Mul
 //	s   = z·diag(√a/σⱼ)                           Mul (distance kernels)
-//	r²  = max(‖s‖² + ‖c‖² − s·(2C)ᵀ, 0)           ReduceSumSquare, Add, MatMul, Sub, Max
-//	K   = exp(−r²)                                Gaussian (a = 1/2)
-//	      exp(−r), r = √r²                        Laplacian, Matérn 1/2 (a = 1)
+//	r²  = [s | ‖s‖²]·[−2Cᵀ; 1] + ‖c‖²            ReduceSumSquare, Concat, Gemm
+//	K   = exp(min(−r², 0))                        Gaussian (a = 1/2; the Gemm gives −r²)
+//	      exp(−r), r = √max(r², 0)                Laplacian, Matérn 1/2 (a = 1)
 //	      (1 + r)·exp(−r)                         Matérn 3/2 (a = 3)
-//	      (1 + r·(1 + r/3))·exp(−r)               Matérn 5/2 (a = 5)
-//	      (γ·z·Cᵀ + c₀)^degree                    linear, polynomial (Mul chain)
+//	      (1 + r + r²/3)·exp(−r)                  Matérn 5/2 (a = 5)
+//	      (z·(γC)ᵀ + c₀)^degree                   linear, polynomial (Gemm, Mul chain)
 //	f   = K·α + μ                                 MatMul, Add
 //
 // with C the model's standardised centres scaled as s is. With
@@ -37,8 +37,9 @@
 // everything after) in float64: it is as near the exact values as the
 // model's own float32 predictions are.
 //
-// The graph holds the centres and α as constants: about 8·M·(D + K)
-// bytes in float64 (4·M·D + 8·M·K in float32). Running it needs an N × M
+// The graph holds the centres and α as constants: about 8·M·(D + 2 + K)
+// bytes in float64 (4·M·(D + 2) + 8·M·K in float32), and 8·M·r more for
+// the factor of the standard deviation. Running it needs an N × M
 // block per batch of N rows, so feed it batches of a few thousand rows
 // at most when M is large.
 //

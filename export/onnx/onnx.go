@@ -245,23 +245,20 @@ func kernelFunc(b *builder, kern kernel.Kernel, mm, d int, c []float64, z string
 		return t
 	}
 	if !kern.Kind.IsDistance() {
-		z = toBlock(z)
-		g := b.op("dot", "MatMul", []string{z, b.floats("centers_t", []int64{int64(d), int64(mm)}, ct(nil, 1))})
-		gamma := kern.Gamma
-		if gamma == 0 {
-			gamma = 1
-		}
 		switch kern.Kind {
 		case kernel.Linear, kernel.Polynomial:
 		default:
 			return "", fmt.Errorf("onnx: kernel %q: %w", kern.Kind, ErrUnsupported)
 		}
-		if gamma != 1 {
-			g = b.op("dot_gamma", "Mul", []string{g, b.scalar("gamma", gamma)})
+		gamma := kern.Gamma
+		if gamma == 0 {
+			gamma = 1
 		}
-		if kern.Coef0 != 0 {
-			g = b.op("dot_coef0", "Add", []string{g, b.scalar("coef0", kern.Coef0)})
-		}
+		// γ·z·Cᵀ + c₀ in one pass: γ folded into the centres, c₀ as the
+		// bias of a Gemm.
+		z = toBlock(z)
+		ctg := b.floats("centers_t", []int64{int64(d), int64(mm)}, ct(nil, gamma))
+		g := b.op("dot", "Gemm", []string{z, ctg, b.scalar("coef0", kern.Coef0)})
 		if kern.Kind == kernel.Linear || kern.Degree == 1 {
 			return g, nil
 		}
@@ -290,20 +287,31 @@ func kernelFunc(b *builder, kern kernel.Kernel, mm, d int, c []float64, z string
 	}
 	zs := toBlock(b.op("z_scaled", "Mul", []string{z, b.floats("length_scale_inv", []int64{int64(d)}, inv)}))
 	xn := b.op("row_norm2", "ReduceSumSquare", []string{zs}, attrInts("axes", 1), attrInt("keepdims", 1))
-	cs := ct(inv, 1)
-	// −2x·c is computed as x·(2C)ᵀ subtracted: doubling is exact, so
-	// (‖x‖² + ‖c‖²) − x·(2C)ᵀ rounds as the kernel package's
-	// fma(−2, x·c, ‖x‖² + ‖c‖²) does.
-	for i := range cs {
-		cs[i] *= 2
-	}
-	g2 := b.op("dot2", "MatMul", []string{zs, b.floats("centers_scaled_t2", []int64{int64(d), int64(mm)}, cs)})
-	r2 := b.op("norm2_sum", "Add", []string{xn, b.floats("center_norm2", []int64{1, int64(mm)}, centreNorms(c, inv, mm, d, b.f32()))})
-	r2 = b.op("r2_raw", "Sub", []string{r2, g2})
-	r2 = b.op("r2", "Max", []string{r2, b.scalar("zero", 0)})
+	// One Gemm gives r² = ‖x‖² + ‖c‖² − 2x·c (or −r² for the Gaussian)
+	// from [s | ‖s‖²] and [∓2Cᵀ; ±1] with ±‖c‖² as its bias: a single
+	// pass over the N × M block where MatMul, Add and Sub would take
+	// three. (Scaling by 2 is exact, so the sum's rounding is that of the
+	// kernel package's fma(−2, x·c, ‖x‖² + ‖c‖²) up to its order.)
+	sign := 1.0 // r²
 	if kern.Kind == kernel.Gaussian {
-		return b.op("kernel", "Exp", []string{b.op("neg_r2", "Neg", []string{r2})}), nil
+		sign = -1 // −r²
 	}
+	cs := ct(inv, -2*sign)
+	for range mm {
+		cs = append(cs, sign)
+	}
+	cn := centreNorms(c, inv, mm, d, b.f32())
+	for i := range cn {
+		cn[i] *= sign
+	}
+	aug := b.op("z_norm2", "Concat", []string{zs, xn}, attrInt("axis", 1))
+	r2 := b.op("r2_raw", "Gemm", []string{aug,
+		b.floats("centers_scaled_t2", []int64{int64(d + 1), int64(mm)}, cs),
+		b.floats("center_norm2", []int64{int64(mm)}, cn)})
+	if kern.Kind == kernel.Gaussian {
+		return b.op("kernel", "Exp", []string{b.op("neg_r2", "Min", []string{r2, b.scalar("zero", 0)})}), nil
+	}
+	r2 = b.op("r2", "Max", []string{r2, b.scalar("zero", 0)})
 	r := b.op("r", "Sqrt", []string{r2})
 	e := b.op("exp_neg_r", "Exp", []string{b.op("neg_r", "Neg", []string{r})})
 	switch kern.Kind {
@@ -312,12 +320,10 @@ func kernelFunc(b *builder, kern kernel.Kernel, mm, d int, c []float64, z string
 	case kernel.Matern32: // (1 + r)·e^(−r), r = √3‖x−c‖/σ
 		one := b.scalar("one", 1)
 		return b.op("kernel", "Mul", []string{b.op("poly", "Add", []string{r, one}), e}), nil
-	default: // Matern52: (1 + r·(1 + r/3))·e^(−r), r = √5‖x−c‖/σ
-		one := b.scalar("one", 1)
-		t := b.op("poly_r3", "Mul", []string{r, b.scalar("third", 1.0/3)})
-		t = b.op("poly_1r3", "Add", []string{t, one})
-		t = b.op("poly_r", "Mul", []string{r, t})
-		t = b.op("poly", "Add", []string{t, one})
+	default: // Matern52: (1 + r + r²/3)·e^(−r), r = √5‖x−c‖/σ
+		t := b.op("poly_r2", "Mul", []string{r2, b.scalar("third", 1.0/3)})
+		t = b.op("poly_r", "Add", []string{t, r})
+		t = b.op("poly", "Add", []string{t, b.scalar("one", 1)})
 		return b.op("kernel", "Mul", []string{t, e}), nil
 	}
 }

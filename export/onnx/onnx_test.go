@@ -619,7 +619,7 @@ func TestGraph(t *testing.T) {
 			t.Errorf("node %s: domain %q, want the default", n.Name, n.Domain)
 		}
 	}
-	for _, op := range []string{"Sub", "Mul", "ReduceSumSquare", "MatMul", "Max", "Sqrt", "Exp", "Softmax", "ArgMax", "Gather"} {
+	for _, op := range []string{"Sub", "Mul", "ReduceSumSquare", "Concat", "Gemm", "MatMul", "Max", "Sqrt", "Exp", "Softmax", "ArgMax", "Gather"} {
 		if !ops[op] {
 			t.Errorf("no %s node", op)
 		}
