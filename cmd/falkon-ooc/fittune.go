@@ -137,7 +137,7 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool) (ooc.TunedConf
 	s.Extend = t.extend
 	switch {
 	case cfg.Loss == ooc.LossLogistic && t.patience > 0:
-		return tc, usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: "+
+		return tc, usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: " +
 			"it runs its --newton-steps, each of --iters CG iterations; leave --patience out")
 	case cfg.Loss == ooc.LossLogistic:
 		tc.Fit.Patience, s.Patience = 0, -1
