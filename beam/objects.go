@@ -73,16 +73,25 @@ func (f rangedFS) Remove(ctx context.Context, name string) error {
 }
 
 // openFS returns the Beam filesystem of loc's scheme, with range reads
-// for s3://.
+// for s3://, every wait on object storage bounded by ObjectTimeout
+// (timedFS).
 func openFS(ctx context.Context, loc string) (filesystem.Interface, error) {
-	fs, err := filesystem.New(ctx, loc)
+	fs, err := newFS(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := fs.(RangeOpener); ok || !strings.HasPrefix(loc, "s3://") {
-		return fs, nil
+	tf, timed := fs.(timedFS)
+	if !timed {
+		return fs, nil // a local path
 	}
-	return rangedFS{Interface: fs, openRange: openS3Range}, nil
+	if _, ok := tf.Interface.(RangeOpener); ok {
+		return timedRangeFS{tf}, nil
+	}
+	if strings.HasPrefix(loc, "s3://") {
+		tf.Interface = rangedFS{Interface: tf.Interface, openRange: openS3Range}
+		return timedRangeFS{tf}, nil
+	}
+	return tf, nil
 }
 
 func openS3Range(ctx context.Context, name string, off, n int64) (io.ReadCloser, error) {

@@ -297,7 +297,7 @@ func writeResult(ctx context.Context, out string, rows int64, v []float64) error
 
 // writeFile writes b to name (path or URL) through Beam's filesystem.
 func writeFile(ctx context.Context, name string, b []byte) error {
-	fs, err := filesystem.New(ctx, name)
+	fs, err := openFS(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func writeFile(ctx context.Context, name string, b []byte) error {
 // readFile reads name (path or URL) through Beam's filesystem, refusing
 // more than limit bytes.
 func readFile(ctx context.Context, name string, limit int64) ([]byte, error) {
-	fs, err := filesystem.New(ctx, name)
+	fs, err := openFS(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +342,7 @@ func readFile(ctx context.Context, name string, limit int64) ([]byte, error) {
 // removeFile removes name if its filesystem can; errors are ignored (the
 // file is in a temporary directory).
 func removeFile(ctx context.Context, name string) {
-	if fs, err := filesystem.New(ctx, name); err == nil {
+	if fs, err := openFS(ctx, name); err == nil {
 		if rm, ok := fs.(filesystem.Remover); ok {
 			_ = rm.Remove(ctx, name)
 		}

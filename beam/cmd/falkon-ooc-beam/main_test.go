@@ -73,6 +73,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store"}, "falkon-ooc-beam fit: --out MODEL is required"},
 		{[]string{"fit", "--out", "m"}, "falkon-ooc-beam fit: want exactly one STORE, got 0 arguments"},
 		{[]string{"fit", "s.store", "--out", "m", "--partitions", "0"}, "falkon-ooc-beam fit: --partitions must be ≥ 1, got 0"},
+		{[]string{"fit", "s.store", "--out", "m", "--object-timeout", "-1s"}, "falkon-ooc-beam fit: --object-timeout must be ≥ 0, got -1s"},
 		{[]string{"fit", "s.store", "--out", "m", "--runner", "storm"}, `falkon-ooc-beam fit: --runner must be prism, flink, spark, dataflow or universal, got "storm"`},
 		{[]string{"fit", "s.store", "--out", "m", "--runner", "flink"}, "falkon-ooc-beam fit: --runner flink needs --temp: a directory (path or URL) the workers write and this process reads"},
 		{[]string{"fit", "s.store", "--out", "m", "--sigma", "-1"}, "falkon-ooc-beam fit: --sigma must be > 0, got -1"},

@@ -100,6 +100,7 @@ type fitOpts struct {
 	seed                                            uint64
 	resume, noCheckpoint, jsonOut, quiet, verbose   bool
 	force                                           bool
+	objectTimeout                                   time.Duration
 }
 
 func fitFlags(fs *flag.FlagSet, o *fitOpts) {
@@ -128,6 +129,7 @@ func runnerFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism, flink, spark, dataflow or universal")
 	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism)")
 	fs.StringVar(&o.jobOpts, "job-opts", "", "Beam pipeline flags passed through, `name=value,…`")
+	fs.DurationVar(&o.objectTimeout, "object-timeout", fbeam.DefaultObjectTimeout, "longest wait on object storage (s3://, gs://) for a request's answer or a read's next bytes before failing with the URL (0: no bound)")
 	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for job results, shared by workers and this process (default: a local temporary directory, prism only)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
@@ -454,6 +456,10 @@ func (o *fitOpts) checkRunner() error {
 	if o.attempts < 1 {
 		return usagef("--attempts must be ≥ 1, got %d", o.attempts)
 	}
+	if o.objectTimeout < 0 {
+		return usagef("--object-timeout must be ≥ 0, got %v", o.objectTimeout)
+	}
+	fbeam.ObjectTimeout = o.objectTimeout
 	switch o.runner {
 	case "prism", "flink", "spark", "dataflow", "universal":
 	default:
