@@ -1,12 +1,14 @@
 // Command onnx measures the exported ONNX graph of a model at M = 10⁴
 // centres: its size against the model file's, and the CPU latency per row
 // of ONNX Runtime (onnxruntime-node, one intra-op thread) beside the
-// model's own Predictor, for one row per call and for batches. It is not
-// part of the test suite; bench/ONNX.md records its figures with the
-// command, pinned to one core:
+// model's own Predictor and, with -serve, falkon-ooc serve (--workers 1,
+// one request at a time over a kept-alive local connection, JSON rows),
+// for one row per call and for batches. It is not part of the test suite;
+// bench/ONNX.md records its figures with the command, pinned to one core:
 //
 //	(cd export/onnx/testdata/ort && npm ci --ignore-scripts)
-//	taskset -c 1 go run ./bench/onnx -m 10000 -d 8
+//	go build -o /tmp/falkon-ooc ./cmd/falkon-ooc
+//	taskset -c 1 go run ./bench/onnx -m 10000 -d 8 -serve /tmp/falkon-ooc
 //
 // The model is synthetic: M standardised centres and coefficients drawn
 // from N(0, 1), a Gaussian kernel (σ = √d) and, for -std, an uncertainty
@@ -15,15 +17,22 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/export/onnx"
@@ -36,6 +45,7 @@ func main() {
 	mFlag := flag.Int("m", 10000, "centres M")
 	dFlag := flag.Int("d", 8, "features d")
 	batch := flag.Int("batch", 1000, "rows per call of the batched runs")
+	serveBin := flag.String("serve", "", "a falkon-ooc binary whose serve to time too")
 	flag.Parse()
 	runtime.GOMAXPROCS(1)
 	if err := ortrun.Available(); err != nil {
@@ -55,7 +65,7 @@ func main() {
 	for i := range rows {
 		rows[i] = 10 + 3*rng.NormFloat64()
 	}
-	fmt.Printf("\n| model | precision | model file | .onnx | Predictor µs/row (1 row) | ONNX Runtime µs/row (1 row) | Predictor µs/row (%d rows) | ONNX Runtime µs/row (%d rows) |\n|---|---|---|---|---|---|---|---|\n", *batch, *batch)
+	fmt.Printf("\n| model | precision | model file | .onnx | µs/row, 1 row: Predictor | serve | ONNX Runtime | µs/row, %d rows: Predictor | serve | ONNX Runtime |\n|---|---|---|---|---|---|---|---|---|---|\n", *batch)
 	for _, c := range []struct {
 		name string
 		prec kernel.Precision
@@ -87,9 +97,96 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f |\n", c.name, c.prec, size(mpath), size(opath),
-			p1*1e6, res[0].SecondsPerRun*1e6, pb*1e6, res[1].SecondsPerRun/float64(*batch)*1e6)
+		s1, sb := "–", "–"
+		if *serveBin != "" {
+			a, b := serveLatency(*serveBin, mpath, m.Features(), rows, *batch, c.std)
+			s1, sb = fmt.Sprintf("%.1f", a*1e6), fmt.Sprintf("%.1f", b*1e6)
+		}
+		fmt.Printf("| %s | %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %.1f |\n", c.name, c.prec, size(mpath), size(opath),
+			p1*1e6, s1, res[0].SecondsPerRun*1e6, pb*1e6, sb, res[1].SecondsPerRun/float64(*batch)*1e6)
 	}
+}
+
+// serveLatency starts bin serve on the model file and returns the seconds
+// per row of requests of one row and of batch rows, sent one at a time.
+func serveLatency(bin, mpath string, features []string, x []float64, batch int, std bool) (one, many float64) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "serve", "--model", mpath, "--addr", addr, "--workers", "1", "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	url := "http://" + addr
+	for i := 0; ; i++ {
+		if r, err := http.Get(url + "/readyz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 200 {
+			log.Fatal("serve did not become ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	body := func(rows int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"rows": [`)
+		d := len(features)
+		for r := range rows {
+			if r > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('{')
+			for j, f := range features {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%q: %s", f, strconv.FormatFloat(x[r*d+j], 'g', -1, 64))
+			}
+			b.WriteByte('}')
+		}
+		b.WriteString("]}")
+		return []byte(b.String())
+	}
+	q := "/v1/predict"
+	if std {
+		q += "?std=true"
+	}
+	time1 := func(rows, calls int) float64 {
+		data := body(rows)
+		post := func() {
+			r, err := http.Post(url+q, "application/json", bytes.NewReader(data))
+			if err != nil {
+				log.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, r.Body); err != nil {
+				log.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode != 200 {
+				log.Fatalf("serve answered %d", r.StatusCode)
+			}
+		}
+		for range 3 {
+			post()
+		}
+		t0 := time.Now()
+		for range calls {
+			post()
+		}
+		return time.Since(t0).Seconds() / float64(calls*rows)
+	}
+	return time1(1, 2000), time1(batch, 20)
 }
 
 // predictorLatency returns the seconds per row of the model's Predictor
