@@ -13,10 +13,11 @@ import (
 type fitted struct{ m *model.Model }
 
 // applies lists the capabilities of the model format (model.Requires)
-// whose predictions the server gives as package model's Predictor does:
-// none yet. A capability that changes how rows are read (encodings of
-// categories or times) needs the server's decoders to apply it.
-var applies = map[string]bool{}
+// that the server applies: "decision", the threshold of a binary model,
+// is applied by package model's Predictor to the classes it answers. A
+// capability that changes how rows are read (encodings of categories or
+// times) needs the server's decoders to apply it.
+var applies = map[string]bool{"decision": true}
 
 // FromModel returns m as the server serves it. A model that uses a
 // capability of the model format the server does not apply is refused,

@@ -92,6 +92,12 @@ func TestServeMatchesPredict(t *testing.T) {
 	if code, _, e := runCLI("fit", "--out", cls, "--centers", "80", "--iters", "6", "--val-fraction", "0.2", "--quiet", makeStore(t, dir, 1500, 12, "label")); code != 0 {
 		t.Fatalf("fit: %s", e)
 	}
+	// A binary model with a stored decision threshold: its labels are
+	// the threshold's.
+	thr := filepath.Join(dir, "thr.falkon")
+	if code, _, e := runCLI("fit", "--out", thr, "--centers", "80", "--iters", "6", "--val-fraction", "0.2", "--threshold", "0.3", "--quiet", makeStore(t, dir, 1500, 12, "label")); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
 	_, _, csvPath, rows := predictFixture(t, 300)
 	for _, c := range []struct {
 		model, query string
@@ -100,6 +106,7 @@ func TestServeMatchesPredict(t *testing.T) {
 		{reg, "std=true&interval=0.8", []string{"--std", "--interval", "0.8"}},
 		{cls, "proba=true", []string{"--proba"}},
 		{cls, "", nil},
+		{thr, "proba=true", []string{"--proba"}},
 	} {
 		code, out, e := runCLI(append([]string{"predict", "--model", c.model, "--out", "-", csvPath}, c.flags...)...)
 		if code != 0 {
@@ -347,4 +354,3 @@ func TestServeSignals(t *testing.T) {
 		t.Errorf("no stopped line:\n%s", stderr.String())
 	}
 }
-
