@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // InputColumn records what ingest did with one column of its inputs: made
@@ -154,3 +156,56 @@ func (r *Reader) TargetLabels() [][]string {
 // InputColumns returns what ingest did with each column of the store's
 // inputs, in input order; nil for a store written without that record.
 func (r *Reader) InputColumns() []InputColumn { return slices.Clone(r.m.InputColumns) }
+
+// checkEncoding checks m's encoding: valid, and each of its features a
+// feature of the store.
+func (m *Manifest) checkEncoding() error {
+	if m.Encoding == nil {
+		return nil
+	}
+	if err := m.Encoding.Validate(); err != nil {
+		return err
+	}
+	have := make(map[string]bool, len(m.Features))
+	for _, c := range m.Features {
+		have[c.Name] = true
+	}
+	for _, c := range m.Encoding.Columns {
+		for _, f := range c.Features {
+			if !have[f] {
+				return fmt.Errorf("encoding: column %q: feature %q is not a feature of the store", c.Source, f)
+			}
+		}
+	}
+	return nil
+}
+
+// encodedScale maps each feature of a one-hot column of spec to its scale.
+func encodedScale(spec *featenc.Spec) map[string]float64 {
+	if spec == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, c := range spec.Columns {
+		if c.Kind == featenc.OneHot {
+			for _, f := range c.Features {
+				out[f] = c.Scale
+			}
+		}
+	}
+	return out
+}
+
+// Encoding returns the store's encoding of categorical and time input
+// columns (Manifest.Encoding), or nil (stream.Encoded).
+func (r *Reader) Encoding() *featenc.Spec { return r.m.Encoding }
+
+// Encoding implements stream.Encoded.
+func (v *View) Encoding() *featenc.Spec { return v.r.m.Encoding }
+
+// NullPolicy returns the NULL policy of the ingest that wrote the store
+// ("drop" or "mean"), or "" (stream.NullPolicer).
+func (r *Reader) NullPolicy() string { return r.m.Nulls }
+
+// NullPolicy implements stream.NullPolicer.
+func (v *View) NullPolicy() string { return v.r.m.Nulls }

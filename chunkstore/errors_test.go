@@ -172,7 +172,7 @@ func TestCorruptErrorFields(t *testing.T) {
 }
 
 func TestManifestVersion(t *testing.T) {
-	for _, v := range []int{3, 0} {
+	for _, v := range []int{4, 0} {
 		dir, _ := smallStore(t, "zstd")
 		modify(t, dir, "meta.json", func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"format_version": 1,`), []byte(`"format_version": `+itoa(int64(v))+`,`), 1)
@@ -181,9 +181,9 @@ func TestManifestVersion(t *testing.T) {
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("v%d: got %v, want ErrVersion", v, err)
 		}
-		want := "chunkstore: unsupported format version: store " + dir + " was written by a newer falkon-ooc (format version 3; this build reads versions 1–2); upgrade falkon-ooc"
+		want := "chunkstore: unsupported format version: store " + dir + " was written by a newer falkon-ooc (format version 4; this build reads versions 1–3); upgrade falkon-ooc"
 		if v == 0 {
-			want = "chunkstore: unsupported format version: store " + dir + " has format version 0, which this build no longer reads (it reads versions 1–2)"
+			want = "chunkstore: unsupported format version: store " + dir + " has format version 0, which this build no longer reads (it reads versions 1–3)"
 		}
 		if err.Error() != want {
 			t.Fatalf("message:\n got  %s\n want %s", err, want)
@@ -193,10 +193,10 @@ func TestManifestVersion(t *testing.T) {
 
 func TestSegmentVersion(t *testing.T) {
 	dir, _ := smallStore(t, "zstd")
-	modify(t, dir, "segment-000000.dat", func(b []byte) []byte { b[4] = 3; return b })
+	modify(t, dir, "segment-000000.dat", func(b []byte) []byte { b[4] = 4; return b })
 	_, err := Open(dir)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "newer falkon-ooc (format version 3; this build reads versions 1–2)") {
-		t.Fatalf("got %v, want ErrVersion naming version 3", err)
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "newer falkon-ooc (format version 4; this build reads versions 1–3)") {
+		t.Fatalf("got %v, want ErrVersion naming version 4", err)
 	}
 }
 

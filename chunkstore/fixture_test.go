@@ -8,10 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -74,6 +77,22 @@ var fixturesV2 = []fixture{
 	},
 }
 
+// fixturesV3 are stores of format version 3: those with an encoding of
+// categorical and time columns in the manifest.
+var fixturesV3 = []fixture{
+	{
+		name:     "v3/zstd-encoding",
+		features: []ColumnSpec{{"price", "float64"}, {"region=north", "bool"}, {"region=south", "bool"}, {"region=(other)", "bool"}, {"region=(null)", "bool"}, {"day", "float64"}, {"day:hour_sin", "float64"}, {"day:hour_cos", "float64"}},
+		targets:  []ColumnSpec{{"y", "float64"}},
+		rows:     30,
+		opt: Options{ChunkRows: 16, Codec: "zstd", Created: fixedTime, Encoding: &featenc.Spec{Columns: []featenc.Column{
+			{Source: "region", Kind: featenc.OneHot, Levels: []string{"north", "south"}, Other: true, Null: true, Scale: featenc.Scale,
+				Features: []string{"region=north", "region=south", "region=(other)", "region=(null)"}},
+			{Source: "day", Kind: featenc.Time, Cyclic: []string{featenc.Hour}, Features: []string{"day", "day:hour_sin", "day:hour_cos"}},
+		}}},
+	},
+}
+
 // fixtureData returns the fixture's columns. It uses only PCG integers and
 // exact arithmetic, so it is the same on every platform.
 func fixtureData(fx fixture) [][]float64 {
@@ -129,7 +148,7 @@ func writeFixture(t testing.TB, dir string, fx fixture) [][]float64 {
 }
 
 func TestFixtures(t *testing.T) {
-	for _, fx := range append(slices.Clone(fixturesV1), fixturesV2...) {
+	for _, fx := range slices.Concat(fixturesV1, fixturesV2, fixturesV3) {
 		t.Run(fx.name, func(t *testing.T) {
 			path := filepath.Join("testdata", filepath.FromSlash(fx.name))
 			if *update {
@@ -158,6 +177,19 @@ func TestFixtures(t *testing.T) {
 			version := 1
 			if fx.opt.Weight != "" {
 				version = 2
+			}
+			if fx.opt.Encoding != nil {
+				version = 3
+				// One-hot features are scaled by the encoding's rule.
+				_, std := r.FeatureStats()
+				for j, c := range r.Manifest().Features {
+					if want := c.Std; strings.HasPrefix(c.Name, "region=") && std[j] != featenc.Scale || !strings.HasPrefix(c.Name, "region=") && std[j] != want {
+						t.Fatalf("FeatureStats std of %q = %v", c.Name, std[j])
+					}
+				}
+				if !reflect.DeepEqual(r.Encoding(), fx.opt.Encoding) {
+					t.Fatalf("Encoding = %+v, want %+v", r.Encoding(), fx.opt.Encoding)
+				}
 			}
 			if r.Manifest().FormatVersion != version || filepath.Dir(fx.name) != fmt.Sprintf("v%d", version) {
 				t.Fatalf("fixture %s: format version %d, want %d", fx.name, r.Manifest().FormatVersion, version)

@@ -28,14 +28,21 @@ const (
 	// it instead of reading them as data. The bytes are laid out as in
 	// version 1.
 	FormatV2 FormatVersion = 2
+	// FormatV3 is FormatV2 with an encoding in the manifest (encoding):
+	// features made from categorical and time columns (featenc.Spec). A
+	// store with an encoding is written as version 3, so that a build
+	// that does not know the encoding refuses it instead of fitting
+	// one-hot features as numbers and predicting without the encoding.
+	// The bytes are laid out as in version 1.
+	FormatV3 FormatVersion = 3
 
 	// MinFormatVersion and MaxFormatVersion bound the versions this build
 	// reads. Anything else is ErrVersion.
 	MinFormatVersion = FormatV1
-	MaxFormatVersion = FormatV2
+	MaxFormatVersion = FormatV3
 
 	// CurrentFormatVersion is the version this build writes (FormatV2
-	// for a store with row weights).
+	// for a store with row weights, FormatV3 for one with an encoding).
 	CurrentFormatVersion = FormatV1
 )
 

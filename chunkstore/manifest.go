@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // ManifestName is the manifest's file name inside a store directory.
@@ -31,6 +33,15 @@ type Manifest struct {
 	// InputColumns records what ingest did with every column of its
 	// inputs, in input order; absent in stores written without it.
 	InputColumns []InputColumn `json:"input_columns,omitempty"`
+	// Encoding says how features were made from categorical and time
+	// input columns; nil when every feature is an input column as it was.
+	// Format version 3.
+	Encoding *featenc.Spec `json:"encoding,omitempty"`
+	// Nulls is the policy ingest applied to NULL, NaN and ±Inf values,
+	// "drop" or "mean"; absent for "error" (the default) and in stores
+	// written without it. A model fitted on the store keeps it, so that
+	// predict treats NULLs alike by default.
+	Nulls string `json:"nulls,omitempty"`
 
 	Sources []SourceFile `json:"sources"`
 	Created time.Time    `json:"created"`
@@ -232,6 +243,12 @@ func (m *Manifest) check() error {
 	if m.Weight != nil && m.FormatVersion < int(FormatV2) {
 		return fmt.Errorf("a weight column in format version %d", m.FormatVersion)
 	}
+	if m.Nulls != "" && m.Nulls != "drop" && m.Nulls != "mean" {
+		return fmt.Errorf("unknown NULL policy %q", m.Nulls)
+	}
+	if m.Encoding != nil && m.FormatVersion < int(FormatV3) {
+		return fmt.Errorf("an encoding in format version %d", m.FormatVersion)
+	}
 	if m.Weight != nil && m.Weight.Min < 0 {
 		return fmt.Errorf("weight column %q: negative minimum %v", m.Weight.Name, m.Weight.Min)
 	}
@@ -268,6 +285,9 @@ func (m *Manifest) check() error {
 		}
 	}
 	if err := m.checkColumnsAnnex(); err != nil {
+		return err
+	}
+	if err := m.checkEncoding(); err != nil {
 		return err
 	}
 	next := 0

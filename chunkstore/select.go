@@ -18,8 +18,10 @@ import (
 func (r *Reader) Columns() (features, targets []string) { return r.features, r.targets }
 
 // FeatureStats returns the manifest's mean and population standard
-// deviation of each feature (implements stream.Statser). The caller must
-// not modify them.
+// deviation of each feature (implements stream.Statser), except that a
+// feature of a one-hot encoded column (Manifest.Encoding) has its
+// encoding's scale (featenc.Scale) as its deviation: a fit divides it by
+// that. The caller must not modify them.
 func (r *Reader) FeatureStats() (mean, std []float64) { return r.mean, r.std }
 
 // TargetDistinct returns each target's sorted distinct values, nil for a
@@ -29,10 +31,15 @@ func (r *Reader) TargetDistinct() [][]float64 { return r.distinct }
 
 // initColumns fills the column metadata served above from the manifest.
 func (r *Reader) initColumns() {
+	scale := encodedScale(r.m.Encoding)
 	for _, c := range r.m.Features {
 		r.features = append(r.features, c.Name)
 		r.mean = append(r.mean, c.Mean)
-		r.std = append(r.std, c.Std)
+		if s, ok := scale[c.Name]; ok {
+			r.std = append(r.std, s)
+		} else {
+			r.std = append(r.std, c.Std)
+		}
 	}
 	for _, c := range r.m.Targets {
 		r.targets = append(r.targets, c.Name)
@@ -97,7 +104,11 @@ func (r *Reader) Select(features, targets []string) (*View, error) {
 	}
 	for _, i := range v.cols[:d] {
 		v.mean = append(v.mean, col(i).Mean)
-		v.std = append(v.std, col(i).Std)
+		if i < len(r.std) {
+			v.std = append(v.std, r.std[i]) // a feature: with its encoding's scale
+		} else {
+			v.std = append(v.std, col(i).Std)
+		}
 	}
 	for _, i := range v.cols[d:] {
 		v.distinct = append(v.distinct, col(i).Distinct)

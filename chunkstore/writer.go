@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
@@ -65,6 +66,15 @@ type Options struct {
 	// the column of row weights instead: stored after the targets, in the
 	// manifest's weight (format version 2). Its values must be ≥ 0.
 	Weight string `json:"weight,omitempty"`
+	// Encoding, when not nil, is recorded in the manifest (format version
+	// 3): how the features named in it were made from the inputs'
+	// categorical and time columns. Each of its features must be one of
+	// Create's features.
+	Encoding *featenc.Spec `json:"-"`
+	// Nulls is recorded in the manifest: the NULL policy of the ingest
+	// that wrote the store ("", "error", "drop" or "mean"; "" and "error"
+	// are not recorded).
+	Nulls string `json:"-"`
 }
 
 // writer states
@@ -227,6 +237,22 @@ func checkCreate(dir string, features, targets []ColumnSpec, opt *Options) (code
 	}
 	if opt.Weight != "" && targets[len(targets)-1].Type == LabelType {
 		return fail(fmt.Errorf("the weight column %q holds labels", opt.Weight))
+	}
+	switch opt.Nulls {
+	case "error":
+		opt.Nulls = ""
+	case "", "drop", "mean":
+	default:
+		return fail(fmt.Errorf("unknown NULL policy %q", opt.Nulls))
+	}
+	if opt.Encoding != nil {
+		m := Manifest{Encoding: opt.Encoding}
+		for _, c := range features {
+			m.Features = append(m.Features, Column{Name: c.Name})
+		}
+		if err := m.checkEncoding(); err != nil {
+			return fail(err)
+		}
 	}
 	if opt.ChunkRows == 0 {
 		opt.ChunkRows = DefaultChunkRows
@@ -740,9 +766,12 @@ func (w *Writer) finish() error {
 // statistics, StoreID…), or nil before Close or after a failure.
 func (w *Writer) Manifest() *Manifest { return w.final }
 
-// version is the format version the writer writes: FormatV2 with a
-// weight column, else CurrentFormatVersion.
+// version is the format version the writer writes: FormatV3 with an
+// encoding, FormatV2 with a weight column, else CurrentFormatVersion.
 func (w *Writer) version() FormatVersion {
+	if w.opt.Encoding != nil {
+		return FormatV3
+	}
 	if w.opt.Weight != "" {
 		return FormatV2
 	}
@@ -764,6 +793,8 @@ func (w *Writer) manifest() *Manifest {
 		Targets:       make([]Column, len(w.targets)),
 		Sources:       w.opt.Sources,
 		InputColumns:  w.opt.InputColumns,
+		Encoding:      w.opt.Encoding,
+		Nulls:         w.opt.Nulls,
 		Created:       created,
 		Segments:      w.segInfos,
 		StoreID:       storeID(w.indexes),

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/container"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -47,11 +48,16 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // capabilities are the names a version-3 file may list in "requires"
 // that this build knows how to predict with (docs/MODEL_FORMAT.md).
-var capabilities = map[string]bool{capDecision: true}
+var capabilities = map[string]bool{capDecision: true, capEncoding: true}
 
 // capDecision is the capability of a binary model with a Decision: a
 // reader that ignored it would label rows at another threshold.
 const capDecision = "decision"
+
+// capEncoding is the capability of a model with features made from
+// categorical and time columns (meta.Encoding): a reader that ignored it
+// would read the encoded features as input columns.
+const capEncoding = "encoding"
 
 // meta is the JSON metadata of a model file (docs/MODEL_FORMAT.md); its
 // keys and their order are those of format version 1, then the keys
@@ -85,6 +91,12 @@ type meta struct {
 	Requires []string `json:"requires,omitempty"`
 	// Capability "decision": a binary model's decision threshold.
 	Decision *Decision `json:"decision,omitempty"`
+	// Capability "encoding": how features were made from categorical and
+	// time input columns.
+	Encoding *featenc.Spec `json:"encoding,omitempty"`
+	// Added within version 1 (older builds ignore it and keep predict's
+	// strict default): the NULL policy of the training data, "mean".
+	Nulls string `json:"nulls,omitempty"`
 }
 
 func (m *Model) meta() *meta {
@@ -93,16 +105,20 @@ func (m *Model) meta() *meta {
 		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
 		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.config, Training: m.training,
 		ClassNames: m.classNames, Calibration: m.calibration, Uncertainty: m.uncertainty,
-		Requires: m.requires(), Decision: m.decision,
+		Requires: m.requires(), Decision: m.decision, Encoding: m.encoding, Nulls: m.nulls,
 	}
 }
 
 // requires lists the capabilities of version 3 that m uses, sorted.
 func (m *Model) requires() []string {
+	var caps []string
 	if m.decision != nil {
-		return []string{capDecision}
+		caps = append(caps, capDecision)
 	}
-	return nil
+	if m.encoding != nil {
+		caps = append(caps, capEncoding)
+	}
+	return caps
 }
 
 // version returns the lowest format version that holds m.
@@ -208,7 +224,7 @@ func Parse(data []byte) (*Model, error) {
 		Kernel: mm.Kernel, Precision: prec, Task: mm.Task, Loss: cfg.Loss, Classes: mm.Classes,
 		ClassNames: mm.ClassNames, Calibration: mm.Calibration, Decision: mm.Decision, Features: mm.Features, Targets: mm.Targets,
 		FeatureMean: mm.FeatureMean, FeatureStd: mm.FeatureStd, TargetMean: mm.TargetMean,
-		M: mm.M, D: mm.D, K: mm.K, Uncertainty: mm.Uncertainty,
+		M: mm.M, D: mm.D, K: mm.K, Uncertainty: mm.Uncertainty, Encoding: mm.Encoding, Nulls: mm.Nulls,
 		Config: slices.Clip(mm.Config), Training: slices.Clip(mm.Training),
 	}
 	// Check the shapes before decoding the arrays they size.

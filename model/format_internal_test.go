@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/container"
 )
 
@@ -36,5 +39,53 @@ func TestRequiresUnknown(t *testing.T) {
 	}
 	if _, err := Parse(write(nil)); err != nil {
 		t.Errorf("version 3 without requirements: %v", err)
+	}
+}
+
+// TestEncodingCapability: a model with an encoding is written as version
+// 3 requiring "encoding" and reads back with it; the NULL policy travels
+// without a capability (a version-1 file), and the same model without
+// either is written byte for byte as before.
+func TestEncodingCapability(t *testing.T) {
+	b, err := os.ReadFile("../cmd/falkon-ooc/testdata/model_v1.falkon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if _, err := m.WriteTo(&again); err != nil || !bytes.Equal(again.Bytes(), b) {
+		t.Fatalf("rewritten model differs from its file (err %v)", err)
+	}
+	col := featenc.Column{Source: m.features[0], Kind: featenc.Time, Cyclic: []string{featenc.Hour}}
+	col.Features = featenc.FeatureNames(col) // the model uses the days only
+	spec := &featenc.Spec{Columns: []featenc.Column{col}}
+	for _, tc := range []struct {
+		enc      *featenc.Spec
+		nulls    string
+		version  uint8
+		requires []string
+	}{
+		{spec, "", 3, []string{"encoding"}},
+		{nil, "mean", 1, nil},
+	} {
+		cp := *m
+		cp.encoding, cp.nulls = tc.enc, tc.nulls
+		if v := cp.version(); v != tc.version || !slices.Equal(cp.requires(), tc.requires) {
+			t.Fatalf("version %d requires %q, want %d %q", v, cp.requires(), tc.version, tc.requires)
+		}
+		var buf bytes.Buffer
+		if _, err := cp.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Encoding(), tc.enc) || got.Nulls() != tc.nulls {
+			t.Fatalf("read back encoding %+v nulls %q", got.Encoding(), got.Nulls())
+		}
 	}
 }

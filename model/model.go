@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 )
 
@@ -25,7 +26,9 @@ type Model struct {
 	task                    Task
 	loss                    Loss
 	classes                 []float64
-	classNames              []string     // label names of the classes, or nil
+	classNames              []string // label names of the classes, or nil
+	encoding                *featenc.Spec
+	nulls                   string
 	calibration             *Calibration // or nil
 	decision                *Decision    // binary only, or nil: DefaultThreshold
 	features, targets       []string
@@ -91,6 +94,14 @@ type Params struct {
 	// made, JSON documents that the model stores and writes back but does
 	// not read (package ooc's Config and Training). nil is JSON null.
 	Config, Training json.RawMessage
+	// Encoding, when not nil, says how some features were made from
+	// categorical and time input columns: predict reads those columns and
+	// expands them (featenc.Assembler).
+	Encoding *featenc.Spec
+	// Nulls is the NULL policy of the training data's ingest: "mean"
+	// when NULL feature values were filled with the column's mean, which
+	// predict then does too by default; "" otherwise.
+	Nulls string
 	// Prepared, when not nil, is Centers already prepared by
 	// kernel.NewCenters(Kernel, Centers, M, D, Precision); New then uses
 	// it instead of preparing the centres again.
@@ -103,6 +114,7 @@ func New(p Params) (*Model, error) {
 	m := &Model{
 		kern: p.Kernel, prec: p.Precision, task: p.Task, loss: p.Loss, classes: p.Classes,
 		classNames: p.ClassNames, calibration: p.Calibration, decision: p.Decision, uncertainty: p.Uncertainty, uw: p.UncertaintyFactor,
+		encoding: p.Encoding, nulls: p.Nulls,
 		features: p.Features, targets: p.Targets, featureMean: p.FeatureMean, featureStd: p.FeatureStd,
 		targetMean: p.TargetMean, m: p.M, d: p.D, k: p.K, centres: p.Centers, alpha: p.Alpha,
 		config: p.Config, training: p.Training,
@@ -188,6 +200,15 @@ func (m *Model) ClassNames() []string {
 	}
 	return names
 }
+
+// Encoding returns how the model's features were made from categorical
+// and time input columns, or nil. The caller must not modify it.
+func (m *Model) Encoding() *featenc.Spec { return m.encoding }
+
+// Nulls returns the NULL policy of the training data: "mean" when NULL
+// feature values were filled with the training means (FeatureMean), or
+// "".
+func (m *Model) Nulls() string { return m.nulls }
 
 // Labeled reports whether the classes are string labels (ClassNames
 // then holds the names the training data used).
@@ -292,6 +313,14 @@ func (m *Model) validate() error {
 	case "", LossSquared, LossLogistic:
 	default:
 		return fmt.Errorf("unknown loss %q", m.loss)
+	}
+	if m.encoding != nil {
+		if err := m.encoding.Validate(); err != nil {
+			return err
+		}
+	}
+	if m.nulls != "" && m.nulls != "mean" {
+		return fmt.Errorf("unknown NULL policy %q", m.nulls)
 	}
 	if m.classNames != nil && len(m.classNames) != len(m.classes) {
 		return fmt.Errorf("%d class names for %d classes", len(m.classNames), len(m.classes))

@@ -1186,7 +1186,7 @@ func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperat
 func newModelMeta(plan *FitPlan, cs *centreSample, enc targetEncoding, cfg Config, ymean []float64, tr Training) *modelMeta {
 	meta := &modelMeta{
 		Kernel: cfg.Kernel, Task: enc.task, Classes: slices.Clone(enc.classes), ClassNames: slices.Clone(enc.labels),
-		Features: slices.Clone(plan.Features), Targets: slices.Clone(plan.Targets),
+		Features: slices.Clone(plan.Features), Targets: slices.Clone(plan.Targets), Encoding: plan.Encoding, Nulls: plan.Nulls,
 		TargetMean: slices.Clone(ymean), M: cs.m, D: plan.D, K: enc.k, Config: cfg, Training: tr, prec: cfg.Precision,
 	}
 	if cs.std.invStd != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -187,6 +188,8 @@ type modelMeta struct {
 	Classes                 []float64
 	ClassNames              []string
 	Features, Targets       []string
+	Encoding                *featenc.Spec
+	Nulls                   string
 	FeatureMean, FeatureStd []float64
 	TargetMean              []float64
 	M, D, K                 int
@@ -205,6 +208,7 @@ func newModel(meta *modelMeta, centres, alpha, uw []float64, prepared *kernel.Ce
 		ClassNames: meta.ClassNames, Features: meta.Features, Targets: meta.Targets,
 		FeatureMean: meta.FeatureMean, FeatureStd: meta.FeatureStd, TargetMean: meta.TargetMean,
 		M: meta.M, D: meta.D, K: meta.K, Centers: centres, Alpha: alpha, UncertaintyFactor: uw, Prepared: prepared,
+		Encoding: meta.Encoding, Nulls: meta.Nulls,
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -39,6 +40,12 @@ type FitPlan struct {
 	// Features and Targets are the column names (stream.ColumnsOf).
 	Features []string `json:"features"`
 	Targets  []string `json:"targets"`
+	// Encoding is how some features were made from categorical and time
+	// input columns (stream.Encoded), kept in the model; nil: none.
+	Encoding *featenc.Spec `json:"encoding,omitempty"`
+	// Nulls is the source's NULL policy (stream.NullPolicer), "mean" or
+	// "", kept in the model for predict.
+	Nulls string `json:"nulls,omitempty"`
 	// Weight names the source's column of row weights
 	// (stream.Weighter), or "" when every row weighs 1. With weights the
 	// fit minimises Σᵢ wᵢ (f(xᵢ) − yᵢ)² / Σᵢ wᵢ + λ‖f‖²: n in
@@ -150,6 +157,10 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
 	p.Features, p.Targets = stream.ColumnsOf(src)
+	p.Encoding = stream.EncodingOf(src)
+	if stream.NullPolicyOf(src) == "mean" {
+		p.Nulls = "mean"
+	}
 	p.Weight = stream.WeightColumn(src)
 	if s, ok := src.(stream.Statser); ok {
 		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {

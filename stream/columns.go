@@ -3,6 +3,8 @@ package stream
 import (
 	"fmt"
 	"math"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // Optional capabilities of a Source, checked with a type assertion (as
@@ -45,6 +47,38 @@ type Labeler interface {
 	// for a numeric column), or nil altogether when unknown. The caller
 	// must not modify them.
 	TargetLabels() [][]string
+}
+
+// Encoded is implemented by a Source whose features were made, in part,
+// from categorical and time input columns (a chunk store's encoding).
+type Encoded interface {
+	// Encoding returns how, or nil. The caller must not modify it.
+	Encoding() *featenc.Spec
+}
+
+// NullPolicer is implemented by a Source that knows the NULL policy its
+// rows were ingested with.
+type NullPolicer interface {
+	// NullPolicy returns "drop" or "mean" (NULL, NaN and ±Inf feature
+	// values were filled with the column's mean), or "" when unknown or
+	// "error".
+	NullPolicy() string
+}
+
+// EncodingOf returns src's Encoding, or nil.
+func EncodingOf(src Source) *featenc.Spec {
+	if e, ok := src.(Encoded); ok {
+		return e.Encoding()
+	}
+	return nil
+}
+
+// NullPolicyOf returns src's NullPolicy, or "".
+func NullPolicyOf(src Source) string {
+	if n, ok := src.(NullPolicer); ok {
+		return n.NullPolicy()
+	}
+	return ""
 }
 
 // ScratchSizer is implemented by a Source that holds buffers of its own
@@ -172,6 +206,10 @@ func (f forward) TargetDistinct() [][]float64 {
 	}
 	return nil
 }
+
+func (f forward) Encoding() *featenc.Spec { return EncodingOf(f.src) }
+
+func (f forward) NullPolicy() string { return NullPolicyOf(f.src) }
 
 func (f forward) TargetLabels() [][]string {
 	if l, ok := f.src.(Labeler); ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
@@ -27,6 +28,8 @@ type parquetFile struct {
 	// indices (Options.Labels).
 	labels map[int]map[string]int
 	known  map[int][]string
+	cat    map[int]bool // Options.Categorical, by index in num
+	buf    []byte
 }
 
 func (r *Reader) openParquet(path string) (fileReader, []string, error) {
@@ -106,6 +109,13 @@ func (r *Reader) openParquetFrom(path string, src parquet.ReaderAtSeeker, size i
 			pf.labels[j], pf.known[j] = idx, r.opt.Labels[c]
 			continue
 		}
+		if r.cat[c] {
+			if pf.cat == nil {
+				pf.cat = map[int]bool{}
+			}
+			pf.cat[len(pf.num)-1] = true
+			continue
+		}
 		if !numericType(cr.Field().Type) {
 			return nil, nil, fmt.Errorf("%s: column %q has type %s, which is not numeric", path, c, cr.Field().Type)
 		}
@@ -175,6 +185,23 @@ func (p *parquetFile) read(ctx context.Context, n int, cols [][]float64, bads []
 		}
 		off := 0
 		for _, a := range chunked.Chunks() {
+			if p.cat[j] {
+				dst := cols[j][off : off+a.Len()]
+				var err error
+				p.buf, err = table.Levels(a, p.buf, func(i int, l []byte, null bool) {
+					if null {
+						dst[i] = featenc.NullCode
+					} else {
+						dst[i] = featenc.CodeBytes(l)
+					}
+				})
+				if err != nil {
+					chunked.Release()
+					return nil, 0, at(fmt.Errorf("column %q: %w", cr.Field().Name, err))
+				}
+				off += a.Len()
+				continue
+			}
 			if idx, ok := p.labels[j]; ok {
 				if row, err := toCode(a, cols[j][off:off+a.Len()], idx, p.known[j], &bads[j], off); err != nil {
 					chunked.Release()

@@ -34,6 +34,11 @@ type Options struct {
 	// file, row and column (a *LabelError). A Parquet column of another
 	// type than string is read as numbers.
 	Labels map[string][]string
+	// Categorical names Numeric columns read as the codes of their
+	// categorical levels (featenc.Code of the level table.Levels reads,
+	// featenc.NullCode for NULL, never a bad value), as chunkstore/ingest
+	// stores them before expanding them into one-hot features.
+	Categorical []string
 	// Nulls says what a NULL, NaN or ±Inf in a Numeric column does:
 	// "error" (the default) stops with a *ValueError, "drop" leaves the
 	// row out, "zero" reads it as 0, "fill" reads it as the column's
@@ -117,6 +122,7 @@ type Reader struct {
 	optional bool                      // the Optional columns are read
 	keepType []arrow.DataType          // of the Keep columns, from the first file
 	labels   map[string]map[string]int // Options.Labels: column → label → index
+	cat      map[string]bool           // Options.Categorical
 	mem      memory.Allocator
 
 	next int        // index of the next file to open
@@ -180,6 +186,12 @@ func Open(files []string, opt Options) (*Reader, error) {
 		}
 	}
 	r := &Reader{opt: opt, files: files, mem: memory.DefaultAllocator}
+	for _, c := range opt.Categorical {
+		if r.cat == nil {
+			r.cat = map[string]bool{}
+		}
+		r.cat[c] = true
+	}
 	if len(opt.Labels) > 0 {
 		r.labels = map[string]map[string]int{}
 		for c, ls := range opt.Labels {

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 	"github.com/falkon-ooc/falkon-ooc/internal/textlimit"
 )
@@ -41,6 +42,7 @@ type textFile struct {
 	kinds   []table.Kind // of each numeric column
 	ncol    int
 	labels  map[int]map[string]int // numeric column → label index (Options.Labels)
+	cat     map[int]bool           // numeric column read as level codes (Options.Categorical)
 	known   map[int][]string
 }
 
@@ -115,6 +117,12 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	}
 	for j, c := range r.columns() {
 		t.num = append(t.num, slices.Index(names, c)) // -1: a key of the path
+		if r.cat[c] {
+			if t.cat == nil {
+				t.cat = map[int]bool{}
+			}
+			t.cat[j] = true
+		}
 		if idx, ok := r.labels[c]; ok {
 			if t.labels == nil {
 				t.labels, t.known = map[int]map[string]int{}, map[int][]string{}
@@ -148,7 +156,7 @@ func (r *Reader) openText(path string, src io.Reader, closer io.Closer) (fr file
 	}
 	t.kinds = make([]table.Kind, len(t.num))
 	for j, f := range t.num {
-		if _, ok := t.labels[j]; ok || f < 0 {
+		if _, ok := t.labels[j]; ok || f < 0 || t.cat[j] {
 			continue
 		}
 		t.kinds[j] = table.Infer(func(yield func(string) bool) {
@@ -217,6 +225,13 @@ func (t *textFile) read(ctx context.Context, n int, cols [][]float64, bads []bad
 		for j, f := range t.num {
 			if f < 0 {
 				continue // from the path
+			}
+			if t.cat[j] {
+				cols[j][rows] = featenc.Code(rec[f])
+				if table.IsNull(rec[f]) {
+					cols[j][rows] = featenc.NullCode
+				}
+				continue
 			}
 			if table.IsNull(rec[f]) {
 				cols[j][rows] = 0

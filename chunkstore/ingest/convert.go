@@ -35,6 +35,12 @@ type colType struct {
 	part  bool   // a Hive partition column, from the file's path
 	// labels, for a string target, encodes its values as class codes.
 	labels *labelSet
+	// integer: the column may be named categorical (integers; a text
+	// column of numbers, whose levels are its text).
+	integer bool
+	// cat, for a categorical feature, encodes this file's values as codes
+	// and counts their levels.
+	cat *catCoder
 }
 
 // classify maps an Arrow type to its class.
@@ -42,37 +48,37 @@ func classify(dt arrow.DataType) colType {
 	switch dt.ID() {
 	case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return colType{classNumeric, dt.Name(), dt.String(), false, nil}
+		return colType{classNumeric, dt.Name(), dt.String(), false, nil, dt.ID() != arrow.FLOAT64 && dt.ID() != arrow.FLOAT32, nil}
 	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
-		return colType{classNumeric, "float64", dt.String(), false, nil}
+		return colType{classNumeric, "float64", dt.String(), false, nil, false, nil}
 	case arrow.BOOL:
-		return colType{classBool, "bool", "bool", false, nil}
+		return colType{classBool, "bool", "bool", false, nil, false, nil}
 	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		return colType{classTemporal, "float64", dt.String(), false, nil}
+		return colType{classTemporal, "float64", dt.String(), false, nil, false, nil}
 	case arrow.DICTIONARY:
 		d := dt.(*arrow.DictionaryType)
 		v := classify(d.ValueType)
 		v.desc = dt.String()
 		return v
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return colType{classString, "", dt.String() + " (string)", false, nil}
+		return colType{classString, "", dt.String() + " (string)", false, nil, false, nil}
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-		return colType{classString, "", dt.String() + " (binary)", false, nil}
+		return colType{classString, "", dt.String() + " (binary)", false, nil, false, nil}
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW,
 		arrow.STRUCT, arrow.MAP, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return colType{classNested, "", dt.String() + " (nested)", false, nil}
+		return colType{classNested, "", dt.String() + " (nested)", false, nil, false, nil}
 	default:
-		return colType{classOther, "", dt.String(), false, nil}
+		return colType{classOther, "", dt.String(), false, nil, false, nil}
 	}
 }
 
 // Text column types, inferred from the first block of a text file. The
 // values arrive as strings and are parsed by parseText.
 var (
-	textNumeric = colType{classNumeric, "float64", "number", false, nil}
-	textBool    = colType{classBool, "bool", "bool", false, nil}
-	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false, nil}
-	textString  = colType{classString, "", "string", false, nil}
+	textNumeric = colType{classNumeric, "float64", "number", false, nil, true, nil}
+	textBool    = colType{classBool, "bool", "bool", false, nil, false, nil}
+	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false, nil, false, nil}
+	textString  = colType{classString, "", "string", false, nil, false, nil}
 )
 
 // bad records the first value in a column batch that cannot be stored, and
@@ -126,6 +132,9 @@ func parseText(arr arrow.Array, typ colType, dst []float64, b *bad) (*parseError
 	a, ok := arr.(*array.String)
 	if !ok {
 		return nil, fmt.Errorf("internal error: text column arrived as %s", arr.DataType())
+	}
+	if typ.cat != nil {
+		return nil, typ.cat.encode(a, dst, b)
 	}
 	if typ.class == classString && typ.labels != nil {
 		return nil, typ.labels.encode(a, dst, b)

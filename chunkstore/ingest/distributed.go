@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
@@ -201,6 +202,11 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 	if err := s.plan(ctx, paths, nil); err != nil {
 		return nil, err
 	}
+	for j, c := range s.cats {
+		if c != nil {
+			return nil, fmt.Errorf("column %q is a categorical feature, which a distributed ingest does not encode yet: ingest with falkon-ooc ingest, or leave it out with --exclude", clip(s.names[j]))
+		}
+	}
 	p := &Plan{Config: cfg, Names: s.names, NFeat: s.nfeat, Specs: s.specs, Report: s.report, ReportAt: s.reportAt,
 		BatchRows: s.batchRows, ChunkRows: cfg.ChunkRows, Skipped: skipped, start: start}
 	p.Config.Progress = nil
@@ -275,6 +281,7 @@ func (p *Plan) session() *session {
 	s.report, s.reportAt = slices.Clone(p.Report), p.ReportAt
 	s.checks = make([]*autoCheck, len(p.Names))
 	s.labels = make([]*labelSet, len(p.Names))
+	s.cats = make([]*featenc.Counter, len(p.Names))
 	for j, n := range p.Names {
 		if c := p.Checks[j]; c != nil {
 			s.checks[j] = &autoCheck{name: n, named: c.Named, boolean: c.Boolean}

@@ -41,11 +41,32 @@
 //
 // Column types: float64, float32, every integer width, bool, decimals and
 // dictionary-encoded columns of those types are stored as float64 values
-// (bool as 0 and 1). By default every numeric or bool column of the first
-// input except the targets and the excluded columns is a feature. Date and
+// (bool as 0 and 1). By default every numeric, bool or string column of the
+// first input except the targets and the excluded columns is a feature
+// (a string column named like an identifier is left out). Date and
 // timestamp columns are never chosen by default; named in Config.Features or
 // Config.Targets they are stored as days since 1970-01-01 (UTC), fractional
-// for timestamps. String, binary and nested columns cannot be stored.
+// for timestamps. Nested columns cannot be stored.
+//
+// Categorical features: a string column (or a dictionary of strings, or a
+// binary column named in Config.Features), and an integer column named in
+// Config.Categorical, becomes one-hot features (featenc): one per level
+// among its Config.MaxLevels most frequent (ties by level), sorted, named
+// "column=level"; the other levels share "column=(other)", and NULL is a
+// level of its own, "column=(null)", never a bad value. The first pass
+// stores each value's code and counts the levels per file (a bounded
+// featenc.Counter: exact up to 2¹⁶ distinct levels, then a Misra–Gries
+// summary, with the distinct count estimated); the counts are merged in
+// file order, so the levels are the same for any worker count. A row that
+// Config.Nulls drops takes its levels back. The install's copy then
+// expands each code into its one-hot features with featenc's Encoder, the
+// one predict uses, and the manifest records the encoding
+// (chunkstore.Manifest.Encoding, format version 3). Features are divided
+// by √2 instead of their standard deviation when a fit standardises them
+// (chunkstore.Reader.FeatureStats), so that a change of level weighs as
+// one standard deviation of a numeric feature in the kernel's distance.
+// The column report says how many levels each column had (exact or
+// estimated) and how many got features.
 //
 // Result.Columns (and the store's manifest, chunkstore.InputColumn) says
 // what happened to every column of the first input: feature, target, or
@@ -101,7 +122,7 @@
 // read at once, B = Config.BatchRows (default 2²⁰/C, in [128, 65 536]) and
 // R = Config.ChunkRows (default min(32 768, 32 MiB / 8C), at least 256):
 //
-//	Total   = 32 MiB + Readers + Batches + Chunks
+//	Total   = 32 MiB + Readers + Batches + Chunks + Levels
 //	Readers = Σ over the F largest files being read of:
 //	          Parquet: Σ over columns of (buffer + 2·pages + 32 KiB),
 //	                   buffer = min(256 KiB, max(16 KiB, 64 MiB / C)),
@@ -109,7 +130,14 @@
 //	                            compressed plus uncompressed bytes)
 //	          text:    7 · min(Config.MaxLine, the file's size)
 //	Batches = 4F · B · C · 8
-//	Chunks  = 2(W+2) · R · C · 8 + (W+3) · C · 2 KiB
+//	Chunks  = 2(W+2) · R · C' · 8 + (W+3) · C' · 2 KiB,
+//	          C' = C + K · (Config.MaxLevels + 1) for K categorical columns
+//	Levels  = K · (F + 1) · (2¹⁶ · (64 + 64) + 16 KiB)
+//
+// A categorical column's levels are counted exactly up to 2¹⁶ distinct
+// levels, then by a summary of bounded size (featenc.Counter), so a column
+// of a million distinct strings takes no more than one of 2¹⁶; the
+// estimate assumes 64 bytes per level on average.
 //
 // Before the columns are known (reading the first records of text files)
 // the bound is InspectMemory: 32 MiB + 7 · Config.MaxLine. The command

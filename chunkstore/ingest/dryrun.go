@@ -75,6 +75,9 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 			s.report[s.reportAt[j]].Note = labelNote(len(labels))
 		}
 	}
+	if err := s.encode(keep); err != nil {
+		return nil, err
+	}
 	if _, err := s.fillValues(keep, rows.means); err != nil {
 		return nil, err
 	}

@@ -49,8 +49,8 @@ func ExampleRun() {
 	}
 	fmt.Println("x", x, "y", y)
 	// Output:
-	// 2 rows, 1 dropped; features [rooms area] targets [y]
-	// x [3 72.5 2 40] y [210 150]
+	// 2 rows, 1 dropped; features [rooms area city=Lyon city=Nice] targets [y]
+	// x [3 72.5 1 0 2 40 0 1] y [210 150]
 }
 
 // See what ingest would make of a CSV file without writing a store: the
@@ -76,9 +76,9 @@ func ExampleDryRun() {
 		fmt.Println(strings.Join(slices.DeleteFunc([]string{c.Name + ":", c.Role, c.Reason, c.Note}, func(s string) bool { return s == "" }), " "))
 	}
 	// Output:
-	// 3 rows; features [rooms area] targets [y]
+	// 3 rows; features [rooms area city=Lyon city=Nice city=Paris] targets [y]
 	// rooms: feature
 	// area: feature 1 NULL, NaN or ±Inf value filled with the mean of the others, 56.25
-	// city: skipped string strings cannot be features
+	// city: feature one-hot: 3 levels (exact)
 	// y: target
 }

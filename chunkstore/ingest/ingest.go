@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 )
 
@@ -29,10 +30,20 @@ type Config struct {
 	// Targets names the target columns, in order. Empty: a store without
 	// targets.
 	Targets []string `json:"targets"`
-	// Features names the feature columns, in order. Empty: every numeric or
-	// bool column of the first input, in its order, except the targets and
-	// the Exclude columns.
+	// Features names the feature columns, in order. Empty: every numeric,
+	// bool or string column of the first input, in its order, except the
+	// targets, the Exclude columns and string columns named like a row
+	// identifier. A string column (or a dictionary of strings) is a
+	// categorical feature: one-hot features of its levels (featenc).
 	Features []string `json:"features"`
+	// Categorical names integer columns (or text columns of numbers) that
+	// are categorical features, their levels the decimal digits, rather
+	// than numbers. With Features given, each must be among them.
+	Categorical []string `json:"categorical,omitempty"`
+	// MaxLevels is the most one-hot levels a categorical column gets: the
+	// most frequent ones; the others share one "(other)" feature. 0:
+	// DefaultMaxLevels.
+	MaxLevels int `json:"max_levels,omitempty"`
 	// Exclude names columns that are not features. Each must exist in the
 	// first input.
 	Exclude []string `json:"exclude"`
@@ -155,19 +166,28 @@ func Run(ctx context.Context, inputs []string, cfg Config) (*Result, error) {
 
 // session is one Run.
 type session struct {
-	cfg       Config
-	skipped   []string // prediction files left out by expandInputs
-	mem       memory.Allocator
-	files     []*fileInfo
-	names     []string // chosen columns: features, then targets
-	nfeat     int      // how many of names are features
-	specs     []string // chunkstore type of each chosen column
-	report    []chunkstore.InputColumn
-	reportAt  []int        // per chosen column: its index in report
-	checks    []*autoCheck // per chosen column: nil, or the constant and identifier checks of a default feature
-	labels    []*labelSet  // per chosen column: nil, or the labels of a string target
-	batchRows int          // rows per batch
-	workers   int          // goroutines per stage
+	cfg      Config
+	skipped  []string // prediction files left out by expandInputs
+	mem      memory.Allocator
+	files    []*fileInfo
+	names    []string // chosen columns: features, then targets
+	nfeat    int      // how many of names are features
+	specs    []string // chunkstore type of each chosen column
+	report   []chunkstore.InputColumn
+	reportAt []int        // per chosen column: its index in report
+	checks   []*autoCheck // per chosen column: nil, or the constant and identifier checks of a default feature
+	labels   []*labelSet  // per chosen column: nil, or the labels of a string target
+	// cats, per chosen column: nil, or the levels of a categorical
+	// feature, counted over the files done so far (in file order).
+	cats []*featenc.Counter
+	// spec and enc encode the categorical columns once the pass has
+	// counted their levels; encCol maps a chosen column to its column in
+	// spec, or -1.
+	spec      *featenc.Spec
+	enc       *featenc.Encoder
+	encCol    []int
+	batchRows int // rows per batch
+	workers   int // goroutines per stage
 	pool      chan *batch
 
 	// Nulls "mean": the first pass stores 0 for a bad feature value and
@@ -233,8 +253,11 @@ func checkConfig(cfg *Config) error {
 	default:
 		return fmt.Errorf("nulls must be \"error\", \"drop\" or \"mean\", not %q", cfg.Nulls)
 	}
-	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 {
-		return errors.New("chunk rows, workers and batch rows must not be negative")
+	if cfg.ChunkRows < 0 || cfg.Workers < 0 || cfg.BatchRows < 0 || cfg.MaxLevels < 0 {
+		return errors.New("chunk rows, workers, batch rows and max levels must not be negative")
+	}
+	if cfg.MaxLevels == 0 {
+		cfg.MaxLevels = DefaultMaxLevels
 	}
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
@@ -343,6 +366,9 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		chunkRows = ChunkRowsFor(len(s.names))
 	}
 	opt := chunkstore.Options{ChunkRows: chunkRows, Codec: cfg.Codec, Workers: cfg.Workers, Sources: sources, Weight: cfg.Weight}
+	if cfg.Nulls == "mean" { // kept for predict: a model fitted on the store fills NULLs alike
+		opt.Nulls = cfg.Nulls
+	}
 	est := s.memoryEstimate(chunkRows, s.inFlight())
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{BytesTotal: total, Files: len(s.files), Memory: &est})
@@ -391,6 +417,10 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		}
 		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
+	if err := s.encode(keep); err != nil {
+		return nil, errors.Join(err, w.Abort())
+	}
+	opt.Encoding = s.spec
 	w.SetInputColumns(s.report)
 	if err := w.Close(); err != nil {
 		return nil, err
@@ -571,6 +601,7 @@ func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time
 			if !f.ok {
 				return errReader // the reader's error comes from g.Wait
 			}
+			s.mergeLevels(f)
 			bytesIn += f.size - fileBytes
 		}
 		return nil
@@ -707,6 +738,7 @@ func (s *session) readWithPartitions(ctx context.Context, f *fileInfo, out chan<
 		sub.names = append(sub.names, s.names[j])
 		sub.checks = append(sub.checks, s.checks[j])
 		sub.labels = append(sub.labels, s.labels[j])
+		sub.cats = append(sub.cats, s.cats[j])
 	}
 	subOut := make(chan *batch, 1)
 	g, gctx := errgroup.WithContext(ctx)
@@ -782,6 +814,8 @@ func (s *session) finish(f *fileInfo, b *batch, first int64, bads []bad) error {
 func (s *session) setColumns(res *Result, keep []int) {
 	for _, j := range keep {
 		switch {
+		case j < s.nfeat && s.encCol != nil && s.encCol[j] >= 0:
+			res.Features = append(res.Features, s.spec.Columns[s.encCol[j]].Features...)
 		case j < s.nfeat:
 			res.Features = append(res.Features, s.names[j])
 		case s.isWeight(j):
@@ -824,7 +858,7 @@ func (s *session) dropBad(f *fileInfo, b *batch, first int64, bads []bad) error 
 		return nil
 	}
 	if s.cfg.Nulls == "mean" {
-		return s.markBad(b, bads)
+		return s.markBad(f, b, bads)
 	}
 	if s.cfg.Nulls != "drop" {
 		col, row := -1, 0
@@ -842,6 +876,7 @@ func (s *session) dropBad(f *fileInfo, b *batch, first int64, bads []bad) error 
 			drop[r] = true
 		}
 	}
+	s.uncount(f, b, drop)
 	for j, col := range b.cols {
 		k := 0
 		for i := 0; i < b.n; i++ {

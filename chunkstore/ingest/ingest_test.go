@@ -312,18 +312,18 @@ func TestErrors(t *testing.T) {
 		cfg    Config
 		want   string
 	}{
-		{"string feature", []string{all}, Config{Features: []string{"s"}},
-			all + `: column "s" (named in features) has type utf8 (string), which cannot be stored; numeric, bool, date and timestamp columns can`},
+		{"categorical float", []string{all}, Config{Categorical: []string{"f64"}},
+			all + `: column "f64" (named in categorical) has type float64; categorical columns are integer or string columns`},
 		{"nested feature", []string{all}, Config{Features: []string{"f64", "list"}},
-			all + `: column "list" (named in features) has type list<element: float64, nullable> (nested), which cannot be stored; numeric, bool, date and timestamp columns can`},
+			all + `: column "list" (named in features) has type list<element: float64, nullable> (nested), which cannot be stored; numeric, bool, date, timestamp and string columns can`},
 		{"missing target", []string{a}, Config{Targets: []string{"z"}},
 			a + `: no column "z" (named in targets); its columns are: "x", "y", "s"`},
 		{"missing in second file", []string{a, noY}, Config{Targets: []string{"y"}},
 			noY + `: no column "y", which ` + a + ` has; its columns are: "x", "s"`},
 		{"incompatible type", []string{a, bStr}, Config{Targets: []string{"y"}},
 			bStr + `: column "x" has type string, but in ` + a + ` it has type number`},
-		{"incompatible parquet", []string{all, a}, Config{Features: []string{"s"}},
-			all + `: column "s" (named in features) has type utf8 (string), which cannot be stored; numeric, bool, date and timestamp columns can`},
+		{"categorical not a feature", []string{all, a}, Config{Features: []string{"f64"}, Categorical: []string{"s"}},
+			`column "s" is named in categorical but not in features`},
 		{"parse error after the first block", []string{lateBad}, Config{},
 			lateBad + `: row 1201 (1-based, counted within this file, header line not counted): column "y": "oops" is not a number (the column's type was inferred from the first rows of the file)`},
 		{"ragged", []string{ragged}, Config{},
@@ -336,8 +336,8 @@ func TestErrors(t *testing.T) {
 			`column "y" is named in both targets and features`},
 		{"exclude unknown", []string{a}, Config{Exclude: []string{"q"}},
 			a + `: no column "q" (named in exclude); its columns are: "x", "y", "s"`},
-		{"no features", []string{a}, Config{Targets: []string{"x"}, Exclude: []string{"y"}},
-			a + `: no feature columns: no numeric or bool column besides the targets and excluded columns; its columns are: "x" number, "y" number, "s" string`},
+		{"no features", []string{a}, Config{Targets: []string{"x"}, Exclude: []string{"y", "s"}},
+			a + `: no feature columns: no numeric, bool or string column besides the targets and excluded columns; its columns are: "x" number, "y" number, "s" string`},
 		{"empty dir", []string{filepath.Join(dir, "empty")}, Config{},
 			`directory ` + filepath.Join(dir, "empty") + ` holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, in it or its subdirectories)`},
 		{"no glob match", []string{filepath.Join(dir, "*.nope")}, Config{},
@@ -394,7 +394,7 @@ func TestTextOptions(t *testing.T) {
 	}
 	bom := write("bom.csv", []byte("\xef\xbb\xbf\"x\",\"label\",y\n\"1.5\",\"a,\"\"b\"\"\n c\", 2 \n"))
 	_, st = mustIngest(t, []string{bom}, Config{})
-	if !slices.Equal(st.names, []string{"x", "y"}) || st.col(t, "x")[0] != 1.5 || st.col(t, "y")[0] != 2 {
+	if !slices.Equal(st.names, []string{"x", "label=a,\"b\"\n c", "y"}) || st.col(t, "x")[0] != 1.5 || st.col(t, "y")[0] != 2 {
 		t.Fatalf("names %v values %v", st.names, st.cols)
 	}
 	// A date column is not a default feature; named, it is days since 1970-01-01.
@@ -425,7 +425,7 @@ func TestDeterministic(t *testing.T) {
 	var segments [][]byte
 	for _, w := range []int{1, 4} {
 		out := filepath.Join(t.TempDir(), "store")
-		_, st := mustIngest(t, inputs, Config{Out: out, Targets: []string{"f64"}, Nulls: "drop", Workers: w, BatchRows: 700, ChunkRows: 1000, Codec: "zstd"})
+		_, st := mustIngest(t, inputs, Config{Out: out, Targets: []string{"f64"}, Exclude: []string{"label"}, Nulls: "drop", Workers: w, BatchRows: 700, ChunkRows: 1000, Codec: "zstd"})
 		stores = append(stores, st)
 		var all []byte
 		for _, seg := range st.m.Segments {

@@ -183,7 +183,7 @@ func TestStdin(t *testing.T) {
 func TestHiveDuckDB(t *testing.T) {
 	dir := interop + "hive/data"
 	res, st := mustIngest(t, []string{dir}, Config{Targets: []string{"y"}})
-	want := "id:skipped(identifier) x1:feature x2:feature color:skipped(string) y:target part:feature region:skipped(partition)"
+	want := "id:skipped(identifier) x1:feature x2:feature color:feature y:target part:feature region:skipped(partition)"
 	if got := report(res.Columns); got != want {
 		t.Fatalf("report\n%s\nwant\n%s", got, want)
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
@@ -23,6 +24,11 @@ type Memory struct {
 	// statsBytes of statistics; with Nulls "mean" as much again for the
 	// features, whose store of NULL places is written beside.
 	Chunks int64 `json:"chunks"`
+	// Levels is the counters of the categorical features' levels: per
+	// categorical column, one per file read at once and one for the
+	// totals, each of at most featenc.DefaultCap levels of levelBytes
+	// (featenc.CounterBytes), whatever the number of distinct levels.
+	Levels int64 `json:"levels,omitempty"`
 	// Base is the program and its fixed buffers.
 	Base int64 `json:"base"`
 }
@@ -40,6 +46,9 @@ const (
 	// statsBytes is a column's statistics in a chunk job (its distinct
 	// values, up to colstats.MaxDistinct).
 	statsBytes = 2 << 10
+	// levelBytes is the bytes a categorical level is assumed to take on
+	// average in a level counter (its string and allocation rounding).
+	levelBytes = 64
 	// textCopies is how many copies of the longest text record are held
 	// at once, at worst: the record limiter's, the CSV parser's line, its
 	// record buffer and its fields, and Arrow's string builder, which
@@ -58,7 +67,17 @@ func (s *session) memoryEstimate(chunkRows, inFlight int) Memory {
 	chunks := func(cols int64) int64 {
 		return int64(s.workers+2)*int64(chunkRows)*cols*8*2 + int64(s.workers+3)*cols*statsBytes
 	}
-	m.Chunks = chunks(cols)
+	// A categorical column's code becomes up to MaxLevels + 2 one-hot
+	// columns in install's copy, whose writer then holds chunks that wide.
+	var cats, wide int64
+	for _, c := range s.cats {
+		if c != nil {
+			cats++
+			wide += int64(s.cfg.MaxLevels) + 1
+		}
+	}
+	m.Chunks = chunks(cols + wide)
+	m.Levels = cats * int64(inFlight+1) * featenc.CounterBytes(featenc.DefaultCap, levelBytes)
 	if s.cfg.Nulls == "mean" {
 		m.Chunks += chunks(int64(s.nfeat))
 	}
@@ -80,7 +99,7 @@ func (s *session) memoryEstimate(chunkRows, inFlight int) Memory {
 		m.Readers += best
 		per[k] = -1
 	}
-	m.Total = m.Base + m.Readers + m.Batches + m.Chunks
+	m.Total = m.Base + m.Readers + m.Batches + m.Chunks + m.Levels
 	return m
 }
 

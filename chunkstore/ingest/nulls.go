@@ -40,7 +40,7 @@ func (s *session) countNulls(mask sink) {
 // markBad applies Nulls "mean" to a batch: a row whose target is bad is
 // dropped, as with "drop"; a bad feature value becomes 0 and its row goes
 // to b.nullRows.
-func (s *session) markBad(b *batch, bads []bad) error {
+func (s *session) markBad(f *fileInfo, b *batch, bads []bad) error {
 	var drop []bool
 	for j := s.nfeat; j < len(bads); j++ {
 		for _, r := range bads[j].rows {
@@ -57,6 +57,7 @@ func (s *session) markBad(b *batch, bads []bad) error {
 	}
 	var at []int // with drops: each kept row's index after them
 	if drop != nil {
+		s.uncount(f, b, drop)
 		at = make([]int, b.n)
 		k := 0
 		for i := range b.n {

@@ -64,9 +64,11 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 			}
 		}
 	}()
+	coders := make([]coder, len(s.names))
 	for j, name := range s.names {
 		i := f.index[name]
-		if fld := fr.Manifest.Fields[i]; !s.cfg.noDirect && fld.IsLeaf() && len(fld.Children) == 0 {
+		coders[j] = s.coderOf(f, j)
+		if fld := fr.Manifest.Fields[i]; !s.cfg.noDirect && coders[j] == nil && fld.IsLeaf() && len(fld.Children) == 0 {
 			descr := rdr.MetaData().Schema.Column(fld.ColIndex)
 			if descr.MaxRepetitionLevel() == 0 && descr.MaxDefinitionLevel() <= 1 {
 				if k := directKindOf(fld.Field.Type, descr.PhysicalType()); k != 0 {
@@ -129,7 +131,7 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 				if direct[j] != nil {
 					return direct[j].read(want, b.cols[j][:want], &bads[j])
 				}
-				return readColumnBatch(readers[j], s.labels[j], want, b.cols[j][:want], &bads[j])
+				return readColumnBatch(readers[j], coders[j], want, b.cols[j][:want], &bads[j])
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -148,10 +150,11 @@ func (s *session) readParquet(ctx context.Context, f *fileInfo, out chan<- *batc
 }
 
 // readColumnBatch reads the next want values of one column into dst: as
-// numbers, or, when l is not nil, a string target's values as class codes.
+// numbers, or, when l is not nil, as l's codes (class labels, categorical
+// levels).
 // DESIGN.md: an unsupported encoding can make a Parquet column reader return
 // fewer (or zero) values and no error, so the count is checked.
-func readColumnBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float64, b *bad) error {
+func readColumnBatch(r *pqarrow.ColumnReader, l coder, want int, dst []float64, b *bad) error {
 	name := r.Field().Name
 	chunked, err := r.NextBatch(int64(want))
 	if err != nil {
@@ -166,7 +169,7 @@ func readColumnBatch(r *pqarrow.ColumnReader, l *labelSet, want int, dst []float
 		n := arr.Len()
 		var cb bad
 		if l != nil {
-			// The label set's errors name the column already.
+			// The coder's errors name the column already.
 			if err := l.encode(arr, dst[off:off+n], &cb); err != nil {
 				return err
 			}

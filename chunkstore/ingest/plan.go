@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -180,8 +181,12 @@ func (s *session) choose() error {
 		if !ok {
 			return fmt.Errorf("%s: no column %q (named in %s); its columns are: %s", first.path, name, what, listNames(first.names))
 		}
-		if t := first.types[i]; !t.class.storable() && !(what == "targets" && t.class == classString && !t.part) {
-			return fmt.Errorf("%s: column %q (named in %s) has type %s, which cannot be stored; numeric, bool, date and timestamp columns can", first.path, name, what, t.desc)
+		if t := first.types[i]; !t.class.storable() && !((what == "targets" || what == "features") && t.class == classString && !t.part) {
+			can := "numeric, bool, date and timestamp columns can"
+			if what == "features" {
+				can = "numeric, bool, date, timestamp and string columns can"
+			}
+			return fmt.Errorf("%s: column %q (named in %s) has type %s, which cannot be stored; %s", first.path, name, what, t.desc, can)
 		}
 		return nil
 	}
@@ -225,6 +230,26 @@ func (s *session) choose() error {
 		}
 		excluded[x] = true
 	}
+	categorical := map[string]bool{}
+	for _, c := range s.cfg.Categorical {
+		i, ok := first.index[c]
+		if !ok {
+			return fmt.Errorf("%s: no column %q (named in categorical); its columns are: %s", first.path, c, listNames(first.names))
+		}
+		if t := first.types[i]; !t.integer && t.class != classString || t.part {
+			return fmt.Errorf("%s: column %q (named in categorical) has type %s; categorical columns are integer or string columns", first.path, c, t.desc)
+		}
+		if prev := seen[c]; prev != "" {
+			return fmt.Errorf("column %q is named in both %s and categorical", c, prev)
+		}
+		if categorical[c] {
+			return fmt.Errorf("column %q is named twice in categorical", c)
+		}
+		if len(s.cfg.Features) > 0 && !slices.Contains(s.cfg.Features, c) {
+			return fmt.Errorf("column %q is named in categorical but not in features", c)
+		}
+		categorical[c] = true
+	}
 	var feats []string
 	if len(s.cfg.Features) > 0 {
 		for _, f := range s.cfg.Features {
@@ -238,19 +263,24 @@ func (s *session) choose() error {
 		}
 	} else {
 		for i, n := range first.names {
-			c := first.types[i].class
-			if (c == classNumeric || c == classBool) && seen[n] == "" {
+			if defaultFeature(n, first.types[i]) && seen[n] == "" || categorical[n] {
 				feats = append(feats, n)
 			}
 		}
 		if len(feats) == 0 {
-			return fmt.Errorf("%s: no feature columns: no numeric or bool column besides the targets and excluded columns; its columns are: %s", first.path, describe(first))
+			return fmt.Errorf("%s: no feature columns: no numeric, bool or string column besides the targets and excluded columns; its columns are: %s", first.path, describe(first))
 		}
 	}
 	s.nfeat = len(feats)
 	s.names = append(feats, s.cfg.Targets...)
 	if s.cfg.Weight != "" {
 		s.names = append(s.names, s.cfg.Weight) // stored after the targets
+	}
+	s.cats = make([]*featenc.Counter, len(s.names))
+	for j, n := range feats {
+		if t := first.types[first.index[n]]; categorical[n] || t.class == classString {
+			s.cats[j] = featenc.NewCounter(0)
+		}
 	}
 	s.buildReport(excluded)
 
@@ -260,7 +290,15 @@ func (s *session) choose() error {
 	for j, n := range s.names {
 		t0 := first.types[first.index[n]]
 		s.specs[j] = t0.spec
-		if t0.class == classString { // a target: class labels
+		if s.cats[j] != nil { // codes of levels, expanded by install
+			s.specs[j] = "float64"
+			for _, f := range s.files {
+				if i, ok := f.index[n]; ok {
+					f.types[i].cat = newCatCoder(n)
+				}
+			}
+		}
+		if t0.class == classString && j >= s.nfeat { // a target: class labels
 			s.specs[j] = chunkstore.LabelType
 			s.labels[j] = newLabelSet(n)
 			for _, f := range s.files {
@@ -278,7 +316,7 @@ func (s *session) choose() error {
 			if t.class != t0.class {
 				return fmt.Errorf("%s: column %q has type %s, but in %s it has type %s", f.path, clip(n), t.desc, first.path, t0.desc)
 			}
-			if t.spec != s.specs[j] && s.labels[j] == nil {
+			if t.spec != s.specs[j] && s.labels[j] == nil && s.cats[j] == nil {
 				s.specs[j] = "float64" // numbers of different widths: the common type
 			}
 		}
@@ -330,7 +368,7 @@ func (s *session) buildReport(excluded map[string]bool) {
 		switch {
 		case ok && j < s.nfeat:
 			r.Role = chunkstore.RoleFeature
-			if len(s.cfg.Features) == 0 {
+			if len(s.cfg.Features) == 0 && s.cats[j] == nil {
 				s.checks[j] = &autoCheck{name: n, named: idName(n), boolean: t.class == classBool}
 			}
 		case ok && s.isWeight(j):
@@ -339,14 +377,19 @@ func (s *session) buildReport(excluded map[string]bool) {
 			r.Role = chunkstore.RoleTarget
 		case excluded[n]:
 			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipExcluded
-		case t.class == classNumeric || t.class == classBool:
+		case t.class == classNumeric || t.class == classBool || len(s.cfg.Features) > 0 && t.class == classString && !t.part:
 			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipNotNamed
+		case t.class == classString && !t.part && idName(n) && !binary(t):
+			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipIdentifier
 		case t.part:
 			r.Role, r.Reason = chunkstore.RoleSkipped, chunkstore.SkipPartition
 		default:
 			r.Role, r.Reason = chunkstore.RoleSkipped, skipReason(t.class)
 		}
 		r.Note = skipNote(r.Reason)
+		if r.Reason == chunkstore.SkipIdentifier {
+			r.Note = "a string column named like a row identifier; name it in --features to keep it as a categorical feature"
+		}
 		if ok {
 			s.reportAt[j] = len(s.report)
 		}
@@ -356,8 +399,8 @@ func (s *session) buildReport(excluded map[string]bool) {
 
 // Types of Hive partition columns.
 var (
-	partNumber = colType{classNumeric, "float64", "partition key (number)", true, nil}
-	partText   = colType{classString, "", "partition key (text)", true, nil}
+	partNumber = colType{classNumeric, "float64", "partition key (number)", true, nil, false, nil}
+	partText   = colType{classString, "", "partition key (text)", true, nil, false, nil}
 )
 
 // unifyPartitions checks that every file has the same partition keys, in
@@ -390,3 +433,19 @@ func listKeys(keys []string) string {
 	}
 	return "[" + strings.Join(keys, ", ") + "]"
 }
+
+// defaultFeature reports whether a column of type t named n is a feature
+// when Config.Features is empty: numbers and booleans, and strings (as
+// categorical features) unless binary or named like a row identifier.
+func defaultFeature(n string, t colType) bool {
+	switch t.class {
+	case classNumeric, classBool:
+		return true
+	case classString:
+		return !t.part && !binary(t) && !idName(n)
+	}
+	return false
+}
+
+// binary reports whether a column holds binary values, not text.
+func binary(t colType) bool { return strings.HasSuffix(t.desc, "(binary)") }

@@ -169,7 +169,7 @@ func skipReason(c class) string {
 func skipNote(reason string) string {
 	switch reason {
 	case chunkstore.SkipString:
-		return "strings cannot be features"
+		return "binary values are features (categorical) only when named in --features"
 	case chunkstore.SkipNested:
 		return "nested columns cannot be stored"
 	case chunkstore.SkipDate:
@@ -224,7 +224,7 @@ func (s *session) decide() ([]int, error) {
 // fill, when not nil, holds the value of each feature whose bad values
 // (Nulls "mean") the mask store at maskPath marks; the copy puts it there.
 func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][]float64, fill []float64, maskPath string, opt chunkstore.Options) error {
-	if len(keep) == len(s.names) && !slices.ContainsFunc(remap, func(r []float64) bool { return r != nil }) && fill == nil {
+	if len(keep) == len(s.names) && !slices.ContainsFunc(remap, func(r []float64) bool { return r != nil }) && fill == nil && s.enc == nil {
 		return s.place(tmp)
 	}
 	r, err := chunkstore.Open(tmp)
@@ -243,6 +243,10 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 	m := r.Manifest()
 	for _, j := range keep {
 		switch {
+		case j < s.nfeat && s.encCol[j] >= 0:
+			for _, f := range s.spec.Columns[s.encCol[j]].Features {
+				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: "bool"})
+			}
 		case j < s.nfeat:
 			feats = append(feats, chunkstore.ColumnSpec{Name: m.Features[j].Name, Type: m.Features[j].Type})
 		case s.isWeight(j):
@@ -270,10 +274,31 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 	}
 	cols := make([][]float64, len(keep))
 	buf := make([]float64, len(keep)*m.ChunkRows)
+	// out holds the stored columns: the read ones, with each categorical
+	// one replaced by its one-hot features (in ebuf).
+	out := make([][]float64, 0, len(feats)+len(targs))
+	wide := 0
+	for _, j := range keep {
+		if c := s.encCol[j]; j < s.nfeat && c >= 0 {
+			wide += s.enc.Width(c)
+		}
+	}
+	ebuf := make([]float64, wide*m.ChunkRows)
 	for i := range r.NumChunks() {
 		n := r.ChunkRows(i)
 		for k := range cols {
 			cols[k] = buf[k*m.ChunkRows : k*m.ChunkRows+n]
+		}
+		out, e := out[:0], 0
+		for k, j := range keep {
+			if c := s.encCol[j]; j < s.nfeat && c >= 0 {
+				for range s.enc.Width(c) {
+					out = append(out, ebuf[e*m.ChunkRows:e*m.ChunkRows+n])
+					e++
+				}
+				continue
+			}
+			out = append(out, cols[k])
 		}
 		if err := r.ReadColumns(ctx, i, keep, cols); err != nil {
 			return errors.Join(err, w.Abort())
@@ -283,14 +308,21 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 				return errors.Join(err, w.Abort())
 			}
 		}
+		at := 0
 		for k, j := range keep {
 			if m := remap[j]; m != nil {
 				for i, c := range cols[k] {
 					cols[k][i] = m[int(c)]
 				}
 			}
+			if c := s.encCol[j]; j < s.nfeat && c >= 0 {
+				width := s.enc.Width(c)
+				s.enc.Expand(c, cols[k], out[at:at+width])
+				at += width - 1
+			}
+			at++
 		}
-		if err := w.Append(cols); err != nil {
+		if err := w.Append(out); err != nil {
 			return errors.Join(err, w.Abort())
 		}
 	}

@@ -58,11 +58,12 @@ func TestColumnReport(t *testing.T) {
 
 	res, st := mustIngest(t, []string{a, b}, Config{Targets: []string{"y"}, BatchRows: 1024})
 	want := "row_nr:skipped(identifier) user_id:skipped(identifier) cust_id:feature c:skipped(constant) x:feature " +
-		"down:skipped(identifier) flag:feature name:skipped(string) day:skipped(date) y:target"
+		"down:skipped(identifier) flag:feature name:feature day:skipped(date) y:target"
 	if got := report(res.Columns); got != want {
 		t.Fatalf("report\n%s\nwant\n%s", got, want)
 	}
-	if !slices.Equal(res.Features, []string{"cust_id", "x", "flag"}) || !slices.Equal(st.names, []string{"cust_id", "x", "flag", "y"}) {
+	onehot := []string{"name=n0", "name=n1", "name=n2"}
+	if !slices.Equal(res.Features, slices.Concat([]string{"cust_id", "x", "flag"}, onehot)) || !slices.Equal(st.names, slices.Concat([]string{"cust_id", "x", "flag"}, onehot, []string{"y"})) {
 		t.Fatalf("features %v, store columns %v", res.Features, st.names)
 	}
 	if got := report(st.m.InputColumns); got != want {
@@ -77,7 +78,7 @@ func TestColumnReport(t *testing.T) {
 		"user_id": "looks like a row identifier: named like one, integer, all 5000 values distinct; name it in --features to keep it",
 		"down":    "looks like a row identifier: integer, all 5000 values distinct, decreasing; name it in --features to keep it",
 		"c":       "every value is 7; dropped",
-		"name":    "strings cannot be features",
+		"name":    "one-hot: 3 levels (exact)",
 	} {
 		if notes[name] != note {
 			t.Errorf("%s: note %q, want %q", name, notes[name], note)
@@ -91,14 +92,14 @@ func TestColumnReport(t *testing.T) {
 	// Named in --features, an identifier is kept; others are "not named".
 	res, _ = mustIngest(t, []string{a}, Config{Targets: []string{"y"}, Features: []string{"row_nr", "c"}, Exclude: []string{"x"}})
 	want = "row_nr:feature user_id:skipped(not named) cust_id:skipped(not named) c:feature x:skipped(excluded) " +
-		"down:skipped(not named) flag:skipped(not named) name:skipped(string) day:skipped(date) y:target"
+		"down:skipped(not named) flag:skipped(not named) name:skipped(not named) day:skipped(date) y:target"
 	if got := report(res.Columns); got != want {
 		t.Fatalf("report\n%s\nwant\n%s", got, want)
 	}
 
 	// Nothing left: a clear error and no store.
 	out := filepath.Join(dir, "none")
-	_, err := checked(t, []string{a}, Config{Out: out, Targets: []string{"y"}, Exclude: []string{"cust_id", "x", "flag"}})
+	_, err := checked(t, []string{a}, Config{Out: out, Targets: []string{"y"}, Exclude: []string{"cust_id", "x", "flag", "name"}})
 	const msg = `no feature columns left: "row_nr" (identifier), "user_id" (identifier), "c" (constant), "down" (identifier); name columns in --features to keep them`
 	if err == nil || err.Error() != msg {
 		t.Fatalf("got %v, want %s", err, msg)

@@ -94,12 +94,12 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "The file has a header but no data rows: leave it out of the inputs.",
 		},
 		{
-			mistake: "a string column named in --features",
-			setup:   writeText(t, "houses.csv", "rooms,city,price\n3,Paris,500\n2,Lyon,200\n"),
-			args:    []string{"ingest", "--out", "out.store", "--target", "price", "--features", "rooms,city", "houses.csv"},
+			mistake: "a column named in --categorical but not in --features",
+			setup:   writeText(t, "houses.csv", "rooms,zone,price\n3,12,500\n2,7,200\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "price", "--features", "rooms", "--categorical", "zone", "houses.csv"},
 			code:    1,
-			stderr:  `falkon-ooc ingest: houses.csv: column "city" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`,
-			fix:     "Leave the column out of --features, or encode it as numbers (e.g. one 0/1 column per category) before ingesting.",
+			stderr:  `falkon-ooc ingest: column "zone" is named in categorical but not in features`,
+			fix:     "Name the column in --features too (--features rooms,zone), or leave --features out: the default features include it.",
 		},
 		{
 			mistake: "a NULL (empty field) in a chosen column",
@@ -238,14 +238,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 		},
 		{
 			ref:     "newer-store",
-			mistake: "a store written by a newer falkon-ooc (meta.json format_version 3)",
+			mistake: "a store written by a newer falkon-ooc (meta.json format_version 4)",
 			setup: func(t *testing.T) {
 				copyStore(t, "train.store", "new.store")
-				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 3`)
+				editFile(t, "new.store/meta.json", `"format_version": 1`, `"format_version": 4`)
 			},
 			args:   []string{"fit", "--out", "model2.falkon", "new.store"},
 			code:   1,
-			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 3; this build reads versions 1–2); upgrade falkon-ooc",
+			stderr: "falkon-ooc fit: chunkstore: unsupported format version: store new.store was written by a newer falkon-ooc (format version 4; this build reads versions 1–3); upgrade falkon-ooc",
 			fix:    "Upgrade falkon-ooc, or ingest the data again with this version. (The version is checked before meta.json's checksum, so this message appears even though the edit also broke the checksum.)",
 		},
 		{

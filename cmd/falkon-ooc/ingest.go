@@ -31,11 +31,16 @@ writes the chosen columns, in input order, to
 a new chunk store: compressed, checksummed float64 chunks with per-column
 statistics, which fit and predict read out of core.
 
-Features are by default every numeric or bool column of the first input
-except the targets and --exclude; every input must have them with
-compatible types. Date and timestamp columns are stored only when named,
-as days since 1970-01-01 UTC (fractional for timestamps); string and
-nested columns cannot be stored. Text files need a header row unless
+Features are by default every numeric, bool or string column of the
+first input except the targets and --exclude; every input must have them
+with compatible types. A string column (and an integer column named in
+--categorical) is categorical: one feature of 0 and 1 per level among its
+--max-levels most frequent, named column=level; the other levels share
+column=(other), and NULL is a level of its own, column=(null). A fit
+weighs a change of level as one standard deviation of a numeric feature.
+Date and timestamp columns are stored only when named, as days since
+1970-01-01 UTC (fractional for timestamps); nested columns cannot be
+stored. Text files need a header row unless
 --no-header (columns c0, c1, …) or --columns names them; the delimiter is
 a tab for .tsv and sniffed otherwise; column types come from the first
 1000 rows.
@@ -61,8 +66,8 @@ The store appears at --out only when complete.`,
 
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
-	weight                                                string
-	chunkRows, workers, maxLine                           int
+	weight, categorical                                   string
+	chunkRows, workers, maxLine, maxLevels                int
 	noHeader, jsonOut, quiet, force                       bool
 }
 
@@ -70,8 +75,9 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &ingestOpts{}
 	fs.StringVar(&o.out, "out", "", "create the store in this `directory` (required; must not exist)")
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
-	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
+	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
+	categoricalFlags(fs, &o.categorical, &o.maxLevels)
 	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0): fit, tune and validation weigh each row by it")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
@@ -86,6 +92,13 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
+}
+
+// categoricalFlags declares --categorical and --max-levels, which ingest
+// and inspect share.
+func categoricalFlags(fs *flag.FlagSet, categorical *string, maxLevels *int) {
+	fs.StringVar(categorical, "categorical", "", "integer `column`s that are categorical features (one-hot levels), comma-separated; string columns always are")
+	fs.IntVar(maxLevels, "max-levels", ingest.DefaultMaxLevels, "one-hot features for at most this many of a categorical column's most frequent levels; the rest share column=(other)")
 }
 
 // baseCodecs lists chunkstore's codecs without their +shuffle variants.
@@ -136,24 +149,28 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return usagef("--chunk-rows must not be negative")
 	case o.workers < 0:
 		return usagef("--workers must not be negative")
+	case o.maxLevels < 1:
+		return usagef("--max-levels must be at least 1")
 	}
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
 	cfg := ingest.Config{
-		Out:       o.out,
-		Targets:   splitList(o.target),
-		Features:  splitList(o.features),
-		Exclude:   splitList(o.exclude),
-		Weight:    strings.TrimSpace(o.weight),
-		Nulls:     o.nulls,
-		ChunkRows: o.chunkRows,
-		Codec:     o.codec,
-		Workers:   o.workers,
-		NoHeader:  o.noHeader || o.columns != "",
-		Columns:   splitList(o.columns),
-		Force:     o.force,
-		MaxLine:   o.maxLine,
+		Out:         o.out,
+		Targets:     splitList(o.target),
+		Features:    splitList(o.features),
+		Exclude:     splitList(o.exclude),
+		Weight:      strings.TrimSpace(o.weight),
+		Categorical: splitList(o.categorical),
+		MaxLevels:   o.maxLevels,
+		Nulls:       o.nulls,
+		ChunkRows:   o.chunkRows,
+		Codec:       o.codec,
+		Workers:     o.workers,
+		NoHeader:    o.noHeader || o.columns != "",
+		Columns:     splitList(o.columns),
+		Force:       o.force,
+		MaxLine:     o.maxLine,
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)

@@ -193,8 +193,10 @@ func TestIngestExit(t *testing.T) {
 			"falkon-ooc ingest: stat " + filepath.Join(tmp, "missing.csv") + ": no such file or directory"},
 		{[]string{"ingest", "--quiet", "--out", out, "--target", "nullable", fixtures + "duckdb_v1_gzip.parquet"}, 1,
 			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: row 6 (1-based, counted within this file): column "nullable" is NULL (--nulls drop skips such rows; --nulls mean fills a feature with the mean of its other values and skips a row whose target is bad)`},
-		{[]string{"ingest", "--quiet", "--out", out, "--features", "label", fixtures + "duckdb.csv"}, 1,
-			`falkon-ooc ingest: ` + fixtures + `duckdb.csv: column "label" (named in features) has type string, which cannot be stored; numeric, bool, date and timestamp columns can`},
+		{[]string{"ingest", "--quiet", "--out", out, "--categorical", "f32", fixtures + "duckdb_v1_gzip.parquet"}, 1,
+			`falkon-ooc ingest: ` + fixtures + `duckdb_v1_gzip.parquet: column "f32" (named in categorical) has type float32; categorical columns are integer or string columns`},
+		{[]string{"ingest", "--quiet", "--out", out, "--max-levels", "0", fixtures + "duckdb.csv"}, 2,
+			`falkon-ooc ingest: --max-levels must be at least 1`},
 		{[]string{"inspect"}, 2, "falkon-ooc inspect: want a STORE, a MODEL or Parquet/CSV INPUTs"},
 		{[]string{"inspect", tmp}, 1, "falkon-ooc inspect: " + tmp + " is not a chunk store (it has no meta.json), and directory " + tmp + " holds no data files (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, in it or its subdirectories)"},
 	} {

@@ -51,8 +51,8 @@ it prints the files, the row count, the features and targets ingest
 would store and its report on every column (type, role, and why a column
 is skipped: strings, dates, constants, row identifiers, partition keys
 from folder names, NULLs filled by --nulls mean), taking --target,
---features, --exclude, --weight, --nulls, --no-header, --columns and
---max-line as ingest does. --json prints ingest's --json document
+--features, --exclude, --weight, --nulls, --no-header, --columns,
+--max-line, --categorical and --max-levels as ingest does. --json prints ingest's --json document
 without the store.`,
 		Flags: inspectFlags,
 	})
@@ -77,11 +77,12 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.BoolVar(&o.data.noHeader, "no-header", false, "INPUTs: text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.data.columns, "columns", "", "INPUTs: names for the columns of headerless text files, comma-separated (implies --no-header)")
 	maxLineFlag(fs, &o.data.maxLine)
+	categoricalFlags(fs, &o.data.categorical, &o.data.maxLevels)
 	return func(ctx context.Context, e *env, args []string) error {
 		o.set = o.set[:0]
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line":
+			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line", "categorical", "max-levels":
 				o.set = append(o.set, "--"+f.Name)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
@@ -94,7 +95,7 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
 	fs.StringVar(&o.out, "out", "", "write predictions to this .parquet or .csv `file` ('-': stdout)")
 	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
-	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0)")
+	fs.StringVar(&o.nulls, "nulls", "", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0); default: mean for a model fitted on data ingested with --nulls mean, else error")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (TARGET_std columns; models fitted with fit --uncertainty)")
@@ -136,6 +137,9 @@ type predictResult struct {
 	Uncertainty *predictfile.StdReport `json:"uncertainty,omitempty"`
 	// Decision is how a binary model labels the rows (model.Decision).
 	Decision *model.Decision `json:"decision,omitempty"`
+	// Unseen counts, per categorical column, the values whose level the
+	// model does not know (they count as the column's "(other)").
+	Unseen []featenc.Unseen `json:"unseen,omitempty"`
 	*ooc.Metrics
 	Seconds float64 `json:"seconds"`
 }
@@ -160,7 +164,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return usagef("--workers must be ≥ 0, got %d", o.workers)
 	}
 	switch o.nulls {
-	case "error", "drop", "zero", "mean":
+	case "", "error", "drop", "zero", "mean":
 	default:
 		return usagef("--nulls must be error, drop, mean or zero, not %q", o.nulls)
 	}
@@ -193,6 +197,13 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	}
 	if err := checkProba(o, m); err != nil {
 		return err
+	}
+	if o.nulls == "" { // the training's policy travels with the model
+		o.nulls = "error"
+		if m.Nulls() == "mean" {
+			o.nulls = "mean"
+			fmt.Fprintf(e.stderr, "predict: model %s was fitted on data whose NULL features were filled with their means (--nulls mean): NULL, NaN and ±Inf features read as their training means; --nulls error refuses them\n", o.model)
+		}
 	}
 	if err := checkStd(o, m); err != nil {
 		return err
@@ -283,6 +294,14 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	}
 	res := &p.res
 	res.Rows, res.Dropped, res.Unscored = p.Rows, p.Dropped, p.Unscored
+	res.Unseen = p.Unseen()
+	for _, u := range res.Unseen {
+		to := "with all its one-hot features 0"
+		if u.To != "" {
+			to = "as " + u.To
+		}
+		fmt.Fprintf(e.stderr, "predict: %s of column %q not among the model's levels, read %s\n", plural(int(u.Count), "value"), u.Column, to)
+	}
 	res.Seconds = time.Since(start).Seconds()
 	if o.out != "-" {
 		res.Out = o.out

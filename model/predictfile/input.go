@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
@@ -21,15 +22,32 @@ type Input struct {
 // TableOptions returns the tabular.Options that read the inputs of model
 // m (from the file path) for in: its features, its targets when present,
 // the kept columns, and its training means for Nulls "mean".
+//
+// A model with an encoding (Model.Encoding) reads the input columns its
+// features were made from (featenc.Assembler): its numeric features,
+// then the categorical columns as level codes and the time columns.
 func TableOptions(m *model.Model, path string, in Input) (tabular.Options, error) {
+	asm, err := featenc.NewAssembler(m.Encoding(), m.Features())
+	if err != nil {
+		return tabular.Options{}, fmt.Errorf("model %s: %w", path, err)
+	}
 	topt := tabular.Options{
-		Numeric: m.Features(), Optional: m.Targets(), Keep: in.Keep, Nulls: in.Nulls,
+		Numeric: asm.Columns, Categorical: asm.Categorical, Optional: m.Targets(), Keep: in.Keep, Nulls: in.Nulls,
 		NoHeader: in.NoHeader || len(in.Names) > 0, Names: in.Names, MaxLine: in.MaxLine,
 	}
 	if in.Nulls == "mean" { // the training means: 0 in the model's standardised space
-		topt.Nulls, topt.Fill = "fill", m.FeatureMean()
-		if topt.Fill == nil {
+		mean := m.FeatureMean()
+		if mean == nil {
 			return topt, fmt.Errorf("--nulls mean: model %s was fitted without standardisation and keeps no feature means; use --nulls zero or drop", path)
+		}
+		// Each column read gets the training mean of the feature of its
+		// name (a time column's is its days); a categorical column's
+		// NULL is a level, never filled.
+		topt.Nulls, topt.Fill = "fill", make([]float64, len(asm.Columns))
+		for k, c := range asm.Columns {
+			if j := slices.Index(m.Features(), c); j >= 0 {
+				topt.Fill[k] = mean[j]
+			}
 		}
 	}
 	if m.Labeled() {

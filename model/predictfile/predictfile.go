@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
@@ -61,6 +62,7 @@ type Predictor struct {
 	okScores []float64
 	prob     []float64 // one row's probabilities
 	sd       []float64
+	asm      *featenc.Assembler // the model's features from the columns read
 }
 
 // New returns a Predictor of m. It is an error to ask for what the model
@@ -81,6 +83,8 @@ func New(m *model.Model, opt Options) (*Predictor, error) {
 	if err := CheckKeep(opt.Keep, p.Columns()); err != nil {
 		return nil, err
 	}
+	// TableOptions checks the encoding against the features.
+	p.asm, _ = featenc.NewAssembler(m.Encoding(), m.Features())
 	if opt.Std {
 		p.Std = &StdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K()}
 	}
@@ -155,12 +159,7 @@ func (p *Predictor) batch(ctx context.Context, b *tabular.Batch, tw *tabular.Wri
 	n, d, k := b.Rows, m.D(), m.K()
 	p.Dropped += int64(b.Dropped)
 	p.x = grow(p.x, n*d)
-	for j := range d {
-		col := b.Cols[j]
-		for i, v := range col {
-			p.x[i*d+j] = v
-		}
-	}
+	p.asm.Assemble(p.x, b.Cols, n)
 	p.scores = grow(p.scores, n*k)
 	if p.opt.Std {
 		p.sd = grow(p.sd, n*k)
@@ -228,6 +227,7 @@ func (p *Predictor) score(b *tabular.Batch, n int) error {
 	if m.Labeled() {
 		classes = m.Classes()
 	}
+	d = len(b.Cols) - nt // the columns read before the targets
 	for i := range n {
 		finite := true
 		for t := range nt {
@@ -260,6 +260,11 @@ func (p *Predictor) score(b *tabular.Batch, n int) error {
 	}
 	return p.Ev.Add(p.okScores, p.tgt, ok)
 }
+
+// Unseen returns, per categorical column with any, the values predicted
+// so far whose level the model's encoding does not know: they count as
+// the column's "(other)" level (all its features 0 without one).
+func (p *Predictor) Unseen() []featenc.Unseen { return p.asm.Unseen() }
 
 // Output returns the output columns of n rows of scores (n × K) and, with
 // Options.Std, their standard deviations sd. The columns are reused by the

@@ -1,0 +1,161 @@
+package ingest
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
+)
+
+// TestCategorical: a string column and an integer column named in
+// Categorical become one-hot features over two files and small batches:
+// the most frequent levels up to MaxLevels, the rest as (other), NULL as a
+// level of its own; the manifest keeps the encoding and the reader scales
+// the one-hot features by √2.
+func TestCategorical(t *testing.T) {
+	dir := t.TempDir()
+	// region: a 40 %, b 30 %, c 20 %, d and e 5 % each, NULL in every 50th
+	// row; k: 1, 2, 3 in turn.
+	region := func(i int) string {
+		switch r := i % 20; {
+		case i%50 == 7:
+			return "" // NULL
+		case r < 8:
+			return "a"
+		case r < 14:
+			return "b"
+		case r < 18:
+			return "c"
+		case r == 18:
+			return "d"
+		}
+		return "e"
+	}
+	row := func(off int) func(i int) string {
+		return func(i int) string {
+			k := off + i
+			return fmt.Sprintf("%s,%d,%g,%g", region(k), 1+k%3, float64(k%7), float64(k))
+		}
+	}
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	writeText(t, a, "region,k,x,y", 700, row(0))
+	writeText(t, b, "region,k,x,y", 300, row(700))
+	out := filepath.Join(dir, "store")
+	res, st := mustIngest(t, []string{a, b}, Config{Out: out, Targets: []string{"y"}, Categorical: []string{"k"}, MaxLevels: 3, BatchRows: 128})
+
+	wantFeat := []string{"region=a", "region=b", "region=c", "region=(other)", "region=(null)", "k=1", "k=2", "k=3", "x"}
+	if !slices.Equal(res.Features, wantFeat) {
+		t.Fatalf("features %q, want %q", res.Features, wantFeat)
+	}
+	for i := range 1000 {
+		want := map[string]float64{}
+		switch l := region(i); l {
+		case "":
+			want["region=(null)"] = 1
+		case "d", "e":
+			want["region=(other)"] = 1
+		default:
+			want["region="+l] = 1
+		}
+		want[fmt.Sprintf("k=%d", 1+i%3)] = 1
+		for _, f := range wantFeat[:8] {
+			if got := st.col(t, f)[i]; got != want[f] {
+				t.Fatalf("row %d (region %q): %s = %v, want %v", i, region(i), f, got, want[f])
+			}
+		}
+	}
+	notes := map[string]string{}
+	for _, c := range res.Columns {
+		notes[c.Name] = c.Note
+	}
+	if want := "one-hot: the 3 most frequent of 5 distinct levels (exact, at most --max-levels 3), the rest as (other), 20 NULL as the level (null)"; notes["region"] != want {
+		t.Errorf("region: note %q, want %q", notes["region"], want)
+	}
+	if want := "one-hot: 3 levels (exact)"; notes["k"] != want {
+		t.Errorf("k: note %q, want %q", notes["k"], want)
+	}
+
+	// The manifest's encoding, and the one-hot features' scale.
+	if st.m.FormatVersion != 3 || st.m.Encoding == nil || len(st.m.Encoding.Columns) != 2 {
+		t.Fatalf("format version %d, encoding %+v", st.m.FormatVersion, st.m.Encoding)
+	}
+	rc := st.m.Encoding.Columns[0]
+	if rc.Source != "region" || !slices.Equal(rc.Levels, []string{"a", "b", "c"}) || !rc.Other || !rc.Null || rc.Scale != featenc.Scale {
+		t.Fatalf("region's encoding %+v", rc)
+	}
+	r, err := chunkstore.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, std := r.FeatureStats()
+	for j, f := range r.FeatureNames() {
+		if onehot := strings.Contains(f, "="); onehot != (std[j] == math.Sqrt2) {
+			t.Errorf("feature %s: std %v", f, std[j])
+		}
+	}
+}
+
+// TestCategoricalDrop: the levels of a row dropped for a NULL elsewhere
+// are taken back, so a level seen only there gets no feature.
+func TestCategoricalDrop(t *testing.T) {
+	p := writeTestCSV(t, t.TempDir(), "c,x,y\nu,1,1\nv,2,2\nonly,3,NA\nu,4,4\n")
+	res, st := mustIngest(t, []string{p}, Config{Targets: []string{"y"}, Nulls: "drop"})
+	if want := []string{"c=u", "c=v", "x"}; !slices.Equal(res.Features, want) || res.Dropped != 1 {
+		t.Fatalf("features %q (dropped %d), want %q", res.Features, res.Dropped, want)
+	}
+	if got := st.col(t, "c=u"); !slices.Equal(got, []float64{1, 0, 1}) {
+		t.Fatalf("c=u = %v", got)
+	}
+}
+
+// TestCategoricalErrors: what Categorical may name, and a one-hot name
+// that clashes with another column.
+func TestCategoricalErrors(t *testing.T) {
+	p := writeTestCSV(t, t.TempDir(), "c,x,c=u,y\nu,1.5,1,1\nv,2,2,2\n")
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Targets: []string{"y"}, Categorical: []string{"z"}}, p + `: no column "z" (named in categorical); its columns are: "c", "x", "c=u", "y"`},
+		{Config{Targets: []string{"y"}, Categorical: []string{"y"}}, `column "y" is named in both targets and categorical`},
+		{Config{Targets: []string{"y"}, Exclude: []string{"c=u"}, Categorical: []string{"c", "c"}}, `column "c" is named twice in categorical`},
+		{Config{Targets: []string{"y"}}, `column "c": its one-hot feature "c=u" has the name of another column; rename one of them or leave one out with --exclude`},
+	} {
+		tc.cfg.Out = filepath.Join(t.TempDir(), "s")
+		_, err := Run(t.Context(), []string{p}, tc.cfg)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: err = %v\nwant %s", tc.cfg.Categorical, err, tc.want)
+		}
+		if _, serr := os.Stat(tc.cfg.Out); serr == nil {
+			t.Errorf("a store was left at %s", tc.cfg.Out)
+		}
+	}
+}
+
+// TestCategoricalWorkers: levels come from per-file counters merged in
+// file order, so 1 and 4 workers choose the same levels.
+func TestCategoricalWorkers(t *testing.T) {
+	dir := t.TempDir()
+	var ins []string
+	for f := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("p%d.csv", f))
+		writeText(t, p, "c,y", 500, func(i int) string { return fmt.Sprintf("l%d,%d", (i*(f+3))%97, i) })
+		ins = append(ins, p)
+	}
+	var first []string
+	for _, w := range []int{1, 4} {
+		res, _ := mustIngest(t, ins, Config{Targets: []string{"y"}, Workers: w, MaxLevels: 10, BatchRows: 128})
+		if first == nil {
+			first = res.Features
+		} else if !slices.Equal(first, res.Features) {
+			t.Fatalf("workers %d: features %q, with 1: %q", w, res.Features, first)
+		}
+	}
+}
