@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -553,6 +554,50 @@ func TestStdRefused(t *testing.T) {
 			t.Errorf("%s: err = %v", tk, err)
 		}
 	}
+}
+
+// TestChecker runs the ONNX checker of the onnx Python package (full
+// check: strict shape inference against the declared outputs) on a graph
+// of every kernel, task and precision, with --std and string labels; it
+// skips, saying why, when no python3 has the package (Debian:
+// python3-onnx).
+func TestChecker(t *testing.T) {
+	python := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import onnx").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("no python3 with the onnx package: the ONNX checker not run (the runtime tests still load every graph)")
+	}
+	dir := t.TempDir()
+	var paths []string
+	export := func(name string, m *model.Model, opt onnx.Options) {
+		p := filepath.Join(dir, name+".onnx")
+		exportTo(t, m, opt, p)
+		paths = append(paths, p)
+	}
+	f32, f64 := kernel.Float32, kernel.Float64
+	for _, kc := range kernels {
+		for _, tk := range []task{regression, binary, multiclass} {
+			m := fitModel(t, tk, kc.k, kernel.Float64, "")
+			export(fmt.Sprintf("%s_%s_f64", kc.name, tk), m, onnx.Options{Precision: &f64})
+			export(fmt.Sprintf("%s_%s_f32", kc.name, tk), m, onnx.Options{Precision: &f32})
+		}
+	}
+	gauss := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.5}
+	std := fitWith(t, regression2, ooc.Config{Kernel: gauss, Uncertainty: ooc.UncertaintyPrecond})
+	export("std_f64", std, onnx.Options{Std: true})
+	export("std_f32", std, onnx.Options{Std: true, Precision: &f32})
+	export("labeled", fitModel(t, labeled, gauss, kernel.Float64, ""), onnx.Options{})
+	export("logistic", fitModel(t, multiclass, gauss, kernel.Float64, ooc.LossLogistic), onnx.Options{})
+	out, err := exec.Command(python, append([]string{filepath.Join("testdata", "check.py")}, paths...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the ONNX checker refused a graph: %v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
 }
 
 // TestGraph reads an exported file back: the opset, the IR version, the
