@@ -18,7 +18,9 @@ import (
 // it; see package model) with the configuration and training record it
 // was fitted with, typed (Config, Training). A program that only
 // predicts needs the embedded model alone (m.Model, or model.Load), not
-// this package.
+// this package. Save, WriteTo and SummaryJSON write the configuration
+// and training record; the embedded model of a fresh fit carries neither
+// (its Provenance is empty), so save through Model, not m.Model.
 type Model struct {
 	*model.Model
 	cfg      Config
