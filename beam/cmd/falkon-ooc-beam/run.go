@@ -127,7 +127,7 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 func runnerFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed job before giving up")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism, flink, spark, dataflow or universal")
-	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism on this machine, the work running in this process)")
 	fs.StringVar(&o.jobOpts, "job-opts", "", "Beam pipeline flags passed through, `name=value,…`")
 	fs.DurationVar(&o.objectTimeout, "object-timeout", fbeam.DefaultObjectTimeout, "longest wait on object storage (s3://, gs://) for a request's answer or a read's next bytes before failing with the URL (0: no bound)")
 	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for job results, shared by workers and this process (default: a local temporary directory, prism only)")
@@ -472,13 +472,25 @@ func (o *fitOpts) checkRunner() error {
 }
 
 // startRunner sets Beam's own flags and logging, and returns a progress
-// printer and a function to call when done.
+// printer and a function to call when done. With --endpoint, Prism runs
+// the work in this process (loopback), as the in-process Prism does,
+// unless --job-opts names another environment_type: Beam would otherwise
+// try to compile a worker binary from source. The run's temporary files
+// (Beam's among them: an empty beamloopbackworker-* file per job) go to a
+// private directory under $TMPDIR, removed by done.
 func (o *fitOpts) startRunner(stderr io.Writer) (func(string, ...any), func(), error) {
 	if err := setJobOpts(o.jobOpts); err != nil {
 		return nil, nil, err
 	}
 	if o.endpoint != "" {
 		*jobopts.Endpoint = o.endpoint
+		if o.runner == "prism" && *jobopts.EnvironmentType == "" {
+			*jobopts.EnvironmentType = "loopback"
+		}
+	}
+	restoreTemp, err := privateTemp()
+	if err != nil {
+		return nil, nil, err
 	}
 	// Beam and Prism log through slog and Beam's log package: keep their
 	// chatter off stderr unless it is a warning, or --verbose asks for it.
@@ -495,7 +507,28 @@ func (o *fitOpts) startRunner(stderr io.Writer) (func(string, ...any), func(), e
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	return say, func() { logTo(nil, level) }, nil
+	return say, func() { logTo(nil, level); restoreTemp() }, nil
+}
+
+// privateTemp points $TMPDIR (os.TempDir) at a new directory inside it,
+// made by fileutil.MkdirTemp (so that 'falkon-ooc clean' removes it if
+// this process is killed), and returns the function that removes it and
+// restores $TMPDIR.
+func privateTemp() (func(), error) {
+	old, had := os.LookupEnv("TMPDIR")
+	dir, err := fileutil.MkdirTemp(os.TempDir(), "falkon-ooc-beam")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary directory in %s: %w", os.TempDir(), err)
+	}
+	os.Setenv("TMPDIR", dir)
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // beamOptions returns the Beam executor's options for store, counting the
