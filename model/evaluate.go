@@ -51,8 +51,9 @@ type Metrics struct {
 	// the rows.
 	PRAUC *float64 `json:"pr_auc,omitempty"`
 	// Classes holds precision, recall and F1 per class, in the order of
-	// the model's classes.
-	Classes []ClassMetrics `json:"classes,omitempty"`
+	// the model's classes ("per_class": predict's --json has "classes",
+	// the class names).
+	Classes []ClassMetrics `json:"per_class,omitempty"`
 	// Confusion is the confusion matrix: Confusion[t][p] is the rows (or
 	// weight) of true class t labelled p, in the order of Classes.
 	Confusion [][]float64 `json:"confusion,omitempty"`

@@ -72,6 +72,12 @@ type Uncertainty struct {
 	// −1) for M above 12 000.
 	RankError    float64 `json:"rank_error"`
 	RankErrorMax float64 `json:"rank_error_max"`
+	// RankKept is the share of the data's reduction of the prior
+	// variance, Σₓ (Prior − v(x)), that rank r keeps of full rank's on
+	// the same rows: in [0, 1] (truncation drops only positive terms), 1
+	// at full rank, −1 when not measured (as RankError; also in models
+	// written before it existed, where it is 0).
+	RankKept float64 `json:"rank_kept,omitempty"`
 	// Coverage50/90/95 are the shares of validation residuals inside the
 	// central 50, 90 and 95 % Gaussian intervals; NLPD is the mean
 	// negative log predictive density there, NLPDConstant that of the

@@ -730,22 +730,29 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	var cov [3]float64
 	cov, u.NLPD, u.NLPDConstant = intervalQuality(e, vr, k)
 	u.Coverage50, u.Coverage90, u.Coverage95 = cov[0], cov[1], cov[2]
+	u.RankKept = 1
 	switch nc := len(check) / d; {
 	case vm.full == nil:
-		u.RankError, u.RankErrorMax = -1, -1
+		u.RankError, u.RankErrorMax, u.RankKept = -1, -1, -1
 	case rank < mm && nc > 0:
 		full, err := vm.full(ctx, check, nc, u.Lambda)
 		if err != nil {
 			return nil, err
 		}
 		if full == nil { // not factorisable at this λ: not measured
-			u.RankError, u.RankErrorMax = -1, -1
+			u.RankError, u.RankErrorMax, u.RankKept = -1, -1, -1
 			break
 		}
 		low := varianceOf(m, u, vm.u, c64m, check, nc)
 		rel := make([]float64, nc)
+		var kept, all float64
 		for i := range nc {
 			rel[i] = math.Abs(low[i]-full[i]) / max(full[i], 1e-12*prior)
+			kept += max(prior-low[i], 0)
+			all += max(prior-full[i], 0)
+		}
+		if all > 0 {
+			u.RankKept = min(kept/all, 1)
 		}
 		sort.Float64s(rel)
 		u.RankError, u.RankErrorMax = rel[nc/2], rel[nc-1]

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -665,20 +666,49 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		writeClassReport(e.stdout, fm)
 	}
 	if u := m.Uncertainty(); u != nil {
-		fmt.Fprintf(e.stdout, "std        %s\n", uncertaintyLine(u))
+		for i, l := range uncertaintyLines(u, m.M()) {
+			fmt.Fprintf(e.stdout, "%-10s %s\n", []string{"std", ""}[min(i, 1)], l)
+		}
 	}
 	return nil
 }
 
-// uncertaintyLine describes a model's predictive standard deviations.
-func uncertaintyLine(u *ooc.Uncertainty) string {
-	s := fmt.Sprintf("%s, rank %d, variance λ %.3g (the fit's %g), effective dimension %.3g", u.Method, u.Rank, u.Lambda, u.FitLambda, u.EffectiveDim)
-	if u.RankError > 0 {
-		s += fmt.Sprintf(", within %.2g %% of full rank (median; worst %.2g %%)", 100*u.RankError, 100*u.RankErrorMax)
+// nlpdMargin is how much lower (in nats a row) the per-row deviations'
+// NLPD must be than a constant band's for the summary to say they beat
+// it.
+const nlpdMargin = 0.01
+
+// uncertaintyLines describes a model's predictive standard deviations
+// for people: what the rank keeps, the intervals' coverage on the
+// validation rows, and whether the per-row deviations beat a constant
+// band there, by how much, and what to try when they do not.
+func uncertaintyLines(u *ooc.Uncertainty, m int) []string {
+	first := fmt.Sprintf("%s, rank %d of M = %d", u.Method, u.Rank, m)
+	switch {
+	case u.Rank >= m:
+		first += ": full rank"
+	case u.RankKept > 0:
+		first += fmt.Sprintf(": keeps %.1f %% of the variance the data explains at full rank", 100*u.RankKept)
 	}
-	s += fmt.Sprintf("; on %d validation rows the 90 %% interval covers %.1f %% (50 %%: %.1f %%, 95 %%: %.1f %%), NLPD %.4g (constant variance %.4g)",
-		u.Rows, 100*u.Coverage90, 100*u.Coverage50, 100*u.Coverage95, u.NLPD, u.NLPDConstant)
-	return s
+	first += fmt.Sprintf("; on %d validation rows the 90 %% interval covers %.1f %% (50 %%: %.1f %%, 95 %%: %.1f %%)",
+		u.Rows, 100*u.Coverage90, 100*u.Coverage50, 100*u.Coverage95)
+	var rv float64
+	for _, v := range u.ResidualVar {
+		rv += v / float64(len(u.ResidualVar))
+	}
+	band := ooc.IntervalZ(0.9) * math.Sqrt(rv)
+	var second string
+	if gain := u.NLPDConstant - u.NLPD; gain > nlpdMargin {
+		second = fmt.Sprintf("per-row deviations beat a constant band (± %.4g for 90 %%) on those rows: NLPD %.4g against %.4g, %.3g nats a row better",
+			band, u.NLPD, u.NLPDConstant, gain)
+	} else {
+		second = fmt.Sprintf("per-row deviations do no better than a constant band (± %.4g for 90 %%) on those rows: NLPD %.4g against %.4g; try a larger --uncertainty-rank", band, u.NLPD, u.NLPDConstant)
+		if u.Method != ooc.UncertaintyExact {
+			second += ", --uncertainty-method exact"
+		}
+		second += ", or use the constant band"
+	}
+	return []string{first, second}
 }
 
 func metricsLine(m *ooc.Metrics) string { return predictfile.MetricsLine(m) }

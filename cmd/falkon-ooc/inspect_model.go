@@ -55,7 +55,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		fmt.Fprintf(tw, "proba\t%s\n", calibrationLine(m))
 	}
 	if u := m.Uncertainty(); u != nil {
-		fmt.Fprintf(tw, "std\t%s\n", uncertaintyLine(u))
+		for i, l := range uncertaintyLines(u, m.M()) {
+			fmt.Fprintf(tw, "%s\t%s\n", []string{"std", ""}[min(i, 1)], l)
+		}
 	}
 	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
 	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))

@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
 // TestIngestSizeLine: the summary says how much smaller the store is
@@ -228,6 +232,33 @@ func TestDecisionOutputs(t *testing.T) {
 			t.Fatalf("%s: predict's summary lacks the decision, a metric or the class lines:\n%s", tc.name, out)
 		}
 		th, _ := strconv.ParseFloat(m[1], 64)
+		// --json: the decision and the per-class metrics beside the
+		// class names.
+		code, js, errOut := runCLI("predict", "--quiet", "--model", model, "--json", test)
+		var doc struct {
+			Classes  []string `json:"classes"`
+			Decision struct {
+				Threshold float64 `json:"threshold"`
+				Rule      string  `json:"rule"`
+			} `json:"decision"`
+			PerClass []struct {
+				Class     string   `json:"class"`
+				Precision *float64 `json:"precision"`
+				Recall    *float64 `json:"recall"`
+				F1        *float64 `json:"f1"`
+			} `json:"per_class"`
+			Confusion [][]float64 `json:"confusion"`
+			PRAUC     *float64    `json:"pr_auc"`
+			ECE       *float64    `json:"ece"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); code != 0 || err != nil {
+			t.Fatalf("%s: predict --json: exit %d, %v: %s", tc.name, code, err, errOut)
+		}
+		if len(doc.PerClass) != 2 || doc.PerClass[1].Class != "yes" || doc.PerClass[1].Recall == nil || len(doc.Confusion) != 2 ||
+			doc.PRAUC == nil || doc.ECE == nil || strings.Join(doc.Classes, ",") != "no,yes" || math.Abs(doc.Decision.Threshold-th) > 1e-4 ||
+			(tc.name == "f1") != (doc.Decision.Rule == "f1") {
+			t.Errorf("%s: predict --json: %+v", tc.name, doc)
+		}
 		b, err := os.ReadFile(pred)
 		if err != nil {
 			t.Fatal(err)
@@ -291,5 +322,44 @@ func TestRegressionMetricsLine(t *testing.T) {
 	rel, _ := strconv.ParseFloat(m[4], 64)
 	if !(mae > 0 && mae <= rmse) || math.Abs(r2-(1-rel)) > 1e-5 || !(r2 > 0.5 && r2 < 1) {
 		t.Errorf("rmse %v, mae %v, r2 %v, rel_error %v: want 0 < mae ≤ rmse and r2 = 1 − rel_error", rmse, mae, r2, rel)
+	}
+}
+
+// TestUncertaintyWords: the std lines say what the rank keeps (never
+// above 100 %: the old line said "within 1.8e+08 % of full rank") and
+// whether the per-row deviations beat a constant band on the validation
+// rows, and what to try when they do not.
+func TestUncertaintyWords(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 1500, 11, "y")
+	model := filepath.Join(dir, "m.falkon")
+	code, out, errOut := runCLI("fit", "--out", model, "--centers", "80", "--iters", "6", "--uncertainty", "--uncertainty-rank", "8", "--quiet", train)
+	if code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errOut)
+	}
+	m := regexp.MustCompile(`\nstd        precond, rank 8 of M = 80: keeps ([0-9.]+) % of the variance the data explains at full rank; on 150 validation rows the 90 % interval covers [0-9.]+ %`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no std line with the share the rank keeps:\n%s", out)
+	}
+	if kept, _ := strconv.ParseFloat(m[1], 64); !(kept > 0 && kept <= 100) {
+		t.Errorf("the rank keeps %v %%: want a share in (0, 100]", kept)
+	}
+	if !regexp.MustCompile(`\n           per-row deviations (beat a constant band \(± [0-9.]+ for 90 %\) on those rows: NLPD [-0-9.]+ against [-0-9.]+, [0-9.e-]+ nats a row better|do no better than a constant band .*or use the constant band)\n`).MatchString(out) {
+		t.Errorf("no line on per-row deviations against a constant band:\n%s", out)
+	}
+
+	u := &ooc.Uncertainty{Method: ooc.UncertaintyPrecond, Rank: 16, Rows: 2000, RankKept: 0.998, Coverage50: 0.5, Coverage90: 0.9175, Coverage95: 0.95,
+		ResidualVar: []float64{1.5129}, NLPD: 1.612, NLPDConstant: 1.609}
+	got := uncertaintyLines(u, 1000)
+	want := []string{
+		"precond, rank 16 of M = 1000: keeps 99.8 % of the variance the data explains at full rank; on 2000 validation rows the 90 % interval covers 91.8 % (50 %: 50.0 %, 95 %: 95.0 %)",
+		"per-row deviations do no better than a constant band (± 2.023 for 90 %) on those rows: NLPD 1.612 against 1.609; try a larger --uncertainty-rank, --uncertainty-method exact, or use the constant band",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines\n%q\nwant\n%q", got, want)
+	}
+	u.NLPD = 1.2
+	if got := uncertaintyLines(u, 1000)[1]; got != "per-row deviations beat a constant band (± 2.023 for 90 %) on those rows: NLPD 1.2 against 1.609, 0.409 nats a row better" {
+		t.Errorf("beating the band: %q", got)
 	}
 }

@@ -29,7 +29,8 @@ func TestPredictStd(t *testing.T) {
 	if !strings.Contains(e, "fit: predictive standard deviations (precond): a rank-16 factor, fitted on the validation rows") {
 		t.Errorf("no uncertainty stage line:\n%s", e)
 	}
-	if !strings.Contains(out, "std        precond, rank 16, variance λ") || !strings.Contains(out, "on 150 validation rows the 90 % interval covers") {
+	if !strings.Contains(out, "std        precond, rank 16 of M = 80: keeps ") || !strings.Contains(out, "on 150 validation rows the 90 % interval covers") ||
+		!strings.Contains(out, "\n           per-row deviations ") {
 		t.Errorf("fit's summary has no std line:\n%s", out)
 	}
 	m, err := ooc.Load(model)
