@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -100,16 +101,24 @@ func (s *session) encode(keep []int) error {
 	spec := &featenc.Spec{}
 	taken := map[string]bool{}
 	for j, n := range s.names {
-		if s.cats[j] == nil {
+		if s.cats[j] == nil && !s.times[j] {
 			taken[n] = true
 		}
 	}
 	for _, j := range keep {
 		c := s.cats[j]
-		if c == nil {
+		var col featenc.Column
+		switch {
+		case c != nil:
+			col = c.Column(s.names[j], s.cfg.MaxLevels)
+			s.report[s.reportAt[j]].Note = c.Note(s.cfg.MaxLevels)
+		case s.times[j]:
+			col = featenc.Column{Source: s.names[j], Kind: featenc.Time, Cyclic: s.cfg.TimeFeatures}
+			col.Features = featenc.FeatureNames(col)
+			s.report[s.reportAt[j]].Note = fmt.Sprintf("time: days since 1970-01-01 UTC, with the sine and cosine of %s", strings.Join(s.cfg.TimeFeatures, ", "))
+		default:
 			continue
 		}
-		col := c.Column(s.names[j], s.cfg.MaxLevels)
 		for _, f := range col.Features {
 			if taken[f] {
 				return fmt.Errorf("column %q: its one-hot feature %q has the name of another column; rename one of them or leave one out with --exclude", clip(s.names[j]), clip(f))
@@ -118,7 +127,6 @@ func (s *session) encode(keep []int) error {
 		}
 		s.encCol[j] = len(spec.Columns)
 		spec.Columns = append(spec.Columns, col)
-		s.report[s.reportAt[j]].Note = c.Note(s.cfg.MaxLevels)
 	}
 	if len(spec.Columns) == 0 {
 		return nil

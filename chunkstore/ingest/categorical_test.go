@@ -159,3 +159,33 @@ func TestCategoricalWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeFeatures: with TimeFeatures a date column is a default feature
+// (days since 1970-01-01) with the sine and cosine of its cyclic
+// features, recorded in the manifest's encoding.
+func TestTimeFeatures(t *testing.T) {
+	p := writeTestCSV(t, t.TempDir(), "d,x,y\n2024-03-04,1,1\n2024-03-07,2,2\n2024-03-10,3,3\n")
+	if _, err := Run(t.Context(), []string{p}, Config{Out: filepath.Join(t.TempDir(), "s"), TimeFeatures: []string{"week"}}); err == nil || err.Error() != `unknown time feature "week": the time features are hour, dow and doy` {
+		t.Fatalf("err = %v", err)
+	}
+	res, st := mustIngest(t, []string{p}, Config{Targets: []string{"y"}, TimeFeatures: []string{"dow"}})
+	if want := []string{"d", "d:dow_sin", "d:dow_cos", "x"}; !slices.Equal(res.Features, want) {
+		t.Fatalf("features %q, want %q", res.Features, want)
+	}
+	days := st.col(t, "d")
+	for i, want := range []float64{19786, 19789, 19792} { // a Monday, a Thursday, a Sunday
+		if days[i] != want {
+			t.Fatalf("d[%d] = %v, want %v", i, days[i], want)
+		}
+		ph := featenc.Phase(featenc.DoW, want)
+		if s, c := st.col(t, "d:dow_sin")[i], st.col(t, "d:dow_cos")[i]; math.Abs(s-math.Sin(2*math.Pi*ph)) > 1e-15 || math.Abs(c-math.Cos(2*math.Pi*ph)) > 1e-15 {
+			t.Fatalf("row %d: sin %v cos %v, phase %v", i, s, c, ph)
+		}
+	}
+	if got := featenc.Phase(featenc.DoW, 19786); got != 0 {
+		t.Fatalf("Monday's phase %v, want 0", got)
+	}
+	if c := st.m.Encoding.Column("d"); c == nil || c.Kind != featenc.Time || !slices.Equal(c.Cyclic, []string{"dow"}) {
+		t.Fatalf("encoding %+v", st.m.Encoding)
+	}
+}

@@ -206,6 +206,9 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 		if c != nil {
 			return nil, fmt.Errorf("column %q is a categorical feature, which a distributed ingest does not encode yet: ingest with falkon-ooc ingest, or leave it out with --exclude", clip(s.names[j]))
 		}
+		if s.times[j] {
+			return nil, fmt.Errorf("column %q would get time features, which a distributed ingest does not encode yet: ingest with falkon-ooc ingest", clip(s.names[j]))
+		}
 	}
 	p := &Plan{Config: cfg, Names: s.names, NFeat: s.nfeat, Specs: s.specs, Report: s.report, ReportAt: s.reportAt,
 		BatchRows: s.batchRows, ChunkRows: cfg.ChunkRows, Skipped: skipped, start: start}
@@ -282,6 +285,7 @@ func (p *Plan) session() *session {
 	s.checks = make([]*autoCheck, len(p.Names))
 	s.labels = make([]*labelSet, len(p.Names))
 	s.cats = make([]*featenc.Counter, len(p.Names))
+	s.times = make([]bool, len(p.Names))
 	for j, n := range p.Names {
 		if c := p.Checks[j]; c != nil {
 			s.checks[j] = &autoCheck{name: n, named: c.Named, boolean: c.Boolean}

@@ -44,6 +44,12 @@ type Config struct {
 	// most frequent ones; the others share one "(other)" feature. 0:
 	// DefaultMaxLevels.
 	MaxLevels int `json:"max_levels,omitempty"`
+	// TimeFeatures lists cyclic features (featenc: "hour", "dow", "doy")
+	// of every date and timestamp feature: each adds a sine and a cosine
+	// of its phase beside the days since 1970-01-01 (featenc.Time). Date
+	// and timestamp columns are then default features too. Empty: they
+	// are stored as days only, and only when named in Features.
+	TimeFeatures []string `json:"time_features,omitempty"`
 	// Exclude names columns that are not features. Each must exist in the
 	// first input.
 	Exclude []string `json:"exclude"`
@@ -180,6 +186,9 @@ type session struct {
 	// cats, per chosen column: nil, or the levels of a categorical
 	// feature, counted over the files done so far (in file order).
 	cats []*featenc.Counter
+	// times, per chosen column: a date or timestamp feature encoded with
+	// Config.TimeFeatures.
+	times []bool
 	// spec and enc encode the categorical columns once the pass has
 	// counted their levels; encCol maps a chosen column to its column in
 	// spec, or -1.
@@ -259,6 +268,11 @@ func checkConfig(cfg *Config) error {
 	if cfg.MaxLevels == 0 {
 		cfg.MaxLevels = DefaultMaxLevels
 	}
+	tf, err := featenc.ParseCyclic(cfg.TimeFeatures)
+	if err != nil {
+		return err
+	}
+	cfg.TimeFeatures = tf
 	if len(cfg.Columns) > 0 {
 		cfg.NoHeader = true
 	}

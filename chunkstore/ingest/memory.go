@@ -70,10 +70,13 @@ func (s *session) memoryEstimate(chunkRows, inFlight int) Memory {
 	// A categorical column's code becomes up to MaxLevels + 2 one-hot
 	// columns in install's copy, whose writer then holds chunks that wide.
 	var cats, wide int64
-	for _, c := range s.cats {
+	for j, c := range s.cats {
 		if c != nil {
 			cats++
 			wide += int64(s.cfg.MaxLevels) + 1
+		}
+		if s.times[j] {
+			wide += 2 * int64(len(s.cfg.TimeFeatures))
 		}
 	}
 	m.Chunks = chunks(cols + wide)

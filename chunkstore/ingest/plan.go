@@ -263,7 +263,7 @@ func (s *session) choose() error {
 		}
 	} else {
 		for i, n := range first.names {
-			if defaultFeature(n, first.types[i]) && seen[n] == "" || categorical[n] {
+			if defaultFeature(n, first.types[i], len(s.cfg.TimeFeatures) > 0) && seen[n] == "" || categorical[n] {
 				feats = append(feats, n)
 			}
 		}
@@ -277,9 +277,13 @@ func (s *session) choose() error {
 		s.names = append(s.names, s.cfg.Weight) // stored after the targets
 	}
 	s.cats = make([]*featenc.Counter, len(s.names))
+	s.times = make([]bool, len(s.names))
 	for j, n := range feats {
-		if t := first.types[first.index[n]]; categorical[n] || t.class == classString {
+		switch t := first.types[first.index[n]]; {
+		case categorical[n] || t.class == classString:
 			s.cats[j] = featenc.NewCounter(0)
+		case t.class == classTemporal && len(s.cfg.TimeFeatures) > 0:
+			s.times[j] = true
 		}
 	}
 	s.buildReport(excluded)
@@ -368,7 +372,7 @@ func (s *session) buildReport(excluded map[string]bool) {
 		switch {
 		case ok && j < s.nfeat:
 			r.Role = chunkstore.RoleFeature
-			if len(s.cfg.Features) == 0 && s.cats[j] == nil {
+			if len(s.cfg.Features) == 0 && s.cats[j] == nil && !s.times[j] {
 				s.checks[j] = &autoCheck{name: n, named: idName(n), boolean: t.class == classBool}
 			}
 		case ok && s.isWeight(j):
@@ -435,12 +439,15 @@ func listKeys(keys []string) string {
 }
 
 // defaultFeature reports whether a column of type t named n is a feature
-// when Config.Features is empty: numbers and booleans, and strings (as
-// categorical features) unless binary or named like a row identifier.
-func defaultFeature(n string, t colType) bool {
+// when Config.Features is empty: numbers and booleans, strings (as
+// categorical features) unless binary or named like a row identifier, and
+// dates and timestamps when they get time features (times).
+func defaultFeature(n string, t colType, times bool) bool {
 	switch t.class {
 	case classNumeric, classBool:
 		return true
+	case classTemporal:
+		return times
 	case classString:
 		return !t.part && !binary(t) && !idName(n)
 	}

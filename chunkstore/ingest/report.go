@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // idExactLimit bounds the values kept to check that a column named like
@@ -244,8 +245,13 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 	for _, j := range keep {
 		switch {
 		case j < s.nfeat && s.encCol[j] >= 0:
-			for _, f := range s.spec.Columns[s.encCol[j]].Features {
-				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: "bool"})
+			col := s.spec.Columns[s.encCol[j]]
+			typ := "bool" // one-hot: 0 or 1
+			if col.Kind == featenc.Time {
+				typ = "float64"
+			}
+			for _, f := range col.Features {
+				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: typ})
 			}
 		case j < s.nfeat:
 			feats = append(feats, chunkstore.ColumnSpec{Name: m.Features[j].Name, Type: m.Features[j].Type})

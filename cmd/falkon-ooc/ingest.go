@@ -38,9 +38,11 @@ with compatible types. A string column (and an integer column named in
 --max-levels most frequent, named column=level; the other levels share
 column=(other), and NULL is a level of its own, column=(null). A fit
 weighs a change of level as one standard deviation of a numeric feature.
-Date and timestamp columns are stored only when named, as days since
-1970-01-01 UTC (fractional for timestamps); nested columns cannot be
-stored. Text files need a header row unless
+Date and timestamp columns are stored only when named (or with
+--time-features), as days since 1970-01-01 UTC (fractional for
+timestamps); --time-features hour,dow,doy adds the sine and cosine of the
+time of day, the day of the week and the day of the year. Nested columns
+cannot be stored. Text files need a header row unless
 --no-header (columns c0, c1, …) or --columns names them; the delimiter is
 a tab for .tsv and sniffed otherwise; column types come from the first
 1000 rows.
@@ -66,7 +68,7 @@ The store appears at --out only when complete.`,
 
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
-	weight, categorical                                   string
+	weight, categorical, timeFeatures                     string
 	chunkRows, workers, maxLine, maxLevels                int
 	noHeader, jsonOut, quiet, force                       bool
 }
@@ -77,7 +79,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
-	categoricalFlags(fs, &o.categorical, &o.maxLevels)
+	categoricalFlags(fs, &o.categorical, &o.maxLevels, &o.timeFeatures)
 	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0): fit, tune and validation weigh each row by it")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
@@ -96,7 +98,8 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 
 // categoricalFlags declares --categorical and --max-levels, which ingest
 // and inspect share.
-func categoricalFlags(fs *flag.FlagSet, categorical *string, maxLevels *int) {
+func categoricalFlags(fs *flag.FlagSet, categorical *string, maxLevels *int, timeFeatures *string) {
+	fs.StringVar(timeFeatures, "time-features", "", "cyclic `features` of every date and timestamp column, comma-separated: hour, dow, doy (a sine and a cosine each, beside the days since 1970-01-01); date and timestamp columns are then default features")
 	fs.StringVar(categorical, "categorical", "", "integer `column`s that are categorical features (one-hot levels), comma-separated; string columns always are")
 	fs.IntVar(maxLevels, "max-levels", ingest.DefaultMaxLevels, "one-hot features for at most this many of a categorical column's most frequent levels; the rest share column=(other)")
 }
@@ -156,21 +159,22 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
 	cfg := ingest.Config{
-		Out:         o.out,
-		Targets:     splitList(o.target),
-		Features:    splitList(o.features),
-		Exclude:     splitList(o.exclude),
-		Weight:      strings.TrimSpace(o.weight),
-		Categorical: splitList(o.categorical),
-		MaxLevels:   o.maxLevels,
-		Nulls:       o.nulls,
-		ChunkRows:   o.chunkRows,
-		Codec:       o.codec,
-		Workers:     o.workers,
-		NoHeader:    o.noHeader || o.columns != "",
-		Columns:     splitList(o.columns),
-		Force:       o.force,
-		MaxLine:     o.maxLine,
+		Out:          o.out,
+		Targets:      splitList(o.target),
+		Features:     splitList(o.features),
+		Exclude:      splitList(o.exclude),
+		Weight:       strings.TrimSpace(o.weight),
+		Categorical:  splitList(o.categorical),
+		TimeFeatures: splitList(o.timeFeatures),
+		MaxLevels:    o.maxLevels,
+		Nulls:        o.nulls,
+		ChunkRows:    o.chunkRows,
+		Codec:        o.codec,
+		Workers:      o.workers,
+		NoHeader:     o.noHeader || o.columns != "",
+		Columns:      splitList(o.columns),
+		Force:        o.force,
+		MaxLine:      o.maxLine,
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)

@@ -77,12 +77,12 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.BoolVar(&o.data.noHeader, "no-header", false, "INPUTs: text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.data.columns, "columns", "", "INPUTs: names for the columns of headerless text files, comma-separated (implies --no-header)")
 	maxLineFlag(fs, &o.data.maxLine)
-	categoricalFlags(fs, &o.data.categorical, &o.data.maxLevels)
+	categoricalFlags(fs, &o.data.categorical, &o.data.maxLevels, &o.data.timeFeatures)
 	return func(ctx context.Context, e *env, args []string) error {
 		o.set = o.set[:0]
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line", "categorical", "max-levels":
+			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line", "categorical", "max-levels", "time-features":
 				o.set = append(o.set, "--"+f.Name)
 			}
 		})

@@ -63,16 +63,17 @@ func inspectData(ctx context.Context, e *env, o *inspectOpts, args []string) err
 		}
 	}
 	cfg := ingest.Config{
-		Targets:     splitList(d.target),
-		Features:    splitList(d.features),
-		Exclude:     splitList(d.exclude),
-		Weight:      strings.TrimSpace(d.weight),
-		Categorical: splitList(d.categorical),
-		MaxLevels:   d.maxLevels,
-		Nulls:       d.nulls,
-		NoHeader:    d.noHeader || d.columns != "",
-		Columns:     splitList(d.columns),
-		MaxLine:     d.maxLine,
+		Targets:      splitList(d.target),
+		Features:     splitList(d.features),
+		Exclude:      splitList(d.exclude),
+		Weight:       strings.TrimSpace(d.weight),
+		Categorical:  splitList(d.categorical),
+		TimeFeatures: splitList(d.timeFeatures),
+		MaxLevels:    d.maxLevels,
+		Nulls:        d.nulls,
+		NoHeader:     d.noHeader || d.columns != "",
+		Columns:      splitList(d.columns),
+		MaxLine:      d.maxLine,
 	}
 	pr := newProgress(e.stderr, o.quiet)
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
