@@ -501,6 +501,15 @@ func (r *Reader) readColumns(sc *scratch, i int, dst []float64, first, n int) er
 	return nil
 }
 
+// WeightMean implements stream.WeightStatser: the mean of the store's
+// weights from its manifest, or 0 without weights.
+func (r *Reader) WeightMean() float64 {
+	if w := r.m.Weight; w != nil {
+		return w.Mean
+	}
+	return 0
+}
+
 // WeightColumn implements stream.Weighter: the name of the store's
 // weight column, or "".
 func (r *Reader) WeightColumn() string {

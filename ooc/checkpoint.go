@@ -182,6 +182,9 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 	}
 	if plan.Weight != "" {
 		w(plan.Weight) // a weighted fit never resumes an unweighted one
+		if plan.WeightExp != 0 {
+			w(plan.WeightExp) // the scale of the checkpoint's sums
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

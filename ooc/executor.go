@@ -171,6 +171,11 @@ type PassJob struct {
 	// scored row's values end with its weight. A negative or non-finite
 	// weight is an error naming it.
 	Weight string `json:"weight,omitempty"`
+	// WeightExp, with Weight, multiplies every weight by 2^WeightExp as it
+	// is read (exact; math.Ldexp): FitPlan.WeightExp, which brings the
+	// weights' mean near 1, so that a denormal or a huge weight loses no
+	// digits in the products and sums. At most maxWeightExp in magnitude.
+	WeightExp int `json:"weight_exp,omitempty"`
 	// ClassWeights, for PassKernel and PassMulti of a classification,
 	// weighs each training row by its class's weight (in the order of
 	// Classes; times its Weight when set): the pass reads the targets.
@@ -315,6 +320,9 @@ func (j *PassJob) validate() error {
 			}
 		}
 	}
+	if j.WeightExp < -maxWeightExp || j.WeightExp > maxWeightExp || j.WeightExp != 0 && j.Weight == "" {
+		return bad("weight exponent %d (weight column %q)", j.WeightExp, j.Weight)
+	}
 	if j.Line != nil {
 		if j.Kind != PassLogisticGrad || len(j.Line) > maxLine {
 			return bad("%d line search lengths in a %s pass", len(j.Line), j.Kind)
@@ -411,6 +419,10 @@ func (j *PassJob) validateMulti() error {
 // maxLine bounds PassJob.Line.
 const maxLine = 64
 
+// maxWeightExp bounds |PassJob.WeightExp|: 2^1100 brings the smallest
+// denormal (2^-1074) to 1.
+const maxWeightExp = 1100
+
 // validateLogistic checks the groups of a logistic pass.
 func (j *PassJob) validateLogistic() error {
 	const maxDim = 1 << 24
@@ -487,6 +499,7 @@ type PassWorker struct {
 	features, targets []string
 	multi             *multiWorker // PassMulti and PassMultiRHS
 	cw                []float64    // rows' weights times their classes' (ClassWeights)
+	sw                []float64    // rows' weights times 2^WeightExp
 	lg                *logisticState
 }
 
@@ -505,6 +518,13 @@ func (w *PassWorker) AddRows(dst []float64, first int64, x, y, rw []float64, row
 		}
 		if err := stream.CheckWeights(rw, w.job.Weight); err != nil {
 			return placed, err
+		}
+		if e := w.job.WeightExp; e != 0 {
+			w.sw = slices.Grow(w.sw[:0], rows)[:rows]
+			for i, v := range rw {
+				w.sw[i] = math.Ldexp(v, e)
+			}
+			rw = w.sw
 		}
 	} else {
 		rw = nil

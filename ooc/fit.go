@@ -179,7 +179,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	tr.N = plan.N
 	if plan.Weight != "" || op.passJob.ClassWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, op.n, op.passJob.ClassWeights
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, math.Ldexp(op.n, -plan.WeightExp), op.passJob.ClassWeights
 	}
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
@@ -854,7 +854,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		j := &PassJob{
 			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
 			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
-			Mean: cs.std.mean, InvStd: cs.std.invStd, Weight: plan.Weight,
+			Mean: cs.std.mean, InvStd: cs.std.invStd, Weight: plan.Weight, WeightExp: plan.WeightExp,
 			// The standardisation rides on the kernel's tile loading.
 			centers: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
 		}
@@ -1017,6 +1017,9 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 	if job.Weight != "" {
 		if n = out[m*k1+k]; !(n > 0) {
 			return nil, nil, 0, fmt.Errorf("right-hand side: the weights of column %q sum to %v: no row weighs anything", job.Weight, n)
+		} else if math.IsInf(n, 0) {
+			return nil, nil, 0, fmt.Errorf("right-hand side: the weights of column %q sum beyond the float64 range: "+
+				"divide the column by a constant (any positive scale gives the same model)", job.Weight)
 		}
 	}
 	if balance != nil {

@@ -133,7 +133,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	}
 	tr := Training{N: plan.N, Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
 	if plan.Weight != "" || run.classWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, run.n, run.classWeights
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, math.Ldexp(run.n, -plan.WeightExp), run.classWeights
 	}
 	tr.PrecondSeconds, tr.PrecondBytes, tr.Rank, tr.Jitter = op.precondSeconds, op.pre.Bytes(), op.pre.Rank(), op.pre.Jitter()
 	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote

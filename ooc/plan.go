@@ -3,6 +3,7 @@ package ooc
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -55,6 +56,13 @@ type FitPlan struct {
 	// each centre, from the right-hand side's own sums (no pass of its
 	// own; bench/PASSES.md).
 	Weight string `json:"weight,omitempty"`
+	// WeightExp is the power of two every pass multiplies the weights by
+	// as it reads them (PassJob.WeightExp): the one that brings their mean
+	// (stream.WeightMean) into [½, 1), so that any positive scale of the
+	// weights gives the same model; 0 when the source does not know the
+	// mean. Sums of weights (the n of λ·n) are reported in the weights'
+	// own scale.
+	WeightExp int `json:"weight_exp,omitempty"`
 	// Stats says whether the source supplied its feature statistics; if
 	// not (and standardisation is on), or if classes must be found, the
 	// sampling pass reads every chunk.
@@ -162,6 +170,15 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.Nulls = "mean"
 	}
 	p.Weight = stream.WeightColumn(src)
+	if p.Weight != "" {
+		if mean := stream.WeightMean(src); mean > 0 {
+			if !math.IsInf(mean, 0) && math.IsInf(mean*float64(p.N), 0) { // an infinite weight is the passes' to name
+				return nil, fmt.Errorf("the weights of column %q sum beyond the float64 range (%d rows of mean %.3g): "+
+					"divide the column by a constant (any positive scale gives the same model)", p.Weight, p.N, mean)
+			}
+			p.WeightExp = weightExp(src)
+		}
+	}
 	if s, ok := src.(stream.Statser); ok {
 		if mean, std := s.FeatureStats(); len(mean) == p.D && len(std) == p.D {
 			p.mean, p.std = mean, std
@@ -250,4 +267,16 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 		p.K = len(cls)
 	}
 	return nil
+}
+
+// weightExp is the power of two that brings the mean of src's weights
+// into [½, 1) (FitPlan.WeightExp); 0 without weights, when src does not
+// know their mean, or when it is not finite.
+func weightExp(src stream.Source) int {
+	mean := stream.WeightMean(src)
+	if stream.WeightColumn(src) == "" || !(mean > 0) || math.IsInf(mean, 0) {
+		return 0
+	}
+	_, e := math.Frexp(mean)
+	return -e
 }

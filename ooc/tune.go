@@ -786,7 +786,7 @@ func (t *tuner) passJob(kind PassKind, holdout *Holdout) (job *PassJob, groups [
 		Kind: kind, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: t.k,
 		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd,
 		Task: t.enc.task, Classes: t.enc.classes, Features: plan.Features, Targets: plan.Targets,
-		Holdout: holdout, Weight: plan.Weight,
+		Holdout: holdout, Weight: plan.Weight, WeightExp: plan.WeightExp,
 	}
 	if t.enc.task != TaskRegression {
 		job.Targets = plan.Targets[:1]
@@ -1145,7 +1145,7 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) 
 	}
 	job, groups := t.passJob(PassMulti, holdout)
 	if t.val != nil {
-		job.Weight = stream.WeightColumn(t.val)
+		job.Weight, job.WeightExp = stream.WeightColumn(t.val), weightExp(t.val)
 	}
 	for q, g := range groups {
 		gk := len(g.live) * k
@@ -1398,7 +1398,7 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 		DuplicateCenters: t.cs.dropped,
 	}
 	if t.plan.Weight != "" || t.classWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = t.plan.Weight, t.n, t.classWeights
+		tr.Weight, tr.WeightSum, tr.ClassWeights = t.plan.Weight, math.Ldexp(t.n, -t.plan.WeightExp), t.classWeights
 	}
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)

@@ -192,7 +192,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	var scored []*cand
 	job := &PassJob{Kind: PassMulti, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
 		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Task: enc.task, Classes: enc.classes,
-		Features: plan.Features, Targets: plan.Targets[:1], Weight: stream.WeightColumn(val), ScoreRows: stream.Rows(val)}
+		Features: plan.Features, Targets: plan.Targets[:1], Weight: stream.WeightColumn(val), WeightExp: weightExp(val), ScoreRows: stream.Rows(val)}
 	groupOf := map[int]int{}
 	for _, c := range cands {
 		if c.nc != nil && c.nc.err != nil {
@@ -208,7 +208,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			Weight: plan.Weight, ClassWeights: run.classWeights, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
 			DuplicateCenters: cs.dropped}
 		if plan.Weight != "" || run.classWeights != nil {
-			tr.WeightSum = run.n
+			tr.WeightSum = math.Ldexp(run.n, -plan.WeightExp)
 		}
 		m, err := newModel(newModelMeta(plan, cs, enc, c.cfg, make([]float64, enc.k), tr), centres, slices.Clone(nc.alpha), nil, c.op.cfit)
 		if err != nil {

@@ -608,7 +608,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		report(Progress{Stage: StageUncertainty, Fraction: 0})
 		vm, err = precondModel(ctx, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
 	case UncertaintyExact:
-		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, op.n, plan.Weight != "", cmp.Or(op.pre.Jitter(), precond.DefaultJitter), rank, workers, cfg.Seed, func(done, chunks int) {
+		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, math.Ldexp(op.n, -plan.WeightExp), plan.Weight != "", cmp.Or(op.pre.Jitter(), precond.DefaultJitter), rank, workers, cfg.Seed, func(done, chunks int) {
 			report(Progress{Stage: StageUncertainty, Chunk: done, Chunks: chunks})
 		})
 		report(Progress{Stage: StageUncertainty, Fraction: 0})

@@ -30,6 +30,27 @@ func WeightColumn(src Source) string {
 	return ""
 }
 
+// WeightStatser is implemented by a Weighter that knows the mean of its
+// weights without reading them (a chunk store's manifest; MemSource
+// computes it). A fit scales the weights by the power of two nearest
+// 1/mean as it reads them, so that any positive scale of the weights, from
+// denormal to near the largest float64, gives the same model.
+type WeightStatser interface {
+	// WeightMean returns the mean of the row weights, or 0 when unknown.
+	WeightMean() float64
+}
+
+// WeightMean returns the mean of src's row weights (WeightStatser), or 0
+// when src does not know it.
+func WeightMean(src Source) float64 {
+	if w, ok := src.(WeightStatser); ok {
+		return w.WeightMean()
+	}
+	return 0
+}
+
+func (f forward) WeightMean() float64 { return WeightMean(f.src) }
+
 // CheckWeights returns a *ValueError for the first weight of w that is
 // NaN, infinite or negative, naming the weight column name, or nil.
 func CheckWeights(w []float64, name string) error {
@@ -99,6 +120,28 @@ func (m *MemSource) WithWeights(w []float64, name string) *MemSource {
 
 // WeightColumn implements Weighter.
 func (m *MemSource) WeightColumn() string { return m.wname }
+
+// WeightMean implements WeightStatser: the mean of the weights, computed
+// in a scale that neither overflows nor loses denormal digits; 0 when a
+// weight is negative or not finite (a pass names it).
+func (m *MemSource) WeightMean() float64 {
+	mx := 0.0
+	for _, v := range m.w {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return 0
+		}
+		mx = max(mx, v)
+	}
+	if mx == 0 || len(m.w) == 0 {
+		return 0
+	}
+	_, e := math.Frexp(mx)
+	sum := 0.0
+	for _, v := range m.w {
+		sum += math.Ldexp(v, -e)
+	}
+	return math.Ldexp(sum/float64(len(m.w)), e)
+}
 
 // ReadWeights implements Weighter.
 func (m *MemSource) ReadWeights(ctx context.Context, i int, w []float64) error {

@@ -716,6 +716,21 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Hold out a fraction that leaves rows on both sides (0.1 is the default), or give --val FILE.",
 		},
 		{
+			mistake: "row weights whose sum overflows float64 (1e307 on 2000 rows)",
+			setup: func(t *testing.T) {
+				var b strings.Builder
+				b.WriteString("a,b,w,y\n")
+				for i := range 2000 {
+					fmt.Fprintf(&b, "%d,%d,1e307,%d\n", i%7, i%11, i%5)
+				}
+				writeText(t, "heavy.csv", b.String())(t)
+			},
+			args:   []string{"fit", "--out", "heavy.falkon", "--target", "y", "--weight", "w", "--centers", "20", "heavy.csv"},
+			code:   1,
+			stderr: `falkon-ooc fit: the weights of column "w" sum beyond the float64 range (2000 rows of mean 1e+307): divide the column by a constant (any positive scale gives the same model)`,
+			fix:    "Divide the weight column by a constant (its mean, say): only the weights' ratios matter, and any positive scale, from denormal to about 1e300, gives the same model.",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,
