@@ -54,6 +54,12 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 	if m.Task() != ooc.TaskRegression {
 		fmt.Fprintf(tw, "proba\t%s\n", calibrationLine(m))
 	}
+	if l := decisionLine(m); l != "" {
+		fmt.Fprintf(tw, "decision\t%s\n", l)
+	}
+	if l := classWeightLine(m); l != "" {
+		fmt.Fprintf(tw, "weights\t%s\n", l)
+	}
 	if u := m.Uncertainty(); u != nil {
 		for i, l := range uncertaintyLines(u, m.M()) {
 			fmt.Fprintf(tw, "%s\t%s\n", []string{"std", ""}[min(i, 1)], l)
@@ -129,11 +135,15 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		get  func(*ooc.Metrics) *float64
 	}{
 		{"rmse", func(m *ooc.Metrics) *float64 { return m.RMSE }},
+		{"mae", func(m *ooc.Metrics) *float64 { return m.MAE }},
+		{"r2", func(m *ooc.Metrics) *float64 { return m.R2 }},
 		{"mse", func(m *ooc.Metrics) *float64 { return m.MSE }},
 		{"rel_error", func(m *ooc.Metrics) *float64 { return m.RelErr }},
 		{"error_rate", func(m *ooc.Metrics) *float64 { return m.ErrorRate }},
 		{"accuracy", func(m *ooc.Metrics) *float64 { return m.Accuracy }},
+		{"balanced_accuracy", func(m *ooc.Metrics) *float64 { return m.BalancedAccuracy }},
 		{"auc", func(m *ooc.Metrics) *float64 { return m.AUC }},
+		{"pr_auc", func(m *ooc.Metrics) *float64 { return m.PRAUC }},
 		{"log_loss", func(m *ooc.Metrics) *float64 { return m.LogLoss }},
 	}
 	head := []string{"iteration", "rows"}
@@ -160,6 +170,10 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 		rows = append(rows, r)
 	}
 	printTable(w, rows, 0)
+	if fm := tr.ValidationFinal; fm != nil {
+		fmt.Fprintf(w, "\nthe saved model on the validation rows:\nmetrics    %s\n", metricsLine(fm))
+		writeClassReport(w, fm)
+	}
 }
 
 // phaseSummary sums the phases by name, in the order they first ran:

@@ -221,6 +221,12 @@ func TestDecisionOutputs(t *testing.T) {
 				t.Errorf("%s: fit's summary lacks %q:\n%s", tc.name, w, out)
 			}
 		}
+		// inspect MODEL says the same, and scores the saved model.
+		code, out, _ = runCLI("inspect", model)
+		if code != 0 || !regexp.MustCompile(`\ndecision +yes when p\(yes\) ≥ [0-9.]+ \(`).MatchString(out) ||
+			!strings.Contains(out, "\nthe saved model on the validation rows:\nmetrics    error_rate ") || !strings.Contains(out, "\nconfusion  true \\ label ") {
+			t.Errorf("%s: inspect lacks the decision or the saved model's metrics:\n%s", tc.name, out)
+		}
 		pred := filepath.Join(dir, tc.name+".csv")
 		code, out, errOut = runCLI("predict", "--model", model, "--proba", "--out", pred, test)
 		if code != 0 {
