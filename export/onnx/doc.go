@@ -25,8 +25,10 @@
 // √(scale·max(prior − Σᵢ wᵢ·(K·W)ᵢ², 0) + noise). A classifier
 // adds its probabilities as the model computes them (Platt: σ(A·f + B);
 // temperature: softmax(f/T); a model of the logistic loss: σ(f),
-// normalised over classes), its class index (f > 0 for binary, the first
-// largest score for multiclass: Greater, Cast or ArgMax) and its label
+// normalised over classes), its class index (binary: the probability of
+// the second class at least the model's decision threshold, uncalibrated
+// (f + 1)/2 clipped to [0, 1] for a model without probabilities;
+// multiclass: the first largest score: GreaterOrEqual, Cast or ArgMax) and its label
 // (Gather from the class names or values). docs/ONNX.md lists the inputs,
 // outputs and metadata.
 //

@@ -36,7 +36,7 @@ const (
 	// noise included, as Model.PredictStdTo gives it.
 	OutputStd = "std"
 	// OutputScores is a classifier's scores, N × K: one column for a
-	// binary model (> 0 means Classes()[1]), one per class otherwise.
+	// binary model, one per class otherwise.
 	OutputScores = "scores"
 	// OutputProbabilities is a classifier's class probabilities, N × C
 	// in the order of Classes (each row sums to 1), when the model has
@@ -123,7 +123,9 @@ func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 		return nil, Info{}, errors.New("onnx: Options.Std: the model has no predictive standard deviations (fit it with an uncertainty)")
 	}
 	for _, c := range m.Requires() {
-		return nil, Info{}, fmt.Errorf("onnx: the model's capability %q: %w", c, ErrUnsupported)
+		if c != "decision" { // a binary threshold: classify applies it
+			return nil, Info{}, fmt.Errorf("onnx: the model's capability %q: %w", c, ErrUnsupported)
+		}
 	}
 	b := newBuilder(prec == kernel.Float32)
 	kmat, err := kernelBlock(b, m)
@@ -147,14 +149,14 @@ func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 	case model.TaskBinary, model.TaskMulticlass:
 		scores := b.output(OutputScores, "Add", []string{b.op("k_alpha", "MatMul", []string{kmat, alpha(b, m)}), targetMean(b, m)})
 		outputs = append(outputs, tensorInfo(OutputScores, "the classifier's scores", elem, "N", k))
-		proba, err := probabilities(b, m, scores)
+		proba, p1, err := probabilities(b, m, scores)
 		if err != nil {
 			return nil, Info{}, err
 		}
 		if proba {
 			outputs = append(outputs, tensorInfo(OutputProbabilities, "the calibrated class probabilities, in the order of the classes", elem, "N", len(m.Classes())))
 		}
-		labelElem := classify(b, m, scores)
+		labelElem := classify(b, m, scores, p1)
 		outputs = append(outputs,
 			tensorInfo(OutputClassIndex, "the predicted class as an index into the classes", pb.TensorProto_INT64, "N"),
 			tensorInfo(OutputLabel, "the predicted class", labelElem, "N"))
@@ -414,16 +416,25 @@ func stdOutputs(b *builder, m *model.Model, kmat string) {
 
 // probabilities adds OutputProbabilities from the scores s as the model
 // computes them (Model.ProbaTo) and reports whether the model has them.
-func probabilities(b *builder, m *model.Model, s string) (bool, error) {
+// For a binary model it also returns p1, the probability of Classes()[1]
+// that its decision compares with the threshold: the uncalibrated
+// min(max((s + 1)/2, 0), 1) when the model has no probabilities.
+func probabilities(b *builder, m *model.Model, s string) (ok bool, p1 string, err error) {
+	binary := m.Task() == model.TaskBinary
 	if !m.HasProba() {
-		return false, nil
+		if binary {
+			p := b.op("p_uncalibrated_2", "Add", []string{s, b.scalar("one", 1)})
+			p = b.op("p_uncalibrated_raw", "Mul", []string{p, b.scalar("half", 0.5)})
+			p = b.op("p_uncalibrated_0", "Max", []string{p, b.scalar("zero", 0)})
+			p1 = b.op("p_positive", "Min", []string{p, b.scalar("one", 1)})
+		}
+		return false, p1, nil
 	}
 	cal := m.Calibration()
-	binary := m.Task() == model.TaskBinary
 	switch {
 	case cal == nil && binary: // the logistic loss: σ(f)
-		p := b.op("p_positive", "Sigmoid", []string{s})
-		pairs(b, p)
+		p1 = b.op("p_positive", "Sigmoid", []string{s})
+		pairs(b, p1)
 	case cal == nil: // the logistic loss, one against the rest: σ(f_c) normalised
 		sg := b.op("sigmoid_scores", "Sigmoid", []string{s})
 		sum := b.op("sigmoid_sum", "ReduceSum", []string{sg, b.ints("class_axis", []int64{1}, []int64{1})}, attrInt("keepdims", 1))
@@ -431,14 +442,15 @@ func probabilities(b *builder, m *model.Model, s string) (bool, error) {
 	case binary && cal.Method == model.CalibrationPlatt: // σ(A·s + B)
 		l := b.op("platt_as", "Mul", []string{s, b.scalar("platt_a", cal.A)})
 		l = b.op("platt_logit", "Add", []string{l, b.scalar("platt_b", cal.B)})
-		pairs(b, b.op("p_positive", "Sigmoid", []string{l}))
+		p1 = b.op("p_positive", "Sigmoid", []string{l})
+		pairs(b, p1)
 	case !binary && cal.Method == model.CalibrationTemperature: // softmax(s/T)
 		l := b.op("scores_over_t", "Mul", []string{s, b.scalar("inv_temperature", 1/cal.Temperature)})
 		b.output(OutputProbabilities, "Softmax", []string{l}, attrInt("axis", 1))
 	default:
-		return false, fmt.Errorf("onnx: calibration %q of a %s model: %w", cal.Method, m.Task(), ErrUnsupported)
+		return false, "", fmt.Errorf("onnx: calibration %q of a %s model: %w", cal.Method, m.Task(), ErrUnsupported)
 	}
-	return true, nil
+	return true, p1, nil
 }
 
 // pairs adds OutputProbabilities = [1 − p, p] from a binary model's
@@ -449,11 +461,14 @@ func pairs(b *builder, p string) {
 }
 
 // classify adds OutputClassIndex and OutputLabel from the scores s, as
-// Model.ClassIndex decides (binary: s > 0; multiclass: the first largest
-// score), and returns the label's element type.
-func classify(b *builder, m *model.Model, s string) pb.TensorProto_DataType {
+// Model.ClassIndex decides (binary: the probability p1 of Classes()[1] at
+// least the decision threshold, 1/2 unless the model stores one;
+// multiclass: the first largest score), and returns the label's element
+// type.
+func classify(b *builder, m *model.Model, s, p1 string) pb.TensorProto_DataType {
 	if m.Task() == model.TaskBinary {
-		pos := b.op("positive", "Greater", []string{s, b.scalar("zero", 0)})
+		d, _ := m.Decision()
+		pos := b.op("positive", "GreaterOrEqual", []string{p1, b.scalar("threshold", d.Threshold)})
 		ci := b.op("class_index_col", "Cast", []string{pos}, attrInt("to", int64(pb.TensorProto_INT64)))
 		b.op(OutputClassIndex, "Reshape", []string{ci, b.ints("flat", []int64{1}, []int64{-1})})
 	} else {
@@ -528,6 +543,9 @@ func metadata(m *model.Model, opt Options, prec kernel.Precision) ([]*pb.StringS
 		u := m.Uncertainty()
 		add("std_method", string(u.Method))
 		add("std_rank", strconv.Itoa(u.Rank))
+	}
+	if d, ok := m.Decision(); ok {
+		add("threshold", f(d.Threshold))
 	}
 	if cal := m.Calibration(); cal != nil {
 		if err := addJSON("calibration", cal); err != nil {

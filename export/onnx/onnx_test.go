@@ -285,18 +285,27 @@ func compare(t *testing.T, c check, out, exact map[string]*ortrun.Output) {
 	slack := within(t, onnx.OutputScores, get(onnx.OutputScores, k).Data, scores, exactData(exact, onnx.OutputScores), c.tol.value)
 	nc := m.NumClasses()
 	if m.HasProba() {
-		within(t, onnx.OutputProbabilities, get(onnx.OutputProbabilities, nc).Data, pred.Proba, exactData(exact, onnx.OutputProbabilities), c.tol.proba)
+		pslack := within(t, onnx.OutputProbabilities, get(onnx.OutputProbabilities, nc).Data, pred.Proba, exactData(exact, onnx.OutputProbabilities), c.tol.proba)
+		if m.Task() == model.TaskBinary {
+			slack = pslack
+		}
 	} else if _, ok := out[onnx.OutputProbabilities]; ok {
 		t.Errorf("a model without probabilities has %q", onnx.OutputProbabilities)
 	}
 	ci, lab := get(onnx.OutputClassIndex, 1), get(onnx.OutputLabel, 1)
 	names, classes := m.ClassNames(), m.Classes()
-	// The decision's margin, on the scale of the scores: binary |s|,
-	// multiclass the gap between the two largest scores.
-	scale := 0.0
-	for _, v := range scores {
-		scale = max(scale, math.Abs(v))
+	// The decision's margin: binary |p − threshold| for the probability
+	// p of the second class, multiclass the gap between the two largest
+	// scores, on the scale of the scores.
+	scale := 1.0
+	if m.Task() == model.TaskMulticlass {
+		for _, v := range scores {
+			scale = max(scale, math.Abs(v))
+		}
 	}
+	proba := make([]float64, n*nc)
+	m.ProbaTo(proba, scores, n)
+	d, _ := m.Decision()
 	near, diff := 0, 0
 	for r := range n {
 		s := scores[r*k : (r+1)*k]
@@ -304,13 +313,13 @@ func compare(t *testing.T, c check, out, exact map[string]*ortrun.Output) {
 		if want != m.ClassIndex(s) {
 			t.Fatalf("row %d: the Predictor's class %d, ClassIndex %d", r, want, m.ClassIndex(s))
 		}
-		margin := math.Abs(s[0])
+		margin := math.Abs(proba[r*2+1] - d.Threshold)
 		if k > 1 {
 			top := slices.Clone(s)
 			slices.Sort(top)
 			margin = top[k-1] - top[k-2]
 		}
-		if margin <= max(1e-6*max(scale, 1), slack) {
+		if margin <= max(1e-6*scale, slack) {
 			near++
 			continue
 		}
@@ -463,6 +472,16 @@ func TestRuntimeOtherModels(t *testing.T) {
 	add("labeled_f32", fitModel(t, labeled, gauss, kernel.Float32, ""), onnx.Options{}, labeled, tol32)
 	add("logistic_binary", fitModel(t, binary, gauss, kernel.Float64, ooc.LossLogistic), onnx.Options{}, binary, tol64)
 	add("logistic_multiclass", fitModel(t, multiclass, gauss, kernel.Float64, ooc.LossLogistic), onnx.Options{}, multiclass, tol64)
+	// A binary model with a decision threshold of its own (the format's
+	// capability "decision"): labels where p ≥ 0.3.
+	thr, err := fitModel(t, binary, gauss, kernel.Float64, "").WithDecision(model.Decision{Threshold: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(thr.Requires(), []string{"decision"}) {
+		t.Fatalf("Requires = %q", thr.Requires())
+	}
+	add("decision_threshold", thr, onnx.Options{}, binary, tol64)
 	f32 := kernel.Float32
 	add("f64_model_f32_graph", fitModel(t, regression, gauss, kernel.Float64, ""), onnx.Options{Precision: &f32}, regression, tol32)
 
