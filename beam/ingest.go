@@ -168,7 +168,8 @@ func Ingest(ctx context.Context, inputs []string, cfg ingest.Config, opts Option
 		return nil, err
 	}
 	defer done()
-	if inputs, err = expandURLs(ctx, inputs); err != nil {
+	var skipped []string
+	if inputs, skipped, err = expandURLs(ctx, inputs); err != nil {
 		return nil, err
 	}
 	remoteOut := hasScheme(cfg.Out)
@@ -189,6 +190,7 @@ func Ingest(ctx context.Context, inputs []string, cfg ingest.Config, opts Option
 		return nil, err
 	}
 	defer p.Close()
+	p.Skipped = append(skipped, p.Skipped...)
 	rj := readJob{Plan: p}
 	if remoteOut {
 		if cfg.Force {

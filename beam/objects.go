@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // Object storage: stores, inputs and the pieces of a distributed ingest
@@ -168,9 +169,10 @@ const maxListDepth = 6
 // pattern (*, ?, [) to the objects it matches, sorted; a key that names
 // an object to itself; else a prefix (a "directory") to the data objects
 // below it (ingest.IsDataPath), sorted, up to maxListDepth levels down.
-// Paths are left for ingest.
-func expandURLs(ctx context.Context, inputs []string) ([]string, error) {
-	var out []string
+// Paths are left for ingest. Objects found by a pattern or below a
+// prefix that falkon-ooc wrote as predictions (table.IsPredictionsAt) are
+// left out and returned as skipped.
+func expandURLs(ctx context.Context, inputs []string) (out, skipped []string, err error) {
 	for _, in := range inputs {
 		if !hasScheme(in) {
 			out = append(out, in)
@@ -178,18 +180,24 @@ func expandURLs(ctx context.Context, inputs []string) ([]string, error) {
 		}
 		fs, err := openFS(ctx, in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if strings.ContainsAny(in[strings.Index(in, "://")+3:], "*?[") {
 			got, err := fs.List(ctx, in)
 			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", in, err)
+				return nil, nil, fmt.Errorf("list %s: %w", in, err)
 			}
 			if len(got) == 0 {
-				return nil, fmt.Errorf("no objects match %q", in)
+				return nil, nil, fmt.Errorf("no objects match %q", in)
 			}
 			slices.Sort(got)
-			out = append(out, got...)
+			for _, g := range got {
+				if isPredictionObject(ctx, fs, g) {
+					skipped = append(skipped, g)
+				} else {
+					out = append(out, g)
+				}
+			}
 			continue
 		}
 		if _, err := fs.Size(ctx, in); err == nil {
@@ -203,7 +211,7 @@ func expandURLs(ctx context.Context, inputs []string) ([]string, error) {
 			pattern += "/*"
 			got, err := fs.List(ctx, pattern)
 			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", in, err)
+				return nil, nil, fmt.Errorf("list %s: %w", in, err)
 			}
 			for _, g := range got {
 				if ingest.IsDataPath(strings.TrimPrefix(g, dir+"/")) {
@@ -212,12 +220,34 @@ func expandURLs(ctx context.Context, inputs []string) ([]string, error) {
 			}
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no such object, and no data objects below it (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, up to %d levels down)", in, maxListDepth)
+			return nil, nil, fmt.Errorf("%s: no such object, and no data objects below it (.parquet, .parq, .pq, .csv, .tsv, optionally .gz, up to %d levels down)", in, maxListDepth)
 		}
 		slices.Sort(found)
-		out = append(out, slices.Compact(found)...)
+		for _, g := range slices.Compact(found) {
+			if isPredictionObject(ctx, fs, g) {
+				skipped = append(skipped, g)
+			} else {
+				out = append(out, g)
+			}
+		}
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// isPredictionObject reports whether the object name (found by a listing)
+// is a Parquet file of predictions written by falkon-ooc.
+func isPredictionObject(ctx context.Context, fs filesystem.Interface, name string) bool {
+	lower := strings.ToLower(strings.TrimSuffix(name, ".gz"))
+	if !strings.HasSuffix(lower, ".parquet") && !strings.HasSuffix(lower, ".parq") && !strings.HasSuffix(lower, ".pq") {
+		return false
+	}
+	size, err := fs.Size(ctx, name)
+	if err != nil {
+		return false
+	}
+	f := objectFile{&rangeReaderAt{ctx: ctx, fs: fs, name: name}}
+	defer f.Close()
+	return table.IsPredictionsAt(f, size)
 }
 
 // putFile copies the local file src to the object name.

@@ -252,6 +252,33 @@ func TestObjectStorage(t *testing.T) {
 			if _, err := Predict(ctx, pc, Options{}); err == nil || err.Error() != pr.Files[0].Output+" already exists; remove it or give --force" {
 				t.Fatalf("%s: predict again: %v", what, err)
 			}
+			// --out under a prefix, the input a prefix: the object
+			// mirrors the input's path below it; a local --out DIR for the
+			// same object input holds the same bytes.
+			pc = PredictConfig{Model: model, Inputs: []string{base + "/in/csv/"}, Keep: []string{"row_id"}, Nulls: "drop", Out: base + "/preds"}
+			if pr, err = Predict(ctx, pc, Options{}); err != nil {
+				t.Fatalf("%s: predict --out URL: %v", what, err)
+			}
+			var found bool
+			for _, f := range pr.Files {
+				if f.Input == base+"/in/csv/f3.csv" {
+					found = f.Output == base+"/preds/f3.pred.parquet"
+					if gotB, err = readFile(ctx, f.Output, 1<<30); err != nil || string(gotB) != string(wantB) {
+						t.Fatalf("%s: --out URL: %v, %d bytes against %d", what, err, len(gotB), len(wantB))
+					}
+				}
+			}
+			if !found || len(pr.Skipped) != 1 {
+				t.Fatalf("%s: predict --out URL: %+v", what, pr)
+			}
+			outDir := filepath.Join(dir, strings.ReplaceAll(what, "/", "_")+"-out")
+			pc = PredictConfig{Model: model, Inputs: []string{base + "/in/csv/f3.csv"}, Keep: []string{"row_id"}, Nulls: "drop", Out: outDir}
+			if _, err := Predict(ctx, pc, Options{}); err != nil {
+				t.Fatalf("%s: predict --out DIR of an object: %v", what, err)
+			}
+			if gotB, err := os.ReadFile(filepath.Join(outDir, "f3.pred.parquet")); err != nil || string(gotB) != string(wantB) {
+				t.Fatalf("%s: --out DIR of an object: %v", what, err)
+			}
 		}
 	}
 }

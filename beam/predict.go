@@ -124,10 +124,11 @@ func predictOutputs(ctx context.Context, cfg *PredictConfig) (inputs, outputs, s
 		}
 	}
 	for _, arg := range cfg.Inputs {
-		urls, err := expandURLs(ctx, []string{arg})
+		urls, skipURLs, err := expandURLs(ctx, []string{arg})
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		skipped = append(skipped, skipURLs...)
 		files, skip, err := ingest.List(urls)
 		if err != nil {
 			return nil, nil, nil, err

@@ -114,6 +114,7 @@ func TestOutGuards(t *testing.T) {
 		{[]string{"predict", "--model", model, "--out", in, link}, 2, "is the input " + link},
 		{[]string{"ingest", "--out", filepath.Join(dir, "afile", "x.store"), "--target", "y", in}, 1, "cannot write in " + filepath.Join(dir, "afile") + ": not a directory"},
 		{[]string{"fit", "--out", dir, st}, 1, "--out " + dir + " is a directory; name a file"},
+		{[]string{"tune", "--out", filepath.Join(dir, "afile", "m.falkon"), st}, 1, "cannot write in " + filepath.Join(dir, "afile") + ": not a directory"},
 		{[]string{"fit", "--out", filepath.Join(dir, "nodir", "m.falkon"), st}, 1, "its directory"},
 		{[]string{"fit", "--out", model, "--val-fraction", "NaN", st}, 2, "--val-fraction must be in [0, 1), got NaN"},
 	} {

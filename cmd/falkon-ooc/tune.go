@@ -207,6 +207,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		return err
 	}
 	defer r.Close()
+	if err := prepareOut(e, "--out", fo.out, false, inputPaths(storePath, fo.val)...); err != nil {
+		return err
+	}
 	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && base.Kernel.Sigmas == nil {
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"io"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -22,25 +23,32 @@ const (
 // including a damaged file, is not (its reader reports the damage).
 func IsPredictions(path string) bool {
 	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() < 12 {
+	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
-	var tail [4]byte
-	_, err = f.ReadAt(tail[:], st.Size()-4)
-	f.Close()
-	if err != nil || string(tail[:]) != "PAR1" {
+	defer f.Close()
+	return IsPredictionsAt(f, st.Size())
+}
+
+// IsPredictionsAt is IsPredictions of the size bytes that r holds (an
+// object in object storage, read by range).
+func IsPredictionsAt(r io.ReaderAt, size int64) bool {
+	if size < 12 {
 		return false
 	}
-	rdr, err := OpenParquet(path, st.Size(), 0, memory.DefaultAllocator)
+	var tail [4]byte
+	if _, err := r.ReadAt(tail[:], size-4); err != nil || string(tail[:]) != "PAR1" {
+		return false
+	}
+	rdr, err := OpenParquetFrom("", io.NewSectionReader(r, 0, size), size, 0, memory.DefaultAllocator)
 	if err != nil {
 		return false
 	}
 	defer rdr.Close()
-	kv := rdr.MetaData().KeyValueMetadata()
-	v := kv.FindValue(PredictionsKey)
+	v := rdr.MetaData().KeyValueMetadata().FindValue(PredictionsKey)
 	return v != nil && *v == PredictionsValue
 }
