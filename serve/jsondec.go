@@ -233,10 +233,20 @@ func (jr *jsonReader) hex4() (rune, error) {
 // number reads a JSON number. A value beyond float64's range reads as
 // ±Inf, which the null policy then judges.
 func (jr *jsonReader) number() (float64, error) {
+	// Fast path: the number ends within the buffer, parsed in place.
+	b := jr.buf[jr.pos:jr.end]
+	i := 0
+	for i < len(b) && numByte[b[i]] {
+		i++
+	}
+	if i < len(b) && i <= 400 {
+		jr.pos += i
+		return jr.parseNumber(b[:i])
+	}
 	jr.tok = jr.tok[:0]
 	for jr.fill() {
 		c := jr.buf[jr.pos]
-		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+		if !numByte[c] {
 			break
 		}
 		jr.tok = append(jr.tok, c)
@@ -245,12 +255,21 @@ func (jr *jsonReader) number() (float64, error) {
 			return 0, jr.syntax("a number longer than 400 characters")
 		}
 	}
-	if !validNumber(jr.tok) {
-		return 0, jr.syntax("%q is not a JSON number", jr.tok)
+	return jr.parseNumber(jr.tok)
+}
+
+// numByte marks the bytes a JSON number is made of.
+var numByte = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'-': true, '+': true, '.': true, 'e': true, 'E': true}
+
+// parseNumber checks tok against JSON's grammar and parses it.
+func (jr *jsonReader) parseNumber(tok []byte) (float64, error) {
+	if !validNumber(tok) {
+		return 0, jr.syntax("%q is not a JSON number", tok)
 	}
-	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(jr.tok), len(jr.tok)), 64)
+	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(tok), len(tok)), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, jr.syntax("%q is not a JSON number", jr.tok)
+		return 0, jr.syntax("%q is not a JSON number", tok)
 	}
 	return v, nil
 }

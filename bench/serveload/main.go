@@ -27,6 +27,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
 )
@@ -53,6 +58,8 @@ func main() {
 	serverCPU := fs.String("server-cpu", "0", "grid: taskset CPU list of the server and the in-process run")
 	clientCPU := fs.String("client-cpu", "1", "grid: taskset CPU list of the load generator")
 	maxDelay := fs.String("max-delay", "0s", "grid: the server's --max-delay")
+	form := fs.String("form", "json", "load: the body, json (rows keyed by name) or arrow (an Arrow IPC stream)")
+	formList := fs.String("forms", "json,arrow", "grid: the body forms (arrow only for more than one row)")
 	fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -61,9 +68,9 @@ func main() {
 	case "inproc":
 		err = inproc(*modelPath, *rows, *clients, *dur)
 	case "load":
-		err = load(*url, *modelPath, *rows, *clients, *dur)
+		err = load(*url, *modelPath, *rows, *clients, *dur, *form)
 	case "grid":
-		err = grid(*bin, strings.Split(*models, ","), ints(*clientList), ints(*rowList), *reps, *dur, *serverCPU, *clientCPU, *maxDelay)
+		err = grid(*bin, strings.Split(*models, ","), ints(*clientList), ints(*rowList), strings.Split(*formList, ","), *reps, *dur, *serverCPU, *clientCPU, *maxDelay)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -187,9 +194,9 @@ func inproc(path string, rows, clients int, dur time.Duration) error {
 	return json.NewEncoder(os.Stdout).Encode(summarise("inproc", rows, clients, lat, 0, time.Since(start)))
 }
 
-// load sends JSON requests ({"rows": [{"x0": …}, …]}) of rows rows from
-// clients goroutines for dur.
-func load(url, path string, rows, clients int, dur time.Duration) error {
+// load sends requests of rows rows from clients goroutines for dur: JSON
+// ({"rows": [{"x0": …}, …]}) or an Arrow IPC stream of float64 columns.
+func load(url, path string, rows, clients int, dur time.Duration, form string) error {
 	m, err := model.Load(path)
 	if err != nil {
 		return err
@@ -199,6 +206,13 @@ func load(url, path string, rows, clients int, dur time.Duration) error {
 	ct := "application/json"
 	for c := range clients {
 		x := features(rows, len(feats), uint64(c))
+		if form == "arrow" {
+			ct = "application/vnd.apache.arrow.stream"
+			if bodies[c], err = arrowBody(feats, x, rows); err != nil {
+				return err
+			}
+			continue
+		}
 		var b bytes.Buffer
 		b.WriteString(`{"rows":[`)
 		for i := range rows {
@@ -255,14 +269,42 @@ func load(url, path string, rows, clients int, dur time.Duration) error {
 	for _, f := range fails {
 		failed += f
 	}
-	return json.NewEncoder(os.Stdout).Encode(summarise("serve", rows, clients, lat, failed, time.Since(start)))
+	return json.NewEncoder(os.Stdout).Encode(summarise("serve "+form, rows, clients, lat, failed, time.Since(start)))
+}
+
+// arrowBody is an Arrow IPC stream of rows rows of x, one float64 column
+// per feature.
+func arrowBody(feats []string, x []float64, rows int) ([]byte, error) {
+	mem := memory.NewGoAllocator()
+	fields := make([]arrow.Field, len(feats))
+	cols := make([]arrow.Array, len(feats))
+	col := make([]float64, rows)
+	for j, f := range feats {
+		for i := range rows {
+			col[i] = x[i*len(feats)+j]
+		}
+		b := array.NewFloat64Builder(mem)
+		b.AppendValues(col, nil)
+		fields[j] = arrow.Field{Name: f, Type: arrow.PrimitiveTypes.Float64}
+		cols[j] = b.NewArray()
+	}
+	schema := arrow.NewSchema(fields, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	if err := w.Write(array.NewRecordBatch(schema, cols, int64(rows))); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // grid runs, for each model, a server pinned to serverCPU and, for each
 // rows × clients, the load generator pinned to clientCPU, then the
 // in-process Predictor pinned to serverCPU, reps times interleaved; it
 // prints a Markdown table of the best repetition of each.
-func grid(bin string, models []string, clients, rowsList []int, reps int, dur time.Duration, serverCPU, clientCPU, maxDelay string) error {
+func grid(bin string, models []string, clients, rowsList []int, forms []string, reps int, dur time.Duration, serverCPU, clientCPU, maxDelay string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -277,8 +319,8 @@ func grid(bin string, models []string, clients, rowsList []int, reps int, dur ti
 		var r result
 		return r, json.Unmarshal(out, &r)
 	}
-	fmt.Println("| M | rows/request | clients | serve p50 ms | p99 ms | p99.9 ms | serve rows/s | in-process rows/s (same rows, clients) | serve / in-process | failed |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| M | body | rows/request | clients | serve p50 ms | p99 ms | p99.9 ms | serve rows/s | in-process rows/s (same rows, clients) | serve / in-process | failed |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for i, path := range models {
 		mod, err := model.Load(path)
 		if err != nil {
@@ -304,42 +346,55 @@ func grid(bin string, models []string, clients, rowsList []int, reps int, dur ti
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		type key struct{ rows, clients int }
+		type key struct {
+			form          string
+			rows, clients int
+		}
 		best := map[key][2]result{}
 		for range reps {
-			for _, rows := range rowsList {
-				for _, c := range clients {
-					args := []string{"-model", path, "-rows", strconv.Itoa(rows), "-clients", strconv.Itoa(c), "-duration", dur.String()}
-					s, err := run(clientCPU, append([]string{"load", "-url", url}, args...)...)
-					if err != nil {
-						srv.Process.Kill()
-						return err
+			for _, form := range forms {
+				for _, rows := range rowsList {
+					if form == "arrow" && rows == 1 {
+						continue
 					}
-					p, err := run(serverCPU, append([]string{"inproc"}, args...)...)
-					if err != nil {
-						srv.Process.Kill()
-						return err
+					for _, c := range clients {
+						args := []string{"-model", path, "-rows", strconv.Itoa(rows), "-clients", strconv.Itoa(c), "-duration", dur.String()}
+						s, err := run(clientCPU, append([]string{"load", "-form", form, "-url", url}, args...)...)
+						if err != nil {
+							srv.Process.Kill()
+							return err
+						}
+						p, err := run(serverCPU, append([]string{"inproc"}, args...)...)
+						if err != nil {
+							srv.Process.Kill()
+							return err
+						}
+						k := key{form, rows, c}
+						b, ok := best[k]
+						if !ok || s.RowsPerSec > b[0].RowsPerSec {
+							b[0] = s
+						}
+						if !ok || p.RowsPerSec > b[1].RowsPerSec {
+							b[1] = p
+						}
+						best[k] = b
 					}
-					k := key{rows, c}
-					b, ok := best[k]
-					if !ok || s.RowsPerSec > b[0].RowsPerSec {
-						b[0] = s
-					}
-					if !ok || p.RowsPerSec > b[1].RowsPerSec {
-						b[1] = p
-					}
-					best[k] = b
 				}
 			}
 		}
 		srv.Process.Signal(os.Interrupt)
 		srv.Wait()
-		for _, rows := range rowsList {
-			for _, c := range clients {
-				b := best[key{rows, c}]
-				s, p := b[0], b[1]
-				fmt.Printf("| %d | %d | %d | %.3f | %.3f | %.3f | %.0f | %.0f | %.0f %% | %d |\n",
-					mod.M(), rows, c, s.P50, s.P99, s.P999, s.RowsPerSec, p.RowsPerSec, 100*s.RowsPerSec/p.RowsPerSec, s.Failed)
+		for _, form := range forms {
+			for _, rows := range rowsList {
+				for _, c := range clients {
+					b, ok := best[key{form, rows, c}]
+					if !ok {
+						continue
+					}
+					s, p := b[0], b[1]
+					fmt.Printf("| %d | %s | %d | %d | %.3f | %.3f | %.3f | %.0f | %.0f | %.0f %% | %d |\n",
+						mod.M(), form, rows, c, s.P50, s.P99, s.P999, s.RowsPerSec, p.RowsPerSec, 100*s.RowsPerSec/p.RowsPerSec, s.Failed)
+				}
 			}
 		}
 	}
