@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"runtime"
 	"slices"
 	"time"
 )
@@ -46,6 +47,13 @@ func (h *Handler) worker() {
 			return true
 		}
 		waiting := false
+		if rows < maxBatch {
+			// Let the goroutines that are ready run first: handlers
+			// decoding requests queue them now, and the block gathers
+			// them. Without it, on one CPU, each send wakes this worker
+			// at once and every block holds one request.
+			runtime.Gosched()
+		}
 	gather:
 		for rows < maxBatch {
 			select {
