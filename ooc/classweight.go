@@ -7,23 +7,30 @@ package ooc
 // weight sums n_c, and the same quantities with every row of class c
 // weighted by cw_c are linear combinations of them.
 
-// balancedWeights returns the class weights cw_c = n/(C·n_c) (0 for a
-// class without rows; C classes, in the order of the classes) and the
-// classes' weight sums n_c, from the encoded target sums and n.
-func balancedWeights(task Task, classes int, sum []float64, n float64) (cw, counts []float64) {
-	counts = make([]float64, classes)
+// balancedWeights returns the class weights cw_c = n/(C·n_c) (C classes,
+// in the order of the classes) and the classes' weight sums n_c, from the
+// encoded target sums and n; a *ConfigError for a class that weighs
+// nothing.
+func balancedWeights(task Task, classes []float64, sum []float64, n float64) (cw, counts []float64, err error) {
+	counts = make([]float64, len(classes))
 	if task == TaskBinary {
 		counts[0], counts[1] = (n-sum[0])/2, (n+sum[0])/2 // −1 for the first class, +1 for the second
 	} else {
 		copy(counts, sum)
 	}
-	cw = make([]float64, classes)
+	cw = make([]float64, len(classes))
 	for c, nc := range counts {
-		if nc > 0 {
-			cw[c] = n / (float64(classes) * nc)
+		// Within rounding of 0 (the binary counts are differences): a
+		// class that weighs nothing would get an infinite weight, and
+		// the model would ignore it.
+		if !(nc > 1e-12*n) {
+			return nil, nil, configErr("Config.ClassWeight", "balanced class weights: class %v weighs nothing in the training rows "+
+				"(its rows' weights sum to 0), so no weight balances it: give its rows a weight > 0, leave the class out, or use no class weights",
+				classes[c])
 		}
+		cw[c] = n / (float64(len(classes)) * nc)
 	}
-	return cw, counts
+	return cw, counts, nil
 }
 
 // weighRHS rewrites w, M rows of K_nMᵀ W [Y 1] (k+1 columns), as if every

@@ -103,13 +103,16 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		}
 	} else {
 		ph.start("rhs", 0)
-		var balance func(w, sum []float64, n float64) float64
+		var balance func(w, sum []float64, n float64) (float64, error)
 		if plan.Config.ClassWeight == ClassWeightBalanced {
-			balance = func(w, sum []float64, n float64) float64 {
-				cw, counts := balancedWeights(enc.task, len(enc.classes), sum, n)
+			balance = func(w, sum []float64, n float64) (float64, error) {
+				cw, counts, err := balancedWeights(enc.task, enc.classes, sum, n)
+				if err != nil {
+					return 0, err
+				}
 				weighRHS(enc.task, cw, cs.m, enc.k, w)
 				op.passJob.ClassWeights = cw
-				return weighSums(enc.task, cw, counts, sum)
+				return weighSums(enc.task, cw, counts, sum), nil
 			}
 		}
 		var weigh func(ones []float64) (*precond.Preconditioner, error)
@@ -1001,7 +1004,7 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 // weigh, when not nil, gets K_nMᵀ W 1 (after balance) and returns the
 // preconditioner b is computed with (weightedPrecond).
 func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
-	balance func(w, sum []float64, n float64) float64, weigh func(ones []float64) (*precond.Preconditioner, error),
+	balance func(w, sum []float64, n float64) (float64, error), weigh func(ones []float64) (*precond.Preconditioner, error),
 	report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
@@ -1023,7 +1026,9 @@ func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precon
 		}
 	}
 	if balance != nil {
-		n = balance(w, sum, n)
+		if n, err = balance(w, sum, n); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	mu = make([]float64, k)
 	for j := range k {

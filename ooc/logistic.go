@@ -670,7 +670,10 @@ func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *PassJob, liv
 	if job.Weight != "" {
 		n = rhs[len(job.Groups)*m*k1+k]
 	}
-	cw, counts := balancedWeights(r.task, len(r.classes), sums, n)
+	cw, counts, err := balancedWeights(r.task, r.classes, sums, n)
+	if err != nil {
+		return nil, err
+	}
 	nw := weighSums(r.task, cw, counts, sums)
 	out := make([]float64, grad.SumLen())
 	off := 0

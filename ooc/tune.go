@@ -385,7 +385,9 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		return nil, err
 	}
 	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond, Fraction: 1}})
-	t.rhs(ws, sum)
+	if err := t.rhs(ws, sum); err != nil {
+		return nil, err
+	}
 	if err := t.iterate(ctx); err != nil {
 		return nil, err
 	}
@@ -889,12 +891,15 @@ func (t *tuner) scoreRows(vals []float64, rowLen, weighted int) {
 // rhs sets, from rhsPass's sums, the target means and b = Bᵀ K_nMᵀ
 // (Y − 1μᵀ) / n of every candidate whose preconditioner was built, and
 // starts CG.
-func (t *tuner) rhs(ws [][]float64, sum []float64) {
+func (t *tuner) rhs(ws [][]float64, sum []float64) error {
 	m, k := t.cs.m, t.k
 	k1 := k + 1
 	t.gatherLive(false) // without the candidates prepare failed
 	if t.plan.Config.ClassWeight == ClassWeightBalanced {
-		cw, counts := balancedWeights(t.enc.task, len(t.enc.classes), sum, t.n)
+		cw, counts, err := balancedWeights(t.enc.task, t.enc.classes, sum, t.n)
+		if err != nil {
+			return err
+		}
 		for i, g := range t.groups {
 			if ws[i] != nil && len(g.live) > 0 {
 				weighRHS(t.enc.task, cw, m, k, ws[i])
@@ -959,6 +964,7 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) {
 		}
 	}
 	t.st = newCGState(b, nc)
+	return nil
 }
 
 // setCols copies src (rows × k) into columns [c0, c0+k) of dst (rows × nc).

@@ -89,3 +89,37 @@ func TestWeightScale(t *testing.T) {
 		t.Errorf("weights of 1e307: %v\nwant %s", err, want)
 	}
 }
+
+// TestBalancedClassWithoutWeight: --class-weight balanced with a class
+// whose rows all weigh 0 is refused, naming the class (it fitted a
+// constant model after "balanced weights 0.5, 0"): Fit, the logistic
+// loss and Tune.
+func TestBalancedClassWithoutWeight(t *testing.T) {
+	const n, d = 400, 2
+	x, y := synth(n, d, 19)
+	cls, w := make([]float64, n), make([]float64, n)
+	for i, v := range y {
+		w[i] = 1
+		if v > 5.1 {
+			cls[i], w[i] = 1, 0
+		}
+	}
+	src := stream.NewMemSource(x, d, cls, 1, 100).WithWeights(w, "w")
+	want := "invalid configuration: balanced class weights: class 1 weighs nothing in the training rows (its rows' weights sum to 0), " +
+		"so no weight balances it: give its rows a weight > 0, leave the class out, or use no class weights"
+	base := ooc.Config{Centers: 20, Iterations: 3, Seed: 1, Task: ooc.TaskBinary, ClassWeight: ooc.ClassWeightBalanced}
+	logistic := base
+	logistic.Loss, logistic.NewtonSteps = ooc.LossLogistic, 2
+	for name, run := range map[string]func() error{
+		"fit":      func() error { _, err := ooc.Fit(context.Background(), src, base, ooc.RunOptions{}); return err },
+		"logistic": func() error { _, err := ooc.Fit(context.Background(), src, logistic, ooc.RunOptions{}); return err },
+		"tune": func() error {
+			_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Lambdas: []float64{1e-3, 1e-4}}, ooc.RunOptions{})
+			return err
+		},
+	} {
+		if err := run(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", name, err, want)
+		}
+	}
+}

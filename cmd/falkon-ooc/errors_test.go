@@ -731,6 +731,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:    "Divide the weight column by a constant (its mean, say): only the weights' ratios matter, and any positive scale, from denormal to about 1e300, gives the same model.",
 		},
 		{
+			mistake: "`--class-weight balanced` with a class whose rows all weigh 0",
+			setup:   writeText(t, "cw0.csv", "a,b,w,y\n1,2,1,0\n2,3,1,0\n3,1,0,1\n4,2,0,1\n5,5,1,0\n6,1,0,1\n"),
+			args:    []string{"fit", "--out", "cw0.falkon", "--target", "y", "--weight", "w", "--class-weight", "balanced", "--centers", "3", "cw0.csv"},
+			code:    1,
+			stderr:  "falkon-ooc fit: invalid configuration: balanced class weights: class 1 weighs nothing in the training rows (its rows' weights sum to 0), so no weight balances it: give its rows a weight > 0, leave the class out, or use no class weights",
+			fix:     "A class that weighs nothing cannot be balanced: give its rows a weight, leave the class out of the data, or fit without --class-weight.",
+		},
+		{
 			mistake: "an unknown or misspelt flag (any command, before or after the inputs)",
 			args:    []string{"predict", "new.csv", "--modle", "model.falkon"},
 			code:    2,
