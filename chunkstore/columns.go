@@ -32,6 +32,18 @@ type InputColumn struct {
 	// Nulls counts the feature's values that were NULL, NaN or ±Inf and
 	// were filled with the mean of the others (ingest --nulls mean).
 	Nulls int64 `json:"nulls,omitempty"`
+	// Bad counts, in a report of what ingest would do (ingest.DryRun,
+	// falkon-ooc inspect on Parquet/CSV), the column's NULL, NaN and ±Inf
+	// values; nil when it holds none, and never in a store's manifest.
+	Bad *BadCounts `json:"bad,omitempty"`
+}
+
+// BadCounts counts a column's values that are not finite numbers.
+type BadCounts struct {
+	Null   int64 `json:"null,omitempty"`
+	NaN    int64 `json:"nan,omitempty"`
+	PosInf int64 `json:"pos_inf,omitempty"`
+	NegInf int64 `json:"neg_inf,omitempty"`
 }
 
 // Roles of an InputColumn.

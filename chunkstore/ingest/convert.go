@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
@@ -86,6 +87,7 @@ var (
 type bad struct {
 	rows  []int  // offsets within the batch, ascending
 	first string // what the first one is: "NULL", "NaN", "+Inf", "-Inf"
+	n     chunkstore.BadCounts
 }
 
 func (b *bad) add(i int, what string) {
@@ -93,6 +95,16 @@ func (b *bad) add(i int, what string) {
 		b.first = what
 	}
 	b.rows = append(b.rows, i)
+	switch what {
+	case "NULL":
+		b.n.Null++
+	case "NaN":
+		b.n.NaN++
+	case "+Inf":
+		b.n.PosInf++
+	default:
+		b.n.NegInf++
+	}
 }
 
 // merge appends the bad rows of c, a part of the batch starting at off.
@@ -103,6 +115,10 @@ func (b *bad) merge(off int, c *bad) {
 	if len(b.rows) == 0 {
 		b.first = c.first
 	}
+	b.n.Null += c.n.Null
+	b.n.NaN += c.n.NaN
+	b.n.PosInf += c.n.PosInf
+	b.n.NegInf += c.n.NegInf
 	for _, r := range c.rows {
 		b.rows = append(b.rows, off+r)
 	}

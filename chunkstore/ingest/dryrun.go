@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 )
 
@@ -17,7 +18,11 @@ import (
 // features and targets and the report on every column, after the checks
 // that need every row (constant columns, row identifiers, class labels,
 // the means of --nulls mean). Chunks and ChunkRows are those the store
-// would have; BytesOut is 0. It reads every row once, as Run does.
+// would have; BytesOut is 0. It reads every row once, as Run does. With
+// Nulls "error" (the default) it does not stop at the first NULL, NaN or
+// ±Inf: it counts them per column (InputColumn.Bad), says in the column's
+// note where the first is and what Nulls would do, and reads on as Nulls
+// "mean" would.
 func DryRun(ctx context.Context, inputs []string, cfg Config) (*Result, error) {
 	return dryRun(ctx, inputs, cfg, memory.DefaultAllocator)
 }
@@ -41,6 +46,16 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 	s.skipped = skipped
 	if err := s.plan(ctx, paths, nil); err != nil {
 		return nil, err
+	}
+	// With Nulls "error" the dry run counts bad values per column instead
+	// of stopping at the first.
+	if cfg.Nulls == "error" {
+		s.count = true
+		s.counts = make([]chunkstore.BadCounts, len(s.names))
+		s.firstAt = make([]badAt, len(s.names))
+		for j := range s.firstAt {
+			s.firstAt[j].file = -1
+		}
 	}
 	var total int64
 	for _, f := range s.files {
@@ -78,6 +93,7 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 	if err := s.encode(keep); err != nil {
 		return nil, err
 	}
+	s.reportBad()
 	if _, err := s.fillValues(keep, rows.means); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 )
 
 // TestDryRun: DryRun returns what Run returns (files, rows, dropped and
@@ -54,5 +56,29 @@ func TestDryRun(t *testing.T) {
 	_, err := DryRun(context.Background(), []string{"-"}, Config{})
 	if want := "standard input (-) cannot be read without a store to spool it beside; give a file"; err == nil || err.Error() != want {
 		t.Errorf("stdin: %v, want %s", err, want)
+	}
+}
+
+// TestDryRunCounts: with Nulls "error" a dry run reads on past NULLs,
+// NaNs and infinities in three columns and counts each column's.
+func TestDryRunCounts(t *testing.T) {
+	p := writeTestCSV(t, t.TempDir(), "a,b,c,y\n1,,3,1\nNaN,2,,2\n3,inf,NA,3\n4,5,6,\n5,6,7,5\n")
+	res, err := DryRun(t.Context(), []string{p}, Config{Targets: []string{"y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]chunkstore.BadCounts{"a": {NaN: 1}, "b": {Null: 1, PosInf: 1}, "c": {Null: 2}, "y": {Null: 1}}
+	for _, c := range res.Columns {
+		w := want[c.Name]
+		if c.Bad == nil || *c.Bad != w {
+			t.Errorf("column %s: bad %+v, want %+v", c.Name, c.Bad, w)
+		}
+	}
+	notes := map[string]string{}
+	for _, c := range res.Columns {
+		notes[c.Name] = c.Note
+	}
+	if want := "1 NULL, 1 +Inf: ingest stops at the first (" + p + ", row 1) unless --nulls drop (skips the rows) or mean (fills the mean)"; notes["b"] != want {
+		t.Errorf("b: note %q\nwant %q", notes["b"], want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -189,6 +190,13 @@ type session struct {
 	// times, per chosen column: a date or timestamp feature encoded with
 	// Config.TimeFeatures.
 	times []bool
+	// count (DryRun with Nulls "error"): bad values are counted per
+	// column (counts, under countMu) instead of stopping the pass, and
+	// their rows handled as Nulls "mean" handles them.
+	count   bool
+	countMu sync.Mutex
+	counts  []chunkstore.BadCounts
+	firstAt []badAt // per chosen column: where its first bad value is
 	// spec and enc encode the categorical columns once the pass has
 	// counted their levels; encCol maps a chosen column to its column in
 	// spec, or -1.
@@ -870,6 +878,10 @@ func (s *session) dropBad(f *fileInfo, b *batch, first int64, bads []bad) error 
 	}
 	if !any {
 		return nil
+	}
+	if s.count {
+		s.countBad(f, first, bads)
+		return s.markBad(f, b, bads)
 	}
 	if s.cfg.Nulls == "mean" {
 		return s.markBad(f, b, bads)

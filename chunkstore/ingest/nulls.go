@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 )
@@ -230,4 +232,64 @@ func plural(n int64, noun string) string {
 		return noun
 	}
 	return noun + "s"
+}
+
+// badAt is where a column's first bad value is: file (index in
+// s.files, -1: none yet) and 1-based row within it.
+type badAt struct {
+	file int
+	row  int64
+}
+
+// countBad adds the bad values of a batch of f whose first row is row
+// first (0-based) to the counts of a DryRun that reports them.
+func (s *session) countBad(f *fileInfo, first int64, bads []bad) {
+	fi := slices.Index(s.files, f)
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	for j := range bads {
+		b := &bads[j]
+		if len(b.rows) == 0 {
+			continue
+		}
+		c := &s.counts[j]
+		c.Null += b.n.Null
+		c.NaN += b.n.NaN
+		c.PosInf += b.n.PosInf
+		c.NegInf += b.n.NegInf
+		at := badAt{fi, first + int64(b.rows[0]) + 1}
+		if p := s.firstAt[j]; p.file < 0 || at.file < p.file || at.file == p.file && at.row < p.row {
+			s.firstAt[j] = at
+		}
+	}
+}
+
+// reportBad notes the counted bad values of each chosen column in the
+// column report.
+func (s *session) reportBad() {
+	for j, c := range s.counts {
+		if c == (chunkstore.BadCounts{}) {
+			continue
+		}
+		rep := &s.report[s.reportAt[j]]
+		rep.Bad = &c
+		var parts []string
+		for _, k := range []struct {
+			n    int64
+			what string
+		}{{c.Null, "NULL"}, {c.NaN, "NaN"}, {c.PosInf, "+Inf"}, {c.NegInf, "-Inf"}} {
+			if k.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", k.n, k.what))
+			}
+		}
+		at := s.firstAt[j]
+		note := fmt.Sprintf("%s: ingest stops at the first (%s, row %d) unless --nulls drop (skips the rows) or mean", strings.Join(parts, ", "), s.files[at.file].name, at.row)
+		if j < s.nfeat {
+			note += " (fills the mean)"
+		}
+		if rep.Note != "" {
+			note = rep.Note + "; " + note
+		}
+		rep.Note = note
+	}
 }

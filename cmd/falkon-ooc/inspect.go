@@ -49,8 +49,10 @@ object.
 For INPUTs it reads every row once, as ingest does, and writes nothing:
 it prints the files, the row count, the features and targets ingest
 would store and its report on every column (type, role, and why a column
-is skipped: strings, dates, constants, row identifiers, partition keys
-from folder names, NULLs filled by --nulls mean), taking --target,
+is skipped: dates, constants, row identifiers, partition keys from folder
+names; the levels of categorical columns, exact or estimated; NULLs
+filled by --nulls mean; without --nulls, each column's NULL, NaN and
+±Inf counts and where ingest would stop), taking --target,
 --features, --exclude, --weight, --nulls, --no-header, --columns,
 --max-line, --categorical and --max-levels as ingest does. --json prints ingest's --json document
 without the store.`,

@@ -95,7 +95,6 @@ func TestInspectDataErrors(t *testing.T) {
 		{[]string{"inspect", "--target", "y", store}, 2, "falkon-ooc inspect: --target applies to Parquet/CSV inputs; " + store + " is a store or a model\n"},
 		{[]string{"inspect", "--verify", csv}, 2, "falkon-ooc inspect: --verify checks a store's blocks; " + csv + " is Parquet/CSV data\n"},
 		{[]string{"inspect", "--target", "z", csv}, 1, "falkon-ooc inspect: " + csv + `: no column "z" (named in targets); its columns are: "a", "b", "y"` + "\n"},
-		{[]string{"inspect", "--target", "y", "--quiet", csv}, 1, "falkon-ooc inspect: " + csv + `: row 1 (1-based, counted within this file, header line not counted): column "b" is NULL (--nulls drop skips such rows; --nulls mean fills a feature with the mean of its other values and skips a row whose target is bad)` + "\n"},
 	} {
 		code, _, e := runCLI(tc.args...)
 		if e, _, _ = strings.Cut(e, "run 'falkon-ooc"); code != tc.code || e != tc.want {
@@ -110,6 +109,12 @@ func TestInspectDataErrors(t *testing.T) {
 	code, out, _ = runCLI("inspect", "--target", "y", "--weight", "a", "--quiet", filepath.Join(dir, "w.csv"))
 	if want := "features  1: b\ntargets   1: y\nweight    a\n"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("--weight: exit %d, stdout\n%s\nwant it to contain\n%s", code, out, want)
+	}
+	// Without --nulls, inspect counts the NULLs and says what ingest
+	// would do, instead of stopping at the first.
+	code, out, e = runCLI("inspect", "--target", "y", "--quiet", csv)
+	if want := "b             number  feature       1 NULL: ingest stops at the first (" + csv + ", row 1) unless --nulls drop (skips the rows) or mean (fills the mean)\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("inspect with a NULL: exit %d, stdout\n%s\nstderr %s\nwant it to contain\n%s", code, out, e, want)
 	}
 	code, out, e = runCLI("inspect", "--target", "y", "--nulls", "mean", "--quiet", csv)
 	if want := "b             number  feature       1 NULL, NaN or ±Inf value filled with the mean of the others, 5\n"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "rows      2; 1 NULL, NaN or ±Inf feature value filled with its column's mean\n") {
