@@ -187,8 +187,12 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	ingestMemoryLimit(ingest.InspectMemory(cfg.MaxLine))
 	cfg.Progress = func(p ingest.Progress) {
 		if p.Memory != nil {
-			pr.printf("ingest: memory needed ≈ %s (readers %s, batches %s, chunks %s)", ooc.FormatBytes(p.Memory.Total),
-				ooc.FormatBytes(p.Memory.Readers), ooc.FormatBytes(p.Memory.Batches), ooc.FormatBytes(p.Memory.Chunks))
+			levels := ""
+			if p.Memory.Levels > 0 {
+				levels = ", categorical levels " + ooc.FormatBytes(p.Memory.Levels)
+			}
+			pr.printf("ingest: memory needed ≈ %s (readers %s, batches %s, chunks %s%s)", ooc.FormatBytes(p.Memory.Total),
+				ooc.FormatBytes(p.Memory.Readers), ooc.FormatBytes(p.Memory.Batches), ooc.FormatBytes(p.Memory.Chunks), levels)
 			ingestMemoryLimit(max(p.Memory.Total, ingest.InspectMemory(cfg.MaxLine)))
 			return
 		}

@@ -1,0 +1,131 @@
+// Command tables writes the synthetic inputs of bench/TABLES.md under
+// -dir (not the repository):
+//
+//   - region-train.csv, region-test.csv: a 5-level string column region,
+//     x1 and x2 ~ N(0, 1), y = sin(x1) + x2/2 + 0.5·[region = e] + ε,
+//     ε ~ N(0, 0.1²);
+//
+//   - cycle-train.parquet, cycle-test.parquet: a timestamp ts uniform over
+//     2024 (second resolution), x ~ N(0, 1),
+//     y = sin(x) + sin(2π·(hour of day)/24) + ε;
+//
+//   - distinct.csv: a string column token with -distinct distinct values
+//     (one per row), x and y, for ingest's memory on a column of many
+//     levels.
+//
+//     go run ./bench/tables -dir /tmp/tables
+//
+// It is not part of the test suite.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+func main() {
+	dir := flag.String("dir", "", "directory to write the inputs in (required)")
+	rows := flag.Int("rows", 20000, "training rows of the region and cycle tables (a quarter as many test rows)")
+	distinct := flag.Int("distinct", 1_000_000, "rows (and distinct tokens) of distinct.csv")
+	flag.Parse()
+	if *dir == "" {
+		log.Fatal("-dir is required")
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(44, 1))
+	for _, part := range []struct {
+		name string
+		n    int
+	}{{"train", *rows}, {"test", *rows / 4}} {
+		writeRegion(filepath.Join(*dir, "region-"+part.name+".csv"), part.n, rng)
+		writeCycle(filepath.Join(*dir, "cycle-"+part.name+".parquet"), part.n, rng)
+	}
+	writeDistinct(filepath.Join(*dir, "distinct.csv"), *distinct, rng)
+}
+
+func create(path string) (*os.File, *bufio.Writer) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return f, bufio.NewWriter(f)
+}
+
+func done(f *os.File, w *bufio.Writer) {
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func writeRegion(path string, n int, rng *rand.Rand) {
+	f, w := create(path)
+	fmt.Fprintln(w, "region,x1,x2,y")
+	for range n {
+		r := string(rune('a' + rng.IntN(5)))
+		x1, x2 := rng.NormFloat64(), rng.NormFloat64()
+		y := math.Sin(x1) + x2/2 + 0.1*rng.NormFloat64()
+		if r == "e" {
+			y += 0.5
+		}
+		fmt.Fprintf(w, "%s,%.6f,%.6f,%.6f\n", r, x1, x2, y)
+	}
+	done(f, w)
+}
+
+func writeCycle(path string, n int, rng *rand.Rand) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "y", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	start := int64(1704067200) // 2024-01-01 00:00:00 UTC
+	for range n {
+		ts := start + rng.Int64N(366*86400)
+		x := rng.NormFloat64()
+		hour := float64(ts%86400) / 3600
+		y := math.Sin(x) + math.Sin(2*math.Pi*hour/24) + 0.1*rng.NormFloat64()
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(ts))
+		b.Field(1).(*array.Float64Builder).Append(x)
+		b.Field(2).(*array.Float64Builder).Append(y)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.Record{rec})
+	defer tbl.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pqarrow.WriteTable(tbl, f, 1<<20, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func writeDistinct(path string, n int, rng *rand.Rand) {
+	f, w := create(path)
+	fmt.Fprintln(w, "token,x,y")
+	for i := range n {
+		x := rng.NormFloat64()
+		fmt.Fprintf(w, "tok-%08d-%016x,%.6f,%.6f\n", i, rng.Uint64(), x, math.Sin(x))
+	}
+	done(f, w)
+}
