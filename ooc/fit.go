@@ -1186,7 +1186,33 @@ func fitModel(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperat
 	tr Training) (*Model, error) {
 	alpha := make([]float64, cs.m*enc.k)
 	op.pre.ApplyBTo(alpha, st.Beta, enc.k)
+	if err := finiteAlpha(alpha, ymean, enc.k); err != nil {
+		return nil, err
+	}
 	return newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, tr), slices.Clone(cs.centres), alpha, nil, op.cfit)
+}
+
+// ErrNotFinite is matched by the error of a fit whose coefficients came
+// out NaN or infinite: the solve broke down, and no model is returned.
+var ErrNotFinite = errors.New("the fit's coefficients are not finite")
+
+// finiteAlpha returns an error (matching ErrNotFinite) unless every
+// coefficient α (M × k) and target mean is finite: a fit that broke down
+// (a damaged cached basis, an overflow) must not give a model of NaNs.
+func finiteAlpha(alpha, mean []float64, k int) error {
+	for i, v := range alpha {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: α of centre %d, output %d, is %v; no model was written. If the preconditioner's "+
+				"Nyström basis was read from a file (MODEL.ckpt.basis), delete the file so that it is rebuilt; "+
+				"otherwise raise λ (--lambda) or the jitter (--jitter)", ErrNotFinite, i/k, i%k, v)
+		}
+	}
+	for o, v := range mean {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: the mean of target %d is %v; no model was written: check the target and weight columns", ErrNotFinite, o, v)
+		}
+	}
+	return nil
 }
 
 // newModelMeta returns the metadata of a model fitted with cfg on the

@@ -141,6 +141,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if nc.iters > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(nc.iters+steps)
 	}
+	if err := finiteAlpha(nc.alpha, nil, k); err != nil {
+		return nil, err
+	}
 	meta := newModelMeta(plan, cs, enc, cfg, make([]float64, k), tr)
 	mdl, err := newModel(meta, slices.Clone(cs.centres), slices.Clone(nc.alpha), nil, op.cfit)
 	if err != nil {

@@ -2,8 +2,10 @@ package ooc_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -270,4 +272,37 @@ func TestNystromKMMProgress(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled during K_MM·u: err %v, want context.Canceled", err)
 	}
+}
+
+// TestNystromForgedBasis: a cached Nyström basis whose Q holds an Inf,
+// with its checksum recomputed (so it is read), makes α NaN: the fit
+// fails with ErrNotFinite and says to delete the file, instead of
+// returning a model of NaNs.
+func TestNystromForgedBasis(t *testing.T) {
+	x, y := synth(800, 3, 5)
+	path := filepath.Join(t.TempDir(), "m.ckpt.basis")
+	cfg := ooc.Config{Centers: 100, Lambda: 1e-4, Iterations: 5, Seed: 1, Preconditioner: precond.MethodNystrom, PrecondRank: 20}
+	fit := func() (*ooc.Model, error) {
+		return ooc.Fit(context.Background(), stream.NewMemSource(x, 3, y, 1, 200), cfg, ooc.RunOptions{PrecondCache: path})
+	}
+	if _, err := fit(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "FKNB" | version | key [32] | M | r | trace | residual | μ | S (r·r) | Q (M·r) | CRC-32C
+	r := int(binary.LittleEndian.Uint64(data[48:56]))
+	q := 80 + 8*r*r
+	binary.LittleEndian.PutUint64(data[q:], math.Float64bits(math.Inf(1)))
+	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(data[:len(data)-4], crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := fit()
+	if !errors.Is(err, ooc.ErrNotFinite) || !strings.Contains(err.Error(), "delete the file so that it is rebuilt") {
+		t.Fatalf("a forged basis: model %v, err %v", m != nil, err)
+	}
+	t.Log(err)
 }

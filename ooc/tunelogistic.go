@@ -210,7 +210,11 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if plan.Weight != "" || run.classWeights != nil {
 			tr.WeightSum = math.Ldexp(run.n, -plan.WeightExp)
 		}
-		m, err := newModel(newModelMeta(plan, cs, enc, c.cfg, make([]float64, enc.k), tr), centres, slices.Clone(nc.alpha), nil, c.op.cfit)
+		err := finiteAlpha(nc.alpha, nil, enc.k)
+		var m *Model
+		if err == nil {
+			m, err = newModel(newModelMeta(plan, cs, enc, c.cfg, make([]float64, enc.k), tr), centres, slices.Clone(nc.alpha), nil, c.op.cfit)
+		}
 		if err != nil {
 			c.Stop, c.Err = StopFailed, err.Error()
 			continue
