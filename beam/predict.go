@@ -392,9 +392,7 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, ou
 // predictOptions returns predictfile's options for cfg.
 func predictOptions(cfg *PredictConfig) predictfile.Options {
 	popt := predictfile.Options{Workers: cfg.Workers, Proba: cfg.Proba, Std: cfg.Std || cfg.Interval > 0, ShowStd: cfg.Std, Keep: cfg.Keep}
-	if cfg.Interval > 0 {
-		popt.Z = ooc.IntervalZ(cfg.Interval)
-	}
+	popt.Interval = cfg.Interval // the model's calibrated multiplier when it has one
 	return popt
 }
 

@@ -48,7 +48,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // capabilities are the names a version-3 file may list in "requires"
 // that this build knows how to predict with (docs/MODEL_FORMAT.md).
-var capabilities = map[string]bool{capDecision: true, capEncoding: true}
+var capabilities = map[string]bool{capDecision: true, capEncoding: true, capConformal: true}
 
 // capDecision is the capability of a binary model with a Decision: a
 // reader that ignored it would label rows at another threshold.
@@ -58,6 +58,11 @@ const capDecision = "decision"
 // categorical and time columns (meta.Encoding): a reader that ignored it
 // would read the encoded features as input columns.
 const capEncoding = "encoding"
+
+// capConformal is the capability of a model with a Conformal calibration
+// of its intervals: a reader that ignored it would give Gaussian
+// intervals, which miss their level when the errors are not Gaussian.
+const capConformal = "conformal"
 
 // meta is the JSON metadata of a model file (docs/MODEL_FORMAT.md); its
 // keys and their order are those of format version 1, then the keys
@@ -94,6 +99,9 @@ type meta struct {
 	// Capability "encoding": how features were made from categorical and
 	// time input columns.
 	Encoding *featenc.Spec `json:"encoding,omitempty"`
+	// Capability "conformal": the split-conformal multipliers of the
+	// intervals.
+	Conformal *Conformal `json:"conformal,omitempty"`
 	// Added within version 1 (older builds ignore it and keep predict's
 	// strict default): the NULL policy of the training data, "mean".
 	Nulls string `json:"nulls,omitempty"`
@@ -105,13 +113,16 @@ func (m *Model) meta() *meta {
 		Features: m.features, Targets: m.targets, FeatureMean: m.featureMean, FeatureStd: m.featureStd,
 		TargetMean: m.targetMean, M: m.m, D: m.d, K: m.k, Config: m.config, Training: m.training,
 		ClassNames: m.classNames, Calibration: m.calibration, Uncertainty: m.uncertainty,
-		Requires: m.requires(), Decision: m.decision, Encoding: m.encoding, Nulls: m.nulls,
+		Requires: m.requires(), Decision: m.decision, Encoding: m.encoding, Conformal: m.conformal, Nulls: m.nulls,
 	}
 }
 
 // requires lists the capabilities of version 3 that m uses, sorted.
 func (m *Model) requires() []string {
 	var caps []string
+	if m.conformal != nil {
+		caps = append(caps, capConformal)
+	}
 	if m.decision != nil {
 		caps = append(caps, capDecision)
 	}
@@ -224,7 +235,7 @@ func Parse(data []byte) (*Model, error) {
 		Kernel: mm.Kernel, Precision: prec, Task: mm.Task, Loss: cfg.Loss, Classes: mm.Classes,
 		ClassNames: mm.ClassNames, Calibration: mm.Calibration, Decision: mm.Decision, Features: mm.Features, Targets: mm.Targets,
 		FeatureMean: mm.FeatureMean, FeatureStd: mm.FeatureStd, TargetMean: mm.TargetMean,
-		M: mm.M, D: mm.D, K: mm.K, Uncertainty: mm.Uncertainty, Encoding: mm.Encoding, Nulls: mm.Nulls,
+		M: mm.M, D: mm.D, K: mm.K, Uncertainty: mm.Uncertainty, Conformal: mm.Conformal, Encoding: mm.Encoding, Nulls: mm.Nulls,
 		Config: slices.Clip(mm.Config), Training: slices.Clip(mm.Training),
 	}
 	// Check the shapes before decoding the arrays they size.

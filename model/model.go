@@ -38,6 +38,7 @@ type Model struct {
 	centres, alpha          []float64    // M × D standardised; M × K
 	uncertainty             *Uncertainty // or nil
 	uw                      []float64    // M × uncertainty.Rank, or nil
+	conformal               *Conformal   // with an uncertainty only, or nil
 	config, training        json.RawMessage
 
 	// Derived from the above in New, never changed after.
@@ -90,6 +91,9 @@ type Params struct {
 	// give predictive standard deviations (both nil: none).
 	Uncertainty       *Uncertainty
 	UncertaintyFactor []float64
+	// Conformal, when not nil, calibrates the central intervals of an
+	// Uncertainty (IntervalMultiplier).
+	Conformal *Conformal
 	// Config and Training are the trainer's record of how the model was
 	// made, JSON documents that the model stores and writes back but does
 	// not read (package ooc's Config and Training). nil is JSON null.
@@ -113,7 +117,7 @@ type Params struct {
 func New(p Params) (*Model, error) {
 	m := &Model{
 		kern: p.Kernel, prec: p.Precision, task: p.Task, loss: p.Loss, classes: p.Classes,
-		classNames: p.ClassNames, calibration: p.Calibration, decision: p.Decision, uncertainty: p.Uncertainty, uw: p.UncertaintyFactor,
+		classNames: p.ClassNames, calibration: p.Calibration, decision: p.Decision, uncertainty: p.Uncertainty, uw: p.UncertaintyFactor, conformal: p.Conformal,
 		encoding: p.Encoding, nulls: p.Nulls,
 		features: p.Features, targets: p.Targets, featureMean: p.FeatureMean, featureStd: p.FeatureStd,
 		targetMean: p.TargetMean, m: p.M, d: p.D, k: p.K, centres: p.Centers, alpha: p.Alpha,
@@ -333,6 +337,14 @@ func (m *Model) validate() error {
 	}
 	if err := m.uncertainty.validate(m.m, m.k, m.task); err != nil {
 		return err
+	}
+	if m.conformal != nil {
+		if m.uncertainty == nil {
+			return fmt.Errorf("a conformal calibration without an uncertainty")
+		}
+		if err := m.conformal.validate(); err != nil {
+			return err
+		}
 	}
 	if err := m.kern.Validate(m.d); err != nil {
 		return err

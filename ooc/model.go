@@ -69,6 +69,20 @@ var (
 // ParseTask parses a task name; "auto" and "" give TaskAuto.
 func ParseTask(s string) (Task, error) { return model.ParseTask(s) }
 
+// IntervalMethod is model.IntervalMethod.
+type IntervalMethod = model.IntervalMethod
+
+// Interval methods (model.IntervalAuto, model.IntervalGaussian,
+// model.IntervalConformal).
+const (
+	IntervalAuto      = model.IntervalAuto
+	IntervalGaussian  = model.IntervalGaussian
+	IntervalConformal = model.IntervalConformal
+)
+
+// ParseIntervalMethod is model.ParseIntervalMethod.
+func ParseIntervalMethod(s string) (IntervalMethod, error) { return model.ParseIntervalMethod(s) }
+
 // IntervalZ returns z with P(|N(0,1)| ≤ z) = level (model.IntervalZ).
 func IntervalZ(level float64) float64 { return model.IntervalZ(level) }
 

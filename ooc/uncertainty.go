@@ -730,6 +730,12 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	var cov [3]float64
 	cov, u.NLPD, u.NLPDConstant = intervalQuality(e, vr, k)
 	u.Coverage50, u.Coverage90, u.Coverage95 = cov[0], cov[1], cov[2]
+	// The split-conformal calibration: the standardised residuals'
+	// quantiles (vr is no longer needed).
+	for i, x := range e {
+		vr[i] = math.Abs(x) / math.Sqrt(vr[i])
+	}
+	conf := model.NewConformal(vr)
 	u.RankKept = 1
 	switch nc := len(check) / d; {
 	case vm.full == nil:
@@ -761,6 +767,11 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	if mu, err = m.withUncertainty(u, vm.u); err != nil { // complete, at the chosen λ
 		return nil, err
 	}
+	cm, err := mu.Model.WithConformal(conf)
+	if err != nil {
+		return nil, err
+	}
+	mu = mu.with(cm)
 	report(Progress{Stage: StageUncertainty, Fraction: 1})
 	return mu, nil
 }

@@ -249,11 +249,20 @@ func TestUncertaintySaveLoad(t *testing.T) {
 			t.Fatalf("row %d: (%v, %v) after load (%v, %v)", i, o1[i], s1[i], o2[i], s2[i])
 		}
 	}
-	// Version 2 with an uncertainty, version 1 (what older builds read)
-	// without.
+	// Version 3 with an uncertainty and its conformal calibration,
+	// version 2 without the calibration, version 1 (what older builds
+	// read) without uncertainty.
 	var buf bytes.Buffer
-	if _, err := back.WriteTo(&buf); err != nil || buf.Bytes()[4] != 2 {
-		t.Errorf("version %d, err %v; want 2", buf.Bytes()[4], err)
+	if _, err := back.WriteTo(&buf); err != nil || buf.Bytes()[4] != 3 {
+		t.Errorf("version %d, err %v; want 3", buf.Bytes()[4], err)
+	}
+	gauss, err := back.WithConformal(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if _, err := gauss.WriteTo(&buf); err != nil || buf.Bytes()[4] != 2 {
+		t.Errorf("without the calibration: version %d, err %v; want 2", buf.Bytes()[4], err)
 	}
 	plain, _, _ := uncertaintyFit(t, 500, 60, "", 0, 1e-4)
 	buf.Reset()

@@ -429,6 +429,9 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	z := 0.0
 	if ask.Interval > 0 {
 		z = IntervalZ(ask.Interval)
+		if st.info.IntervalZ != nil {
+			z = st.info.IntervalZ(ask.Interval)
+		}
 	}
 	if form == formJSON {
 		w.Header().Set("Content-Type", "application/json")

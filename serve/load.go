@@ -14,10 +14,11 @@ type fitted struct{ m *model.Model }
 
 // applies lists the capabilities of the model format (model.Requires)
 // that the server applies: "decision", the threshold of a binary model,
-// is applied by package model's Predictor to the classes it answers. A
+// is applied by package model's Predictor to the classes it answers;
+// "conformal", the calibration of the intervals, by Info.IntervalZ. A
 // capability that changes how rows are read (encodings of categories or
 // times) needs the server's decoders to apply it.
-var applies = map[string]bool{"decision": true}
+var applies = map[string]bool{"decision": true, "conformal": true}
 
 // FromModel returns m as the server serves it. A model that uses a
 // capability of the model format the server does not apply is refused,
@@ -43,6 +44,12 @@ func (f fitted) Info() Info {
 			for i := range in.Classes {
 				in.Classes[i] = float64(i)
 			}
+		}
+	}
+	if m.Conformal() != nil {
+		in.IntervalZ = func(level float64) float64 {
+			z, _, _ := m.IntervalMultiplier(level, model.IntervalAuto)
+			return z
 		}
 	}
 	if s, err := m.SummaryJSON(); err == nil {

@@ -63,6 +63,10 @@ type Info struct {
 	Std bool
 	// Summary is the model's summary as inspect --json shows it.
 	Summary json.RawMessage
+	// IntervalZ, when not nil, returns the number of standard deviations
+	// of the central interval of a level, as the model calibrates it (its
+	// conformal calibration); nil: the package's IntervalZ.
+	IntervalZ func(level float64) float64
 }
 
 func (in *Info) classifier() bool { return in.Task == "binary" || in.Task == "multiclass" }

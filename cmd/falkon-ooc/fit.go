@@ -670,7 +670,34 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			fmt.Fprintf(e.stdout, "%-10s %s\n", []string{"std", ""}[min(i, 1)], l)
 		}
 	}
+	if c := m.Conformal(); c != nil {
+		fmt.Fprintf(e.stdout, "%-10s %s\n", "conformal", conformalLine(c))
+	}
 	return nil
+}
+
+// conformalLine describes a model's conformal calibration for people:
+// the validation coverage of the conformal and the Gaussian intervals at
+// each reported level, and the levels with too few validation rows.
+func conformalLine(c *model.Conformal) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "intervals calibrated on %d validation residuals; coverage there, conformal (Gaussian):", c.Rows)
+	for i, cv := range c.Coverage {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		l := 100 * cv.Level
+		if _, ok := c.Multiplier(cv.Level); !ok {
+			fmt.Fprintf(&b, "%s %g %%: not calibrated (%.1f %%)", sep, l, 100*cv.Gaussian)
+		} else {
+			fmt.Fprintf(&b, "%s %g %%: %.1f %% (%.1f %%)", sep, l, 100*cv.Conformal, 100*cv.Gaussian)
+		}
+		if cv.TooFew {
+			fmt.Fprintf(&b, " [too few rows: fewer than %.0f]", 20/(1-cv.Level))
+		}
+	}
+	return b.String()
 }
 
 // nlpdMargin is how much lower (in nats a row) the per-row deviations'

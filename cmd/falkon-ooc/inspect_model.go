@@ -65,6 +65,9 @@ func printModel(w io.Writer, path string, size int64, m *ooc.Model) {
 			fmt.Fprintf(tw, "%s\t%s\n", []string{"std", ""}[min(i, 1)], l)
 		}
 	}
+	if c := m.Conformal(); c != nil {
+		fmt.Fprintf(tw, "conformal\t%s\n", conformalLine(c))
+	}
 	fmt.Fprintf(tw, "targets\t%s\n", strings.Join(m.Targets(), ", "))
 	fmt.Fprintf(tw, "features\t%d: %s\n", m.D(), strings.Join(m.Features(), ", "))
 	std := "z-scored with the training statistics"

@@ -88,6 +88,7 @@ type predictOpts struct {
 	proba                bool
 	std                  bool
 	interval             float64
+	intervalMethod       string
 }
 
 func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -100,6 +101,7 @@ func predictFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (TARGET_std columns; models fitted with fit --uncertainty)")
 	fs.Float64Var(&o.interval, "interval", 0, "write a central `level` interval, e.g. 0.9 (TARGET_lower, TARGET_upper columns; models fitted with fit --uncertainty)")
+	fs.StringVar(&o.intervalMethod, "interval-method", "", "how --interval's bounds are set: conformal (the model's calibration on its validation residuals) or gaussian (± z·std of a normal); default: conformal when the model has it for the level, else gaussian")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object (JSON Lines predictions with --out -)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
@@ -132,9 +134,13 @@ type predictResult struct {
 	Unscored int64 `json:"unscored,omitempty"`
 	// Std and Interval say that the output holds standard deviations
 	// and interval bounds; Uncertainty is how they did on the targets.
-	Std         bool                   `json:"std,omitempty"`
-	Interval    float64                `json:"interval,omitempty"`
-	Uncertainty *predictfile.StdReport `json:"uncertainty,omitempty"`
+	Std      bool    `json:"std,omitempty"`
+	Interval float64 `json:"interval,omitempty"`
+	// IntervalMethod and IntervalZ are how the bounds were set:
+	// score ± IntervalZ·std.
+	IntervalMethod ooc.IntervalMethod     `json:"interval_method,omitempty"`
+	IntervalZ      float64                `json:"interval_z,omitempty"`
+	Uncertainty    *predictfile.StdReport `json:"uncertainty,omitempty"`
 	// Decision is how a binary model labels the rows (model.Decision).
 	Decision *model.Decision `json:"decision,omitempty"`
 	// Unseen counts, per categorical column, the values whose level the
@@ -208,10 +214,8 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	if err := checkStd(o, m); err != nil {
 		return err
 	}
-	popt := predictfile.Options{Workers: o.workers, Proba: o.proba, Std: o.std || o.interval > 0, ShowStd: o.std}
-	if o.interval > 0 {
-		popt.Z = ooc.IntervalZ(o.interval)
-	}
+	popt := predictfile.Options{Workers: o.workers, Proba: o.proba, Std: o.std || o.interval > 0, ShowStd: o.std,
+		Interval: o.interval, IntervalMethod: ooc.IntervalMethod(o.intervalMethod)}
 	p := &predictRun{m: m, pr: newProgress(e.stderr, o.quiet)}
 	popt.Progress = func(rows int64) { p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(rows)), false) }
 	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
@@ -219,6 +223,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	popt.Keep = p.res.Keep
 	if p.Predictor, err = predictfile.New(m.Model, popt); err != nil {
 		return err
+	}
+	if o.interval > 0 {
+		p.res.IntervalMethod, p.res.IntervalZ = p.IntervalMethod, p.Z()
 	}
 	summary := e.stdout
 	if o.out == "-" {
@@ -327,6 +334,9 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 	}
 	if res.Out != "" {
 		fmt.Fprintf(summary, "output     %s\n", res.Out)
+	}
+	if res.Interval > 0 {
+		fmt.Fprintf(summary, "interval   %g %% %s: prediction ± %.4g std\n", 100*res.Interval, res.IntervalMethod, res.IntervalZ)
 	}
 	switch {
 	case p.WithTargets:

@@ -150,7 +150,7 @@ func TestPredictStdNoTargetInside(t *testing.T) {
 	}
 	// The text summary says it too.
 	code, stdout, e := runCLI("predict", "--model", model, "--std", write("one.csv", 1, 0))
-	if code != 0 || !strings.Contains(stdout, "intervals  50 % covers 0.0 %, 90 %") {
+	if code != 0 || !strings.Contains(stdout, "intervals  50 % covers 0.0 % (conformal), 90 %") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, e)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -33,6 +34,14 @@ func TestPredictStd(t *testing.T) {
 		!strings.Contains(out, "\n           per-row deviations ") {
 		t.Errorf("fit's summary has no std line:\n%s", out)
 	}
+	// 150 validation rows: 99.5 % is not calibrated, 90 % and above
+	// have fewer than 20/(1 − q) rows.
+	if !strings.Contains(out, "conformal  intervals calibrated on 150 validation residuals; coverage there, conformal (Gaussian): 50 %: ") ||
+		!strings.Contains(out, "80 %: ") || strings.Contains(out, "80 %: not") ||
+		!strings.Contains(out, " [too few rows: fewer than 200]") || !strings.Contains(out, " [too few rows: fewer than 2000]") ||
+		strings.Contains(out, "fewer than 100]") {
+		t.Errorf("fit's summary has no conformal line:\n%s", out)
+	}
 	m, err := ooc.Load(model)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +64,13 @@ func TestPredictStd(t *testing.T) {
 	}
 	pred, std := make([]float64, len(rows)), make([]float64, len(rows))
 	m.PredictStdTo(pred, std, x, len(rows))
-	z := ooc.IntervalZ(0.8)
+	z, used, err := m.IntervalMultiplier(0.8, ooc.IntervalAuto)
+	if err != nil || used != ooc.IntervalConformal || z == ooc.IntervalZ(0.8) {
+		t.Fatalf("multiplier %v %v %v: want the conformal one", z, used, err)
+	}
+	if want := fmt.Sprintf("interval   80 %% conformal: prediction ± %.4g std\n", z); !strings.Contains(e, want) {
+		t.Errorf("summary without %q:\n%s", want, e)
+	}
 	for i, rec := range recs[1:] {
 		v := make([]float64, 4)
 		for j := range v {
@@ -64,6 +79,21 @@ func TestPredictStd(t *testing.T) {
 		if !near(v[0], pred[i]) || !near(v[1], std[i]) || !near(v[2], pred[i]-z*std[i]) || !near(v[3], pred[i]+z*std[i]) {
 			t.Fatalf("row %d: %v, want %v ± %v·%v", i, v, pred[i], z, std[i])
 		}
+	}
+	// --interval-method gaussian: ± z·std of a normal.
+	code, out, e = runCLI("predict", "--model", model, "--interval", "0.8", "--interval-method", "gaussian", "--out", "-", csvPath)
+	if code != 0 {
+		t.Fatalf("predict --interval-method gaussian: %s", e)
+	}
+	zg := ooc.IntervalZ(0.8)
+	for i, rec := range readCSV(t, out)[1:] {
+		lo, _ := strconv.ParseFloat(rec[len(rec)-2], 64)
+		if !near(lo, pred[i]-zg*std[i]) {
+			t.Fatalf("row %d: gaussian lower bound %v, want %v", i, lo, pred[i]-zg*std[i])
+		}
+	}
+	if !strings.Contains(e, "interval   80 % gaussian: prediction ± 1.282 std") || !strings.Contains(e, "50 % covers") || strings.Contains(e, "(conformal)") {
+		t.Errorf("gaussian summary:\n%s", e)
 	}
 	// The summary (on stderr with --out -) scores the intervals.
 	if !strings.Contains(e, "intervals  50 % covers") || !strings.Contains(e, "80 % covers") || !strings.Contains(e, "NLPD") {
@@ -105,6 +135,7 @@ func TestUncertaintyErrorMessages(t *testing.T) {
 	if code, _, e := runCLI("fit", "--out", plain, "--centers", "40", "--iters", "3", "--quiet", train); code != 0 {
 		t.Fatalf("fit: %s", e)
 	}
+	v2 := filepath.Join("..", "..", "ooc", "testdata", "model_v2_regression_std.fkom") // no conformal calibration
 	cases := []struct {
 		args []string
 		want string
@@ -112,6 +143,11 @@ func TestUncertaintyErrorMessages(t *testing.T) {
 		{[]string{"predict", "--model", plain, "--std", train},
 			"--std: model " + plain + " has no predictive standard deviations: it was fitted without --uncertainty; refit with fit --uncertainty"},
 		{[]string{"predict", "--model", plain, "--interval", "1.5", train}, "--interval must be a level in (0, 1) such as 0.9, got 1.5"},
+		{[]string{"predict", "--model", plain, "--interval", "0.9", "--interval-method", "student", train},
+			`--interval-method: unknown interval method "student" (want gaussian or conformal)`},
+		{[]string{"predict", "--model", plain, "--interval-method", "gaussian", train}, "--interval-method gaussian needs --interval"},
+		{[]string{"predict", "--model", v2, "--interval", "0.9", "--interval-method", "conformal", train},
+			"--interval-method conformal: model " + v2 + ": the model has no conformal calibration at this level; fit it again with --uncertainty and more validation rows, or use --interval-method gaussian"},
 		{[]string{"fit", "--out", filepath.Join(dir, "x.falkon"), "--uncertainty", "--val-fraction", "0", train},
 			"--uncertainty fits the standard deviations on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)"},
 		{[]string{"fit", "--out", filepath.Join(dir, "x.falkon"), "--uncertainty-rank", "10", train},

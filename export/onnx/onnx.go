@@ -123,7 +123,9 @@ func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 		return nil, Info{}, errors.New("onnx: Options.Std: the model has no predictive standard deviations (fit it with an uncertainty)")
 	}
 	for _, c := range m.Requires() {
-		if c != "decision" { // a binary threshold: classify applies it
+		// decision: a binary threshold, which classify applies; conformal:
+		// calibrates intervals, which the graph does not compute.
+		if c != "decision" && c != "conformal" {
 			return nil, Info{}, fmt.Errorf("onnx: the model's capability %q: %w", c, ErrUnsupported)
 		}
 	}

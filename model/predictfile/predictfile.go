@@ -31,6 +31,12 @@ type Options struct {
 	// (TARGET_lower, TARGET_upper).
 	Std, ShowStd bool
 	Z            float64
+	// Interval > 0 (a level in (0, 1)) sets Z to the model's multiplier
+	// of that level by IntervalMethod (model.Model.IntervalMultiplier:
+	// by default the conformal one when the model has it), and implies
+	// Std. The method used is Predictor.IntervalMethod.
+	Interval       float64
+	IntervalMethod model.IntervalMethod
 	// Keep names the input columns copied beside the predictions
 	// (tabular.Options.Keep); none may have the name of an output column.
 	Keep []string
@@ -52,6 +58,8 @@ type Predictor struct {
 	// Std holds the residuals and standard deviations of the rows with
 	// targets (Options.Std).
 	Std *StdMetrics
+	// IntervalMethod is how Z was chosen for Options.Interval.
+	IntervalMethod model.IntervalMethod
 
 	cols     [][]float64        // output columns of a batch
 	preds    []*model.Predictor // one per part of a batch
@@ -76,20 +84,32 @@ func New(m *model.Model, opt Options) (*Predictor, error) {
 	if opt.Proba && m.Task() == model.TaskRegression {
 		return nil, errors.New("a regression model has no class probabilities")
 	}
+	var method model.IntervalMethod
+	if opt.Interval != 0 {
+		z, used, err := m.IntervalMultiplier(opt.Interval, opt.IntervalMethod)
+		if err != nil {
+			return nil, err
+		}
+		opt.Std, opt.Z, method = true, z, used
+	}
 	if opt.Std && m.Uncertainty() == nil {
 		return nil, model.ErrNoUncertainty
 	}
-	p := &Predictor{m: m, opt: opt, Ev: m.NewEvaluator()}
+	p := &Predictor{m: m, opt: opt, Ev: m.NewEvaluator(), IntervalMethod: method}
 	if err := CheckKeep(opt.Keep, p.Columns()); err != nil {
 		return nil, err
 	}
 	// TableOptions checks the encoding against the features.
 	p.asm, _ = featenc.NewAssembler(m.Encoding(), m.Features())
 	if opt.Std {
-		p.Std = &StdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K()}
+		p.Std = &StdMetrics{resVar: m.Uncertainty().ResidualVar, k: m.K(), m: m, method: opt.IntervalMethod}
 	}
 	return p, nil
 }
+
+// Z is the multiplier of the standard deviation of the intervals
+// written (0: none).
+func (p *Predictor) Z() float64 { return p.opt.Z }
 
 // CheckKeep returns an error when the output would have two columns of
 // one name: a kept input column named like one of the output columns

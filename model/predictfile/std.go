@@ -29,6 +29,9 @@ type LevelReport struct {
 	Coverage      float64 `json:"coverage"`
 	MeanWidth     float64 `json:"mean_width"`
 	ConstantWidth float64 `json:"constant_width"`
+	// Method is how the interval's multiplier was chosen ("gaussian" or
+	// "conformal").
+	Method model.IntervalMethod `json:"method,omitempty"`
 }
 
 // StdMetrics accumulates residuals and standard deviations.
@@ -36,6 +39,8 @@ type StdMetrics struct {
 	resVar []float64 // the model's validation residual variance per output
 	e, sd  []float64
 	k      int
+	m      *model.Model
+	method model.IntervalMethod
 }
 
 // Add adds one residual e and its standard deviation sd.
@@ -66,7 +71,12 @@ func (s *StdMetrics) Report(interval float64) *StdReport {
 	r.NLPDConstant /= float64(n)
 	sort.Float64s(abs)
 	for _, l := range levels {
-		z := model.IntervalZ(l)
+		z, method := model.IntervalZ(l), model.IntervalGaussian
+		if s.m != nil {
+			if zm, used, err := s.m.IntervalMultiplier(l, s.method); err == nil {
+				z, method = zm, used
+			}
+		}
 		in, width := 0, 0.0
 		for i, e := range s.e {
 			if math.Abs(e) <= z*s.sd[i] {
@@ -81,7 +91,7 @@ func (s *StdMetrics) Report(interval float64) *StdReport {
 		if in > 0 {
 			q = abs[in-1]
 		}
-		r.Levels = append(r.Levels, LevelReport{Level: l, Coverage: cov, MeanWidth: width / float64(n), ConstantWidth: 2 * q})
+		r.Levels = append(r.Levels, LevelReport{Level: l, Coverage: cov, MeanWidth: width / float64(n), ConstantWidth: 2 * q, Method: method})
 	}
 	return r
 }
@@ -94,6 +104,9 @@ func (r *StdReport) Line() string {
 			s += ", "
 		}
 		s += fmt.Sprintf("%g %% covers %.1f %%", 100*l.Level, 100*l.Coverage)
+		if l.Method == model.IntervalConformal {
+			s += " (conformal)"
+		}
 	}
 	for _, l := range r.Levels {
 		if l.Level == 0.9 {
