@@ -61,17 +61,7 @@ func checkTargets(r *chunkstore.Reader, storePath string) error {
 }
 
 // clipArg shortens a user value to at most 200 bytes for a message.
-func clipArg(s string) string {
-	const max = 200
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
-}
+func clipArg(s string) string { return outguard.Clip(s) }
 
 // noteSkipped says on w how many files of predictions written by
 // falkon-ooc the inputs' folders held, which were not read.

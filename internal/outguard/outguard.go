@@ -81,9 +81,9 @@ type Output struct {
 // file "--out m: its summary m.json".
 func (o Output) describe() string {
 	if o.What == "" {
-		return fmt.Sprintf("%s %s", o.Flag, clip(o.Path))
+		return fmt.Sprintf("%s %s", o.Flag, Clip(o.Path))
 	}
-	return fmt.Sprintf("%s %s: its %s %s", o.Flag, clip(o.Value), o.What, clip(o.Path))
+	return fmt.Sprintf("%s %s: its %s %s", o.Flag, Clip(o.Value), o.What, Clip(o.Path))
 }
 
 // Error is a refusal of Check or Prepare. Usage marks a mistake on the
@@ -185,12 +185,12 @@ func same(a, b string) bool {
 func checkPath(o Output, inputs []string) error {
 	abs, err := filepath.Abs(o.Path)
 	if err != nil {
-		return errorf("%s %s: %v", o.Flag, clip(o.Path), err)
+		return errorf("%s %s: %v", o.Flag, Clip(o.Path), err)
 	}
 	dir := filepath.Dir(abs)
 	if st, err := os.Stat(abs); err == nil {
 		if st.IsDir() && !o.Dir {
-			return errorf("%s %s is a directory; name a file", o.Flag, clip(o.Path))
+			return errorf("%s %s is a directory; name a file", o.Flag, Clip(o.Path))
 		}
 		if err := checkClobber(o, inputs); err != nil {
 			return err
@@ -200,17 +200,17 @@ func checkPath(o Output, inputs []string) error {
 	// inputs and stores.
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return errorf("%s %s: its directory: %v", o.Flag, clip(o.Path), unwrapPath(err))
+		return errorf("%s %s: its directory: %v", o.Flag, Clip(o.Path), unwrapPath(err))
 	}
 	for d := real; ; d = filepath.Dir(d) {
 		st, err := os.Stat(d)
 		if err == nil {
 			if m, err := os.Stat(filepath.Join(d, chunkstore.ManifestName)); err == nil && m.Mode().IsRegular() {
-				return errorf("%s %s lies inside the store %s, which it would damage; choose another %s", o.Flag, clip(o.Path), d, o.Flag)
+				return errorf("%s %s lies inside the store %s, which it would damage; choose another %s", o.Flag, Clip(o.Path), d, o.Flag)
 			}
 			for _, in := range inputs {
 				if ist, err := os.Stat(in); err == nil && ist.IsDir() && os.SameFile(st, ist) {
-					return errorf("%s %s lies inside the input %s; choose another %s", o.Flag, clip(o.Path), clip(in), o.Flag)
+					return errorf("%s %s lies inside the input %s; choose another %s", o.Flag, Clip(o.Path), Clip(in), o.Flag)
 				}
 			}
 		}
@@ -238,7 +238,7 @@ func checkClobber(o Output, inputs []string) error {
 			continue
 		}
 		if os.SameFile(st, ist) {
-			return usagef("%s is the input %s: writing it would destroy the input; choose another %s", o.describe(), clip(in), o.Flag)
+			return usagef("%s is the input %s: writing it would destroy the input; choose another %s", o.describe(), Clip(in), o.Flag)
 		}
 		if !st.IsDir() || !o.Dir {
 			continue // a directory where a file goes is refused by checkPath
@@ -249,7 +249,7 @@ func checkClobber(o Output, inputs []string) error {
 		}
 		for d := filepath.Dir(real); ; d = filepath.Dir(d) {
 			if dst, err := os.Stat(d); err == nil && os.SameFile(st, dst) {
-				return usagef("%s holds the input %s: replacing it would destroy the input; choose another %s", o.describe(), clip(in), o.Flag)
+				return usagef("%s holds the input %s: replacing it would destroy the input; choose another %s", o.describe(), Clip(in), o.Flag)
 			}
 			if filepath.Dir(d) == d {
 				break
@@ -288,7 +288,7 @@ func checkOwn(o Output) error {
 		ok = st.IsDir() && IsStoreKey(o.Path+".key")
 		if !ok {
 			return errorf("%s exists and is not fit's (no %s beside it): not replacing it; pass --cache DIR to keep fit's store elsewhere, --force to replace it, or choose another %s",
-				o.describe(), clip(o.Path+".key"), o.Flag)
+				o.describe(), Clip(o.Path+".key"), o.Flag)
 		}
 	case StoreKey:
 		ok = regular && IsStoreKey(o.Path)
@@ -361,12 +361,12 @@ func Prepare(o Output, inputs []string) (removed []fileutil.Leftover, warn, err 
 	}
 	abs, err := filepath.Abs(o.Path)
 	if err != nil {
-		return nil, nil, errorf("%s %s: %v", o.Flag, clip(o.Path), err)
+		return nil, nil, errorf("%s %s: %v", o.Flag, Clip(o.Path), err)
 	}
 	dir := filepath.Dir(abs)
 	tmp, err := fileutil.MkdirTemp(dir, filepath.Base(abs))
 	if err != nil {
-		return nil, nil, errorf("%s %s: cannot write in %s: %v", o.Flag, clip(o.Path), filepath.Dir(o.Path), unwrapPath(err))
+		return nil, nil, errorf("%s %s: cannot write in %s: %v", o.Flag, Clip(o.Path), filepath.Dir(o.Path), unwrapPath(err))
 	}
 	os.RemoveAll(tmp)
 	removed, warn = fileutil.Clean(dir)
@@ -412,8 +412,8 @@ func Inputs(args ...string) []string {
 	return out
 }
 
-// clip shortens a user value to at most 200 bytes for a message.
-func clip(s string) string {
+// Clip shortens a user value to at most 200 bytes for a message.
+func Clip(s string) string {
 	const max = 200
 	if len(s) <= max {
 		return s
