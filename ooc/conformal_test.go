@@ -38,9 +38,6 @@ func heavyTailed(n int, seed uint64) ([]float64, []float64) {
 // Gaussian intervals miss their levels on fresh rows, the conformal
 // ones are within 2 points of them.
 func TestConformalHeavyTailed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits 3000 rows and predicts 40 000")
-	}
 	const d = 3
 	x, y := heavyTailed(3000, 1)
 	vx, vy := heavyTailed(8000, 2)
