@@ -26,7 +26,7 @@ const (
 
 // version is the program version, reported by "falkon-ooc version" and in
 // every --json document.
-var version = "0.1.0-dev"
+var version = "0.1.0"
 
 // command is one subcommand of falkon-ooc. Each command lives in its own
 // file and registers itself in commands from an init function.
