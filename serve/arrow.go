@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
 // ArrowStream is the media type of an Arrow IPC stream.
@@ -135,10 +137,7 @@ func (dc *decoder) arrowSchema(s *arrow.Schema) ([]int, error) {
 			return nil, badRequest(f.Name, "column %q appears twice", f.Name)
 		}
 		dc.seen[j] = dc.stamp
-		switch f.Type.ID() {
-		case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-			arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		default:
+		if !table.Numeric(f.Type) {
 			return nil, badRequest(f.Name, "column %q is of type %s, not a number", f.Name, f.Type)
 		}
 		cols[c] = j
@@ -152,38 +151,24 @@ func (dc *decoder) arrowSchema(s *arrow.Schema) ([]int, error) {
 }
 
 // arrowColumn writes column col (feature j) into x, row-major, the
-// first of its rows being the request's row base.
+// first of its rows being the request's row base. Values are converted
+// as predict converts a file's columns (table.Convert: numbers, bool,
+// dates and timestamps, decimals, dictionaries of them).
 func (dc *decoder) arrowColumn(col arrow.Array, x []float64, base, j int) error {
 	d := len(dc.info.Features)
 	n := col.Len()
-	for i := range n {
-		var v float64
+	if cap(dc.col) < n {
+		dc.col = make([]float64, n)
+	}
+	vals := dc.col[:n]
+	if err := table.Convert(col, vals, func(int, string) {}); err != nil {
+		return badRequest(dc.info.Features[j], "column %q: %v", dc.info.Features[j], err)
+	}
+	for i, v := range vals {
 		var err error
 		if col.IsNull(i) {
 			v, err = dc.nulls.null(base+i, j, dc.info.Features)
 		} else {
-			switch a := col.(type) {
-			case *array.Float64:
-				v = a.Value(i)
-			case *array.Float32:
-				v = float64(a.Value(i))
-			case *array.Int8:
-				v = float64(a.Value(i))
-			case *array.Int16:
-				v = float64(a.Value(i))
-			case *array.Int32:
-				v = float64(a.Value(i))
-			case *array.Int64:
-				v = float64(a.Value(i))
-			case *array.Uint8:
-				v = float64(a.Value(i))
-			case *array.Uint16:
-				v = float64(a.Value(i))
-			case *array.Uint32:
-				v = float64(a.Value(i))
-			case *array.Uint64:
-				v = float64(a.Value(i))
-			}
 			v, err = dc.nulls.value(v, base+i, j, dc.info.Features)
 		}
 		if err != nil {

@@ -148,6 +148,7 @@ type decoder struct {
 	*state
 	seen  []uint64 // stamp of the row or body that named feature j
 	stamp uint64
+	col   []float64 // one Arrow column's values, converted
 }
 
 // item is one prediction request on its way through the server: its

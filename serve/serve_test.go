@@ -254,6 +254,26 @@ func TestArrow(t *testing.T) {
 			t.Errorf("%v, want 400 %s", err, cc.msg)
 		}
 	}
+	// Booleans and dictionaries are read as predict reads them from a
+	// file (internal/table.Convert): true as 1, a dictionary by its values.
+	bb := array.NewBooleanBuilder(mem)
+	bb.AppendValues([]bool{true, false}, nil)
+	db := array.NewDictionaryBuilder(mem, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float64}).(*array.Float64DictionaryBuilder)
+	if err := db.AppendArray(func() arrow.Array {
+		b := array.NewFloat64Builder(mem)
+		b.AppendValues([]float64{2.5, 2.5}, nil)
+		return b.NewArray()
+	}()); err != nil {
+		t.Fatal(err)
+	}
+	rec = array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.FixedWidthTypes.Boolean}, {Name: "b", Type: db.Type()}}, nil), []arrow.Array{bb.NewArray(), db.NewArray()}, 2)
+	a, err = c.PredictArrow(context.Background(), rec, client.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{m.want([]float64{1, 2.5}, 0), m.want([]float64{0, 2.5}, 0)}; fmt.Sprint(a.Columns[0].Values) != fmt.Sprint(want) {
+		t.Errorf("bool and dictionary columns: %v, want %v", a.Columns[0].Values, want)
+	}
 	// NaN under --nulls error names the row.
 	_, srv2 := newServer(t, m, Options{})
 	rec = arrowRecord(t, []int64{1, 2}, []float32{0.5, float32(math.NaN())}, nil)
