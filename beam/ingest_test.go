@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,10 +44,44 @@ func csvFiles(t *testing.T, dir string) []string {
 	return ins
 }
 
+// catFiles writes CSV files of unequal lengths with a string column
+// whose levels differ from file to file (NULLs among them), an integer
+// column to name categorical, a date and rows to drop.
+func catFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var ins []string
+	row := 0
+	for f, n := range []int{45, 2, 80, 9} {
+		var b strings.Builder
+		b.WriteString("shop,kind,day,x,y\n")
+		for range n {
+			row++
+			shop := fmt.Sprintf("s%d", (row*(f+2))%(7+5*f))
+			if row%13 == 2 {
+				shop = ""
+			}
+			x := fmt.Sprint(row % 11)
+			if row%19 == 7 {
+				x = "NA"
+			}
+			fmt.Fprintf(&b, "%s,%d,2024-%02d-%02d,%s,%d\n", shop, row%3, 1+row%12, 1+row%28, x, row%5)
+		}
+		in := filepath.Join(dir, fmt.Sprintf("c%d.csv", f))
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, in)
+	}
+	return ins
+}
+
 // TestIngestMatchesLocal: falkon-ooc-beam's ingest on Prism gives the
 // store of ingest.Run (the same chunks, statistics and column report) for
-// a Hive folder of Parquet files with a string target, and for CSV files
-// with a weight column and dropped rows; a failed task is run again.
+// a Hive folder of Parquet files with a string target, for CSV files
+// with a weight column and dropped rows, and for CSV files with
+// categorical columns (levels counted per file, merged by the driver)
+// and a date with time features: the same levels, encoding and one-hot
+// features; a failed task is run again.
 func TestIngestMatchesLocal(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -58,6 +93,8 @@ func TestIngestMatchesLocal(t *testing.T) {
 	}{
 		{"hive", []string{interop + "hive/data"}, ingest.Config{Targets: []string{"color"}, ChunkRows: 37}, 5},
 		{"csv", csvFiles(t, dir), ingest.Config{Targets: []string{"y"}, Weight: "w", Nulls: "drop", ChunkRows: 8}, 3},
+		{"categorical", catFiles(t, dir), ingest.Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 5,
+			TimeFeatures: []string{"hour", "doy"}, Nulls: "drop", ChunkRows: 16}, 4},
 	}
 	var failed atomic.Int32
 	taskHook = func(kind string, i int) error {
@@ -89,6 +126,10 @@ func TestIngestMatchesLocal(t *testing.T) {
 		b, _ := json.Marshal(got)
 		if string(a) != string(b) {
 			t.Fatalf("%s: results differ:\n%s\n%s", c.name, a, b)
+		}
+		if c.name == "categorical" && (!slices.Contains(got.Features, "shop=(other)") || !slices.Contains(got.Features, "shop=(null)") ||
+			!slices.Contains(got.Features, "kind=2") || !slices.Contains(got.Features, "day:doy_sin")) {
+			t.Fatalf("categorical: features %q", got.Features)
 		}
 		t.Logf("%s: %d rows, %d files, %d chunks; jobs %+v", c.name, got.Rows, len(got.Files), got.Chunks, jobs)
 	}

@@ -2,6 +2,7 @@ package featenc
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -258,4 +259,54 @@ func about(exact bool) string {
 		return ""
 	}
 	return "about "
+}
+
+// counterJSON is a Counter as JSON: its levels sorted by name, so that
+// the same counts give the same bytes.
+type counterJSON struct {
+	Cap     int          `json:"cap"`
+	Levels  []levelCount `json:"levels"`
+	Total   int64        `json:"total"`
+	Nulls   int64        `json:"nulls,omitempty"`
+	Reduced bool         `json:"reduced,omitempty"`
+	Hashes  []uint64     `json:"hashes,omitempty"`
+}
+
+type levelCount struct {
+	Level string `json:"l"`
+	N     int64  `json:"n"`
+}
+
+// MarshalJSON encodes the counter (for a distributed ingest, whose
+// tasks count the levels of one file each and send them to the driver,
+// which merges them in file order).
+func (c *Counter) MarshalJSON() ([]byte, error) {
+	j := counterJSON{Cap: c.cap, Total: c.total, Nulls: c.nulls, Reduced: c.reduced, Hashes: c.hashes}
+	j.Levels = make([]levelCount, 0, len(c.counts))
+	for _, e := range c.counts {
+		j.Levels = append(j.Levels, levelCount{e.name, e.n})
+	}
+	slices.SortFunc(j.Levels, func(a, b levelCount) int { return strings.Compare(a.Level, b.Level) })
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes MarshalJSON's encoding: the same counter, whose
+// Merge, Levels and Distinct give what the original's do.
+func (c *Counter) UnmarshalJSON(b []byte) error {
+	var j counterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.Cap <= 0 || len(j.Levels) > j.Cap || len(j.Hashes) > kmv || !slices.IsSorted(j.Hashes) {
+		return fmt.Errorf("featenc: a counter of cap %d with %d levels and %d hashes", j.Cap, len(j.Levels), len(j.Hashes))
+	}
+	*c = Counter{cap: j.Cap, counts: make(map[float64]level, len(j.Levels)), total: j.Total, nulls: j.Nulls, reduced: j.Reduced, hashes: j.Hashes}
+	for _, l := range j.Levels {
+		code := Code(l.Level)
+		if _, dup := c.counts[code]; dup || l.N <= 0 {
+			return fmt.Errorf("featenc: a counter with level %q twice or of count %d", l.Level, l.N)
+		}
+		c.counts[code] = level{l.Level, l.N}
+	}
+	return nil
 }

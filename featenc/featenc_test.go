@@ -1,6 +1,7 @@
 package featenc
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -175,5 +176,62 @@ func TestAssembler(t *testing.T) {
 	}
 	if u := a.Unseen(); len(u) != 1 || u[0] != (Unseen{"c", 1, "c=(other)"}) {
 		t.Fatalf("Unseen = %+v", u)
+	}
+}
+
+// TestCounterJSON: a counter through JSON (exact, with NULLs, and one
+// reduced to its summary) merges, chooses levels and estimates as the
+// original; damaged encodings are refused.
+func TestCounterJSON(t *testing.T) {
+	parts := make([]*Counter, 3)
+	for p := range parts {
+		parts[p] = NewCounter(64)
+		for i := range 40 + 100*p {
+			parts[p].Add(fmt.Sprintf("l%d", i%(20+90*p)))
+			if i%9 == p {
+				parts[p].AddNull()
+			}
+		}
+	}
+	a, b := NewCounter(64), NewCounter(64)
+	for _, c := range parts {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d Counter
+		if err := json.Unmarshal(j, &d); err != nil {
+			t.Fatal(err)
+		}
+		if j2, _ := json.Marshal(&d); string(j2) != string(j) {
+			t.Fatalf("re-encoded %s, first %s", j2, j)
+		}
+		a.Merge(c)
+		b.Merge(&d)
+	}
+	if parts[0].reduced || !parts[2].reduced {
+		t.Fatal("the first part should be exact and the third reduced: the test does not cover both")
+	}
+	for _, max := range []int{5, 64} {
+		if a.Note(max) != b.Note(max) {
+			t.Fatalf("Note(%d): %q from the decoded counters, %q from the originals", max, b.Note(max), a.Note(max))
+		}
+		la, oa := a.Levels(max)
+		lb, ob := b.Levels(max)
+		if !slices.Equal(la, lb) || oa != ob {
+			t.Fatalf("Levels(%d) = %q %v, want %q %v", max, lb, ob, la, oa)
+		}
+	}
+	for _, bad := range []string{
+		`{"cap":0,"levels":[],"total":0}`,
+		`{"cap":2,"levels":[{"l":"a","n":1},{"l":"b","n":1},{"l":"c","n":1}],"total":3}`,
+		`{"cap":4,"levels":[{"l":"a","n":1},{"l":"a","n":1}],"total":2}`,
+		`{"cap":4,"levels":[{"l":"a","n":0}],"total":0}`,
+		`{"cap":4,"levels":[],"total":0,"hashes":[3,2]}`,
+	} {
+		var c Counter
+		if err := json.Unmarshal([]byte(bad), &c); err == nil || !strings.HasPrefix(err.Error(), "featenc: a counter") {
+			t.Errorf("%s: err = %v", bad, err)
+		}
 	}
 }

@@ -2,10 +2,12 @@ package ingest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
@@ -112,6 +114,9 @@ func (s *session) encode(keep []int) error {
 		case c != nil:
 			col = c.Column(s.names[j], s.cfg.MaxLevels)
 			s.report[s.reportAt[j]].Note = c.Note(s.cfg.MaxLevels)
+			if st := s.strays[j]; st != "" {
+				s.report[s.reportAt[j]].Note = st + "; " + c.Note(s.cfg.MaxLevels)
+			}
 		case s.times[j]:
 			col = featenc.Column{Source: s.names[j], Kind: featenc.Time, Cyclic: s.cfg.TimeFeatures}
 			col.Features = featenc.FeatureNames(col)
@@ -137,6 +142,97 @@ func (s *session) encode(keep []int) error {
 	}
 	s.spec, s.enc = spec, enc
 	return nil
+}
+
+// idLevelsRows and idLevelsShare say when a categorical column is a row
+// identifier: at least idLevelsRows values, and distinct levels at least
+// idLevelsShare of them. One-hot features of its most frequent levels
+// would each mark a row or two.
+const (
+	idLevelsRows  = 100
+	idLevelsShare = 0.9
+)
+
+// levelsIdentifier returns, for chosen column j, a categorical feature
+// that ingest chose by default (not named in Features or Categorical),
+// the column report's note when its levels say it is a row identifier
+// (see idLevelsShare), else "".
+func (s *session) levelsIdentifier(j int) string {
+	c := s.cats[j]
+	if c == nil || j >= s.nfeat || len(s.cfg.Features) > 0 || slices.Contains(s.cfg.Categorical, s.names[j]) {
+		return ""
+	}
+	n, exact := c.Distinct()
+	total := c.Total()
+	if total < idLevelsRows || float64(n) < idLevelsShare*float64(total) {
+		return ""
+	}
+	how := "exact"
+	if !exact {
+		how = "estimated"
+	}
+	return fmt.Sprintf("a row identifier: %s%d distinct levels (%s) in %d values; name it in --features or --categorical to keep it as one-hot features of its %d most frequent levels",
+		about(exact), n, how, total, s.cfg.MaxLevels)
+}
+
+func about(exact bool) string {
+	if exact {
+		return ""
+	}
+	return "about "
+}
+
+// useEncoding sets the encoding of the kept features keep to spec (an
+// encode's, or nil), as encode sets it.
+func (s *session) useEncoding(spec *featenc.Spec, keep []int) error {
+	s.encCol = make([]int, len(s.names))
+	for j := range s.encCol {
+		s.encCol[j] = -1
+	}
+	s.spec, s.enc = nil, nil
+	if spec == nil {
+		return nil
+	}
+	enc, err := featenc.NewEncoder(spec)
+	if err != nil {
+		return err
+	}
+	for _, j := range keep {
+		if j >= s.nfeat || (s.cats[j] == nil && !s.times[j]) {
+			continue
+		}
+		c := slices.IndexFunc(spec.Columns, func(c featenc.Column) bool { return c.Source == s.names[j] })
+		if c < 0 {
+			return fmt.Errorf("the encoding has no column %q", clip(s.names[j]))
+		}
+		s.encCol[j] = c
+	}
+	s.spec, s.enc = spec, enc
+	return nil
+}
+
+// storedSpecs returns the store's features and targets (the weight last)
+// for the chosen columns keep, each encoded feature replaced by its
+// features (one-hot: bool; time: float64), as install writes them.
+func (s *session) storedSpecs(keep []int) (feats, targs []chunkstore.ColumnSpec) {
+	for _, j := range keep {
+		switch {
+		case j < s.nfeat && s.encCol != nil && s.encCol[j] >= 0:
+			col := s.spec.Columns[s.encCol[j]]
+			typ := "bool"
+			if col.Kind == featenc.Time {
+				typ = "float64"
+			}
+			for _, f := range col.Features {
+				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: typ})
+			}
+		case j < s.nfeat:
+			feats = append(feats, chunkstore.ColumnSpec{Name: s.names[j], Type: s.specs[j]})
+		default:
+			targs = append(targs, chunkstore.ColumnSpec{Name: s.names[j], Type: s.specs[j]})
+		}
+	}
+	return feats, targs
 }
 
 // uncount takes back the levels of the rows drop (true: dropped) of a

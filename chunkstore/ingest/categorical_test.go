@@ -189,3 +189,100 @@ func TestTimeFeatures(t *testing.T) {
 		t.Fatalf("encoding %+v", st.m.Encoding)
 	}
 }
+
+// TestStrayNumber: a text column of numbers with one value that is not a
+// number would be read as text, and so become categorical: ingest refuses
+// it naming the file, column, row and value; named categorical or
+// excluded it is taken; a dry run (inspect) notes it instead; a column
+// with many non-numbers is categorical as before.
+func TestStrayNumber(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "w.csv")
+	writeText(t, in, "weight,x,y", 300, func(i int) string {
+		w := fmt.Sprintf("%.1f", 50+float64(i%40)/2)
+		if i == 56 {
+			w = "4.2kg"
+		}
+		return fmt.Sprintf("%s,%d,%d", w, i%9, i%4)
+	})
+	want := in + `: column "weight" holds numbers, but row 57 (1-based, counted within this file, header line not counted) holds "4.2kg", which is not a number; ` +
+		`as text the column would be categorical, each number a level. Correct the value or leave the field empty (a NULL, see --nulls), ` +
+		`leave the column out with --exclude, or name it in --categorical to take its values as levels`
+	for _, cfg := range []Config{{Targets: []string{"y"}}, {Targets: []string{"y"}, Features: []string{"weight", "x"}}} {
+		cfg.Out = filepath.Join(dir, "s")
+		if _, err := Run(t.Context(), []string{in}, cfg); err == nil || err.Error() != want {
+			t.Fatalf("features %q: err = %v\nwant %s", cfg.Features, err, want)
+		}
+		if _, err := os.Stat(cfg.Out); err == nil {
+			t.Fatal("a store was written")
+		}
+	}
+	res, _ := mustIngest(t, []string{in}, Config{Targets: []string{"y"}, Categorical: []string{"weight"}})
+	if !slices.Contains(res.Features, "weight=4.2kg") && !slices.Contains(res.Features, "weight=(other)") {
+		t.Fatalf("named categorical: features %q", res.Features)
+	}
+	if res, _ := mustIngest(t, []string{in}, Config{Targets: []string{"y"}, Exclude: []string{"weight"}}); !slices.Equal(res.Features, []string{"x"}) {
+		t.Fatalf("excluded: features %q", res.Features)
+	}
+	dry, err := DryRun(t.Context(), []string{in}, Config{Targets: []string{"y"}, Nulls: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := dry.Columns[0].Note; !strings.HasPrefix(note, `numbers, but row 57 (1-based, counted within this file, header line not counted) holds "4.2kg": ingest refuses the column`) {
+		t.Fatalf("dry run note %q", note)
+	}
+	// Two sizes in ten are words: a categorical column, no error.
+	mixed := filepath.Join(dir, "m.csv")
+	writeText(t, mixed, "size,x,y", 100, func(i int) string {
+		s := fmt.Sprint(36 + i%5)
+		if i%10 < 2 {
+			s = []string{"S", "XL"}[i%10]
+		}
+		return fmt.Sprintf("%s,%d,%d", s, i%9, i%4)
+	})
+	if res, _ := mustIngest(t, []string{mixed}, Config{Targets: []string{"y"}}); !slices.Contains(res.Features, "size=XL") {
+		t.Fatalf("mixed: features %q", res.Features)
+	}
+}
+
+// TestIdentifierLevels: a string column whose values are all distinct
+// is a row identifier: left out of the default features with the reason
+// and a note in the column report; named in Features it is kept, and a
+// small file's distinct levels are not taken for one.
+func TestIdentifierLevels(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.csv")
+	row := func(i int) string {
+		return fmt.Sprintf("t%05d-%x,%s,%d,%d", i, i*7919, string(rune('a'+i%5)), i%9, i%4)
+	}
+	writeText(t, in, "token,shop,x,y", 150, row)
+	res, _ := mustIngest(t, []string{in}, Config{Targets: []string{"y"}})
+	if got := report(res.Columns); got != "token:skipped(identifier) shop:feature x:feature y:target" {
+		t.Fatalf("report %s", got)
+	}
+	want := "a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as one-hot features of its 64 most frequent levels"
+	if note := res.Columns[0].Note; note != want {
+		t.Fatalf("note %q\nwant %q", note, want)
+	}
+	if slices.ContainsFunc(res.Features, func(f string) bool { return strings.HasPrefix(f, "token=") }) {
+		t.Fatalf("features %q", res.Features)
+	}
+	for _, cfg := range []Config{{Features: []string{"token", "x"}}, {Categorical: []string{"token"}}} {
+		cfg.Targets = []string{"y"}
+		if res, _ := mustIngest(t, []string{in}, cfg); !slices.Contains(res.Features, "token=(other)") {
+			t.Fatalf("named: features %q", res.Features)
+		}
+	}
+	small := filepath.Join(dir, "s.csv")
+	writeText(t, small, "token,shop,x,y", 30, row)
+	if res, _ := mustIngest(t, []string{small}, Config{Targets: []string{"y"}}); !slices.Contains(res.Features, "token=t00000-0") {
+		t.Fatalf("30 rows: features %q", res.Features)
+	}
+	// Only identifiers and a constant: nothing left, with the reasons.
+	only := filepath.Join(dir, "o.csv")
+	writeText(t, only, "token,c,y", 150, func(i int) string { return fmt.Sprintf("t%d,5,%d", i, i%3) })
+	_, err := Run(t.Context(), []string{only}, Config{Out: filepath.Join(dir, "o"), Targets: []string{"y"}})
+	if want := `no feature columns left: "token" (identifier), "c" (constant); name columns in --features to keep them`; err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}

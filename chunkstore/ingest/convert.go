@@ -42,6 +42,9 @@ type colType struct {
 	// cat, for a categorical feature, encodes this file's values as codes
 	// and counts their levels.
 	cat *catCoder
+	// stray, for a text column of strings, is its first value that is not
+	// a number when nearly all its sampled values are (see strayOf).
+	stray *strayValue
 }
 
 // classify maps an Arrow type to its class.
@@ -49,37 +52,37 @@ func classify(dt arrow.DataType) colType {
 	switch dt.ID() {
 	case arrow.FLOAT64, arrow.FLOAT32, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return colType{classNumeric, dt.Name(), dt.String(), false, nil, dt.ID() != arrow.FLOAT64 && dt.ID() != arrow.FLOAT32, nil}
+		return colType{classNumeric, dt.Name(), dt.String(), false, nil, dt.ID() != arrow.FLOAT64 && dt.ID() != arrow.FLOAT32, nil, nil}
 	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
-		return colType{classNumeric, "float64", dt.String(), false, nil, false, nil}
+		return colType{classNumeric, "float64", dt.String(), false, nil, false, nil, nil}
 	case arrow.BOOL:
-		return colType{classBool, "bool", "bool", false, nil, false, nil}
+		return colType{classBool, "bool", "bool", false, nil, false, nil, nil}
 	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		return colType{classTemporal, "float64", dt.String(), false, nil, false, nil}
+		return colType{classTemporal, "float64", dt.String(), false, nil, false, nil, nil}
 	case arrow.DICTIONARY:
 		d := dt.(*arrow.DictionaryType)
 		v := classify(d.ValueType)
 		v.desc = dt.String()
 		return v
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return colType{classString, "", dt.String() + " (string)", false, nil, false, nil}
+		return colType{classString, "", dt.String() + " (string)", false, nil, false, nil, nil}
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-		return colType{classString, "", dt.String() + " (binary)", false, nil, false, nil}
+		return colType{classString, "", dt.String() + " (binary)", false, nil, false, nil, nil}
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW,
 		arrow.STRUCT, arrow.MAP, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return colType{classNested, "", dt.String() + " (nested)", false, nil, false, nil}
+		return colType{classNested, "", dt.String() + " (nested)", false, nil, false, nil, nil}
 	default:
-		return colType{classOther, "", dt.String(), false, nil, false, nil}
+		return colType{classOther, "", dt.String(), false, nil, false, nil, nil}
 	}
 }
 
 // Text column types, inferred from the first block of a text file. The
 // values arrive as strings and are parsed by parseText.
 var (
-	textNumeric = colType{classNumeric, "float64", "number", false, nil, true, nil}
-	textBool    = colType{classBool, "bool", "bool", false, nil, false, nil}
-	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false, nil, false, nil}
-	textString  = colType{classString, "", "string", false, nil, false, nil}
+	textNumeric = colType{classNumeric, "float64", "number", false, nil, true, nil, nil}
+	textBool    = colType{classBool, "bool", "bool", false, nil, false, nil, nil}
+	textDate    = colType{classTemporal, "float64", "date (YYYY-MM-DD)", false, nil, false, nil, nil}
+	textString  = colType{classString, "", "string", false, nil, false, nil, nil}
 )
 
 // bad records the first value in a column batch that cannot be stored, and

@@ -42,6 +42,12 @@ import (
 // Run's, except for the segments (one per chunk range instead of one per
 // gigabyte, so the blocks' offsets and the store ID over them differ) and
 // the creation time. Standard input and --nulls mean are not supported.
+//
+// Categorical features are encoded as Run encodes them: each ReadFile
+// stores the raw codes of its levels in its piece and returns the file's
+// featenc.Counter in its summary; Layout merges the counters in file
+// order, as Run merges them, and chooses the levels (Layout.Encoding);
+// WritePart expands the codes, and time columns, into their features.
 
 // Plan is a distributed ingest as every task sees it. Its fields are
 // exported for encoding/json only.
@@ -61,6 +67,10 @@ type Plan struct {
 	Checks      []*CheckSpec `json:"checks"`
 	Labeled     []bool       `json:"labeled"`
 	PartNumeric []bool       `json:"part_numeric"`
+	// Categorical marks the categorical features (levels counted, then
+	// one-hot); Time the date and timestamp features with time features.
+	Categorical []bool `json:"categorical,omitempty"`
+	Time        []bool `json:"time,omitempty"`
 	// The column report before the checks, and each chosen column's place
 	// in it.
 	Report   []chunkstore.InputColumn `json:"report"`
@@ -105,6 +115,9 @@ type FileSummary struct {
 	// First is the file's first stored row (label codes of the piece);
 	// nil when it has no rows.
 	First []float64 `json:"first"`
+	// Levels holds, per categorical feature (Plan.Categorical), the
+	// file's levels as its counter counted them.
+	Levels []*featenc.Counter `json:"levels,omitempty"`
 	// Err is the error that stopped the file's reading, as Run reports it;
 	// ValueErr and ParseErr hold it when it is one of those types.
 	Err      string      `json:"err,omitempty"`
@@ -158,6 +171,9 @@ type Layout struct {
 	// statistics of every part are taken relative to it.
 	Shift  []float64                `json:"shift"`
 	Report []chunkstore.InputColumn `json:"report"`
+	// Encoding is the encoding of the categorical and time features, as
+	// Run chooses it from the merged levels (nil: none).
+	Encoding *featenc.Spec `json:"encoding,omitempty"`
 }
 
 // NewPlan checks cfg and the inputs, inspects them and chooses the
@@ -202,14 +218,6 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 	if err := s.plan(ctx, paths, nil); err != nil {
 		return nil, err
 	}
-	for j, c := range s.cats {
-		if c != nil {
-			return nil, fmt.Errorf("column %q is a categorical feature, which a distributed ingest does not encode yet: ingest with falkon-ooc ingest, or leave it out with --exclude", clip(s.names[j]))
-		}
-		if s.times[j] {
-			return nil, fmt.Errorf("column %q would get time features, which a distributed ingest does not encode yet: ingest with falkon-ooc ingest", clip(s.names[j]))
-		}
-	}
 	p := &Plan{Config: cfg, Names: s.names, NFeat: s.nfeat, Specs: s.specs, Report: s.report, ReportAt: s.reportAt,
 		BatchRows: s.batchRows, ChunkRows: cfg.ChunkRows, Skipped: skipped, start: start}
 	p.Config.Progress = nil
@@ -226,6 +234,8 @@ func NewPlan(ctx context.Context, inputs []string, cfg Config) (*Plan, error) {
 		}
 		p.Checks = append(p.Checks, cs)
 		p.Labeled = append(p.Labeled, s.labels[j] != nil)
+		p.Categorical = append(p.Categorical, s.cats[j] != nil)
+		p.Time = append(p.Time, s.times[j])
 	}
 	first := s.files[0]
 	for k := first.nreal; k < len(first.names); k++ {
@@ -293,8 +303,21 @@ func (p *Plan) session() *session {
 		if p.Labeled[j] {
 			s.labels[j] = newLabelSet(n)
 		}
+		if j < len(p.Categorical) && p.Categorical[j] {
+			s.cats[j] = featenc.NewCounter(0)
+		}
+		s.times[j] = j < len(p.Time) && p.Time[j]
 	}
 	return s
+}
+
+// encodedSession is session with lay's encoding of the features.
+func (p *Plan) encodedSession(lay *Layout) (*session, error) {
+	s := p.session()
+	if err := s.useEncoding(lay.Encoding, lay.Keep); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // ReadFile reads input i into its piece and summarises it (a task of step
@@ -372,6 +395,9 @@ func (p *Plan) read(ctx context.Context, i int, s *session, w *chunkstore.Writer
 		}
 		if s.labels[j] != nil && f.types[i].class == classString {
 			f.types[i].labels = s.labels[j]
+		}
+		if s.cats[j] != nil {
+			f.types[i].cat = newCatCoder(n)
 		}
 	}
 	// The file's own checks: summaries only (named columns record their
@@ -469,6 +495,11 @@ func (p *Plan) read(ctx context.Context, i int, s *session, w *chunkstore.Writer
 			sum.Labels = append(sum.Labels, slices.Clone(l.names))
 		}
 	}
+	for j, c := range s.cats {
+		if c != nil {
+			sum.Levels = append(sum.Levels, f.types[f.index[s.names[j]]].cat.counter)
+		}
+	}
 	return nil
 }
 
@@ -506,7 +537,7 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 		}
 	}
 	s := p.session()
-	nchecks, nlabels := 0, 0
+	nchecks, nlabels, ncats := 0, 0, 0
 	for j := range p.Names {
 		if s.checks[j] != nil {
 			nchecks++
@@ -514,13 +545,17 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 		if s.labels[j] != nil {
 			nlabels++
 		}
+		if s.cats[j] != nil {
+			ncats++
+		}
 	}
 	lay := &Layout{Remap: make([][][]float64, len(p.Files))}
 	firstCode := make([][][]int, len(p.Files)) // per file, label column: piece code -> first-pass code
 	var first []float64
 	firstFile := -1
 	for i, fs := range byFile {
-		if len(fs.Checks) != nchecks || len(fs.Labels) != nlabels || (fs.Rows > 0) != (len(fs.First) == len(p.Names)) {
+		if len(fs.Checks) != nchecks || len(fs.Labels) != nlabels || len(fs.Levels) != ncats || slices.Contains(fs.Levels, nil) ||
+			(fs.Rows > 0) != (len(fs.First) == len(p.Names)) {
 			return nil, fmt.Errorf("ingest: the summary of %s does not fit the plan", p.Files[i].Path)
 		}
 		lay.Offsets = append(lay.Offsets, lay.Rows)
@@ -538,6 +573,13 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 			cs := fs.Checks[k]
 			k++
 			c.add(colSum{n: int(cs.N), first: cs.First, last: cs.Last, min: cs.Min, max: cs.Max, inc: cs.Inc, dec: cs.Dec, integral: cs.Integral}, cs.Values)
+		}
+		k = 0
+		for _, total := range s.cats { // in file order, as Run's mergeLevels
+			if total != nil {
+				total.Merge(fs.Levels[k])
+				k++
+			}
 		}
 		k = 0
 		firstCode[i] = make([][]int, len(p.Names))
@@ -577,6 +619,10 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 		lay.Labels[s.names[j]] = labels
 		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
+	if err := s.encode(keep); err != nil {
+		return nil, err
+	}
+	lay.Encoding = s.spec
 	for i := range p.Files {
 		lay.Remap[i] = make([][]float64, len(p.Names))
 		for j, codes := range firstCode[i] {
@@ -603,10 +649,23 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 			if m := lay.Remap[firstFile][j]; m != nil {
 				v = m[int(v)]
 			}
+			if c := s.encCol[j]; j < s.nfeat && c >= 0 {
+				// The first row's features, as WritePart expands it.
+				dst := make([][]float64, s.enc.Width(c))
+				for q := range dst {
+					dst[q] = make([]float64, 1)
+				}
+				s.enc.Expand(c, []float64{v}, dst)
+				for _, d := range dst {
+					lay.Shift = append(lay.Shift, d[0])
+				}
+				continue
+			}
 			lay.Shift = append(lay.Shift, v)
 		}
 	} else {
-		lay.Shift = make([]float64, len(keep))
+		feats, targs := s.storedSpecs(keep)
+		lay.Shift = make([]float64, len(feats)+len(targs))
 	}
 	lay.Chunks = int((lay.Rows + int64(p.ChunkRows) - 1) / int64(p.ChunkRows))
 	lay.Report = s.report
@@ -621,9 +680,9 @@ func partBounds(k, parts, n int) (lo, hi int) {
 
 // options returns the store's chunkstore options and columns for lay.
 func (p *Plan) options(s *session, lay *Layout) (feats, targs []chunkstore.ColumnSpec, opt chunkstore.Options) {
-	feats, targs = s.columnSpecs(lay.Keep)
+	feats, targs = s.storedSpecs(lay.Keep)
 	opt = chunkstore.Options{ChunkRows: p.ChunkRows, Codec: p.Config.Codec, Workers: p.Config.Workers,
-		Weight: p.Config.Weight, Labels: lay.Labels, InputColumns: lay.Report}
+		Weight: p.Config.Weight, Labels: lay.Labels, InputColumns: lay.Report, Encoding: lay.Encoding}
 	return feats, targs, opt
 }
 
@@ -645,7 +704,10 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 	if parts < 1 || k < 0 || k >= parts {
 		return nil, fmt.Errorf("ingest: part %d of %d", k, parts)
 	}
-	s := p.session()
+	s, err := p.encodedSession(lay)
+	if err != nil {
+		return nil, err
+	}
 	feats, targs, opt := p.options(s, lay)
 	lo, hi := partBounds(k, parts, lay.Chunks)
 	w, err := chunkstore.CreatePart(dir, k, lo, feats, targs, opt, lay.Shift)
@@ -659,6 +721,10 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 	for c := range buf {
 		buf[c] = make([]float64, p.ChunkRows)
 	}
+	// out holds the stored columns: the read ones, with each encoded one
+	// replaced by its features (in ebuf), as Run's install expands them.
+	out := make([][]float64, 0, len(feats)+len(targs))
+	ebuf := make([]float64, len(feats)*p.ChunkRows)
 	for i := range p.Files {
 		fa, fb := lay.Offsets[i], lay.Offsets[i]+lay.FileRows[i]
 		if fb <= a || fa >= b {
@@ -682,6 +748,7 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 				r.Close()
 				return nil, err
 			}
+			out, e := out[:0], 0
 			for q, j := range lay.Keep {
 				cols[q] = cols[q][from-ca : to-ca]
 				if m := lay.Remap[i][j]; m != nil {
@@ -689,8 +756,18 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 						cols[q][x] = m[int(v)]
 					}
 				}
+				if c := s.encCol[j]; j < s.nfeat && c >= 0 {
+					width := s.enc.Width(c)
+					for range width {
+						out = append(out, ebuf[e*p.ChunkRows:e*p.ChunkRows+len(cols[q])])
+						e++
+					}
+					s.enc.Expand(c, cols[q], out[len(out)-width:])
+					continue
+				}
+				out = append(out, cols[q])
 			}
-			if err := w.Append(cols); err != nil {
+			if err := w.Append(out); err != nil {
 				r.Close()
 				return nil, err
 			}
@@ -709,7 +786,10 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 // together: it writes the manifest last and moves the store to
 // Config.Out (step 4).
 func (p *Plan) Finish(ctx context.Context, lay *Layout, parts []*chunkstore.Part) (*Result, error) {
-	s := p.session()
+	s, err := p.encodedSession(lay)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range p.Files {
 		s.files = append(s.files, &fileInfo{path: f.Path, name: f.Path, size: f.Size, modTime: f.ModTime, rows: f.Rows})
 	}
@@ -736,7 +816,10 @@ func (p *Plan) Finish(ctx context.Context, lay *Layout, parts []*chunkstore.Part
 // (chunkstore.ManifestName) last: readers refuse a store without it, so
 // the store appears only when it is whole.
 func (p *Plan) FinishTo(ctx context.Context, lay *Layout, parts []*chunkstore.Part, put func(ctx context.Context, manifest []byte) error) (*Result, error) {
-	s := p.session()
+	s, err := p.encodedSession(lay)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range p.Files {
 		s.files = append(s.files, &fileInfo{path: f.Path, name: f.Path, size: f.Size, modTime: f.ModTime, rows: f.Rows})
 	}

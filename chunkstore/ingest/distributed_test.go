@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,46 @@ func TestDistributedText(t *testing.T) {
 	}
 }
 
+// TestDistributedCategorical: a string column whose levels differ from
+// file to file (more than MaxLevels of them, NULLs among them), an integer
+// column named categorical and a date with time features, in CSV files of
+// unequal lengths with dropped rows: the distributed store has Run's
+// levels, encoding and chunks.
+func TestDistributedCategorical(t *testing.T) {
+	dir := t.TempDir()
+	var ins []string
+	row := 0
+	for f, n := range []int{40, 3, 70, 1} {
+		in := filepath.Join(dir, fmt.Sprintf("f%d.csv", f))
+		writeText(t, in, "shop,kind,day,x,y", n, func(i int) string {
+			row++
+			shop := fmt.Sprintf("s%d", (row*(f+2))%(9+4*f))
+			if row%11 == 3 {
+				shop = ""
+			}
+			x := fmt.Sprint(row % 13)
+			if row%17 == 5 {
+				x = "NaN"
+			}
+			return fmt.Sprintf("%s,%d,2024-0%d-%02d,%s,%d", shop, row%4, 1+row%9, 1+row%28, x, row%5)
+		})
+		ins = append(ins, in)
+	}
+	cfg := Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 6,
+		TimeFeatures: []string{"dow", "doy"}, Nulls: "drop", ChunkRows: 16}
+	for _, parts := range []int{1, 3, 8} {
+		res := sameIngest(t, ins, cfg, parts)
+		want := "shop=(other)"
+		if !slices.Contains(res.Features, want) || !slices.Contains(res.Features, "shop=(null)") ||
+			!slices.Contains(res.Features, "kind=3") || !slices.Contains(res.Features, "day:doy_cos") || res.Dropped == 0 {
+			t.Fatalf("parts %d: features %q, dropped %d", parts, res.Features, res.Dropped)
+		}
+		if got := report(res.Columns); got != "shop:feature kind:feature day:feature x:feature y:target" {
+			t.Fatalf("report %s", got)
+		}
+	}
+}
+
 // TestDistributedErrors: every error comes with Run's message.
 func TestDistributedErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -163,6 +204,12 @@ func TestDistributedErrors(t *testing.T) {
 	}
 	l1, l2 := labels("l1.csv", 0), labels("l2.csv", 60)
 	missing := write("missing.csv", "x,y", 5, func(i int) string { return fmt.Sprintf("%d,%d", i, i) })
+	stray := write("stray.csv", "x,y", 50, func(i int) string {
+		if i == 30 {
+			return "3 m,1"
+		}
+		return fmt.Sprintf("%d,%d", i%6, i%2)
+	})
 	constant := write("const.csv", "x,y", 5, func(i int) string { return "3,1" })
 	cases := []struct {
 		name   string
@@ -174,6 +221,7 @@ func TestDistributedErrors(t *testing.T) {
 		{"too many labels", []string{l1, l2}, Config{Targets: []string{"kind"}, Workers: 1}},
 		{"missing column", []string{good, missing}, Config{Targets: []string{"y"}, Weight: "w"}},
 		{"no feature left", []string{constant}, Config{Targets: []string{"y"}}},
+		{"stray non-number", []string{good, stray}, Config{Targets: []string{"y"}}},
 		{"nulls", []string{good}, Config{Targets: []string{"y"}, Nulls: "sometimes"}},
 	}
 	for i, c := range cases {

@@ -39,6 +39,7 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 		}
 	}
 	s := newSession(cfg, mem)
+	s.dry = true
 	paths, skipped, err := expandInputs(inputs)
 	if err != nil {
 		return nil, err

@@ -193,7 +193,13 @@ type session struct {
 	// count (DryRun with Nulls "error"): bad values are counted per
 	// column (counts, under countMu) instead of stopping the pass, and
 	// their rows handled as Nulls "mean" handles them.
-	count   bool
+	count bool
+	// dry: a dry run (inspect), which notes in the column report what
+	// ingest would refuse before reading (checkStrays).
+	dry bool
+	// strays, in a dry run, holds the notes of checkStrays per chosen
+	// column.
+	strays  map[int]string
 	countMu sync.Mutex
 	counts  []chunkstore.BadCounts
 	firstAt []badAt // per chosen column: where its first bad value is

@@ -287,6 +287,9 @@ func (s *session) choose() error {
 		}
 	}
 	s.buildReport(excluded)
+	if err := s.checkStrays(categorical); err != nil {
+		return err
+	}
 
 	// Every file must have every chosen column, of the same class.
 	s.specs = make([]string, len(s.names))
@@ -401,10 +404,48 @@ func (s *session) buildReport(excluded map[string]bool) {
 	}
 }
 
+// checkStrays refuses a chosen feature that some file's sample reads as
+// text because of a few values that are not numbers (colType.stray),
+// unless it is named in categorical: it would silently become a
+// categorical column of numbers. A dry run (inspect) notes it in the
+// column report instead.
+func (s *session) checkStrays(categorical map[string]bool) error {
+	for j, n := range s.names[:s.nfeat] {
+		if categorical[n] {
+			continue
+		}
+		for _, f := range s.files {
+			i, ok := f.index[n]
+			if !ok || f.types[i].stray == nil {
+				continue
+			}
+			st := f.types[i].stray
+			others := ""
+			if st.count > 1 {
+				others = fmt.Sprintf(" (and %d more such values in its first %d rows)", st.count-1, sniffRows)
+			}
+			if s.dry {
+				if f == s.files[0] {
+					if s.strays == nil {
+						s.strays = map[int]string{}
+					}
+					s.strays[j] = fmt.Sprintf("numbers, but %s holds %q%s: ingest refuses the column unless the value is corrected, the column excluded or named in --categorical",
+						rowPhrase(st.row, f.header), clip(st.value), others)
+					s.report[s.reportAt[j]].Note = s.strays[j]
+				}
+				continue
+			}
+			return fmt.Errorf("%s: column %q holds numbers, but %s holds %q, which is not a number%s; as text the column would be categorical, each number a level. Correct the value or leave the field empty (a NULL, see --nulls), leave the column out with --exclude, or name it in --categorical to take its values as levels",
+				f.path, clip(n), rowPhrase(st.row, f.header), clip(st.value), others)
+		}
+	}
+	return nil
+}
+
 // Types of Hive partition columns.
 var (
-	partNumber = colType{classNumeric, "float64", "partition key (number)", true, nil, false, nil}
-	partText   = colType{classString, "", "partition key (text)", true, nil, false, nil}
+	partNumber = colType{classNumeric, "float64", "partition key (number)", true, nil, false, nil, nil}
+	partText   = colType{classString, "", "partition key (text)", true, nil, false, nil, nil}
 )
 
 // unifyPartitions checks that every file has the same partition keys, in

@@ -196,6 +196,12 @@ func (s *session) decide() ([]int, error) {
 	for j := range s.names {
 		c := s.checks[j]
 		if c == nil {
+			if note := s.levelsIdentifier(j); note != "" {
+				r := &s.report[s.reportAt[j]]
+				r.Role, r.Reason, r.Note = chunkstore.RoleSkipped, chunkstore.SkipIdentifier, note
+				dropped = append(dropped, fmt.Sprintf("%q (%s)", clip(s.names[j]), chunkstore.SkipIdentifier))
+				continue
+			}
 			keep = append(keep, j)
 			continue
 		}

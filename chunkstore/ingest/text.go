@@ -266,8 +266,47 @@ func inferText(rows [][]string, c int) colType {
 	case table.Date:
 		return textDate
 	default:
-		return textString
+		t := textString
+		t.stray = strayOf(rows, c)
+		return t
 	}
+}
+
+// strayValue is a value of a text column of numbers that is not one: a
+// typo, a unit, a marker for missing data that is not a NULL token.
+type strayValue struct {
+	row   int64 // 1-based data row within the file
+	value string
+	count int // such values among the sampled rows
+}
+
+// strayOf returns the first value of column c of the sample rows that is
+// not a number when nearly all the others are: at least 90 % of the
+// non-NULL values numbers, and at most max(3, 1 %) not. Such a column is
+// read as strings, and so would become categorical, because of a few
+// values; ingest refuses it (a chosen feature) unless it is named
+// categorical.
+func strayOf(rows [][]string, c int) *strayValue {
+	var st *strayValue
+	nonNull, strays := 0, 0
+	for i, r := range rows {
+		s := r[c]
+		if table.IsNull(s) {
+			continue
+		}
+		nonNull++
+		if _, err := table.ParseNumber(s); err != nil && !errors.Is(err, table.ErrCut) {
+			strays++
+			if st == nil {
+				st = &strayValue{row: int64(i + 1), value: s}
+			}
+		}
+	}
+	if st == nil || strays*10 > nonNull || strays > max(3, nonNull/100) {
+		return nil
+	}
+	st.count = strays
+	return st
 }
 
 func isNullToken(s string) bool { return table.IsNull(s) }
