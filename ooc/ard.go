@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 )
@@ -45,7 +47,10 @@ type ARDConfig struct {
 // ARDResult is what LearnARD found.
 type ARDResult struct {
 	// Sigmas are the learned length scales, one per feature (in
-	// standardised units when the features are standardised).
+	// standardised units when the features are standardised). Features
+	// made from one input column share theirs (ardGroups): the one-hot
+	// features of a categorical column, and the sine and cosine of each
+	// cycle of a time column.
 	Sigmas []float64 `json:"sigmas"`
 	// Lambda is the λ learned with them on the subsample.
 	Lambda float64 `json:"lambda"`
@@ -88,7 +93,10 @@ type ardProblem struct {
 	// multiclass task regresses on. The loss sums over the outputs.
 	x, y, xv, yv, c []float64
 	n, nv, m, d, k  int
-	workers         int // goroutines of the dense algebra
+	// group maps each feature to its length scale (nil: one each); the
+	// scales are the parameters learned.
+	group   []int
+	workers int // goroutines of the dense algebra
 	// Scratch kept between steps: K_nM, K_vM, K_MM and H.
 	knm, kvm, kmm, h []float64
 	// progress, when not nil, is called after each step of learn.
@@ -301,9 +309,26 @@ func pairSums(dst, a, b, k, ps, qs []float64, d int, w float64, workers int) {
 }
 
 // learn runs Adam on (log σ, log λ) from the given start and returns the
-// best point seen.
+// best point seen. With p.group the parameters are one log σ per group,
+// whose gradient is the sum of its features'.
 func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDConfig) (*ARDResult, error) {
 	d := p.d
+	group := p.group
+	if group == nil {
+		group = make([]int, p.d)
+		for j := range group {
+			group[j] = j
+		}
+	}
+	d = slices.Max(group) + 1
+	theta := make([]float64, p.d)           // per feature
+	fgrad := make([]float64, p.d+1)         // per feature, then λ
+	expand := func(x []float64) []float64 { // per-group log σ to per feature
+		for j, g := range group {
+			theta[j] = x[g]
+		}
+		return theta
+	}
 	x := make([]float64, d+1)
 	for j := range d {
 		x[j] = math.Log(sigma0)
@@ -318,7 +343,12 @@ func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDC
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		loss := p.lossGrad(x[:d], x[d], grad)
+		loss := p.lossGrad(expand(x[:d]), x[d], fgrad)
+		clear(grad)
+		for j, g := range group {
+			grad[g] += fgrad[j]
+		}
+		grad[d] = fgrad[p.d]
 		if step == 0 {
 			res.Start = loss
 		}
@@ -342,9 +372,9 @@ func (p *ardProblem) learn(ctx context.Context, sigma0, lambda0 float64, ac ARDC
 		// Keep λ where the solve stays meaningful.
 		x[d] = min(max(x[d], math.Log(1e-12)), math.Log(1))
 	}
-	res.Sigmas = make([]float64, d)
-	for j := range d {
-		res.Sigmas[j] = math.Exp(best[j])
+	res.Sigmas = make([]float64, p.d)
+	for j, g := range group {
+		res.Sigmas[j] = math.Exp(best[g])
 	}
 	res.Lambda = math.Exp(best[d])
 	return res, nil
@@ -384,7 +414,8 @@ func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
 		sigma0 = s[len(s)/2]
 	}
 	start := time.Now()
-	return learnOn(ctx, x, y, plan.D, k, ac, sigma0, cfg.Seed, t.run.Workers, func(step int) {
+	group := ardGroups(plan.Features, plan.Encoding)
+	return learnOn(ctx, x, y, plan.D, k, ac, sigma0, cfg.Seed, t.run.Workers, group, func(step int) {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageARD, Iteration: step, Iterations: ac.Steps,
 			Elapsed: time.Since(start)}})
 	})
@@ -392,16 +423,17 @@ func (t *tuner) learnARD(ctx context.Context) (*ARDResult, error) {
 
 // learnOn splits the subsample 80/20 (shuffled by seed), takes the
 // centres from the training part and learns σⱼ and λ; y holds k outputs
-// per row. progress, when not nil, is called after each step.
+// per row; group (nil: one each) maps each feature to its length scale
+// (ardGroups). progress, when not nil, is called after each step.
 func learnOn(ctx context.Context, x, y []float64, d, k int, ac ARDConfig, sigma0 float64, seed uint64, workers int,
-	progress func(step int)) (*ARDResult, error) {
+	group []int, progress func(step int)) (*ARDResult, error) {
 	n := len(x) / d
 	perm := newRand(seed, 0x617264).Perm(n)
 	nv := max(n/5, 1)
 	if n-nv < ac.Centers || nv < 1 {
 		return nil, configErr("TuneConfig.ARD", "ARD needs at least %d rows, the training data has %d", ac.Centers+1, n)
 	}
-	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, k: k, workers: workers}
+	p := &ardProblem{n: n - nv, nv: nv, m: ac.Centers, d: d, k: k, workers: workers, group: group}
 	for j, i := range perm {
 		if j < nv {
 			p.xv, p.yv = append(p.xv, x[i*d:(i+1)*d]...), append(p.yv, y[i*k:(i+1)*k]...)
@@ -425,4 +457,52 @@ func learnOn(ctx context.Context, x, y []float64, d, k int, ac ARDConfig, sigma0
 	}
 	p.progress = progress
 	return p.learn(ctx, sigma0, 1e-4, ac)
+}
+
+// ardGroups returns, per feature, the index of its length scale, in
+// order of first use: the one-hot features of a categorical input column
+// share one (a change of level is one difference, whichever levels),
+// the sine and cosine of each cycle of a time column share one (their
+// distance depends on the phase difference alone only when scaled
+// alike), and every other feature has its own. It returns nil when no
+// two features share one.
+func ardGroups(features []string, enc *featenc.Spec) []int {
+	if enc == nil {
+		return nil
+	}
+	key := map[string]string{} // feature -> name of its group
+	for _, c := range enc.Columns {
+		switch c.Kind {
+		case featenc.OneHot:
+			for _, f := range c.Features {
+				key[f] = "onehot\x00" + c.Source
+			}
+		case featenc.Time:
+			for i, cyc := range c.Cyclic {
+				for _, f := range c.Features[1+2*i : 3+2*i] {
+					key[f] = "cycle\x00" + c.Source + "\x00" + cyc
+				}
+			}
+		}
+	}
+	group := make([]int, len(features))
+	index := map[string]int{}
+	shared := false
+	for j, f := range features {
+		k, ok := key[f]
+		if !ok {
+			k = "feature\x00" + strconv.Itoa(j)
+		}
+		g, seen := index[k]
+		if !seen {
+			g = len(index)
+			index[k] = g
+		}
+		shared = shared || seen
+		group[j] = g
+	}
+	if !shared {
+		return nil
+	}
+	return group
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // ardToy returns a small problem where feature 0 matters a lot, feature 1
@@ -104,5 +107,78 @@ func TestARDConfigDefaults(t *testing.T) {
 		if got.Rows != c.want || got.Centers != c.ctr || got.Steps != 80 || got.Rate != 0.05 {
 			t.Errorf("ARDConfig{Rows: %d}.resolved(%d) = %+v, want Rows %d, Centers %d, Steps 80, Rate 0.05", c.rows, c.n, got, c.want, c.ctr)
 		}
+	}
+}
+
+// TestARDGroups: the one-hot features of a categorical column share one
+// length scale, as do the sine and cosine of a cycle; a fit learns one
+// value per group (the ungrouped fit learns one per level), and the
+// irrelevant feature's stays the longest.
+func TestARDGroups(t *testing.T) {
+	spec := &featenc.Spec{Columns: []featenc.Column{
+		{Source: "c", Kind: featenc.OneHot, Levels: []string{"l0", "l1", "l2", "l3"}, Scale: featenc.Scale},
+		{Source: "t", Kind: featenc.Time, Cyclic: []string{featenc.Hour, featenc.DoW}},
+	}}
+	for i := range spec.Columns {
+		spec.Columns[i].Features = featenc.FeatureNames(spec.Columns[i])
+	}
+	features := []string{"a", "c=l0", "c=l1", "c=l2", "c=l3", "t", "t:hour_sin", "t:hour_cos", "t:dow_sin", "t:dow_cos", "noise"}
+	if got, want := ardGroups(features, spec), []int{0, 1, 1, 1, 1, 2, 3, 3, 4, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("ardGroups = %v, want %v", got, want)
+	}
+	if g := ardGroups([]string{"a", "b"}, nil); g != nil {
+		t.Fatalf("ardGroups without an encoding = %v, want nil", g)
+	}
+	if g := ardGroups([]string{"a", "t"}, &featenc.Spec{Columns: []featenc.Column{{Source: "t", Kind: featenc.Time, Features: []string{"t"}}}}); g != nil {
+		t.Fatalf("ardGroups with no shared scale = %v, want nil", g)
+	}
+
+	// y = sin(2a) + effect(level of c) + ε; noise is irrelevant.
+	rng := rand.New(rand.NewPCG(7, 1))
+	effect := []float64{-0.8, 0.1, 0.5, 0.9}
+	const d = 6
+	gen := func(rows int) (x, y []float64) {
+		for range rows {
+			a, l, z := rng.NormFloat64(), rng.IntN(4), rng.NormFloat64()
+			x = append(x, a)
+			for k := range 4 {
+				v := 0.0
+				if k == l {
+					v = 1 / featenc.Scale
+				}
+				x = append(x, v)
+			}
+			x = append(x, z)
+			y = append(y, math.Sin(2*a)+effect[l]+0.05*rng.NormFloat64())
+		}
+		return x, y
+	}
+	group := ardGroups([]string{"a", "c=l0", "c=l1", "c=l2", "c=l3", "noise"}, spec)
+	learn := func(group []int) *ARDResult {
+		p := &ardProblem{n: 600, nv: 200, m: 80, d: d, group: group}
+		p.x, p.y = gen(p.n)
+		p.xv, p.yv = gen(p.nv)
+		p.c = slices.Clone(p.x[:p.m*d])
+		res, err := p.learn(context.Background(), 1, 1e-4, ARDConfig{}.resolved(800))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := learn(group)
+	if len(res.Sigmas) != d {
+		t.Fatalf("%d length scales, want one per feature (%d)", len(res.Sigmas), d)
+	}
+	for j := 2; j <= 4; j++ {
+		if res.Sigmas[j] != res.Sigmas[1] {
+			t.Fatalf("σ = %v: the one-hot features of c differ", res.Sigmas)
+		}
+	}
+	if !(res.Sigmas[5] > res.Sigmas[0] && res.Sigmas[5] > res.Sigmas[1]) || !(res.Loss < 0.5*res.Start) {
+		t.Fatalf("σ = %v, hold-out MSE %.4g → %.4g: the irrelevant feature should have the longest scale and the error halve", res.Sigmas, res.Start, res.Loss)
+	}
+	free := learn(nil)
+	if free.Sigmas[1] == free.Sigmas[2] && free.Sigmas[2] == free.Sigmas[3] {
+		t.Fatalf("σ = %v: without groups the levels' scales should differ (the test would not see a grouping)", free.Sigmas)
 	}
 }
