@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
@@ -75,6 +76,10 @@ type PredictFile struct {
 	Rows     int64  `json:"rows"`
 	Dropped  int64  `json:"dropped"`
 	Unscored int64  `json:"unscored,omitempty"`
+	// Unseen counts, per categorical column, the values whose level the
+	// model's encoding does not hold (read as its "(other)" feature, or
+	// with all its features 0), as falkon-ooc predict counts them.
+	Unseen []featenc.Unseen `json:"unseen,omitempty"`
 	// Err is the error that stopped the file's prediction, as falkon-ooc
 	// predict words it; ValueErr holds it when it is a NULL, NaN or ±Inf.
 	Err      string              `json:"err,omitempty"`
@@ -94,6 +99,9 @@ type PredictResult struct {
 	Rows     int64    `json:"rows"`
 	Dropped  int64    `json:"dropped"`
 	Unscored int64    `json:"unscored,omitempty"`
+	// Unseen sums the files' Unseen per column, in order of first
+	// appearance in input order.
+	Unseen []featenc.Unseen `json:"unseen,omitempty"`
 	// Metrics are those of every input's rows against their targets, when
 	// every input has the model's target columns (falkon-ooc predict's,
 	// from the same code: each task's ooc.Evaluator, merged in input
@@ -381,6 +389,7 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, ou
 		return fail(err)
 	}
 	pf.Rows, pf.Dropped, pf.Unscored = p.Rows, p.Dropped, p.Unscored
+	pf.Unseen = p.Unseen()
 	if p.WithTargets {
 		if pf.Eval, err = p.Ev.MarshalBinary(); err != nil {
 			return fail(err)
@@ -471,6 +480,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 		out.Rows += pf.Rows
 		out.Dropped += pf.Dropped
 		out.Unscored += pf.Unscored
+		out.Unseen = addUnseen(out.Unseen, pf.Unseen)
 	}
 	for _, pf := range out.Files {
 		if pf.Err != "" {
@@ -505,4 +515,17 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 		out.Files[i].Eval = nil
 	}
 	return out, nil
+}
+
+// addUnseen adds the counts of src to dst, column by column (a column
+// new to dst goes last), and returns dst.
+func addUnseen(dst, src []featenc.Unseen) []featenc.Unseen {
+	for _, u := range src {
+		if i := slices.IndexFunc(dst, func(d featenc.Unseen) bool { return d.Column == u.Column }); i >= 0 {
+			dst[i].Count += u.Count
+			continue
+		}
+		dst = append(dst, u)
+	}
+	return dst
 }

@@ -190,3 +190,84 @@ func TestPredictMatchesLocal(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", err, wantErr)
 	}
 }
+
+// TestPredictUnseen: a model fitted on a categorical column predicts
+// inputs holding levels it never saw: falkon-ooc-beam predict counts
+// them per column over the inputs, as falkon-ooc predict does (the same
+// counts, and the same "(other)" feature), and writes its predictions.
+func TestPredictUnseen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name string, rows int, level func(i int) string) string {
+		var b strings.Builder
+		b.WriteString("shop,x,y\n")
+		for i := range rows {
+			fmt.Fprintf(&b, "%s,%g,%g\n", level(i), float64(i%7)/3, float64(i%5))
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	train := write("train.csv", 200, func(i int) string { return string(rune('a' + i%4)) })
+	store := filepath.Join(dir, "s.store")
+	if _, err := ingest.Run(ctx, []string{train}, ingest.Config{Out: store, Targets: []string{"y"}, MaxLevels: 3}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := chunkstore.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ooc.Fit(ctx, r, ooc.Config{Centers: 20, Lambda: 1e-4, Iterations: 5, Seed: 1,
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}}, ooc.RunOptions{})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.falkon")
+	if err := m.Save(model); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir = in
+	ins := []string{
+		write("p1.csv", 30, func(i int) string { return []string{"a", "zz", "b"}[i%3] }), // 10 unseen
+		write("p2.csv", 8, func(i int) string { return "b" }),                            // none
+		write("p3.csv", 7, func(i int) string { return []string{"q", "c"}[i%2] }),        // 4 unseen
+	}
+	res, err := Predict(ctx, PredictConfig{Model: model, Inputs: ins, Out: filepath.Join(t.TempDir(), "out")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// falkon-ooc predict's own counts over the same inputs.
+	topt, err := predictfile.TableOptions(m.Model, model, predictfile.Input{Nulls: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := tabular.Open(ins, topt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	p, err := predictfile.New(m.Model, predictfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Files(ctx, tr, nil, tabular.Parquet); err != nil {
+		t.Fatal(err)
+	}
+	want := p.Unseen()
+	if len(want) != 1 || want[0].Count != 14 || want[0].To != "shop=(other)" {
+		t.Fatalf("falkon-ooc predict's unseen %+v, want 14 values of shop read as shop=(other)", want)
+	}
+	if len(res.Unseen) != 1 || res.Unseen[0] != want[0] || res.Rows != 45 {
+		t.Fatalf("unseen %+v over %d rows, want %+v over 45", res.Unseen, res.Rows, want)
+	}
+	if u := res.Files[1].Unseen; len(u) != 0 {
+		t.Fatalf("p2.csv: unseen %+v, want none", u)
+	}
+}

@@ -132,6 +132,17 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(stderr, "falkon-ooc-beam: %s\n", ingest.SkippedNote(len(res.Skipped)))
 	}
+	for _, u := range res.Unseen {
+		to := "with all its one-hot features 0"
+		if u.To != "" {
+			to = "as " + u.To
+		}
+		noun := "values"
+		if u.Count == 1 {
+			noun = "value"
+		}
+		fmt.Fprintf(stderr, "falkon-ooc-beam: %d %s of column %q not among the model's levels, read %s\n", u.Count, noun, u.Column, to)
+	}
 	if o.jsonOut {
 		b, err := json.MarshalIndent(predictResult{Version: version, Model: o.model, PredictResult: res, Beam: br}, "", "  ")
 		if err != nil {
