@@ -13,6 +13,20 @@
 //     (one per row), x and y, for ingest's memory on a column of many
 //     levels.
 //
+//   - with -flights FILE: flights-train.parquet (80 % of the rows,
+//     shuffled), flights-test.parquet, and flights-sub-{train,test}.parquet
+//     (the first -sub and -sub/4 rows of each), each with origin_te and
+//     destination_te, the out-of-fold target encodings of delay (5 folds,
+//     prior weight 20) computed on its training part;
+//
+//   - with -shops N: shops-train.csv (N rows) and shops-test.csv (N/4): a
+//     string column shop of -levels levels drawn by a Zipf law, each with
+//     its own effect ~ N(0, 0.5²), x1, x2, and shop_te, the out-of-fold
+//     target encoding of y;
+//
+//   - with -auc PRED.csv: the RMSE and the AUC of a score column for the
+//     label "column > -over" in a CSV of predictions.
+//
 //     go run ./bench/tables -dir /tmp/tables
 //
 // It is not part of the test suite.
@@ -39,12 +53,32 @@ func main() {
 	dir := flag.String("dir", "", "directory to write the inputs in (required)")
 	rows := flag.Int("rows", 20000, "training rows of the region and cycle tables (a quarter as many test rows)")
 	distinct := flag.Int("distinct", 1_000_000, "rows (and distinct tokens) of distinct.csv")
+	flights := flag.String("flights", "", "split this flights Parquet file into flights-{train,test}.parquet and flights-sub-{train,test}.parquet under -dir (and write nothing else)")
+	sub := flag.Int("sub", 200000, "with -flights: training rows of flights-sub-train.parquet (a quarter as many test rows)")
+	shops := flag.Int("shops", 0, "write shops-{train,test}.csv of this many training rows under -dir (and write nothing else)")
+	levels := flag.Int("levels", 2000, "with -shops: levels of the shop column")
+	auc := flag.String("auc", "", "print the RMSE and AUC of -score against -label > -over in this CSV of predictions (and write nothing)")
+	score := flag.String("score", "delay_pred", "with -auc: the score column")
+	label := flag.String("label", "delay", "with -auc: the label column")
+	over := flag.Float64("over", 15, "with -auc: a row is positive when its label is above this")
 	flag.Parse()
+	if *auc != "" {
+		scoreAUC(*auc, *score, *label, *over)
+		return
+	}
 	if *dir == "" {
 		log.Fatal("-dir is required")
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		log.Fatal(err)
+	}
+	switch {
+	case *flights != "":
+		splitFlights(*flights, *dir, *sub)
+		return
+	case *shops > 0:
+		writeShops(*dir, *shops, *levels)
+		return
 	}
 	rng := rand.New(rand.NewPCG(44, 1))
 	for _, part := range []struct {
