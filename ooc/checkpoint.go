@@ -57,6 +57,12 @@ type Checkpoint struct {
 	RefMetric     float64   `json:"ref_metric,omitempty"`
 	Since         int       `json:"since,omitempty"`
 	BestBeta      []float64 `json:"-"`
+	// Validated is the last iteration whose validation the fields above
+	// include (0: none, or a checkpoint that does not say). A fit that
+	// scores its validation rows in the CG passes validates iteration i
+	// in the pass after it, so its checkpoint after iteration i may not
+	// include i yet: a resumed fit validates it first.
+	Validated int `json:"validated,omitempty"`
 	// Settings is the calling program's own record of how the fit was
 	// asked for (falkon-ooc fit keeps its flags here, so that --resume
 	// continues the fit as it was); ooc stores it and does not read it.
@@ -131,7 +137,8 @@ func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	if c.M < 1 || c.K < 1 || c.M > maxDim || c.K > maxDim || len(c.TargetMean) != c.K || c.Iteration < 0 {
 		return nil, ferr(fmt.Errorf("%w: implausible shape M=%d k=%d", ErrFormat, c.M, c.K))
 	}
-	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) || math.IsNaN(c.RefMetric) {
+	if c.BestIteration < 0 || c.BestIteration > c.Iteration || c.Since < 0 || math.IsNaN(c.BestMetric) || math.IsNaN(c.RefMetric) ||
+		c.Validated < 0 || c.Validated > c.Iteration {
 		return nil, ferr(fmt.Errorf("%w: implausible best iteration %d of %d", ErrFormat, c.BestIteration, c.Iteration))
 	}
 	mk := c.M * c.K

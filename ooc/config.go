@@ -251,8 +251,13 @@ type RunOptions struct {
 	// nil starts from the beginning.
 	Resume *Checkpoint
 	// Validation, when set, is a source with the same columns whose
-	// metric is computed every ValEvery iterations (one local pass over
-	// the validation data, none over the training data).
+	// metric is computed every ValEvery iterations. When it and the
+	// training source are the two sides of one stream.Holdout (the rows
+	// held out and the rest), the CG passes score its rows as they
+	// compute the product (iteration i's pass scores iterate i − 1, and
+	// one pass of its own the last iterate), so that a CG iteration is
+	// one pass over the data; any other source is scored by a local pass
+	// of its own over it.
 	Validation stream.Source
 	// ValEvery is how often to evaluate Validation. 0 means every
 	// iteration.

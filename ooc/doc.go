@@ -40,7 +40,11 @@
 // passes go through an Executor: nil means the local
 // pipeline (LocalExecutor); a distributed one receives each pass as a
 // self-contained, JSON-serialisable PassJob and runs PassWorker.AddRows on
-// every chunk. The sampling pass and Fit's validation always run locally.
+// every chunk. The sampling pass runs locally, and so do Fit's
+// validations on a source of their own; validation rows held out of the
+// training data (RunOptions.Validation and the training source the two
+// sides of one stream.Holdout) are scored in the CG passes themselves
+// (PassMulti), with no pass of their own but one for the last iterate.
 // Tune's passes are PassJobs too (PassMultiRHS, PassMulti: every σ and
 // λ of the search in one pass, which also scores the held-out rows), and
 // so are the Newton steps of the logistic loss (Config.Loss:

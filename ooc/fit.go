@@ -25,7 +25,9 @@ import (
 // Fit trains FALKON (Rudi, Carratino, Rosasco 2017) on src and returns the
 // complete model. It calls Plan first, so a bad configuration fails before
 // any pass. The data is read 1 + t times in full (once for the
-// right-hand side, once per CG iteration, through opts.Executor), plus
+// right-hand side, once per CG iteration, through opts.Executor; once
+// more for the last iterate's validation when the validation rows are
+// held out of the same data, see RunOptions.Validation), plus
 // once locally, in part, to draw the centres — in full instead when the
 // source does not report its statistics (stream.Statser) or, for
 // classification, its target values (stream.TargetValuer). A NaN or
@@ -101,6 +103,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
 			bestBeta = slices.Clone(res.BestBeta)
 		}
+		ps.validated = res.Validated
 	} else {
 		ph.start("rhs", 0)
 		var balance func(w, sum []float64, n float64) (float64, error)
@@ -141,6 +144,19 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		// its validations keep solving α from β (validalpha.go).
 		op.val = &valAlpha{}
 	}
+	if root, frac, seed, ok := stream.HoldoutPair(src, opts.Validation); ok {
+		// The validation rows are held out of the data the fit reads:
+		// the CG passes score them (heldVal), with no pass of their own.
+		op.held = newHeldVal(plan, cs, enc, op, spread(root), &Holdout{Fraction: frac, Seed: seed},
+			stream.Rows(opts.Validation), ymean, opts, func(st *cgState) []float64 {
+				if op.val != nil {
+					return op.val.alphaOf(op.pre, st, cs.m, enc.k)
+				}
+				alpha := make([]float64, cs.m*enc.k)
+				op.pre.ApplyBTo(alpha, st.Beta, enc.k)
+				return alpha
+			})
+	}
 	lastValIter := -1
 	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, ps, func(ctx context.Context, st *cgState) error {
 		if opts.Checkpoint == nil {
@@ -153,6 +169,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		if ps.iter > 0 && plan.Config.Patience > 0 {
 			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
 		}
+		c.Validated = ps.validated
 		if err := opts.Checkpoint(c); err != nil {
 			return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
 		}
@@ -179,6 +196,11 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}, report)
 	if err != nil {
 		return nil, err
+	}
+	if op.held != nil {
+		// Its scores come from the pass's kernel blocks, not from the
+		// model's prediction: the calibration scores the model itself.
+		lastVal, bestVal = nil, nil
 	}
 	tr.N = plan.N
 	if plan.Weight != "" || op.passJob.ClassWeights != nil {
@@ -608,6 +630,9 @@ type fitOperator struct {
 	// val carries α = Bβ between the validations (validalpha.go); nil
 	// without validation rows.
 	val *valAlpha
+	// held, when set, scores the validation rows in the CG passes
+	// (heldval.go); nil: the validations are passes of their own.
+	held *heldVal
 
 	// For a preconditioner with ExplicitLambda: the centres (in the fit's
 	// standardised space) in float64 (K_MM·u's rounding along K_MM's
@@ -885,12 +910,27 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	op.pre.SolveTTo(u, op.v, k) // u = D T⁻¹ A⁻¹ p
 	iter := op.iter + 1
 	op.iter++
-	w, err := op.pass(ctx, op.passJob, func(done, chunks int, rows int64) {
+	progress := func(done, chunks int, rows int64) {
 		op.report(Progress{Stage: StageIterate, Iteration: iter, Iterations: op.iterations,
 			Chunk: done, Chunks: chunks, Rows: rows})
-	})
+	}
+	var w []float64
+	var err error
+	if op.held != nil {
+		w, err = op.held.pass(ctx, iter-1, u, progress)
+	} else {
+		w, err = op.pass(ctx, op.passJob, progress)
+	}
 	if err != nil {
 		return fmt.Errorf("CG pass: %w", err)
+	}
+	if op.held != nil {
+		// The validation of the iterate this pass scored; errPatience
+		// stops CG before it takes this pass's step.
+		if err := op.held.validated(iter - 1); err != nil {
+			op.iter--
+			return err
+		}
 	}
 	for i := range w {
 		w[i] /= op.n
@@ -1095,10 +1135,11 @@ var errPatience = errors.New("patience")
 // (checkpointed, so that a resumed fit stops where the uninterrupted one
 // would).
 type patience struct {
-	metric float64
-	iter   int
-	ref    float64
-	since  int
+	metric    float64
+	iter      int
+	ref       float64
+	since     int
+	validated int // the last iteration validated
 }
 
 // solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance,
@@ -1129,30 +1170,56 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 		return Training{Iterations: st.Iter, Status: StatusPatience, BestIteration: ps.iter}, nil
 	}
 	ph.start("iteration", st.Iter+1)
+	due := func(iter int) bool { return opts.Validation != nil && (iter%every == 0 || iter == cfg.Iterations) }
+	// observe records the validation vp of the iterate st and reports
+	// whether patience stops the fit there.
+	observe := func(st *cgState, vp *ValPoint) bool {
+		ps.validated = st.Iter
+		tr.Validation = append(tr.Validation, *vp)
+		v := stoppingMetric(task, &vp.Metrics)
+		if v < ps.metric || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)) {
+			ps.metric, ps.iter = v, st.Iter
+			best(st)
+		}
+		if v < ps.ref*(1-minImp) || (math.IsInf(ps.ref, 1) && !math.IsInf(v, 1)) {
+			ps.ref, ps.since = v, 0
+			return false
+		}
+		ps.since++
+		return cfg.Patience > 0 && ps.since >= cfg.Patience
+	}
+	if h := op.held; h != nil {
+		// The pass after iterate i scores it: its validation is known
+		// during the next iteration's pass, before that step is taken,
+		// and a stop leaves st at iterate i, as a validation of its own
+		// after iteration i would.
+		h.st = st
+		h.due = func(iter int) bool { return iter > ps.validated && due(iter) }
+		h.done = func(vp *ValPoint) error {
+			stop := observe(st, vp)
+			report(Progress{Stage: StageValidate, Iteration: vp.Iteration, Iterations: cfg.Iterations, Val: vp})
+			if !stop {
+				return nil
+			}
+			if err := checkpoint(ctx, st); err != nil { // with the stop, for a resume
+				return err
+			}
+			return errPatience
+		}
+	}
 	after := func(st *cgState) error {
 		op.val.step(st.Step, op.passJob.U)
 		tr.Residuals = append(tr.Residuals, st.relResidual())
 		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.relResidual()}
 		stop := false
-		if opts.Validation != nil && (st.Iter%every == 0 || st.Iter == cfg.Iterations) {
+		if op.held == nil && due(st.Iter) {
 			ph.start("validation", st.Iter)
 			vp, err := validate(ctx, st)
 			if err != nil {
 				return err
 			}
-			tr.Validation = append(tr.Validation, *vp)
 			p.Val = vp
-			v := stoppingMetric(task, &vp.Metrics)
-			if v < ps.metric || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)) {
-				ps.metric, ps.iter = v, st.Iter
-				best(st)
-			}
-			if v < ps.ref*(1-minImp) || (math.IsInf(ps.ref, 1) && !math.IsInf(v, 1)) {
-				ps.ref, ps.since = v, 0
-			} else {
-				ps.since++
-				stop = cfg.Patience > 0 && ps.since >= cfg.Patience
-			}
+			stop = observe(st, vp)
 		}
 		if err := checkpoint(ctx, st); err != nil {
 			return err
@@ -1170,6 +1237,16 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	}
 	if errors.Is(err, errPatience) {
 		status, err = StatusPatience, nil
+	} else if err == nil && op.held != nil && st.Iter > ps.validated && due(st.Iter) {
+		// The last iterate, which no CG pass follows: one pass that
+		// scores the held-out rows only.
+		ph.start("validation", st.Iter)
+		var vp *ValPoint
+		if vp, err = op.held.final(ctx, st); err == nil {
+			observe(st, vp)
+			report(Progress{Stage: StageValidate, Iteration: st.Iter, Iterations: cfg.Iterations, Val: vp})
+			err = checkpoint(ctx, st)
+		}
 	}
 	if err != nil {
 		return Training{}, err

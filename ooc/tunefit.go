@@ -109,9 +109,11 @@ const StageSubsample Stage = "subsample"
 // that stops improving (Config.Patience). The model's Training().Search
 // holds the search's table and Training().Handoff what was carried.
 //
-// It reads src 2 + t times in full for t CG iterations (the subsample,
-// the right-hand side, the iterations), plus a part for the centres, and
-// the validation rows once per iteration.
+// It reads src 3 + t times in full for t CG iterations (the subsample,
+// the right-hand side, the iterations, which also score the held-out
+// validation rows, and the last iterate's validation), plus a part for
+// the centres; an explicit validation source is read once per
+// iteration.
 func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOptions) (*Model, error) {
 	start := time.Now()
 	search := tc.Search

@@ -1,6 +1,10 @@
 package ooc
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/precond"
+)
 
 // valAlpha keeps α = Bβ of Fit's CG iterate between its validations, so
 // that a validation scores the rows without the two triangular solves of
@@ -56,12 +60,21 @@ func (va *valAlpha) model(plan *FitPlan, cs *centreSample, enc targetEncoding, o
 		m, err = fitModel(plan, cs, enc, op, st, ymean, Training{})
 		return m, true, err
 	}
-	if !va.ok {
-		va.alpha = make([]float64, cs.m*enc.k)
-		op.pre.ApplyBTo(va.alpha, st.Beta, enc.k)
-		va.ok, exact = true, true
-	}
+	exact = !va.ok
+	va.alphaOf(op.pre, st, cs.m, enc.k)
 	m, err = newModel(newModelMeta(plan, cs, enc, plan.Config, ymean, Training{}), slices.Clone(cs.centres),
 		slices.Clone(va.alpha), nil, op.cfit)
 	return m, exact, err
+}
+
+// alphaOf returns α (M × k) of the CG iterate st, which the steps since
+// the last call have carried to it: computed from β by pre the first
+// time (precond.ApplyBTo), carried by step from then on.
+func (va *valAlpha) alphaOf(pre *precond.Preconditioner, st *cgState, m, k int) []float64 {
+	if !va.ok {
+		va.alpha = make([]float64, m*k)
+		pre.ApplyBTo(va.alpha, st.Beta, k)
+		va.ok = true
+	}
+	return va.alpha
 }

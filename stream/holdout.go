@@ -14,8 +14,9 @@ func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 		panic("stream: Holdout fraction must be in (0, 1)")
 	}
 	threshold := holdoutThreshold(fraction)
-	r := &filtered{forward: forward{src}, src: src}
-	h := &filtered{forward: forward{src}, src: src}
+	sp := &split{fraction: fraction, seed: seed}
+	r := &filtered{forward: forward{src}, src: src, split: sp}
+	h := &filtered{forward: forward{src}, src: src, split: sp, held: true}
 	var row uint64
 	for c := range src.NumChunks() {
 		n := src.ChunkRows(c)
@@ -36,6 +37,25 @@ func Holdout(src Source, fraction float64, seed uint64) (rest, held Source) {
 		}
 	}
 	return r, h
+}
+
+// split is what one call of Holdout made: both its sides point to it.
+type split struct {
+	fraction float64
+	seed     uint64
+}
+
+// HoldoutPair reports whether rest and held are the two sides of one
+// call Holdout(src, fraction, seed), and returns its src, fraction and
+// seed: a pass over src that holds out the rows HeldOutRows names then
+// reads the rows of both sides at once.
+func HoldoutPair(rest, held Source) (src Source, fraction float64, seed uint64, ok bool) {
+	r, ok1 := rest.(*filtered)
+	h, ok2 := held.(*filtered)
+	if !ok1 || !ok2 || r.split == nil || r.split != h.split || r.held || !h.held {
+		return nil, 0, 0, false
+	}
+	return r.src, r.split.fraction, r.split.seed, true
 }
 
 // HeldOutRows appends to dst the rows i in [0, n) of a chunk whose first
@@ -79,6 +99,8 @@ type filtered struct {
 	src    Source
 	chunks []filteredChunk
 	parent parentReader
+	split  *split // the Holdout that made it
+	held   bool   // the held side of split
 }
 
 func (f *filtered) NumChunks() int      { return len(f.chunks) }

@@ -226,6 +226,32 @@ func TestHoldout(t *testing.T) {
 	}
 }
 
+// HoldoutPair recognises the two sides of one Holdout call, and only them.
+func TestHoldoutPair(t *testing.T) {
+	x, y := randData(100, 2, 1, 11)
+	src := stream.NewMemSource(x, 2, y, 1, 16)
+	rest, held := stream.Holdout(src, 0.25, 3)
+	root, frac, seed, ok := stream.HoldoutPair(rest, held)
+	if !ok || root != stream.Source(src) || frac != 0.25 || seed != 3 {
+		t.Fatalf("HoldoutPair(rest, held) = %v, %v, %v, %v; want the source, 0.25, 3, true", root, frac, seed, ok)
+	}
+	rest2, held2 := stream.Holdout(src, 0.25, 3) // the same split, another call
+	for _, c := range []struct {
+		name       string
+		rest, held stream.Source
+	}{
+		{"swapped", held, rest},
+		{"another call's held side", rest, held2},
+		{"another call's rest", rest2, held},
+		{"not a hold-out", src, held},
+		{"a subdivided side", rest, stream.Subdivide(held, 2)},
+	} {
+		if _, _, _, ok := stream.HoldoutPair(c.rest, c.held); ok {
+			t.Errorf("%s: HoldoutPair says ok", c.name)
+		}
+	}
+}
+
 // A ValueError from a worker names the chunk and row of the underlying
 // source, through Subdivide and Holdout.
 func TestRunValueErrorLocation(t *testing.T) {

@@ -538,6 +538,15 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 				}
 				pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations), msg, true)
 			}
+		case ooc.StageValidate:
+			// The held-out rows are scored in the next iteration's pass
+			// (the last iterate's in a pass of their own).
+			switch {
+			case p.Chunks > 0:
+				passUpdate(pr, "validation", p.Chunk, p.Chunks, &passStart)
+			case p.Val != nil:
+				pr.update(fmt.Sprintf("iteration %d/%d", p.Iteration, p.Iterations), "validation "+metricsLine(&p.Val.Metrics), true)
+			}
 		case ooc.StageKMM:
 			// The Nyström preconditioner's λ·K_MM·u after each pass.
 			if p.Iteration != kmmIter {
