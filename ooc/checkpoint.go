@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/precond"
 )
 
 const (
@@ -173,6 +174,14 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 	cfg := plan.Config
 	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement, cfg.NewtonSteps = 0, 0, 0, 0, 0
 	cfg.Uncertainty, cfg.UncertaintyRank = "", 0 // computed after CG, from its result
+	// The memory plan's choices as a Config that left them to it spelled
+	// them: a checkpoint of either resumes with the other.
+	if cfg.Preconditioner == precond.MethodCholesky {
+		cfg.Preconditioner = ""
+	}
+	if cfg.PrecondPrecision == precond.Float64 {
+		cfg.PrecondPrecision = ""
+	}
 	src := plan.src
 	w([]any{plan.N, plan.D, plan.TargetColumns, src.NumChunks(), cfg, plan.Config.Precision, plan.Features, plan.Targets,
 		cs.std.mean, cs.std.std, enc.task, enc.classes})

@@ -113,21 +113,28 @@ type Config struct {
 	Precision kernel.Precision `json:"-"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
 	Jitter float64 `json:"jitter,omitempty"`
-	// Preconditioner is precond.MethodCholesky (the zero value),
-	// precond.MethodPivoted (pivoted Cholesky) or precond.MethodEigen,
-	// for rank-deficient K_MM (duplicate or nearly
-	// duplicate centres, low-rank kernels such as linear), or
-	// precond.MethodNystrom, whose memory grows as M·r instead of M²
-	// (for M beyond RAM; each iteration then also computes K_MM·u, M²
-	// kernel entries).
+	// Preconditioner is precond.MethodCholesky, precond.MethodPivoted
+	// (pivoted Cholesky) or precond.MethodEigen, for rank-deficient K_MM
+	// (duplicate or nearly duplicate centres, low-rank kernels such as
+	// linear), or precond.MethodNystrom, whose memory grows as M·r instead
+	// of M² (for M beyond RAM; each iteration then also computes K_MM·u,
+	// M² kernel entries). "" means the memory plan chooses (FitPlan's
+	// MemoryPlan): MethodCholesky when it fits RunOptions.MaxMemory, else
+	// MethodNystrom at the largest rank that fits. The resolved Config
+	// (FitPlan.Config, Model.Config) records the choice. Tune's candidates
+	// use MethodCholesky for "".
 	Preconditioner precond.Method `json:"preconditioner,omitempty"`
 	// PrecondRank is MethodNystrom's rank r. 0 means
-	// precond.DefaultNystromRank(M).
+	// precond.DefaultNystromRank(M) for an explicit MethodNystrom, and the
+	// largest rank that fits RunOptions.MaxMemory when the memory plan
+	// chooses MethodNystrom (Preconditioner "").
 	PrecondRank int `json:"precond_rank,omitempty"`
 	// PrecondPrecision stores the preconditioner's M × M buffer in
-	// precond.Float64 (the zero value, 8M² bytes) or precond.Float32 (4M²,
-	// with a default jitter of precond.DefaultJitter32). CG's vectors stay
-	// float64 either way.
+	// precond.Float64 (8M² bytes) or precond.Float32 (4M², with a default
+	// jitter of precond.DefaultJitter32). CG's vectors stay float64 either
+	// way. "" means the memory plan chooses: float64 unless only float32
+	// fits RunOptions.MaxMemory (Cholesky only; the other preconditioners
+	// are float64). The resolved Config records the choice.
 	PrecondPrecision precond.Precision `json:"precond_precision,omitempty"`
 	// Seed makes centre sampling reproducible.
 	Seed uint64 `json:"seed"`
@@ -269,6 +276,14 @@ type RunOptions struct {
 	// writes it there (temporary name, fsync, rename), so that a resumed
 	// fit does not redo the set-up. Training.PrecondCache says which.
 	PrecondCache string
+	// MaxMemory bounds, in bytes, the estimated peak memory of the run
+	// (FitPlan.Memory, TuneResult.Memory), checked before any pass. Where
+	// the Config leaves the preconditioner or its precision to choose
+	// (Config.Preconditioner or Config.PrecondPrecision ""), Plan chooses
+	// what fits (FitPlan.MemoryPlan); otherwise a run that does not fit
+	// fails with ErrMemory. 0 means DefaultMaxMemory(); a negative value
+	// means no bound.
+	MaxMemory int64
 	// Executor runs the right-hand-side pass and the CG passes (of Fit,
 	// and of Tune, whose passes over the training source also score its
 	// held-out rows). nil means the local pipeline (stream.Run on Workers
@@ -444,7 +459,7 @@ func (c Config) validate() error {
 	if c.PrecondRank < 0 {
 		return configErr("Config.PrecondRank", "the preconditioner's rank must be ≥ 0 (0: the default), got %d", c.PrecondRank)
 	}
-	if c.PrecondRank > 0 && c.Preconditioner != precond.MethodNystrom {
+	if c.PrecondRank > 0 && c.Preconditioner != "" && c.Preconditioner != precond.MethodNystrom {
 		return configErr("Config.PrecondRank", "a rank is for the nystrom preconditioner, not %s", cmp.Or(c.Preconditioner, precond.MethodCholesky))
 	}
 	if !c.PrecondPrecision.Valid() {

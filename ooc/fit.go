@@ -209,6 +209,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	tr.Seconds = time.Since(start).Seconds()
 	tr.PrecondSeconds = op.precondSeconds
 	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
+	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
+		tr.MemoryPlan = mp
+	}
 	tr.PrecondBytes = op.pre.Bytes()
 	tr.Rank = op.pre.Rank()
 	tr.Jitter = op.pre.Jitter()

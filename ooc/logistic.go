@@ -137,6 +137,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	}
 	tr.PrecondSeconds, tr.PrecondBytes, tr.Rank, tr.Jitter = op.precondSeconds, op.pre.Bytes(), op.pre.Rank(), op.pre.Jitter()
 	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
+	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
+		tr.MemoryPlan = mp
+	}
 	tr.DuplicateCenters, tr.LambdaLeverage = cs.dropped, cs.lambdaLeverage
 	if nc.iters > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(nc.iters+steps)

@@ -601,7 +601,7 @@ func TestFitLogisticLeverage(t *testing.T) {
 
 // TestTuneLogisticMemory: the logistic search counts a preconditioner
 // per σ and, during a Newton step, one more A per candidate, and refuses
-// a grid beyond TuneConfig.MaxMemory before any pass.
+// a grid beyond RunOptions.MaxMemory before any pass.
 func TestTuneLogisticMemory(t *testing.T) {
 	x, y := synth(500, 2, 161)
 	cls := make([]float64, len(y))
@@ -611,13 +611,13 @@ func TestTuneLogisticMemory(t *testing.T) {
 		}
 	}
 	src := stream.NewMemSource(x, 2, cls, 1, 100)
-	base := ooc.Config{Centers: 400, Loss: ooc.LossLogistic, Iterations: 2, NewtonSteps: 2}
-	_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3},
-		MaxMemory: 10 << 20}, ooc.RunOptions{})
+	base := ooc.Config{Centers: 400, Loss: ooc.LossLogistic, Iterations: 2, NewtonSteps: 2, PrecondPrecision: precond.Float64}
+	_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}},
+		ooc.RunOptions{MaxMemory: 10 << 20})
 	want := "not enough memory: the logistic search over 2 σ × 3 λ with M = 400 needs about "
 	if err == nil || !errors.Is(err, ooc.ErrMemory) || !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), "with float64 preconditioners (one M × M buffer for each σ and, during a Newton step, one for each of the 6 candidates: 9.8 MiB)") ||
-		!strings.HasSuffix(err.Error(), "use fewer centres, sigmas or lambdas") {
+		!strings.HasSuffix(err.Error(), "use fewer centres, sigmas or lambdas, or float32 preconditioners") {
 		t.Fatalf("err = %v", err)
 	}
 	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}},

@@ -1,9 +1,12 @@
 package ooc
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
@@ -193,4 +196,81 @@ func uncertaintyBytes(cfg Config, d, workers int) int64 {
 		b += (2 + int64(workers)) * 8 * M * M
 	}
 	return b
+}
+
+// DefaultMaxMemory is RunOptions.MaxMemory's default: 80 % of the smaller
+// of the machine's physical memory and this process's cgroup memory limit
+// (v2 memory.max or v1 memory.limit_in_bytes); 0, no bound, where neither
+// can be read.
+func DefaultMaxMemory() int64 {
+	total := physicalMemory()
+	if c := cgroupLimit(); c > 0 && (total == 0 || c < total) {
+		total = c
+	}
+	return total / 10 * 8
+}
+
+// memoryLimit is opts.MaxMemory resolved: the bound in bytes, 0 for none.
+func (o RunOptions) memoryLimit() int64 {
+	switch {
+	case o.MaxMemory > 0:
+		return o.MaxMemory
+	case o.MaxMemory < 0:
+		return 0
+	}
+	return DefaultMaxMemory()
+}
+
+// physicalMemory reads MemTotal from /proc/meminfo (0 if unavailable).
+func physicalMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// cgroupLimit reads the memory limit of this process's cgroup: memory.max
+// (v2) or memory.limit_in_bytes (v1). It is 0 if there is none or it is
+// unlimited ("max", or v1's huge page-aligned number, which the caller's
+// minimum with physical memory absorbs).
+func cgroupLimit() int64 {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			file = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+		case parts[1] == "memory":
+			file = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+		default:
+			continue
+		}
+		v, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }

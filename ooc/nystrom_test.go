@@ -145,7 +145,7 @@ func TestFitNystromAgreesWithCholesky(t *testing.T) {
 	if math.Abs(oa-ob) > 1e-5*math.Abs(oa) {
 		t.Errorf("logistic: objective %.12g with nystrom, %.12g with cholesky; steps %+v and %+v", ob, oa, sb, sa)
 	}
-	_, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, yb, 1, 200), ooc.Config{Centers: 50, PrecondRank: 10}, ooc.RunOptions{})
+	_, err := ooc.Fit(context.Background(), stream.NewMemSource(x, d, yb, 1, 200), ooc.Config{Centers: 50, PrecondRank: 10, Preconditioner: precond.MethodCholesky}, ooc.RunOptions{})
 	var ce *ooc.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "a rank is for the nystrom preconditioner, not cholesky") {
 		t.Errorf("rank without nystrom: %v", err)

@@ -71,6 +71,10 @@ type FitPlan struct {
 	Workers int `json:"workers"`
 	// Memory is the predicted peak memory of the fit.
 	Memory Memory `json:"memory"`
+	// MemoryPlan says what Plan chose where the Config left the
+	// preconditioner or its precision to choose, against which bound;
+	// nil when the Config chose both.
+	MemoryPlan *MemoryPlan `json:"memory_plan,omitempty"`
 
 	src       stream.Source // the source as Fit reads it (spread)
 	mean, std []float64     // from the source, or nil
@@ -198,7 +202,9 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.chunkRows = max(p.chunkRows, p.src.ChunkRows(i))
 	}
 	p.scratch = stream.ScratchOf(p.src)
-	p.Memory = p.MemoryWith(p.Config.PrecondPrecision)
+	if err := p.planMemory(opts.memoryLimit()); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -279,4 +285,184 @@ func weightExp(src stream.Source) int {
 	}
 	_, e := math.Frexp(mean)
 	return -e
+}
+
+// MemoryPlan is what Plan chose where the Config left the preconditioner
+// (Config.Preconditioner "") or its precision (Config.PrecondPrecision
+// "") to choose: the exact preconditioner, Cholesky in float64, when it
+// fits the bound (RunOptions.MaxMemory); else Cholesky in float32; else
+// the Nyström preconditioner of the largest rank that fits. A Nyström
+// preconditioner of rank r < M leaves out part of K_MM (Training's
+// NystromResidual says how much), so CG needs more iterations to reach
+// the same model: the fit then stops by its validation rows (Config's
+// Patience, ValFraction and Iterations say how).
+type MemoryPlan struct {
+	// Limit is the bound in bytes; 0 means none.
+	Limit int64 `json:"limit"`
+	// Exact is the estimate of the fit with the exact preconditioner
+	// (Cholesky, float64), what it would use without the bound.
+	Exact int64 `json:"exact"`
+	// Preconditioner, PrecondPrecision and PrecondRank are the choice
+	// (as in the resolved Config).
+	Preconditioner   precond.Method    `json:"preconditioner"`
+	PrecondPrecision precond.Precision `json:"precond_precision"`
+	PrecondRank      int               `json:"precond_rank,omitempty"`
+	// Reduced is true when the bound made the choice something other than
+	// the exact preconditioner.
+	Reduced bool `json:"reduced"`
+	// Note says for people what was chosen and why ("" when not Reduced).
+	Note string `json:"note,omitempty"`
+}
+
+// memoryOf is the memory estimate of the plan with cfg in place of its
+// Config.
+func (p *FitPlan) memoryOf(cfg Config) Memory {
+	return estimateMemory(cfg, p.D, p.TargetColumns, max(p.K, 1), p.Workers, p.chunkRows, p.scratch, p.Weight != "")
+}
+
+// maxNystromRank is the largest rank r ≤ M of a Nyström preconditioner
+// for which the fit of cfg fits limit bytes; 0 when not even rank 1 does.
+func (p *FitPlan) maxNystromRank(cfg Config, limit int64) int {
+	cfg.Preconditioner = precond.MethodNystrom
+	fits := func(r int) bool {
+		cfg.PrecondRank = r
+		return p.memoryOf(cfg).Total <= limit
+	}
+	m := cfg.Centers
+	if !fits(1) {
+		return 0
+	}
+	if fits(m) {
+		return m
+	}
+	lo, hi := 1, m // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// memoryError is the error of a fit whose estimate exceeds
+// RunOptions.MaxMemory; it matches ErrMemory.
+type memoryError struct{ msg string }
+
+func (e *memoryError) Error() string        { return e.msg }
+func (e *memoryError) Is(target error) bool { return target == ErrMemory }
+
+// planMemory makes the memory plan (MemoryPlan) under limit bytes (0:
+// none): it fills in the preconditioner and its precision where the
+// Config left them to choose, sets Memory, and fails with ErrMemory when
+// the fit does not fit, naming the largest M that would.
+func (p *FitPlan) planMemory(limit int64) error {
+	cfg := &p.Config
+	autoMethod, autoPrec := cfg.Preconditioner == "", cfg.PrecondPrecision == ""
+	fits := func(c Config) bool { return limit <= 0 || p.memoryOf(c).Total <= limit }
+	exact := *cfg
+	exact.Preconditioner, exact.PrecondPrecision, exact.PrecondRank = precond.MethodCholesky, precond.Float64, 0
+	var note string
+	if autoMethod {
+		cho := *cfg
+		cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
+		precs := []precond.Precision{cfg.PrecondPrecision}
+		if autoPrec {
+			precs = []precond.Precision{precond.Float64, precond.Float32}
+		}
+		chosen := false
+		for _, pr := range precs {
+			cho.PrecondPrecision = pr
+			if fits(cho) {
+				*cfg, chosen = cho, true
+				break
+			}
+		}
+		// The Nyström preconditioner only when not even a float32
+		// Cholesky fits (an explicit float64 that would fit in float32
+		// fails below, naming float32), and when some rank of it does.
+		f32 := cho
+		f32.PrecondPrecision = precond.Float32
+		ny := *cfg
+		ny.Preconditioner = precond.MethodNystrom
+		if autoPrec {
+			ny.PrecondPrecision = precond.Float64
+		}
+		if !chosen && !fits(f32) && ny.PrecondRank == 0 {
+			ny.PrecondRank = p.maxNystromRank(ny, limit)
+		}
+		switch {
+		case chosen:
+			if cfg.PrecondPrecision == precond.Float32 && autoPrec {
+				note = fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
+					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
+			}
+		case !fits(f32) && ny.PrecondRank > 0:
+			note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in %s, over the memory limit of %s: "+
+				"the Nyström preconditioner of rank %d instead (≈ %s), which leaves out part of K_MM and needs more iterations",
+				cfg.Centers, FormatBytes(p.memoryOf(cho).Total), cho.PrecondPrecision, FormatBytes(limit),
+				ny.PrecondRank, FormatBytes(p.memoryOf(ny).Total))
+			*cfg = ny
+		default: // nothing fits: the error below names the largest M
+			*cfg = cho
+		}
+	} else if autoPrec {
+		cfg.PrecondPrecision = precond.Float64
+		if cfg.Preconditioner == precond.MethodCholesky && !fits(*cfg) {
+			f32 := *cfg
+			f32.PrecondPrecision = precond.Float32
+			if fits(f32) {
+				*cfg = f32
+				note = fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
+					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
+			}
+		}
+	}
+	p.Memory = p.memoryOf(*cfg)
+	if autoMethod || autoPrec {
+		p.MemoryPlan = &MemoryPlan{Limit: limit, Exact: p.memoryOf(exact).Total, Preconditioner: cfg.Preconditioner,
+			PrecondPrecision: cfg.PrecondPrecision, PrecondRank: cfg.PrecondRank, Reduced: note != "", Note: note}
+	}
+	if limit <= 0 || p.Memory.Total <= limit {
+		return nil
+	}
+	if cfg.Preconditioner == precond.MethodNystrom {
+		return &memoryError{fmt.Sprintf("M = %d centres need ≈ %s with a Nyström preconditioner of rank %d, over the memory limit of %s (RunOptions.MaxMemory): lower Config.PrecondRank or Config.Centers",
+			cfg.Centers, FormatBytes(p.Memory.Total), cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), FormatBytes(limit))}
+	}
+	m64 := p.MaxCenters(limit, precond.Float64)
+	m32 := p.MaxCenters(limit, precond.Float32)
+	return &memoryError{fmt.Sprintf("M = %d centres need ≈ %s, over the memory limit of %s (RunOptions.MaxMemory): at most M = %d fit with a float64 preconditioner, M = %d with Config.PrecondPrecision float32, more with Config.Preconditioner nystrom",
+		cfg.Centers, FormatBytes(p.Memory.Total), FormatBytes(limit), m64, m32)}
+}
+
+// searchMemory is the memory check of a search (Tune, for either loss),
+// before any pass: est gives its estimate with the candidates'
+// preconditioners stored in a precision. Where the base Config leaves the
+// precision to choose (asked ""), float32 is chosen when float64 does not
+// fit limit bytes (0: no bound), and note says so. kind names the search
+// ("search", "logistic search"), grid its grid and buffers its M × M
+// buffers, for the error of a search that does not fit (ErrMemory).
+func searchMemory(asked precond.Precision, limit int64, est func(precond.Precision) Memory, kind, grid string,
+	buffers func(Memory) string) (mem Memory, prec precond.Precision, note string, err error) {
+	prec = cmp.Or(asked, precond.Float64)
+	mem = est(prec)
+	if limit <= 0 || mem.Total <= limit {
+		return mem, prec, "", nil
+	}
+	if asked == "" {
+		if m32 := est(precond.Float32); m32.Total <= limit {
+			return m32, precond.Float32, fmt.Sprintf("with float64 preconditioners the %s is over the memory limit of %s: storing them in float32 (Config.PrecondPrecision float32)",
+				kind, FormatBytes(limit)), nil
+		}
+		prec, mem = precond.Float32, est(precond.Float32)
+	}
+	fix := "use fewer centres, sigmas or lambdas"
+	if prec == precond.Float64 {
+		fix += ", or float32 preconditioners"
+	}
+	return mem, prec, "", fmt.Errorf("%w: the %s %s needs about %s with %s preconditioners (%s), more than the limit of %s: %s",
+		ErrMemory, kind, grid, FormatBytes(mem.Total), prec, buffers(mem), FormatBytes(limit), fix)
 }

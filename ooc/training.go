@@ -43,6 +43,10 @@ type Training struct {
 	NystromRank     int     `json:"nystrom_rank,omitempty"`
 	NystromResidual float64 `json:"nystrom_residual,omitempty"`
 	PrecondCache    string  `json:"precond_cache,omitempty"`
+	// MemoryPlan is what the memory plan gave up under
+	// RunOptions.MaxMemory (FitPlan.MemoryPlan, when Reduced); nil when the
+	// fit has the preconditioner it would have without the bound.
+	MemoryPlan *MemoryPlan `json:"memory_plan,omitempty"`
 	// DuplicateCenters counts centres drawn twice (uniform: equal rows;
 	// leverage draws distinct rows and counts only equal candidate rows).
 	DuplicateCenters int `json:"duplicate_centers,omitempty"`

@@ -86,10 +86,6 @@ type TuneConfig struct {
 	// validation rows and the search never picks them when they are
 	// worse. The kernel must be Gaussian.
 	ARD *ARDConfig
-	// MaxMemory, when > 0, is a bound in bytes on the estimated peak
-	// memory of the whole search (EstimateTuneMemory); Tune fails with
-	// ErrMemory before reading any data if the estimate exceeds it.
-	MaxMemory int64
 	// Progress, when set, receives progress reports on the goroutine that
 	// called Tune. It must return quickly.
 	Progress func(TuneProgress)
@@ -111,8 +107,8 @@ type TuneProgress struct {
 	M          int
 }
 
-// ErrMemory is returned (wrapped) when a search would need more memory
-// than TuneConfig.MaxMemory.
+// ErrMemory is matched by the error of a fit or search whose estimated
+// memory exceeds RunOptions.MaxMemory.
 var ErrMemory = errors.New("not enough memory")
 
 // Stop reasons of a candidate.
@@ -337,6 +333,9 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if err != nil {
 		return nil, err
 	}
+	if t.memNote != "" {
+		t.progress(TuneProgress{Progress: Progress{Note: t.memNote}})
+	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
 	t.ph.start("sample", 0)
 	var rr RowReader
@@ -424,6 +423,7 @@ type tuner struct {
 	// waitPrepared on the caller's goroutine).
 	prepared atomic.Int64
 	mem      Memory
+	memNote  string // what the memory check chose, for people ("": nothing)
 	ard      *ARDResult
 	ph       phaseClock
 }
@@ -554,7 +554,10 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		}
 		t.nval = stream.Rows(t.val)
 	}
-	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor}
+	// The candidates' memory is the search's to check (below), and their
+	// preconditioner is Cholesky.
+	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor, MaxMemory: -1}
+	base.Preconditioner = cmp.Or(base.Preconditioner, precond.MethodCholesky)
 	t.passFn = scoredPassOver(t.pass, t.run)
 	if t.val != nil {
 		t.valFn = scoredPassOver(t.val, RunOptions{Workers: opts.Workers})
@@ -602,41 +605,38 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	for i := range t.pass.NumChunks() {
 		maxRows = max(maxRows, t.pass.ChunkRows(i))
 	}
-	t.mem = EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, cfg.PrecondPrecision)
-	if seesWeights(plan) {
-		// rhs replaces each candidate's A by one that sees the weights,
-		// one at a time, while the first λ's buffer keeps T.
-		b := precond.Bytes(cfg.Centers, cmp.Or(cfg.PrecondPrecision, precond.Float64))
-		t.mem.Precond += b
-		t.mem.Total += b
-	}
-	// The scores of the validation rows come back from each pass whole
-	// (every candidate's k columns and the targets per row), beside their
-	// targets and one candidate's scores.
-	scores := 8 * t.nval * int64(len(kernels)*len(lambdas)*k+2*plan.TargetColumns+k)
-	t.mem.Vectors += scores
-	t.mem.Total += scores
-	if tc.ARD != nil {
-		// The subsample's dense matrices (ardProblem): K_nM and K_vM
-		// (rows × centres), K_MM and H, scaled copies of the rows.
-		ac := tc.ARD.resolved(plan.N)
-		extra := int64(8 * (2*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 6*ac.Rows*plan.D))
-		t.mem.Vectors += extra
-		t.mem.Total += extra
-	}
-	if tc.MaxMemory > 0 && t.mem.Total > tc.MaxMemory {
-		prec, fix := cfg.PrecondPrecision, "use fewer centres, sigmas or lambdas, or float32 preconditioners"
-		if prec == "" {
-			prec = precond.Float64
+	est := func(prec precond.Precision) Memory {
+		mem := EstimateTuneMemory(cfg.Centers, plan.D, k, len(kernels), len(lambdas), opts.Workers, maxRows, prec)
+		add := func(b int64) { mem.Vectors += b; mem.Total += b }
+		if seesWeights(plan) {
+			// rhs replaces each candidate's A by one that sees the weights,
+			// one at a time, while the first λ's buffer keeps T.
+			b := precond.Bytes(cfg.Centers, prec)
+			mem.Precond += b
+			mem.Total += b
 		}
-		if prec == precond.Float32 {
-			fix = "use fewer centres, sigmas or lambdas"
+		// The scores of the validation rows come back from each pass whole
+		// (every candidate's k columns and the targets per row), beside their
+		// targets and one candidate's scores.
+		add(8 * t.nval * int64(len(kernels)*len(lambdas)*k+2*plan.TargetColumns+k))
+		if tc.ARD != nil {
+			// The subsample's dense matrices (ardProblem): K_nM and K_vM
+			// (rows × centres), K_MM and H, scaled copies of the rows.
+			ac := tc.ARD.resolved(plan.N)
+			add(int64(8 * (2*ac.Rows*ac.Centers + 4*ac.Centers*ac.Centers + 6*ac.Rows*plan.D)))
 		}
-		return nil, fmt.Errorf("%w: the search over %d σ × %d λ with M = %d needs about %s with %s preconditioners "+
-			"(one M × M buffer for each of the %d candidates: %s), more than the limit of %s: %s",
-			ErrMemory, len(kernels), len(lambdas), cfg.Centers, FormatBytes(t.mem.Total), prec,
-			len(kernels)*len(lambdas), FormatBytes(t.mem.Precond), FormatBytes(tc.MaxMemory), fix)
+		return mem
 	}
+	grid := fmt.Sprintf("over %d σ × %d λ with M = %d", len(kernels), len(lambdas), cfg.Centers)
+	var note string
+	t.mem, plan.Config.PrecondPrecision, note, err = searchMemory(tc.Base.PrecondPrecision, opts.memoryLimit(), est, "search", grid,
+		func(m Memory) string {
+			return fmt.Sprintf("one M × M buffer for each of the %d candidates: %s", len(kernels)*len(lambdas), FormatBytes(m.Precond))
+		})
+	if err != nil {
+		return nil, err
+	}
+	t.memNote = note
 	return t, nil
 }
 

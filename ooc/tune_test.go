@@ -217,20 +217,21 @@ func TestTuneErrors(t *testing.T) {
 		cfg  ooc.TuneConfig
 		want string
 		is   error
+		opts ooc.RunOptions
 	}{
-		{"lambda", ooc.TuneConfig{Lambdas: []float64{1e-3, 0}}, "invalid configuration: lambda must be > 0 and finite, got 0", ooc.ErrConfig},
-		{"sigma", ooc.TuneConfig{Sigmas: []float64{-1}}, "invalid configuration: sigma must be > 0 and finite, got -1", ooc.ErrConfig},
-		{"fraction", ooc.TuneConfig{ValFraction: 1}, "invalid configuration: validation fraction must be in [0, 1), got 1", ooc.ErrConfig},
-		{"halving", ooc.TuneConfig{Halving: -1}, "invalid configuration: halving must be ≥ 0, got -1", ooc.ErrConfig},
+		{"lambda", ooc.TuneConfig{Lambdas: []float64{1e-3, 0}}, "invalid configuration: lambda must be > 0 and finite, got 0", ooc.ErrConfig, ooc.RunOptions{}},
+		{"sigma", ooc.TuneConfig{Sigmas: []float64{-1}}, "invalid configuration: sigma must be > 0 and finite, got -1", ooc.ErrConfig, ooc.RunOptions{}},
+		{"fraction", ooc.TuneConfig{ValFraction: 1}, "invalid configuration: validation fraction must be in [0, 1), got 1", ooc.ErrConfig, ooc.RunOptions{}},
+		{"halving", ooc.TuneConfig{Halving: -1}, "invalid configuration: halving must be ≥ 0, got -1", ooc.ErrConfig, ooc.RunOptions{}},
 		{"linear sigmas", ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Linear}}, Sigmas: []float64{1}},
-			"invalid configuration: the linear kernel has no length scale to search: give no sigmas", ooc.ErrConfig},
-		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 45 << 20},
-			"not enough memory: the search over 2 σ × 3 λ with M = 400 needs about", ooc.ErrMemory},
+			"invalid configuration: the linear kernel has no length scale to search: give no sigmas", ooc.ErrConfig, ooc.RunOptions{}},
+		{"memory", ooc.TuneConfig{Base: ooc.Config{Centers: 400, PrecondPrecision: precond.Float64}, Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}},
+			"not enough memory: the search over 2 σ × 3 λ with M = 400 needs about", ooc.ErrMemory, ooc.RunOptions{MaxMemory: 45 << 20}},
 		{"centres", ooc.TuneConfig{Base: ooc.Config{Centers: 10000}},
-			"invalid configuration: centers (M = 10000) must not exceed the number of training rows", ooc.ErrConfig},
+			"invalid configuration: centers (M = 10000) must not exceed the number of training rows", ooc.ErrConfig, ooc.RunOptions{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ooc.Tune(ctx, src, tc.cfg, ooc.RunOptions{})
+			_, err := ooc.Tune(ctx, src, tc.cfg, tc.opts)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, tc.is) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -415,7 +416,7 @@ func TestTunePrecondFloat32(t *testing.T) {
 // TestTuneMemoryError checks the message of a search over the memory
 // limit: it names the precision and the per-candidate buffers, and
 // suggests float32 only when the preconditioners are not float32
-// already.
+// already; a precision left to choose ("") has tried float32 too.
 func TestTuneMemoryError(t *testing.T) {
 	x, y := synth(500, 2, 1)
 	src := stream.NewMemSource(x, 2, y, 1, 100)
@@ -424,13 +425,15 @@ func TestTuneMemoryError(t *testing.T) {
 		contains string
 		suffix   string
 	}{
-		{"", "with float64 preconditioners (one M × M buffer for each of the 6 candidates: ",
+		{precond.Float64, "with float64 preconditioners (one M × M buffer for each of the 6 candidates: ",
 			"use fewer centres, sigmas or lambdas, or float32 preconditioners"},
+		{"", "with float32 preconditioners (one M × M buffer for each of the 6 candidates: ",
+			"MiB: use fewer centres, sigmas or lambdas"},
 		{precond.Float32, "with float32 preconditioners (one M × M buffer for each of the 6 candidates: ",
 			"MiB: use fewer centres, sigmas or lambdas"},
 	} {
 		_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Centers: 400, PrecondPrecision: tc.prec},
-			Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}, MaxMemory: 10 << 20}, ooc.RunOptions{})
+			Sigmas: []float64{1, 2}, Lambdas: []float64{1, 2, 3}}, ooc.RunOptions{MaxMemory: 10 << 20})
 		if err == nil || !errors.Is(err, ooc.ErrMemory) || !strings.Contains(err.Error(), tc.contains) ||
 			!strings.HasSuffix(err.Error(), tc.suffix) ||
 			!strings.HasPrefix(err.Error(), "not enough memory: the search over 2 σ × 3 λ with M = 400 needs about ") {

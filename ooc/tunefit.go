@@ -55,8 +55,8 @@ type TunedConfig struct {
 	Fit Config
 	// Search is the search: Sigmas (nil: √d × {1/4, 1/2, 1, 2, 4} for a
 	// distance kernel), Lambdas (nil: 1e-8 … 1e-3, 6 values), ARD,
-	// Patience, Halving, SigmaSteps, MaxMemory and Progress as Tune reads
-	// them. Its Base is Fit with the search's Centers. ValFraction is the
+	// Patience, Halving, SigmaSteps and Progress as Tune reads them
+	// (RunOptions.MaxMemory bounds the search and the fit). Its Base is Fit with the search's Centers. ValFraction is the
 	// fraction of all rows held out (by Fit.Seed) from both steps when
 	// RunOptions.Validation is nil (0: DefaultValFraction).
 	Search TuneConfig
@@ -233,7 +233,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		return nil, err
 	}
 	subSeconds := time.Since(start).Seconds()
-	res, err := Tune(ctx, st, search, RunOptions{Workers: opts.Workers, Validation: sv})
+	res, err := Tune(ctx, st, search, RunOptions{Workers: opts.Workers, Validation: sv, MaxMemory: opts.MaxMemory})
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -46,7 +46,10 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	} else if val, err = AlignLabels(src, val); err != nil {
 		return nil, err
 	}
-	plan, err := Plan(train, base, RunOptions{Workers: opts.Workers})
+	// The candidates' memory is the search's to check (below), and their
+	// preconditioner is Cholesky.
+	base.Preconditioner = cmp.Or(base.Preconditioner, precond.MethodCholesky)
+	plan, err := Plan(train, base, RunOptions{Workers: opts.Workers, MaxMemory: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -82,17 +85,25 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	for i := range plan.src.NumChunks() {
 		maxRows = max(maxRows, plan.src.ChunkRows(i))
 	}
-	prec := cmp.Or(plan.Config.PrecondPrecision, precond.Float64)
 	s, l := len(kernels), len(lambdas)
-	res.Memory = EstimateTuneMemory(plan.Config.Centers, plan.D, max(plan.K, 1), s, l, opts.Workers, maxRows, prec)
-	extra := int64(s) * precond.Bytes(plan.Config.Centers, prec)
-	res.Memory.Precond += extra
-	res.Memory.Total += extra
-	if tc.MaxMemory > 0 && res.Memory.Total > tc.MaxMemory {
-		return nil, fmt.Errorf("%w: the logistic search over %d σ × %d λ with M = %d needs about %s with %s preconditioners "+
-			"(one M × M buffer for each σ and, during a Newton step, one for each of the %d candidates: %s), more than the limit of %s: "+
-			"use fewer centres, sigmas or lambdas", ErrMemory, s, l, plan.Config.Centers, FormatBytes(res.Memory.Total), prec,
-			s*l, FormatBytes(res.Memory.Precond), FormatBytes(tc.MaxMemory))
+	est := func(prec precond.Precision) Memory {
+		mem := EstimateTuneMemory(plan.Config.Centers, plan.D, max(plan.K, 1), s, l, opts.Workers, maxRows, prec)
+		extra := int64(s) * precond.Bytes(plan.Config.Centers, prec)
+		mem.Precond += extra
+		mem.Total += extra
+		return mem
+	}
+	var note string
+	res.Memory, plan.Config.PrecondPrecision, note, err = searchMemory(tc.Base.PrecondPrecision, opts.memoryLimit(), est, "logistic search",
+		fmt.Sprintf("over %d σ × %d λ with M = %d", s, l, plan.Config.Centers),
+		func(m Memory) string {
+			return fmt.Sprintf("one M × M buffer for each σ and, during a Newton step, one for each of the %d candidates: %s", s*l, FormatBytes(m.Precond))
+		})
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		report(Progress{Note: note})
 	}
 	ph := &phaseClock{}
 	ph.start("sample", 0)

@@ -86,6 +86,7 @@ type fitOpts struct {
 	tuneFit                              fitTuneOpts
 	settings                             map[string]string // the flags a checkpoint records
 	resumeFrom                           *ooc.Checkpoint   // read by --resume
+	maxMemoryBytes                       int64             // --max-memory as RunOptions.MaxMemory (0: ooc's default)
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -220,9 +221,8 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	// CLI rules, which ooc does not make: 0 asks ooc for its default,
 	// while on the command line the default is the flag's, so --lambda 0,
-	// --iters 0 and --val-every 0 are mistakes; auto is a
-	// --precond-precision of the CLI (planMemory chooses). ooc.Validate
-	// checks the rest before any input is read.
+	// --iters 0 and --val-every 0 are mistakes. ooc.Validate checks the
+	// rest before any input is read.
 	if o.lambda == 0 {
 		return cfg, usagef("--lambda must be > 0, got 0")
 	}
@@ -248,15 +248,18 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 	}
 	cfg.NewtonSteps = o.newtonSteps
 	switch o.precondMethod {
-	case "auto": // planMemory picks nystrom when cholesky does not fit
+	case "auto": // ooc's memory plan picks nystrom when cholesky does not fit
 	default:
 		cfg.Preconditioner = precond.Method(o.precondMethod)
 	}
 	if o.precondRank != 0 && o.precondMethod != "auto" && o.precondMethod != string(precond.MethodNystrom) {
 		return cfg, usagef("--precond-rank is for --precond nystrom (or auto), not %s", o.precondMethod)
 	}
-	if cfg.Preconditioner == precond.MethodNystrom {
+	if cfg.Preconditioner == "" || cfg.Preconditioner == precond.MethodNystrom {
 		cfg.PrecondRank = o.precondRank
+	}
+	if o.maxMemoryBytes, err = memoryLimit(o.maxMemory); err != nil {
+		return cfg, err
 	}
 	switch o.precondPrecision {
 	case "auto":
@@ -281,7 +284,7 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 
 // runOptions returns the run options the flags set.
 func (o *fitOpts) runOptions() ooc.RunOptions {
-	return ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery}
+	return ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery, MaxMemory: o.maxMemoryBytes}
 }
 
 // precondName describes the preconditioner of cfg for the progress line.
@@ -299,56 +302,6 @@ func precondName(cfg ooc.Config) string {
 		p = precond.Float64
 	}
 	return fmt.Sprintf("Cholesky, %s", p)
-}
-
-// planMemory estimates the fit's peak memory, chooses the preconditioner's
-// precision for --precond-precision auto (float32 only when float64 does
-// not fit --max-memory), and fails when M does not fit, naming the largest
-// M that does in each precision.
-func planMemory(o *fitOpts, cfg *ooc.Config, plan *ooc.FitPlan, pr *progress) (ooc.Memory, error) {
-	limit, err := memoryLimit(o.maxMemory)
-	if err != nil {
-		return ooc.Memory{}, err
-	}
-	est := plan.MemoryWith
-	if o.precondMethod == "auto" && limit > 0 && est(precond.Float32).Total > limit {
-		// Not even a float32 M × M buffer fits: the Nyström basis, if
-		// it does.
-		cho, was := est(precond.Float32).Total, plan.Config
-		plan.Config.Preconditioner, plan.Config.PrecondRank = precond.MethodNystrom, o.precondRank
-		if ny := est(precond.Float64).Total; ny <= limit {
-			cfg.Preconditioner, cfg.PrecondRank = precond.MethodNystrom, o.precondRank
-			pr.printf("fit: M = %d needs ≈ %s with a Cholesky preconditioner even in float32, over the memory limit of %s: using the Nyström preconditioner of rank %d instead (≈ %s; --precond nystrom)",
-				cfg.Centers, ooc.FormatBytes(cho), ooc.FormatBytes(limit), cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), ooc.FormatBytes(ny))
-		} else {
-			plan.Config = was
-		}
-	}
-	prec := cfg.PrecondPrecision
-	if o.precondPrecision == "auto" {
-		prec = precond.Float64
-		if limit > 0 && est(precond.Float64).Total > limit && est(precond.Float32).Total <= limit {
-			prec = precond.Float32
-			pr.printf("fit: M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32 (--precond-precision float32)",
-				cfg.Centers, ooc.FormatBytes(est(precond.Float64).Total), ooc.FormatBytes(limit))
-		}
-		if cfg.Preconditioner == precond.MethodEigen || cfg.Preconditioner == precond.MethodPivoted || cfg.Preconditioner == precond.MethodNystrom {
-			prec = precond.Float64
-		}
-		cfg.PrecondPrecision = prec
-	}
-	mem := est(prec)
-	if limit > 0 && mem.Total > limit {
-		m64 := plan.MaxCenters(limit, precond.Float64)
-		m32 := plan.MaxCenters(limit, precond.Float32)
-		if cfg.Preconditioner == precond.MethodNystrom {
-			return mem, fmt.Errorf("M = %d centres need ≈ %s with a Nyström preconditioner of rank %d, over the memory limit of %s (--max-memory): lower --precond-rank or --centers",
-				cfg.Centers, ooc.FormatBytes(mem.Total), cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), ooc.FormatBytes(limit))
-		}
-		return mem, fmt.Errorf("M = %d centres need ≈ %s, over the memory limit of %s (--max-memory): at most M = %d fit with a float64 preconditioner, M = %d with --precond-precision float32, more with --precond nystrom",
-			cfg.Centers, ooc.FormatBytes(mem.Total), ooc.FormatBytes(limit), m64, m32)
-	}
-	return mem, nil
 }
 
 // fitResult is the --json document of fit.
@@ -388,6 +341,9 @@ type fitResult struct {
 	// Uncertainty is how predictive standard deviations are computed
 	// and how they did on the validation rows (--uncertainty).
 	Uncertainty *ooc.Uncertainty `json:"uncertainty,omitempty"`
+	// MemoryPlan is what the memory limit made the fit give up (the
+	// preconditioner chosen in its place), absent when nothing.
+	MemoryPlan *ooc.MemoryPlan `json:"memory_plan,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
@@ -465,11 +421,17 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return flagErr(err)
 	}
+	// Fit plans again from the settings as asked, so that what the memory
+	// plan chose is recorded in the model's Training; cfg is the plan's,
+	// for the progress lines.
+	asked := cfg
+	asked.Centers = plan.Config.Centers
+	asked.Patience, asked.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
 	cfg = plan.Config
-	cfg.Patience, cfg.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
-	mem, err := planMemory(o, &cfg, plan, pr)
-	if err != nil {
-		return err
+	cfg.Patience, cfg.MinImprovement = asked.Patience, asked.MinImprovement
+	mem := plan.Memory
+	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
+		pr.printf("fit: %s", flagText(mp.Note))
 	}
 	taskNote(pr, "fit", cfg.Task, plan)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", plan.N, plan.D, cfg.Centers, mem)
@@ -512,7 +474,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	kmmIter := 0
 	run.Progress = func(p ooc.Progress) {
 		if p.Note != "" {
-			pr.printf("fit: %s", p.Note)
+			pr.printf("fit: %s", flagText(p.Note))
 			return
 		}
 		switch p.Stage {
@@ -589,15 +551,15 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	var m *ooc.Model
 	if o.tuneFit.on {
-		m, err = runTuned(ctx, o, cfg, set, train, run, pr, r.Dim())
+		m, err = runTuned(ctx, o, asked, set, train, run, pr, r.Dim())
 	} else {
-		m, err = ooc.Fit(ctx, train, cfg, run)
+		m, err = ooc.Fit(ctx, train, asked, run)
 	}
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
 		return fmt.Errorf("--resume: %w", err)
 	}
 	if err != nil {
-		return err
+		return flagNames(err)
 	}
 	if err := saveModel(m, o.out); err != nil {
 		return err
@@ -620,6 +582,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
 		Classes: m.ClassNames(), Calibration: m.Calibration(), BestIteration: tr.BestIteration,
 		Phases: tr.Phases, PeakRSS: tr.PeakRSS, Search: tr.Search, Handoff: tr.Handoff, Uncertainty: m.Uncertainty(),
+		MemoryPlan: tr.MemoryPlan,
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -645,6 +608,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	if tr.Status == ooc.StatusPatience {
 		fmt.Fprintf(e.stdout, "patience   the model is iteration %d's, the best on the validation rows\n", tr.BestIteration)
+	}
+	if l := memoryPlanLine(tr); l != "" {
+		fmt.Fprintf(e.stdout, "memory     %s\n", l)
 	}
 	fmt.Fprintf(e.stdout, "time       %.2f s, %.3f s per iteration; peak memory %s\n", tr.Seconds, tr.SecondsPerIteration, ooc.FormatBytes(tr.PeakRSS))
 	if nv := len(tr.Validation); nv > 0 {
@@ -683,6 +649,29 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		fmt.Fprintf(e.stdout, "%-10s %s\n", "conformal", conformalLine(c))
 	}
 	return nil
+}
+
+// memoryPlanLine says what the memory limit made a fit give up, for its
+// summary (shown with --quiet too): "" when nothing.
+func memoryPlanLine(tr ooc.Training) string {
+	mp := tr.MemoryPlan
+	if mp == nil {
+		return ""
+	}
+	l := fmt.Sprintf("under the limit of %s (--max-memory): ", ooc.FormatBytes(mp.Limit))
+	switch mp.Preconditioner {
+	case precond.MethodNystrom:
+		l += fmt.Sprintf("Nyström preconditioner of rank %d in place of Cholesky (≈ %s), missing %.2g of tr K_MM",
+			tr.NystromRank, ooc.FormatBytes(mp.Exact), tr.NystromResidual)
+		if tr.Status == ooc.StatusPatience {
+			l += fmt.Sprintf("; CG stopped by the validation rows after %d iterations", tr.Iterations)
+		} else {
+			l += fmt.Sprintf("; CG ran %d iterations (%s), not stopped by validation rows: the model may be short of the exact preconditioner's", tr.Iterations, tr.Status)
+		}
+	default:
+		l += fmt.Sprintf("preconditioner stored in %s in place of float64 (≈ %s)", mp.PrecondPrecision, ooc.FormatBytes(mp.Exact))
+	}
+	return l
 }
 
 // conformalLine describes a model's conformal calibration for people:

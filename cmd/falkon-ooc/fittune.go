@@ -217,7 +217,7 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 			return
 		}
 		if p.Note != "" {
-			pr.printf("%s: %s", who, p.Note)
+			pr.printf("%s: %s", who, flagText(p.Note))
 			return
 		}
 		switch p.Stage {

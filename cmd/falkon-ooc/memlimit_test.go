@@ -31,13 +31,11 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
+// No --max-memory leaves the bound to ooc (RunOptions.MaxMemory 0:
+// ooc.DefaultMaxMemory).
 func TestDefaultMemoryLimit(t *testing.T) {
-	limit, err := memoryLimit("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if phys := physicalMemory(); phys > 0 && (limit <= 0 || limit > phys) {
-		t.Errorf("default limit %d with %d bytes of physical memory", limit, phys)
+	if limit, err := memoryLimit(""); err != nil || limit != 0 {
+		t.Errorf("memoryLimit(\"\") = %d, %v; want 0 (ooc's default)", limit, err)
 	}
 }
 
@@ -95,5 +93,53 @@ func TestFitMaxMemory(t *testing.T) {
 	}
 	if code, _, errOut := runCLI("fit", "--out", model, "--precond-precision", "half", train); code != 2 || !strings.Contains(errOut, "--precond-precision must be") {
 		t.Errorf("bad --precond-precision: exit %d, %s", code, errOut)
+	}
+}
+
+// TestFitMemoryPlanSummary: when not even a float32 Cholesky
+// preconditioner fits --max-memory, fit (--precond auto) uses the Nyström
+// preconditioner of the largest rank that fits, and says what it gave up
+// in its summary and its --json even with --quiet.
+func TestFitMemoryPlanSummary(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 3000, 1, "y")
+	const M = 2000
+	r, err := chunkstore.Open(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := ooc.Plan(r, ooc.Config{Centers: M}, ooc.RunOptions{MaxMemory: -1})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := plan.MemoryWith(precond.Float32).Total - 1
+	model := filepath.Join(dir, "m.falkon")
+	args := []string{"fit", "--out", model, "--centers", fmt.Sprint(M), "--iters", "2", "--no-checkpoint", "--quiet",
+		"--max-memory", fmt.Sprint(limit)}
+	code, out, errOut := runCLI(append(args, train)...)
+	if code != 0 {
+		t.Fatalf("fit exit %d: %s", code, errOut)
+	}
+	if errOut != "" {
+		t.Errorf("--quiet printed on stderr: %s", errOut)
+	}
+	want := fmt.Sprintf("memory     under the limit of %s (--max-memory): Nyström preconditioner of rank ", ooc.FormatBytes(limit))
+	if !strings.Contains(out, want) || !strings.Contains(out, "not stopped by validation rows") {
+		t.Errorf("summary lacks %q:\n%s", want, out)
+	}
+	code, out, errOut = runCLI(append(args, "--json", "--force", train)...)
+	if code != 0 {
+		t.Fatalf("fit --json exit %d: %s", code, errOut)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	mp := res.MemoryPlan
+	if mp == nil || !mp.Reduced || mp.Preconditioner != precond.MethodNystrom || mp.Limit != limit ||
+		mp.PrecondRank != res.Config.PrecondRank || res.Config.Preconditioner != precond.MethodNystrom || res.MemoryEstimate.Total > limit {
+		t.Errorf("--json: memory_plan %+v, config %s rank %d, estimate %d (limit %d)", mp, res.Config.Preconditioner,
+			res.Config.PrecondRank, res.MemoryEstimate.Total, limit)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
-	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -184,9 +182,6 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 				return err
 			}
 		}
-		if tc.MaxMemory, err = memoryLimit(fo.maxMemory); err != nil {
-			return err
-		}
 		if set["val-fraction"] && fo.val != "" {
 			return usagef("--val and --val-fraction exclude each other")
 		}
@@ -214,7 +209,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		s := ooc.DefaultSigma(r.Dim())
 		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 	}
-	run := ooc.RunOptions{Workers: fo.workers}
+	run := ooc.RunOptions{Workers: fo.workers, MaxMemory: fo.maxMemoryBytes}
 	pr := newProgress(e.stderr, fo.quiet)
 	if fo.val != "" {
 		vs, cleanup, err := openValidation(ctx, fo.val, fo.workers, r, pr)
@@ -232,16 +227,6 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
 		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
 	res, err := ooc.Tune(ctx, r, tc, run)
-	if err != nil && errors.Is(err, ooc.ErrMemory) && fo.precondPrecision == "auto" &&
-		(tc.Base.Preconditioner == "" || tc.Base.Preconditioner == precond.MethodCholesky) {
-		// --precond-precision auto, as fit: float32 only when float64
-		// does not fit --max-memory.
-		pr.printf("tune: with float64 preconditioners the search is over the memory limit of %s: storing them in float32 (--precond-precision float32)",
-			ooc.FormatBytes(tc.MaxMemory))
-		tc.Base.PrecondPrecision = precond.Float32
-		base.PrecondPrecision = precond.Float32
-		res, err = ooc.Tune(ctx, r, tc, run)
-	}
 	if err != nil {
 		return flagErr(err)
 	}
@@ -251,6 +236,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		pr.printf("tune: --ard: hold-out MSE on the subsample %.4g → %.4g; σ = %v, λ = %.3g there", a.Start, a.Loss, a.Sigmas, a.Lambda)
 	}
 	m := res.Model()
+	// The preconditioner and its precision as the search chose them.
+	base.Preconditioner, base.PrecondPrecision = m.Config().Preconditioner, m.Config().PrecondPrecision
 	if m.Task() != ooc.TaskRegression {
 		// Calibrate the probabilities on the validation rows: --val, or
 		// the rows Tune held out (stream.Holdout with the same seed).

@@ -1,0 +1,142 @@
+package ooc_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
+)
+
+// TestPlanMemory checks the memory plan of a Config that leaves the
+// preconditioner and its precision to choose: the exact preconditioner
+// (Cholesky, float64) when it fits RunOptions.MaxMemory; float32 when only
+// that fits; below that the Nyström preconditioner of the largest rank
+// that fits; and an explicit preconditioner that does not fit fails with
+// ErrMemory, naming Config fields.
+func TestPlanMemory(t *testing.T) {
+	x, y := synth(3000, 3, 7)
+	src := stream.NewMemSource(x, 3, y, 1, 500)
+	const m = 1500
+	cfg := ooc.Config{Centers: m}
+	est := func(c ooc.Config) int64 {
+		p, err := ooc.Plan(src, c, ooc.RunOptions{Workers: 2, MaxMemory: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Memory.Total
+	}
+	e64 := est(ooc.Config{Centers: m, Preconditioner: precond.MethodCholesky, PrecondPrecision: precond.Float64})
+	e32 := est(ooc.Config{Centers: m, Preconditioner: precond.MethodCholesky, PrecondPrecision: precond.Float32})
+	plan := func(limit int64) *ooc.FitPlan {
+		t.Helper()
+		p, err := ooc.Plan(src, cfg, ooc.RunOptions{Workers: 2, MaxMemory: limit})
+		if err != nil {
+			t.Fatalf("limit %d: %v", limit, err)
+		}
+		return p
+	}
+
+	// No bound, and a bound the exact preconditioner fits.
+	for _, limit := range []int64{-1, e64} {
+		p := plan(limit)
+		c, mp := p.Config, p.MemoryPlan
+		if c.Preconditioner != precond.MethodCholesky || c.PrecondPrecision != precond.Float64 || mp == nil || mp.Reduced || mp.Note != "" {
+			t.Errorf("limit %d: %s %s, plan %+v; want cholesky float64, not reduced", limit, c.Preconditioner, c.PrecondPrecision, mp)
+		}
+	}
+	// float32 when only it fits.
+	p := plan(e32)
+	if c := p.Config; c.Preconditioner != precond.MethodCholesky || c.PrecondPrecision != precond.Float32 ||
+		!p.MemoryPlan.Reduced || p.MemoryPlan.Exact != e64 || !strings.Contains(p.MemoryPlan.Note, "storing it in float32") {
+		t.Errorf("limit %d (float32's): %s %s, plan %+v", e32, c.Preconditioner, c.PrecondPrecision, p.MemoryPlan)
+	}
+	// Below float32: the Nyström preconditioner of the largest rank that fits.
+	limit := e32 - 1
+	p = plan(limit)
+	c := p.Config
+	if c.Preconditioner != precond.MethodNystrom || c.PrecondPrecision != precond.Float64 || p.Memory.Total > limit ||
+		!p.MemoryPlan.Reduced || p.MemoryPlan.PrecondRank != c.PrecondRank {
+		t.Fatalf("limit %d: %s %s rank %d, %d bytes; plan %+v", limit, c.Preconditioner, c.PrecondPrecision, c.PrecondRank, p.Memory.Total, p.MemoryPlan)
+	}
+	if c.PrecondRank < 1 || c.PrecondRank >= m {
+		t.Errorf("rank %d of M = %d", c.PrecondRank, m)
+	}
+	larger := c
+	larger.PrecondRank++
+	if e := est(larger); e <= limit {
+		t.Errorf("rank %d fits too (%d ≤ %d bytes): not the largest", larger.PrecondRank, e, limit)
+	}
+	if !strings.Contains(p.MemoryPlan.Note, "the Nyström preconditioner of rank") {
+		t.Errorf("note %q", p.MemoryPlan.Note)
+	}
+	// An explicit preconditioner and precision are kept, and fail when
+	// they do not fit.
+	_, err := ooc.Plan(src, ooc.Config{Centers: m, Preconditioner: precond.MethodCholesky, PrecondPrecision: precond.Float64},
+		ooc.RunOptions{Workers: 2, MaxMemory: e32})
+	if !errors.Is(err, ooc.ErrMemory) || !strings.Contains(err.Error(), "(RunOptions.MaxMemory): at most M = ") ||
+		!strings.Contains(err.Error(), "with Config.PrecondPrecision float32, more with Config.Preconditioner nystrom") {
+		t.Errorf("explicit cholesky float64 over the limit: %v", err)
+	}
+	_, err = ooc.Plan(src, ooc.Config{Centers: m, Preconditioner: precond.MethodNystrom, PrecondRank: m},
+		ooc.RunOptions{Workers: 2, MaxMemory: e32})
+	if !errors.Is(err, ooc.ErrMemory) || !strings.Contains(err.Error(), "lower Config.PrecondRank or Config.Centers") {
+		t.Errorf("explicit nystrom over the limit: %v", err)
+	}
+}
+
+// TestFitMemoryPlan: a fit whose exact preconditioner does not fit
+// RunOptions.MaxMemory runs with the plan's Nyström preconditioner; the
+// model's Config records it, and its Training says what was given up.
+func TestFitMemoryPlan(t *testing.T) {
+	x, y := synth(4000, 3, 11)
+	src := stream.NewMemSource(x, 3, y, 1, 500)
+	cfg := ooc.Config{Centers: 3000, Iterations: 3}
+	p, err := ooc.Plan(src, cfg, ooc.RunOptions{Workers: 2, MaxMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := p.MemoryWith(precond.Float32).Total - 1
+	m, err := ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2, MaxMemory: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, got := m.Training(), m.Config()
+	if got.Preconditioner != precond.MethodNystrom || got.PrecondRank == 0 || tr.NystromRank != got.PrecondRank {
+		t.Errorf("model's preconditioner %s rank %d (trained at rank %d)", got.Preconditioner, got.PrecondRank, tr.NystromRank)
+	}
+	if tr.MemoryPlan == nil || !tr.MemoryPlan.Reduced || tr.MemoryPlan.Limit != limit {
+		t.Errorf("Training.MemoryPlan = %+v", tr.MemoryPlan)
+	}
+	// Without the bound nothing is given up, and nothing is recorded.
+	m, err = ooc.Fit(context.Background(), src, cfg, ooc.RunOptions{Workers: 2, MaxMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := m.Training(); tr.MemoryPlan != nil || m.Config().Preconditioner != precond.MethodCholesky {
+		t.Errorf("unbounded: %s, plan %+v", m.Config().Preconditioner, tr.MemoryPlan)
+	}
+}
+
+// TestDefaultMaxMemory: where /proc/meminfo gives the machine's memory,
+// the default bound is at most 80 % of it, and not 0.
+func TestDefaultMaxMemory(t *testing.T) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	var kb int64
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	if d := ooc.DefaultMaxMemory(); d <= 0 || d > (kb<<10)/10*8 {
+		t.Errorf("DefaultMaxMemory() = %d with MemTotal %d kB", d, kb)
+	}
+}
