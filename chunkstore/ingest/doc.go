@@ -66,7 +66,19 @@
 // (chunkstore.Reader.FeatureStats), so that a change of level weighs as
 // one standard deviation of a numeric feature in the kernel's distance.
 // The column report says how many levels each column had (exact or
-// estimated) and how many got features.
+// estimated) and how many got features. A categorical column chosen by
+// default (not named in Config.Features or Config.Categorical) whose
+// distinct levels are at least 90 % of its values (100 values or more) is
+// a row identifier, and left out like one. A text column whose sampled
+// values (the first 1000 rows) are numbers but for a few (at most 10 %,
+// and at most max(3, 1 %) of them) would be read as strings, and so
+// become categorical: a chosen feature like that is refused, naming the
+// file, column, row and value, unless named in Config.Categorical
+// (DryRun notes it in the column report instead).
+//
+// A distributed ingest (Plan) encodes categorical and time columns as Run
+// does: each file's task counts its levels and returns its Counter, and
+// the driver merges them in file order.
 //
 // Result.Columns (and the store's manifest, chunkstore.InputColumn) says
 // what happened to every column of the first input: feature, target, or

@@ -118,6 +118,14 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "As for a NULL: fix the value, exclude the column, or use --nulls mean or --nulls drop.",
 		},
 		{
+			mistake: "a column of numbers with one value that is not a number (a unit, a typo)",
+			setup:   writeText(t, "weights.csv", "weight,x,y\n60,0,0\n61,1,1\n62,2,0\n63,0,1\n61kg,1,0\n65,2,1\n66,0,0\n67,1,1\n68,2,0\n69,0,1\n70,1,0\n71,2,1\n"),
+			args:    []string{"ingest", "--out", "out.store", "--target", "y", "weights.csv"},
+			code:    1,
+			stderr:  `falkon-ooc ingest: weights.csv: column "weight" holds numbers, but row 5 (1-based, counted within this file, header line not counted) holds "61kg", which is not a number; as text the column would be categorical, each number a level. Correct the value or leave the field empty (a NULL, see --nulls), leave the column out with --exclude, or name it in --categorical to take its values as levels`,
+			fix:     "Correct the value (61) or empty the field; with --categorical weight ingest takes the column's values as levels instead.",
+		},
+		{
 			mistake: "±Inf in a chosen column",
 			setup:   writeText(t, "inf.csv", "a,b,y\n1,2,3\n4,5,6\n7,8,-Inf\n"),
 			args:    []string{"ingest", "--out", "out.store", "--target", "y", "inf.csv"},

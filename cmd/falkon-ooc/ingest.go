@@ -52,7 +52,11 @@ become columns, numeric when every value is a number, else skipped; the
 report marks them "from folder names". Among the default features, a
 constant column is dropped and one that looks like a row identifier
 (integer, all values distinct, and increasing, decreasing or named like id
-or *_id) is left out with a warning; name it in --features to keep it. The
+or *_id; or a string column with a distinct level in 90 % of its rows) is
+left out with a warning; name it in --features to keep it. A text column
+of numbers in which a few of the first 1000 rows hold something else
+would be read as strings: ingest refuses it, naming the file, row and
+value, unless it is named in --categorical. The
 output lists what happened to every column. A string --target holds class
 labels: stored as codes 0, 1, … in sorted order of at most 100 labels,
 whose names the store keeps.
