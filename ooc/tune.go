@@ -86,6 +86,11 @@ type TuneConfig struct {
 	// validation rows and the search never picks them when they are
 	// worse. The kernel must be Gaussian.
 	ARD *ARDConfig
+	// Pick is how the model is picked among the candidates: PickBest (the
+	// lowest validation metric) or PickOneSE (the most regularised within
+	// one standard error of it). "" means DefaultPick. TuneResult names
+	// both picks whichever is used.
+	Pick PickRule
 	// Progress, when set, receives progress reports on the goroutine that
 	// called Tune. It must return quickly.
 	Progress func(TuneProgress)
@@ -134,6 +139,12 @@ type TuneCandidate struct {
 	// classification; +Inf when none was finite).
 	BestIteration int     `json:"best_iteration"`
 	BestMetric    float64 `json:"best_metric"`
+	// BestSE is the standard error of BestMetric over the validation rows
+	// (weighted by the row weights when there are any): for RMSE, that of
+	// the rows' mean squared error over 2·RMSE; for an error rate, the
+	// binomial √(p(1 − p)/n) with the weights' effective n. 0 when not
+	// measured.
+	BestSE float64 `json:"best_se,omitempty"`
 	// Iterations is how many CG iterations it ran before it stopped, and
 	// Stop why it stopped.
 	Iterations int    `json:"iterations"`
@@ -158,9 +169,17 @@ type TuneResult struct {
 	// Metric names the validation metric: "rmse" or "error_rate".
 	Metric     string          `json:"metric"`
 	Candidates []TuneCandidate `json:"candidates"`
-	// Best indexes the candidate with the lowest BestMetric (the first
-	// such in grid order, σ major).
+	// Best indexes the picked candidate, whose model Model returns: Lowest
+	// or OneSE as Pick says.
 	Best int `json:"best"`
+	// Pick is the rule that chose Best (TuneConfig.Pick).
+	Pick PickRule `json:"pick"`
+	// Lowest indexes the candidate with the lowest BestMetric (the first
+	// such in grid order, σ major), OneSE the most regularised candidate
+	// (largest λ, then largest σ) whose BestMetric is within the Lowest's
+	// BestSE of it.
+	Lowest int `json:"lowest"`
+	OneSE  int `json:"one_se"`
 	// N is the number of training rows, ValRows the validation rows.
 	N       int64 `json:"n"`
 	ValRows int64 `json:"val_rows"`
@@ -450,6 +469,7 @@ type tuneCand struct {
 	pre   *precond.Preconditioner
 	live  bool
 	since int       // validations since the last improvement
+	rse   rowSE     // the current validation's rows, for BestSE
 	v     []float64 // r × k, A⁻¹p of the current pass
 	z     []float64 // r × k, scratch of the operator's second half
 	alpha []float64 // M × k, B β of the current iterate, kept by α += a·Bp
@@ -483,6 +503,9 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	}
 	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
 		return configErr("TuneConfig.MinImprovement", "minimum improvement must be ≥ 0, got %g", tc.MinImprovement)
+	}
+	if _, err := ParsePickRule(string(tc.Pick)); err != nil {
+		return configErr("TuneConfig.Pick", "%v", err)
 	}
 	if tc.Halving < 0 {
 		return configErr("TuneConfig.Halving", "halving must be ≥ 0, got %d", tc.Halving)
@@ -883,6 +906,7 @@ func (t *tuner) scoreRows(vals []float64, rowLen, weighted int) {
 	for _, g := range t.groups {
 		for _, c := range g.live {
 			t.sc = c.addScores(vals, n, rowLen, col, k, t.ymean, t.yv, w, t.sc)
+			c.addRowErrors(t.enc.task == TaskRegression, t.sc, t.yv, w, n, k, kt)
 			col += k
 		}
 	}
@@ -1288,6 +1312,7 @@ func (t *tuner) startEval(iter int) {
 	for _, c := range t.cands {
 		if c.live {
 			c.ev = t.enc.evaluator(t.plan.Targets)
+			c.rse = rowSE{}
 		}
 	}
 }
@@ -1331,6 +1356,7 @@ func (t *tuner) endEval(iter int, final bool) []int {
 		v := selectionMetric(task, met)
 		if v < c.BestMetric*(1-t.tc.MinImprovement) || (math.IsInf(c.BestMetric, 1) && !math.IsInf(v, 1)) {
 			c.BestMetric, c.BestIteration, c.since = v, iter, 0
+			c.BestSE = candidateSE(task, v, &c.rse)
 			getCols(c.best, t.k, t.st.Beta, len(t.cands)*t.k, c.idx*t.k)
 		} else {
 			c.since++
@@ -1372,23 +1398,16 @@ func isHalvingStep(iter, h int) bool {
 func (t *tuner) result() *TuneResult {
 	res := &TuneResult{Metric: metricName(t.enc.task), N: t.plan.N, ValRows: t.nval, M: t.cs.m, Passes: t.passes,
 		Seconds: time.Since(t.start).Seconds(), Memory: t.mem, ARD: t.ard}
-	best := -1
 	// The models are immutable: they share one copy of the centres and,
 	// per σ, the kernel's prepared centres.
 	centres := slices.Clone(t.cs.centres)
-	for i, c := range t.cands {
+	for _, c := range t.cands {
 		if c.Stop != StopFailed && c.BestIteration > 0 {
 			c.model = t.model(c, centres)
-			if best < 0 || c.BestMetric < t.cands[best].BestMetric {
-				best = i
-			}
 		}
 		res.Candidates = append(res.Candidates, c.TuneCandidate)
 	}
-	if best < 0 {
-		best = 0
-	}
-	res.Best = best
+	applyPick(res, t.tc.Pick)
 	return res
 }
 

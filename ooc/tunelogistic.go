@@ -71,7 +71,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	if lambdas == nil {
 		lambdas = []float64{plan.Config.Lambda}
 	}
-	res := &TuneResult{N: plan.N, ValRows: stream.Rows(val), M: plan.Config.Centers, Metric: "error_rate", Best: -1}
+	res := &TuneResult{N: plan.N, ValRows: stream.Rows(val), M: plan.Config.Centers, Metric: "error_rate"}
 	live := len(kernels) * len(lambdas)
 	report := func(p Progress) {
 		if tc.Progress != nil {
@@ -267,6 +267,14 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if job.Weight != "" {
 			w = make([]float64, n)
 		}
+		var rows rowSE // the validation rows' weights, for BestSE
+		for r := range n {
+			wr := 1.0
+			if w != nil {
+				wr = w[r]
+			}
+			rows.add(0, wr)
+		}
 		nextCol := make([]int, len(job.Groups))
 		sc := make([]float64, n*enc.k)
 		for r := range n {
@@ -289,19 +297,20 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			c.Validation = []ValPoint{{Iteration: c.Iterations, Metrics: ev.Metrics().Brief()}}
 			c.model.training.Validation = slices.Clone(c.Validation)
 			c.BestMetric = selectionMetric(c.model.Task(), ev.Metrics())
+			c.BestSE = candidateSE(c.model.Task(), c.BestMetric, &rows)
 		}
 	}
 	now := time.Since(start).Seconds()
+	failed := true
 	for _, c := range cands {
 		c.Seconds = now
-		if c.Stop != StopFailed && (res.Best < 0 || c.BestMetric < res.Candidates[res.Best].BestMetric) {
-			res.Best = len(res.Candidates)
-		}
+		failed = failed && c.Stop == StopFailed
 		res.Candidates = append(res.Candidates, c.TuneCandidate)
 	}
-	if res.Best < 0 {
+	if failed {
 		return nil, fmt.Errorf("every candidate failed: %s", res.Candidates[0].Err)
 	}
+	applyPick(res, tc.Pick)
 	res.Phases = ph.done()
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

@@ -347,6 +347,27 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Search fewer σ or λ at a time (--sigma, --lambda), use fewer centres, or raise --max-memory; with --precond-precision float64 the buffers take twice the memory (auto tries float32 when float64 does not fit).",
 		},
 		{
+			mistake: "an unknown --pick rule for tune (or fit --tune)",
+			args:    []string{"tune", "--out", "model3.falkon", "--pick", "lowest", "train.store"},
+			code:    2,
+			stderr:  `falkon-ooc tune: --pick: unknown pick rule "lowest" (want best or 1se)`,
+			fix:     "Give --pick best (the lowest validation metric, the default) or --pick 1se (the most regularised candidate within one standard error of it).",
+		},
+		{
+			mistake: "an unknown --interval-method",
+			args:    []string{"predict", "--model", "model.falkon", "--interval", "0.9", "--interval-method", "student", "train.store"},
+			code:    2,
+			stderr:  `falkon-ooc predict: --interval-method: unknown interval method "student" (want gaussian or conformal)`,
+			fix:     "Give --interval-method conformal (the quantiles of the validation residuals that fit --uncertainty stored; the default when the model has them for the level) or gaussian (± z·std of a normal).",
+		},
+		{
+			mistake: "--interval-method without --interval",
+			args:    []string{"predict", "--model", "model.falkon", "--interval-method", "gaussian", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc predict: --interval-method gaussian needs --interval",
+			fix:     "Add --interval LEVEL (for example 0.9), or leave --interval-method out.",
+		},
+		{
 			mistake: "a feature of the model missing from the input of predict",
 			setup:   writeText(t, "new.csv", "a,c,y\n1,2,3\n"),
 			args:    []string{"predict", "--model", "model.falkon", "new.csv"},

@@ -28,6 +28,7 @@ type fitTuneOpts struct {
 	sigmaHalving        string
 	sigmaSet, lambdaSet bool
 	extend              int
+	pick                string
 }
 
 // defaultTunedIters is fit --tune's --iters when not given: a cap, since
@@ -83,6 +84,7 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
 	fs.IntVar(&t.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.IntVar(&t.extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
+	fs.StringVar(&t.pick, "pick", string(ooc.DefaultPick), "with --tune: how the search picks σ and λ: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
 	fs.StringVar(&t.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "with --tune: successive halving over whole σ after each iteration in `LIST` (0: off)")
 }
 
@@ -91,7 +93,7 @@ func (t *fitTuneOpts) register(fs *flag.FlagSet) {
 func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 	t.sigmaSet, t.lambdaSet = set["sigma"], set["lambda"]
 	if !t.on {
-		for _, f := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving", "extend"} {
+		for _, f := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving", "extend", "pick"} {
 			if set[f] {
 				return usagef("--%s goes with --tune", f)
 			}
@@ -123,6 +125,9 @@ func (t *fitTuneOpts) check(o *fitOpts, set map[string]bool) error {
 	default:
 		return usagef("--handoff must be keep, sqrt or linear, got %q", t.handoff)
 	}
+	if _, err := ooc.ParsePickRule(t.pick); err != nil {
+		return usagef("--pick: %v", err)
+	}
 	if t.ard && o.sigmas != "" {
 		return usagef("--ard learns the per-feature length scales: give no --sigmas")
 	}
@@ -134,7 +139,7 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool) (ooc.TunedConf
 	cfg.MinImprovement = t.minImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: t.rows, Centers: t.centers, Handoff: ooc.HandoffRule(t.handoff)}
 	s := &tc.Search
-	s.Extend = t.extend
+	s.Extend, s.Pick = t.extend, ooc.PickRule(t.pick)
 	switch {
 	case cfg.Loss == ooc.LossLogistic && t.patience > 0:
 		return tc, usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: " +
@@ -199,6 +204,9 @@ func writeHandoff(w io.Writer, res *ooc.TuneResult, ho *ooc.Handoff) {
 	fmt.Fprintf(w, "search     candidate %d: %s, λ = %g, validation %s %.6g; %d rows, %d validation rows, M = %d, %.2f s (+ %.2f s to draw the rows)\n",
 		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, ho.SearchRows, ho.SearchValRows, ho.SearchCenters,
 		ho.SearchSeconds, ho.SubsampleSeconds)
+	if l := pickLine(res); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "handoff    λ = %g (--handoff %s), σ as chosen\n", ho.Lambda, ho.Rule)
 }
 

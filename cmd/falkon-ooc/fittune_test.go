@@ -78,7 +78,7 @@ func TestFitTune(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fit --tune exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"best rmse      R²     MAE  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
+	for _, want := range []string{"best rmse      ± se      R²     MAE  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -96,6 +96,8 @@ func TestFitTuneUsage(t *testing.T) {
 		{[]string{"--lambda", "1e-8:1e-3:6"}, "--lambda 1e-8:1e-3:6 gives 6 values: a search over them needs --tune"},
 		{[]string{"--sigma", "1,2"}, "--sigma 1,2 gives 2 values: a search over them needs --tune"},
 		{[]string{"--tune-rows", "100"}, "--tune-rows goes with --tune"},
+		{[]string{"--pick", "1se"}, "--pick goes with --tune"},
+		{[]string{"--tune", "--pick", "2se"}, `--pick: unknown pick rule "2se" (want best or 1se)`},
 		{[]string{"--tune", "--handoff", "cubic"}, `--handoff must be keep, sqrt or linear, got "cubic"`},
 		{[]string{"--patience", "2"}, "--patience stops by the validation metric: give --val-fraction or --val"},
 		{[]string{"--tune", "--lambda", "1e-3:1e-8:3"}, `invalid value "1e-3:1e-8:3" for flag --lambda: "1e-3:1e-8:3": want LO:HI:COUNT with 0 < LO ≤ HI`},

@@ -59,6 +59,7 @@ type tuneOpts struct {
 	ard                   bool
 	ardRows, ardSteps     int
 	extend                int
+	pick                  string
 }
 
 func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -79,6 +80,7 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
+	fs.StringVar(&o.pick, "pick", string(ooc.DefaultPick), "how the model is picked: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
 	fs.IntVar(&o.extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
@@ -141,7 +143,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick)}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
 	// make: --patience 0 and --sigma-halving 0 mean never here (a
@@ -193,6 +195,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		}
 		if o.extend < 0 {
 			return usagef("--extend must be ≥ 0, got %d", o.extend)
+		}
+		if _, err := ooc.ParsePickRule(o.pick); err != nil {
+			return usagef("--pick: %v", err)
 		}
 		tc.Base = base
 		return flagErr(ooc.ValidateTune(tc, ooc.RunOptions{Workers: fo.workers}))
@@ -271,6 +276,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	best := res.Candidates[res.Best]
 	fmt.Fprintf(e.stdout, "\nbest       candidate %d: %s, λ = %g, validation %s %.6g after %d iterations\n",
 		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, best.BestIteration)
+	if l := pickLine(res); l != "" {
+		fmt.Fprintln(e.stdout, l)
+	}
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.out, fo.out)
 	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D(), res.M)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %d passes over the data\n", res.Seconds, res.Passes)
@@ -285,11 +293,15 @@ func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 	for _, x := range extra {
 		head += x.name + "\t"
 	}
-	fmt.Fprintf(tw, "candidate\tsigma\tlambda\tbest %s\t%sbest iteration\titerations\tstop\tseconds\t\n", res.Metric, head)
+	fmt.Fprintf(tw, "candidate\tsigma\tlambda\tbest %s\t± se\t%sbest iteration\titerations\tstop\tseconds\tpick\t\n", res.Metric, head)
 	for i, c := range res.Candidates {
 		mark := " "
 		if i == res.Best {
 			mark = "*"
+		}
+		se := "-"
+		if c.BestSE > 0 {
+			se = strconv.FormatFloat(c.BestSE, 'f', 6, 64)
 		}
 		sigma := "-"
 		if c.Sigma > 0 {
@@ -303,10 +315,47 @@ func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 		for _, x := range extra {
 			cells += bestValue(c, x.get) + "\t"
 		}
-		fmt.Fprintf(tw, "%s%d\t%s\t%g\t%s\t%s%d\t%d\t%s\t%.2f\t\n", mark, i+1, sigma, c.Lambda, metric, cells,
-			c.BestIteration, c.Iterations, c.Stop, c.Seconds)
+		fmt.Fprintf(tw, "%s%d\t%s\t%g\t%s\t%s\t%s%d\t%d\t%s\t%.2f\t%s\t\n", mark, i+1, sigma, c.Lambda, metric, se, cells,
+			c.BestIteration, c.Iterations, c.Stop, c.Seconds, pickCell(res, i))
 	}
 	tw.Flush()
+}
+
+// pickCell names the pick rules that take candidate i: "best" (the lowest
+// validation metric), "1se" (the one-standard-error rule), both or "".
+// A search saved before the rules were recorded names only its pick.
+func pickCell(res *ooc.TuneResult, i int) string {
+	if res.Pick == "" {
+		if i == res.Best {
+			return "best"
+		}
+		return ""
+	}
+	var rules []string
+	if i == res.Lowest {
+		rules = append(rules, string(ooc.PickBest))
+	}
+	if i == res.OneSE {
+		rules = append(rules, string(ooc.PickOneSE))
+	}
+	return strings.Join(rules, ",")
+}
+
+// pickLine says which rule picked the model and what the other rule
+// takes: "" when both take the same candidate (or the search predates
+// the rules).
+func pickLine(res *ooc.TuneResult) string {
+	if res.Pick == "" || res.Lowest == res.OneSE {
+		return ""
+	}
+	other, rule := res.OneSE, ooc.PickOneSE
+	if res.Pick == ooc.PickOneSE {
+		other, rule = res.Lowest, ooc.PickBest
+	}
+	lo, c := res.Candidates[res.Lowest], res.Candidates[other]
+	return fmt.Sprintf("pick       --pick %s took candidate %d; --pick %s would take candidate %d (%s, λ = %g, validation %s %.6g); "+
+		"the lowest is %.6g ± %.2g (candidate %d)",
+		res.Pick, res.Best+1, rule, other+1, c.Kernel, c.Lambda, res.Metric, c.BestMetric, lo.BestMetric, lo.BestSE, res.Lowest+1)
 }
 
 // tuneColumn is a metric of the tune table beside the selection metric.

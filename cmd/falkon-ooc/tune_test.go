@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestTuneCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tune exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"candidate", "best rmse", "best       candidate", "model      " + model} {
+	for _, want := range []string{"candidate", "best rmse", "± se", "pick", "best       candidate", "model      " + model} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -98,6 +99,51 @@ func TestTuneCLI(t *testing.T) {
 	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != res.Candidates[res.Best].Lambda {
 		t.Errorf("--out holds λ %v, the best candidate has %v (%v)", m2.Config().Lambda, res.Candidates[res.Best].Lambda, err)
 	}
+
+	// --pick 1se: the model is the one-standard-error pick, the JSON names
+	// both picks and every candidate's standard error, and the text table
+	// marks both.
+	code, out, errOut = runCLI("tune", "--out", model, "--centers", "150", "--iters", "8", "--sigma", "0.5,1,2",
+		"--lambda", "1e-8:1e-2:4", "--pick", "1se", "--json", "--quiet", train)
+	if code != 0 || errOut != "" {
+		t.Fatalf("tune --pick 1se exit %d, stderr %q", code, errOut)
+	}
+	var pick struct {
+		Best, Lowest int
+		OneSE        int `json:"one_se"`
+		Pick         string
+		Candidates   []struct {
+			Sigma, Lambda float64
+			BestMetric    float64 `json:"best_metric"`
+			BestSE        float64 `json:"best_se"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &pick); err != nil {
+		t.Fatal(err)
+	}
+	lo, one := pick.Candidates[pick.Lowest], pick.Candidates[pick.OneSE]
+	if pick.Pick != "1se" || pick.Best != pick.OneSE || !(one.BestMetric <= lo.BestMetric+lo.BestSE) || !(lo.BestSE > 0) {
+		t.Fatalf("--pick 1se: pick %q, best %d, lowest %d (%g ± %g), 1-SE %d (%g)", pick.Pick, pick.Best, pick.Lowest,
+			lo.BestMetric, lo.BestSE, pick.OneSE, one.BestMetric)
+	}
+	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != one.Lambda || m2.Config().Kernel.Sigma != one.Sigma {
+		t.Errorf("--pick 1se: --out holds λ %v σ %v, the 1-SE candidate λ %v σ %v (%v)", m2.Config().Lambda, m2.Config().Kernel.Sigma, one.Lambda, one.Sigma, err)
+	}
+	code, out, errOut = runCLI("tune", "--out", model, "--centers", "150", "--iters", "8", "--sigma", "0.5,1,2",
+		"--lambda", "1e-8:1e-2:4", "--pick", "1se", "--quiet", train)
+	if code != 0 {
+		t.Fatalf("tune --pick 1se exit %d: %s", code, errOut)
+	}
+	if pick.Lowest == pick.OneSE {
+		if !strings.Contains(out, "best,1se") {
+			t.Errorf("the table does not mark candidate %d as both picks:\n%s", pick.Lowest+1, out)
+		}
+	} else {
+		want := fmt.Sprintf("pick       --pick 1se took candidate %d; --pick best would take candidate %d", pick.OneSE+1, pick.Lowest+1)
+		if !strings.Contains(out, want) || !strings.Contains(out, " best\n") || !strings.Contains(out, " 1se\n") {
+			t.Errorf("stdout lacks %q or the table's pick column:\n%s", want, out)
+		}
+	}
 }
 
 func TestTuneErrors(t *testing.T) {
@@ -119,6 +165,7 @@ func TestTuneErrors(t *testing.T) {
 			"falkon-ooc tune: --sigma: the linear kernel has no length scale to search: give no sigmas\n"},
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
+		{"pick", []string{"tune", "--out", model, "--pick", "lowest", train}, 2, `falkon-ooc tune: --pick: unknown pick rule "lowest" (want best or 1se)` + "\n"},
 		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
 		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", "--precond-precision", "float64", train}, 1,
 			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},
