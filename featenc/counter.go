@@ -234,8 +234,10 @@ func (c *Counter) Column(source string, max int) Column {
 }
 
 // Note describes the counted column and its encoding with max levels, for
-// people: "one-hot: 12 levels (exact), NULL a level" or "one-hot: the 32
-// most frequent of about 1000000 levels (estimated), the rest as (other)".
+// people: "one-hot: 12 levels (exact), 3 NULL as the level (null)" or
+// "one-hot: the 32 most frequent of about 1000000 distinct levels
+// (estimated) cover at least 4.1 % of the values, the rest as (other)
+// (more levels than --max-levels 32)".
 func (c *Counter) Note(max int) string {
 	n, exact := c.Distinct()
 	how := "exact"
@@ -244,7 +246,22 @@ func (c *Counter) Note(max int) string {
 	}
 	var s string
 	if levels, other := c.Levels(max); other {
-		s = fmt.Sprintf("one-hot: the %d most frequent of %s%d distinct levels (%s, at most --max-levels %d), the rest as %s", len(levels), about(exact), n, how, max, OtherLevel)
+		kept := map[string]bool{}
+		for _, l := range levels {
+			kept[l] = true
+		}
+		var in int64
+		for _, e := range c.counts {
+			if kept[e.name] {
+				in += e.n
+			}
+		}
+		cover := "cover"
+		if c.reduced { // the summary's counts are lower bounds
+			cover = "cover at least"
+		}
+		s = fmt.Sprintf("one-hot: the %d most frequent of %s%d distinct levels (%s) %s %.1f %% of the values, the rest as %s (more levels than --max-levels %d)",
+			len(levels), about(exact), n, how, cover, 100*float64(in)/float64(max64(c.total, 1)), OtherLevel, max)
 	} else {
 		s = fmt.Sprintf("one-hot: %d levels (%s)", len(levels), how)
 	}
@@ -252,6 +269,13 @@ func (c *Counter) Note(max int) string {
 		s += fmt.Sprintf(", %d NULL as the level %s", c.nulls, NullLevel)
 	}
 	return s
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func about(exact bool) string {

@@ -171,7 +171,7 @@ func (s *session) levelsIdentifier(j int) string {
 	if !exact {
 		how = "estimated"
 	}
-	return fmt.Sprintf("a row identifier: %s%d distinct levels (%s) in %d values; name it in --features or --categorical to keep it as one-hot features of its %d most frequent levels",
+	return fmt.Sprintf("looks like a row identifier: %s%d distinct levels (%s) in %d values; name it in --features or --categorical to keep it as one-hot features of its %d most frequent levels",
 		about(exact), n, how, total, s.cfg.MaxLevels)
 }
 

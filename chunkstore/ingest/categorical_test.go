@@ -74,7 +74,7 @@ func TestCategorical(t *testing.T) {
 	for _, c := range res.Columns {
 		notes[c.Name] = c.Note
 	}
-	if want := "one-hot: the 3 most frequent of 5 distinct levels (exact, at most --max-levels 3), the rest as (other), 20 NULL as the level (null)"; notes["region"] != want {
+	if want := "one-hot: the 3 most frequent of 5 distinct levels (exact) cover 89.8 % of the values, the rest as (other) (more levels than --max-levels 3), 20 NULL as the level (null)"; notes["region"] != want {
 		t.Errorf("region: note %q, want %q", notes["region"], want)
 	}
 	if want := "one-hot: 3 levels (exact)"; notes["k"] != want {
@@ -260,7 +260,7 @@ func TestIdentifierLevels(t *testing.T) {
 	if got := report(res.Columns); got != "token:skipped(identifier) shop:feature x:feature y:target" {
 		t.Fatalf("report %s", got)
 	}
-	want := "a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as one-hot features of its 64 most frequent levels"
+	want := "looks like a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as one-hot features of its 64 most frequent levels"
 	if note := res.Columns[0].Note; note != want {
 		t.Fatalf("note %q\nwant %q", note, want)
 	}

@@ -23,8 +23,11 @@ readers into a temporary piece beside STORE, and one task per range of the
 store's chunks (--partitions of them), which writes the range as one
 segment file. This process lists and inspects the inputs, chooses the
 columns, merges the files' summaries in input order (constant and
-identifier columns, class labels) and writes the manifest last: the store
-appears at --out only when whole.
+identifier columns, class labels, the levels of categorical columns, each
+file's counted by its task) and writes the manifest last: the store
+appears at --out only when whole. Categorical and time columns
+(--categorical, --max-levels, --time-features) are encoded as
+'falkon-ooc ingest' encodes them: the same levels and features.
 
 The store holds the same chunks, statistics and column report as
 'falkon-ooc ingest' of the same inputs in the same order; only its
@@ -47,16 +50,20 @@ flags:
 type ingestOpts struct {
 	fitOpts
 	target, features, exclude, nulls, codec, columns, weight string
-	chunkRows, maxLine                                       int
+	categorical, timeFeatures                                string
+	chunkRows, maxLine, maxLevels                            int
 	noHeader, force                                          bool
 }
 
 func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
 	fs.StringVar(&o.out, "out", "", "create the store in this `directory` (required; must not exist)")
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
-	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric or bool column but the targets)")
+	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
 	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0)")
+	fs.StringVar(&o.categorical, "categorical", "", "integer `column`s that are categorical features (one-hot levels), comma-separated; string columns always are")
+	fs.IntVar(&o.maxLevels, "max-levels", ingest.DefaultMaxLevels, "one-hot features for at most this many of a categorical column's most frequent levels; the rest share column=(other)")
+	fs.StringVar(&o.timeFeatures, "time-features", "", "cyclic `features` of every date and timestamp column, comma-separated: hour, dow, doy (a sine and a cosine each, beside the days since 1970-01-01); date and timestamp columns are then default features")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, or drop (the row)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for wide inputs)", chunkstore.DefaultChunkRows))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec, as falkon-ooc ingest's")
@@ -100,6 +107,8 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 		return usagef("--nulls must be error or drop, not %q (--nulls mean needs falkon-ooc ingest)", o.nulls)
 	case o.chunkRows < 0:
 		return usagef("--chunk-rows must not be negative")
+	case o.maxLevels < 1:
+		return usagef("--max-levels must be at least 1")
 	}
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q", o.codec)
@@ -116,6 +125,7 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 		Out: o.out, Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude),
 		Weight: strings.TrimSpace(o.weight), Nulls: o.nulls, ChunkRows: o.chunkRows, Codec: o.codec, Workers: o.workers,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), Force: o.force, MaxLine: o.maxLine,
+		Categorical: splitList(o.categorical), MaxLevels: o.maxLevels, TimeFeatures: splitList(o.timeFeatures),
 	}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)

@@ -106,3 +106,50 @@ func TestProgramName(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, e.String(), exitInterrupted, "fob ingest: interrupted\n")
 	}
 }
+
+// TestIngestCategorical: --categorical, --max-levels and --time-features
+// reach the distributed ingest, whose store is falkon-ooc ingest's with
+// the same flags: the same levels and one-hot and time features.
+func TestIngestCategorical(t *testing.T) {
+	dir := t.TempDir()
+	var ins []string
+	for f, n := range []int{30, 5, 41} {
+		var b strings.Builder
+		b.WriteString("shop,kind,day,x,y\n")
+		for i := range n {
+			fmt.Fprintf(&b, "s%d,%d,2024-%02d-%02d,%d,%d\n", (i*(f+2))%(6+3*f), i%3, 1+i%12, 1+i%28, i%7, i%4)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("c-%d.csv", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, p)
+	}
+	out := filepath.Join(dir, "beam.store")
+	args := append([]string{"ingest", "--quiet", "--out", out, "--target", "y", "--categorical", "kind", "--max-levels", "4",
+		"--time-features", "dow", "--chunk-rows", "16", "--partitions", "3", "--json"}, ins...)
+	code, stdout, stderr := runCmd(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Features []string `json:"features"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if got := strings.Join(doc.Features, ","); !strings.Contains(got, "shop=(other)") || !strings.Contains(got, "kind=0,kind=1,kind=2") || !strings.Contains(got, "day:dow_cos") {
+		t.Fatalf("features %s", got)
+	}
+	local := filepath.Join(dir, "local.store")
+	if _, err := ingest.Run(t.Context(), ins, ingest.Config{Out: local, Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 4,
+		TimeFeatures: []string{"dow"}, ChunkRows: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := storecmp.Diff(local, out); err != nil || d != "" {
+		t.Fatalf("%v %s", err, d)
+	}
+	if code, _, stderr := runCmd("ingest", "--out", filepath.Join(dir, "x"), "--max-levels", "0", ins[0]); code != exitUsage || !strings.Contains(stderr, "--max-levels must be at least 1") {
+		t.Fatalf("--max-levels 0: exit %d: %s", code, stderr)
+	}
+}
