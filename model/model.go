@@ -48,9 +48,12 @@ type Model struct {
 	// as the kernel loads its tiles (kernel.Centers.WithInputMap), so a
 	// prediction touches each row once and never writes it.
 	mapped *kernel.Centers
-	// uaug is [α | W], M × (K + Rank), for predictions with standard
-	// deviations (one kernel evaluation for both).
-	uaug []float64
+	// kvAlpha is α laid out for the kernel's products once
+	// (kernel.Weights), so that a call of few rows does not lay it out
+	// again; kvAug is [α | W], M × (K + Rank), laid out the same, for
+	// predictions with standard deviations (one kernel evaluation for
+	// both), or nil.
+	kvAlpha, kvAug *kernel.Weights
 	// uwt is σᵢ/(σᵢ + λ) per direction of the uncertainty.
 	uwt []float64
 }
@@ -133,7 +136,6 @@ func New(p Params) (*Model, error) {
 		if len(m.uw) != m.m*m.uncertainty.Rank {
 			return nil, fmt.Errorf("%d uncertainty factor values for M=%d rank %d", len(m.uw), m.m, m.uncertainty.Rank)
 		}
-		m.uaug = augment(m.alpha, m.uw, m.m, m.k, m.uncertainty.Rank)
 		m.uwt = directionWeights(m.uncertainty)
 	} else if m.uw != nil {
 		return nil, fmt.Errorf("an uncertainty factor without an uncertainty")
@@ -148,6 +150,10 @@ func New(p Params) (*Model, error) {
 	m.mapped = m.centers
 	if m.invStd != nil {
 		m.mapped = m.centers.WithInputMap(m.featureMean, m.invStd)
+	}
+	m.kvAlpha = m.centers.NewWeights(m.alpha, m.k)
+	if m.uncertainty != nil {
+		m.kvAug = m.centers.NewWeights(augment(m.alpha, m.uw, m.m, m.k, m.uncertainty.Rank), m.k+m.uncertainty.Rank)
 	}
 	return m, nil
 }

@@ -46,7 +46,7 @@ func (m *Model) scoreChunk(ws *kernel.Workspace, out, z []float64, rows int) {
 // scoreChunkWith writes the scores of the rows x, as centres c (m.centers
 // for standardised rows, m.mapped for raw ones) load them, to out.
 func (m *Model) scoreChunkWith(c *kernel.Centers, ws *kernel.Workspace, out, x []float64, rows int) {
-	c.KvTo(ws, out, x, rows, m.alpha, m.k)
+	c.KvWeightsTo(ws, out, x, rows, m.kvAlpha)
 	for i := 0; i < len(out); i += m.k {
 		for j := range m.k {
 			out[i+j] += m.targetMean[j]

@@ -45,6 +45,63 @@ func benchModel(b *testing.B) *model.Model {
 	return mm
 }
 
+// benchStdModel returns a regression model with an Uncertainty of rank
+// 56 (the default rank at d = 28) at M = 10⁴, d = 28: the shape of a
+// service answering standard deviations.
+func benchStdModel(b *testing.B) *model.Model {
+	const m, d, r = 10000, 28, 56
+	rng := rand.New(rand.NewPCG(3, 4))
+	centres, alpha, w := make([]float64, m*d), make([]float64, m), make([]float64, m*r)
+	for i := range centres {
+		centres[i] = rng.NormFloat64()
+	}
+	for i := range alpha {
+		alpha[i] = rng.NormFloat64() / m
+	}
+	for i := range w {
+		w[i] = rng.NormFloat64() / m
+	}
+	features := make([]string, d)
+	for j := range d {
+		features[j] = "f" + strconv.Itoa(j)
+	}
+	sigma := make([]float64, r)
+	for i := range sigma {
+		sigma[i] = float64(r - i)
+	}
+	mm, err := model.New(model.Params{
+		Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: math.Sqrt(d)}, Precision: kernel.Float64,
+		Task: model.TaskRegression, Features: features, Targets: []string{"y"},
+		TargetMean: []float64{0}, M: m, D: d, K: 1, Centers: centres, Alpha: alpha,
+		Uncertainty: &model.Uncertainty{Method: model.UncertaintyExact, Rank: r, Prior: 1, Sigma: sigma, Lambda: 1e-3,
+			Scale: []float64{1}, Noise: []float64{0.1}, ResidualVar: []float64{1}},
+		UncertaintyFactor: w,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mm
+}
+
+// BenchmarkPredictorStd: one call with standard deviations at M = 10⁴,
+// d = 28 (rank 56), for 1, 64 and 4096 rows. ns/row shows what a row
+// costs alone against in a batch.
+func BenchmarkPredictorStd(b *testing.B) {
+	m := benchStdModel(b)
+	for _, rows := range []int{1, 64, 4096} {
+		x := probe(rows, m.D(), 7)
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			p := m.NewPredictor()
+			var dst model.Prediction
+			benchCalls(b, rows, func() {
+				if err := p.PredictTo(&dst, x, rows, model.WantStd); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkPredictor: the latency of one call at M = 10⁴, d = 28, for 1,
 // 64 and 4096 rows: a Predictor (scores, classes and calibrated
 // probabilities, reused scratch) against Model.PredictTo followed by

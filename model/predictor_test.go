@@ -297,3 +297,44 @@ func TestPredictorPoolConcurrent(t *testing.T) {
 	}()
 	pool.Put(other.NewPredictor())
 }
+
+// TestProjector: a Projector's scores are the Predictor's bit for bit,
+// and its projections give the Predictor's standard deviations through
+// the variance's formula, Scale·max(Prior − Σ wᵢ(uᵢᵀk_x)², 0) + Noise
+// with wᵢ = σᵢ/(σᵢ + λ).
+func TestProjector(t *testing.T) {
+	m := fixture(t, "ooc/testdata/model_v2_regression_std.fkom")
+	u := m.Uncertainty()
+	const rows = 37
+	x := probe(rows, m.D(), 5)
+	var dst model.Prediction
+	if err := m.NewPredictor().PredictTo(&dst, x, rows, model.WantStd); err != nil {
+		t.Fatal(err)
+	}
+	k := m.K()
+	scores, proj := make([]float64, rows*k), make([]float64, rows*u.Rank)
+	if err := m.NewProjector().ProjectTo(scores, proj, x, rows); err != nil {
+		t.Fatal(err)
+	}
+	if i := sameBits(scores, dst.Scores); i >= 0 {
+		t.Fatalf("score %d: projector %v, predictor %v", i, scores[i], dst.Scores[i])
+	}
+	for i := range rows {
+		v := u.Prior
+		for q, g := range proj[i*u.Rank : (i+1)*u.Rank] {
+			v -= u.Sigma[q] / (u.Sigma[q] + u.Lambda) * g * g
+		}
+		for j := range k {
+			want := math.Sqrt(u.Scale[j]*max(v, 0) + u.Noise[j])
+			if got := dst.Std[i*k+j]; math.Abs(got-want) > 1e-12*want {
+				t.Fatalf("row %d: std %v, from the projections %v", i, got, want)
+			}
+		}
+	}
+	bad := append([]float64(nil), x...)
+	bad[3*m.D()+1] = math.NaN()
+	var ve *stream.ValueError
+	if err := m.NewProjector().ProjectTo(scores, proj, bad, rows); !errors.As(err, &ve) {
+		t.Fatalf("a NaN feature: %v, want a *stream.ValueError", err)
+	}
+}

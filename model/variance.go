@@ -142,7 +142,7 @@ func (m *Model) WithUncertainty(u *Uncertainty, w []float64) (*Model, error) {
 	}
 	cp := *m
 	cp.uncertainty, cp.uw = u, w
-	cp.uaug = augment(m.alpha, w, m.m, m.k, u.Rank)
+	cp.kvAug = m.centers.NewWeights(augment(m.alpha, w, m.m, m.k, u.Rank), m.k+u.Rank)
 	cp.uwt = directionWeights(u)
 	return &cp, nil
 }
@@ -173,7 +173,7 @@ func (m *Model) scoreAug(c *kernel.Centers, ws *kernel.Workspace, buf *[]float64
 	k, kr := m.k, m.k+m.uncertainty.Rank
 	*buf = slices.Grow((*buf)[:0], rows*kr)[:rows*kr]
 	b := *buf
-	c.KvTo(ws, b, x, rows, m.uaug, kr)
+	c.KvWeightsTo(ws, b, x, rows, m.kvAug)
 	for i := range rows {
 		for j := range k {
 			out[i*k+j] = b[i*kr+j] + m.targetMean[j]

@@ -14,7 +14,7 @@ func VarianceAtForTest(m *Model, x []float64, lambda float64) []float64 {
 	u := m.Uncertainty()
 	rows := len(x) / m.D()
 	scores, proj := make([]float64, rows*m.K()), make([]float64, rows*u.Rank)
-	if err := m.NewPredictor().ProjectTo(scores, proj, x, rows); err != nil {
+	if err := m.NewProjector().ProjectTo(scores, proj, x, rows); err != nil {
 		panic(err)
 	}
 	return projVariance(u, lambda, proj, rows)

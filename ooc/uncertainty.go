@@ -642,7 +642,7 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		Targets:    true,
 		NewPartial: func() *valPart { return &valPart{} },
 		NewWorker: func() func(context.Context, stream.Chunk, *valPart) error {
-			pr := mu.NewPredictor()
+			pr := mu.NewProjector()
 			return func(_ context.Context, c stream.Chunk, p *valPart) error {
 				p.rows = c.Rows
 				p.scores = slices.Grow(p.scores[:0], c.Rows*k)[:c.Rows*k]
