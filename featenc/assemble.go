@@ -151,3 +151,8 @@ func (a *Assembler) Unseen() []Unseen {
 	}
 	return out
 }
+
+// ResetUnseen sets the counts of Unseen back to 0, so that a caller
+// assembling one request at a time counts each request's unseen levels
+// on their own.
+func (a *Assembler) ResetUnseen() { clear(a.unseen) }

@@ -67,3 +67,54 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Errorf("columns: %v allocations a request", n)
 	}
 }
+
+// TestDecodeAllocsEncoded: a model with categorical and time features
+// decodes, assembles and answers a request without allocating, once
+// warm, when its levels are known.
+func TestDecodeAllocsEncoded(t *testing.T) {
+	h, err := New(newEncLin(t), "A", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	st := h.cur.Load()
+	var b strings.Builder
+	b.WriteString(`{"rows": [`)
+	for i := range 300 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"x": 1.5, "c": "a", "t": "2024-03-04"}, {"c": null, "t": 19800.25, "x": -1}, {"x": 0, "c": 7, "t": 19000}`)
+	}
+	b.WriteString(`]}`)
+	r := strings.NewReader(b.String())
+	it := h.getItem(st)
+	budget := semaphore.NewWeighted(1 << 30)
+	sc := st.m.NewScorer()
+	run := func() {
+		r.Seek(0, io.SeekStart)
+		it.rb.reset(len(st.inputs), 1<<20, budget)
+		it.body.reset(r, 1<<20)
+		it.jr.reset(&it.body)
+		if err := it.dc.decodeJSON(&it.jr, &it.rb); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.assemble(); err != nil {
+			t.Fatal(err)
+		}
+		if it.rows = it.rb.n; it.rows != 900 || len(it.unseen) != 0 {
+			t.Fatalf("%d rows, unseen %v", it.rows, it.unseen)
+		}
+		if err := sc.Score(&it.res, it.x, it.rows, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.writeJSON(io.Discard, st, st.plans[0], 0); err != nil {
+			t.Fatal(err)
+		}
+		it.rb.release()
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("%v allocations a request", n)
+	}
+}

@@ -118,6 +118,10 @@ func (it *item) writeJSON(w io.Writer, st *state, p plan, z float64) error {
 	b = appendJSONString(b, st.id)
 	b = append(b, `,"rows":`...)
 	b = strconv.AppendInt(b, int64(it.rows), 10)
+	if len(it.unseen) > 0 {
+		b = append(b, `,"unseen":`...)
+		b = appendUnseen(b, it.unseen)
+	}
 	b = append(b, `,"columns":{`...)
 	for c, col := range p {
 		if c > 0 {

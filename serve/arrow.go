@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/table"
 )
 
@@ -76,7 +77,7 @@ func (dc *decoder) decodeArrow(body io.Reader, rb *rowBuf, maxBody int64) (err e
 	if err != nil {
 		return err
 	}
-	features := dc.info.Features
+	features := dc.inputs
 	for rd.Next() {
 		rec := rd.RecordBatch()
 		n := int(rec.NumRows())
@@ -122,54 +123,91 @@ func (dc *decoder) arrowErr(err error, alloc *limitAlloc, maxBody int64) error {
 	return &RequestError{Status: 400, Row: -1, Msg: fmt.Sprintf("malformed Arrow IPC stream: %v", err)}
 }
 
-// arrowSchema maps the stream's columns to features (-1: none) and
-// checks that every feature is there once, as a number.
+// arrowSchema maps the stream's columns to the request's columns (-1:
+// none) and checks that every one is there once, of a type it can be
+// read from: a number (or a date, timestamp, bool or decimal) for a
+// feature or a time column, strings, binary or integers (or a
+// dictionary of them) for a categorical column.
 func (dc *decoder) arrowSchema(s *arrow.Schema) ([]int, error) {
-	features := dc.info.Features
+	features := dc.inputs
 	dc.stamp++
 	cols := make([]int, s.NumFields())
 	for c, f := range s.Fields() {
 		j, ok := dc.index[f.Name]
 		if !ok {
-			return nil, badRequest(f.Name, "column %q is not a feature of the model (%s)", f.Name, dc.featureList)
+			return nil, badRequest(f.Name, "column %q is not %s of the model (%s)", f.Name, dc.one, dc.featureList)
 		}
 		if dc.seen[j] == dc.stamp {
 			return nil, badRequest(f.Name, "column %q appears twice", f.Name)
 		}
 		dc.seen[j] = dc.stamp
-		if !table.Numeric(f.Type) {
+		if dc.kinds != nil && dc.kinds[j] == inCategory {
+			if !levelType(f.Type) {
+				return nil, badRequest(f.Name, "column %q is of type %s, not a level (strings or integers)", f.Name, f.Type)
+			}
+		} else if !table.Numeric(f.Type) {
 			return nil, badRequest(f.Name, "column %q is of type %s, not a number", f.Name, f.Type)
 		}
 		cols[c] = j
 	}
 	for j, f := range features {
 		if dc.seen[j] != dc.stamp {
-			return nil, badRequest(f, "column %q is missing (the stream has %d of the model's %d features)", f, s.NumFields(), len(features))
+			return nil, badRequest(f, "column %q is missing (the stream has %d of the model's %d %s)", f, s.NumFields(), len(features), dc.what)
 		}
 	}
 	return cols, nil
 }
 
-// arrowColumn writes column col (feature j) into x, row-major, the
-// first of its rows being the request's row base. Values are converted
-// as predict converts a file's columns (table.Convert: numbers, bool,
-// dates and timestamps, decimals, dictionaries of them).
+// levelType reports whether table.Levels reads categorical levels from
+// columns of type dt.
+func levelType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW, arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW,
+		arrow.FIXED_SIZE_BINARY, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return true
+	case arrow.DICTIONARY:
+		return levelType(dt.(*arrow.DictionaryType).ValueType)
+	}
+	return false
+}
+
+// arrowColumn writes column col (request column j) into x, row-major,
+// the first of its rows being the request's row base. Values are
+// converted as predict converts a file's columns: numbers, bool, dates
+// and timestamps, decimals and dictionaries of them by table.Convert;
+// a categorical column's levels by table.Levels, a null being the NULL
+// level.
 func (dc *decoder) arrowColumn(col arrow.Array, x []float64, base, j int) error {
-	d := len(dc.info.Features)
+	d := len(dc.inputs)
 	n := col.Len()
+	if dc.kinds != nil && dc.kinds[j] == inCategory {
+		var err error
+		dc.lbuf, err = table.Levels(col, dc.lbuf, func(i int, l []byte, null bool) {
+			if null {
+				x[i*d+j] = featenc.NullCode
+			} else {
+				x[i*d+j] = featenc.CodeBytes(l)
+			}
+		})
+		if err != nil {
+			return badRequest(dc.inputs[j], "column %q: %v", dc.inputs[j], err)
+		}
+		return nil
+	}
 	if cap(dc.col) < n {
 		dc.col = make([]float64, n)
 	}
 	vals := dc.col[:n]
 	if err := table.Convert(col, vals, func(int, string) {}); err != nil {
-		return badRequest(dc.info.Features[j], "column %q: %v", dc.info.Features[j], err)
+		return badRequest(dc.inputs[j], "column %q: %v", dc.inputs[j], err)
 	}
 	for i, v := range vals {
 		var err error
 		if col.IsNull(i) {
-			v, err = dc.nulls.null(base+i, j, dc.info.Features)
+			v, err = dc.nulls.null(base+i, j, dc.inputs)
 		} else {
-			v, err = dc.nulls.value(v, base+i, j, dc.info.Features)
+			v, err = dc.nulls.value(v, base+i, j, dc.inputs)
 		}
 		if err != nil {
 			return err

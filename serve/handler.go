@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // Options configures a Handler. A zero field means its default.
@@ -31,6 +34,11 @@ type Options struct {
 	// MaxInflight is the most prediction requests in flight; past it a
 	// request is answered 503 at once. 0 means 1024.
 	MaxInflight int
+	// MaxClientInflight is the most prediction requests in flight from
+	// one client (one remote IP address); past it the client's request
+	// is answered 429 at once, so that one client cannot take the
+	// server's whole MaxInflight. 0 means no limit per client.
+	MaxClientInflight int
 	// MaxMemory bounds, in bytes, the decoded rows of the requests in
 	// flight (8 bytes a feature value); a request that would pass it is
 	// answered 503. 0 means 1 GiB.
@@ -46,8 +54,11 @@ type Options struct {
 	// means GOMAXPROCS.
 	Workers int
 	// Nulls says how a null, NaN or infinite feature reads: "error" (the
-	// default: the request is refused), "mean" (the feature's training
-	// mean) or "zero".
+	// request is refused), "mean" (the feature's training mean) or
+	// "zero". "" means as the model's training data (Info.Nulls): mean
+	// for a model fitted on data whose NULLs were filled with their
+	// means, else error. A categorical column's null is a level of its
+	// own, whatever Nulls says.
 	Nulls string
 	// Logger receives the server's structured logs; nil discards them.
 	Logger *slog.Logger
@@ -85,9 +96,16 @@ func (o *Options) defaults() {
 
 // state is one model as the server serves it, immutable once built.
 type state struct {
-	m           Model
-	info        Info
-	id          string
+	m    Model
+	info Info
+	id   string
+	// inputs are the columns of a request: the features, or for a model
+	// with encoded features the input columns they are made from
+	// (featenc.Assembler's Columns), of the kinds kinds (nil: all
+	// numbers).
+	inputs      []string
+	kinds       []inputKind
+	what, one   string // "features" or "input columns", and "a feature" or "an input column", for errors
 	index       map[string]int
 	featureList string
 	nulls       nullPolicy
@@ -95,25 +113,57 @@ type state struct {
 	scorers     chan Scorer
 }
 
+// inputKind is how a request's column is read.
+type inputKind uint8
+
+const (
+	inNumber   inputKind = iota // a number (a feature, or a time column's days)
+	inCategory                  // a level of a categorical column (featenc.Code)
+	inTime                      // a date or timestamp, or its days since 1970-01-01
+)
+
+// encoded reports whether requests hold input columns that the server
+// expands into the features.
+func (st *state) encoded() bool { return st.kinds != nil }
+
 func (h *Handler) newState(m Model, id string) (*state, error) {
 	st := &state{m: m, info: m.Info(), id: id}
 	if err := st.info.check(); err != nil {
 		return nil, err
 	}
+	st.inputs, st.what, st.one = st.info.Features, "features", "a feature"
+	if st.info.Encoding != nil {
+		asm, err := featenc.NewAssembler(st.info.Encoding, st.info.Features)
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		if asm.Encoded() {
+			st.inputs, st.what, st.one = asm.Columns, "input columns", "an input column"
+			st.kinds = make([]inputKind, len(asm.Columns))
+			for k, c := range asm.Columns {
+				switch col := st.info.Encoding.Column(c); {
+				case slices.Contains(asm.Categorical, c):
+					st.kinds[k] = inCategory
+				case col != nil && col.Kind == featenc.Time:
+					st.kinds[k] = inTime
+				}
+			}
+		}
+	}
 	var err error
-	if st.nulls, err = newNullPolicy(h.opt.Nulls, &st.info); err != nil {
+	if st.nulls, err = newNullPolicy(h.opt.Nulls, &st.info, st.inputs); err != nil {
 		return nil, err
 	}
-	st.index = make(map[string]int, len(st.info.Features))
-	for j, f := range st.info.Features {
+	st.index = make(map[string]int, len(st.inputs))
+	for j, f := range st.inputs {
 		st.index[f] = j
 	}
-	list := st.info.Features
+	list := st.inputs
 	more := ""
 	if len(list) > 8 {
-		list, more = list[:8], fmt.Sprintf(", … %d in all", len(st.info.Features))
+		list, more = list[:8], fmt.Sprintf(", … %d in all", len(st.inputs))
 	}
-	st.featureList = fmt.Sprintf("its features: %s%s", strings.Join(quoteAll(list), ", "), more)
+	st.featureList = fmt.Sprintf("its %s: %s%s", st.what, strings.Join(quoteAll(list), ", "), more)
 	st.plans = makePlans(&st.info)
 	st.scorers = make(chan Scorer, h.opt.Workers)
 	return st, nil
@@ -146,9 +196,10 @@ func (st *state) putScorer(s Scorer) {
 // decoder reads request bodies for one model; its scratch is reused.
 type decoder struct {
 	*state
-	seen  []uint64 // stamp of the row or body that named feature j
+	seen  []uint64 // stamp of the row or body that named request column j
 	stamp uint64
 	col   []float64 // one Arrow column's values, converted
+	lbuf  []byte    // scratch of table.Levels
 }
 
 // item is one prediction request on its way through the server: its
@@ -168,6 +219,59 @@ type item struct {
 	jr   jsonReader
 	body limitedBody
 	out  []byte
+
+	// An encoded model's features, assembled from the request's columns
+	// (assemble).
+	asm    *featenc.Assembler
+	asmFor *state
+	xa     []float64   // rows × D
+	cols   []float64   // a block of the request's columns, column-major
+	blk    [][]float64 // the block's columns
+	unseen []featenc.Unseen
+}
+
+// assembleRows is the most rows assembled at once: the Assembler's
+// scratch and the block of columns stay that small.
+const assembleRows = 1024
+
+// assemble expands the request's input columns (it.rb, row-major) into
+// the model's features (it.x), as falkon-ooc predict does
+// (featenc.Assembler), and keeps the request's unseen levels in
+// it.unseen.
+func (it *item) assemble() error {
+	st, rb := it.st, &it.rb
+	n, w, d := rb.n, len(st.inputs), len(st.info.Features)
+	if it.asmFor != st {
+		a, err := featenc.NewAssembler(st.info.Encoding, st.info.Features)
+		if err != nil {
+			return err
+		}
+		it.asm, it.asmFor = a, st
+	}
+	var err error
+	if it.xa, err = rb.grow(it.xa, n*d); err != nil {
+		return err
+	}
+	b := min(n, assembleRows)
+	if cap(it.cols) < b*w {
+		it.cols = make([]float64, assembleRows*w)
+	}
+	it.blk = slices.Grow(it.blk[:0], w)[:w]
+	for r0 := 0; r0 < n; r0 += assembleRows {
+		m := min(assembleRows, n-r0)
+		for k := range w {
+			col := it.cols[k*m : (k+1)*m]
+			for i := range col {
+				col[i] = rb.x[(r0+i)*w+k]
+			}
+			it.blk[k] = col
+		}
+		it.asm.Assemble(it.xa[r0*d:(r0+m)*d], it.blk, m)
+	}
+	it.unseen = append(it.unseen[:0], it.asm.Unseen()...)
+	it.asm.ResetUnseen()
+	it.x = it.xa[:n*d]
+	return nil
 }
 
 // Items keep buffers up to this many bytes between requests; larger ones
@@ -199,6 +303,48 @@ type Handler struct {
 	closed   bool
 	draining atomic.Bool
 	reloadMu sync.Mutex
+	clients  clientCounts
+}
+
+// clientCounts counts the requests in flight per client address.
+type clientCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// acquire counts a request of client host, unless it already has max in
+// flight.
+func (c *clientCounts) acquire(host string, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[host] >= max {
+		return false
+	}
+	c.n[host]++
+	return true
+}
+
+// release ends a request of client host.
+func (c *clientCounts) release(host string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[host] <= 1 {
+		delete(c.n, host)
+		return
+	}
+	c.n[host]--
+}
+
+// clientHost is the address of a request's client: RemoteAddr without
+// its port.
+func clientHost(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
 }
 
 // New returns a Handler serving m, whose identity (shown in answers, in
@@ -237,6 +383,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // ModelID returns the identity of the model being served.
 func (h *Handler) ModelID() string { return h.cur.Load().id }
 
+// Nulls returns how missing values of the model being served read:
+// "error", "mean" or "zero" (Options.Nulls, or the model's own policy
+// when it is "").
+func (h *Handler) Nulls() string { return h.cur.Load().nulls.name }
+
 func (h *Handler) setState(st, old *state) {
 	h.cur.Store(st)
 	if old != nil {
@@ -274,7 +425,7 @@ func (h *Handler) Swap(m Model, id string) error {
 	defer h.reloadMu.Unlock()
 	old := h.cur.Load()
 	h.setState(st, old)
-	h.log.Info("model swapped in", "id", id, "previous", old.id, "task", st.info.Task, "features", len(st.info.Features))
+	h.log.Info("model swapped in", "id", id, "previous", old.id, "task", st.info.Task, "features", len(st.info.Features), "nulls", st.nulls.name)
 	return nil
 }
 
@@ -380,7 +531,10 @@ func queryValue(raw, name string) string {
 	return ""
 }
 
-var errBusy = &RequestError{Status: 503, Row: -1, Msg: "server busy: too many requests in flight (--max-inflight); retry later"}
+var (
+	errBusy       = &RequestError{Status: 503, Row: -1, Msg: "server busy: too many requests in flight (--max-inflight); retry later"}
+	errClientBusy = &RequestError{Status: 429, Row: -1, Msg: "too many requests in flight from this client (--max-client-inflight); retry later"}
+)
 
 func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -390,6 +544,14 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	form, err := contentForm(r.Header.Get("Content-Type"))
 	if n > int64(h.opt.MaxInflight) {
 		err = errBusy
+	}
+	if err == nil && h.opt.MaxClientInflight > 0 {
+		host := clientHost(r.RemoteAddr)
+		if h.clients.acquire(host, h.opt.MaxClientInflight) {
+			defer h.clients.release(host)
+		} else {
+			err = errClientBusy
+		}
 	}
 	if err != nil {
 		h.fail(w, r, err, start, form)
@@ -415,6 +577,16 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	it.x, it.rows, it.std = it.rb.x, it.rb.n, ask.Std || ask.Interval > 0
+	it.unseen = it.unseen[:0]
+	if st.encoded() && it.rows > 0 {
+		if err := it.assemble(); err != nil {
+			h.fail(w, r, err, start, form)
+			return
+		}
+		if len(it.unseen) > 0 {
+			h.countUnseen(r, it.unseen)
+		}
+	}
 	if it.rows > 0 {
 		if err := h.submit(it); err != nil {
 			h.fail(w, r, err, start, form)
@@ -440,6 +612,9 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", ArrowStream)
 		w.Header().Set("Falkon-Model", st.id)
+		if len(it.unseen) > 0 {
+			w.Header().Set("Falkon-Unseen", string(appendUnseen(nil, it.unseen)))
+		}
 		err = writeArrow(w, &st.info, p, z, it)
 	}
 	if err != nil {
@@ -448,6 +623,29 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	h.met.rows.Add(float64(it.rows))
 	h.met.code(200)
 	h.observe(form, start)
+}
+
+// countUnseen counts a request's values of levels the model's encoding
+// does not know (falkon_serve_unseen_levels_total) and logs them.
+func (h *Handler) countUnseen(r *http.Request, unseen []featenc.Unseen) {
+	for _, u := range unseen {
+		h.met.unseen.WithLabelValues(u.Column).Add(float64(u.Count))
+		h.log.Debug("unseen levels", "remote", r.RemoteAddr, "column", u.Column, "values", u.Count, "as", u.To)
+	}
+}
+
+// appendUnseen appends {"column": count, …}.
+func appendUnseen(b []byte, unseen []featenc.Unseen) []byte {
+	b = append(b, '{')
+	for i, u := range unseen {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, u.Column)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, u.Count, 10)
+	}
+	return append(b, '}')
 }
 
 func (h *Handler) observe(form int, start time.Time) {
@@ -476,7 +674,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, start 
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
-	if re.Status == 503 {
+	if re.Status == 503 || re.Status == 429 {
 		hd.Set("Retry-After", "1")
 	}
 	if re.Status == 413 || re.Status == 408 {
@@ -490,7 +688,7 @@ func (h *Handler) getItem(st *state) *item {
 	it := h.items.Get().(*item)
 	it.st = st
 	it.dc.state = st
-	d := len(st.info.Features)
+	d := len(st.inputs)
 	if len(it.dc.seen) < d {
 		it.dc.seen = make([]uint64, d)
 		it.dc.stamp = 0
@@ -510,6 +708,9 @@ func (h *Handler) putItem(it *item) {
 	}
 	if cap(it.out) > keepBytes {
 		it.out = nil
+	}
+	if cap(it.xa)*8 > keepBytes {
+		it.xa = nil
 	}
 	it.st, it.dc.state, it.x = nil, nil, nil
 	it.jr.r, it.body.r = nil, nil

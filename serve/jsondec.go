@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // maxToken bounds a string or number of a request: a longer one is an
@@ -230,6 +233,38 @@ func (jr *jsonReader) hex4() (rune, error) {
 	return r, nil
 }
 
+// numberText reads a JSON number and returns its text (valid until the
+// next read).
+func (jr *jsonReader) numberText() ([]byte, error) {
+	b := jr.buf[jr.pos:jr.end]
+	i := 0
+	for i < len(b) && numByte[b[i]] {
+		i++
+	}
+	if i < len(b) && i <= 400 {
+		jr.pos += i
+		b = b[:i]
+	} else {
+		jr.tok = jr.tok[:0]
+		for jr.fill() {
+			c := jr.buf[jr.pos]
+			if !numByte[c] {
+				break
+			}
+			jr.tok = append(jr.tok, c)
+			jr.pos++
+			if len(jr.tok) > 400 {
+				return nil, jr.syntax("a number longer than 400 characters")
+			}
+		}
+		b = jr.tok
+	}
+	if !validNumber(b) {
+		return nil, jr.syntax("%q is not a JSON number", b)
+	}
+	return b, nil
+}
+
 // number reads a JSON number. A value beyond float64's range reads as
 // ±Inf, which the null policy then judges.
 func (jr *jsonReader) number() (float64, error) {
@@ -351,6 +386,87 @@ func (jr *jsonReader) value(p *nullPolicy, row, j int, features []string) (float
 	}
 }
 
+// read reads the value of request column j at row: a number for a
+// feature, a level or a time for an encoded model's input column.
+func (dc *decoder) read(jr *jsonReader, row, j int) (float64, error) {
+	if dc.kinds == nil || dc.kinds[j] == inNumber {
+		return jr.value(&dc.nulls, row, j, dc.inputs)
+	}
+	if dc.kinds[j] == inCategory {
+		return jr.level(row, j, dc.inputs)
+	}
+	return jr.time(&dc.nulls, row, j, dc.inputs)
+}
+
+// level reads a categorical value as its level's code (featenc.Code):
+// a string is the level; a number or true or false is the level of its
+// text as written (as in a text file); null is the NULL level.
+func (jr *jsonReader) level(row, j int, inputs []string) (float64, error) {
+	switch c := jr.peek(); {
+	case c == '"':
+		if err := jr.str(); err != nil {
+			return 0, err
+		}
+		return featenc.CodeBytes(jr.tok), nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		tok, err := jr.numberText()
+		if err != nil {
+			return 0, err
+		}
+		return featenc.CodeBytes(tok), nil
+	case c == 'n':
+		return featenc.NullCode, jr.literal("null")
+	case c == 't':
+		return featenc.Code("true"), jr.literal("true")
+	case c == 'f':
+		return featenc.Code("false"), jr.literal("false")
+	case c == '{' || c == '[':
+		return 0, badRow(row, inputs[j], "%s, not a level (a string)", describe(c))
+	default:
+		return 0, jr.syntax("want a value, found %s", describe(c))
+	}
+}
+
+// time reads a time column's value as days since 1970-01-01 UTC: a
+// string holding a date (2024-03-04) or an RFC 3339 timestamp
+// (2024-03-04T06:00:00Z), or a number of days. null, and a number that
+// is not finite, read by the null policy.
+func (jr *jsonReader) time(p *nullPolicy, row, j int, inputs []string) (float64, error) {
+	switch c := jr.peek(); c {
+	case '"':
+	case '{', '[', 't', 'f':
+		return 0, badRow(row, inputs[j], "%s, not a date or a number of days", describe(c))
+	default:
+		return jr.value(p, row, j, inputs)
+	}
+	if err := jr.str(); err != nil {
+		return 0, err
+	}
+	days, ok := parseDays(jr.tok)
+	if !ok {
+		return 0, badRow(row, inputs[j], "%q is not a date (2024-03-04) or an RFC 3339 timestamp (2024-03-04T06:00:00Z)", jr.tok)
+	}
+	return days, nil
+}
+
+// parseDays reads a date YYYY-MM-DD or an RFC 3339 timestamp as days
+// since 1970-01-01 UTC (the fraction is the time of day), as a Parquet
+// date or timestamp column converts (table.Convert).
+func parseDays(b []byte) (float64, bool) {
+	if len(b) == 10 {
+		t, err := time.Parse(time.DateOnly, string(b))
+		if err != nil {
+			return 0, false
+		}
+		return float64(t.Unix() / 86400), true
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return 0, false
+	}
+	return float64(t.UnixNano()) / (86400 * 1e9), true
+}
+
 // decodeJSON reads a request's JSON body into rb: either
 //
 //	{"rows": [{"x1": 0.5, "x2": 3}, …]}         rows keyed by feature name
@@ -412,7 +528,7 @@ func (dc *decoder) decodeJSON(jr *jsonReader, rb *rowBuf) error {
 
 // jsonRows reads [{"x1": 0.5, …}, …].
 func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
-	features := dc.info.Features
+	features := dc.inputs
 	d := len(features)
 	if err := jr.expect('[', `an array of rows, [{"feature": value, …}, …]`); err != nil {
 		return err
@@ -443,7 +559,7 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 				}
 				j, ok := dc.index[string(jr.tok)]
 				if !ok {
-					return badRow(row, string(jr.tok), "not a feature of the model (%s)", dc.featureList)
+					return badRow(row, string(jr.tok), "not %s of the model (%s)", dc.one, dc.featureList)
 				}
 				if dc.seen[j] == dc.stamp {
 					return badRow(row, features[j], "given twice")
@@ -453,7 +569,7 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 				if err := jr.expect(':', "':'"); err != nil {
 					return err
 				}
-				if x[j], err = jr.value(&dc.nulls, row, j, features); err != nil {
+				if x[j], err = dc.read(jr, row, j); err != nil {
 					return err
 				}
 				more, err := jr.more('}')
@@ -470,7 +586,7 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 		if got < d {
 			for j := range d {
 				if dc.seen[j] != dc.stamp {
-					return badRow(row, features[j], "missing (the row has %d of the model's %d features)", got, d)
+					return badRow(row, features[j], "missing (the row has %d of the model's %d %s)", got, d, dc.what)
 				}
 			}
 		}
@@ -486,7 +602,7 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 
 // jsonColumns reads {"x1": [0.5, …], …}.
 func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
-	features := dc.info.Features
+	features := dc.inputs
 	d := len(features)
 	if err := jr.expect('{', `an object of columns, {"feature": [values], …}`); err != nil {
 		return err
@@ -502,7 +618,7 @@ func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
 			}
 			j, ok := dc.index[string(jr.tok)]
 			if !ok {
-				return badRequest(string(jr.tok), "column %q is not a feature of the model (%s)", jr.tok, dc.featureList)
+				return badRequest(string(jr.tok), "column %q is not %s of the model (%s)", jr.tok, dc.one, dc.featureList)
 			}
 			if dc.seen[j] == dc.stamp {
 				return badRequest(features[j], "column %q given twice", features[j])
@@ -516,7 +632,7 @@ func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
 				if c == 0 || c == ',' || c == '}' {
 					return jr.syntax("want an array, found %s", describe(c))
 				}
-				return badRequest(features[j], "column %q is %s, not an array of numbers", features[j], describe(c))
+				return badRequest(features[j], "column %q is %s, not an array of values", features[j], describe(c))
 			}
 			jr.pos++
 			i := 0
@@ -531,7 +647,7 @@ func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
 					} else if i >= rb.n {
 						return badRequest(features[j], "column %q has more values than column %q's %d", features[j], features[first], rb.n)
 					}
-					v, err := jr.value(&dc.nulls, i, j, features)
+					v, err := dc.read(jr, i, j)
 					if err != nil {
 						return err
 					}
@@ -563,7 +679,7 @@ func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
 	if got < d {
 		for j := range d {
 			if dc.seen[j] != dc.stamp {
-				return badRequest(features[j], "column %q is missing (the body has %d of the model's %d features)", features[j], got, d)
+				return badRequest(features[j], "column %q is missing (the body has %d of the model's %d %s)", features[j], got, d, dc.what)
 			}
 		}
 	}

@@ -15,10 +15,10 @@ type fitted struct{ m *model.Model }
 // applies lists the capabilities of the model format (model.Requires)
 // that the server applies: "decision", the threshold of a binary model,
 // is applied by package model's Predictor to the classes it answers;
-// "conformal", the calibration of the intervals, by Info.IntervalZ. A
-// capability that changes how rows are read (encodings of categories or
-// times) needs the server's decoders to apply it.
-var applies = map[string]bool{"decision": true, "conformal": true}
+// "conformal", the calibration of the intervals, by Info.IntervalZ;
+// "encoding", the categorical and time features, by the decoders
+// (Info.Encoding).
+var applies = map[string]bool{"decision": true, "conformal": true, "encoding": true}
 
 // FromModel returns m as the server serves it. A model that uses a
 // capability of the model format the server does not apply is refused,
@@ -36,7 +36,7 @@ func (f fitted) Info() Info {
 	m := f.m
 	in := Info{
 		Features: m.Features(), Targets: m.Targets(), Task: string(m.Task()), K: m.K(),
-		FeatureMean: m.FeatureMean(), Std: m.Uncertainty() != nil,
+		FeatureMean: m.FeatureMean(), Std: m.Uncertainty() != nil, Nulls: m.Nulls(), Encoding: m.Encoding(),
 	}
 	if m.Task() != model.TaskRegression {
 		in.ClassNames, in.Labeled, in.Classes = m.ClassNames(), m.Labeled(), m.Classes()

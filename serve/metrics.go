@@ -13,7 +13,7 @@ const (
 	kindBadRow      = "bad_row"      // a row's value: type, null, non-finite, missing or unknown feature
 	kindTooLarge    = "too_large"    // the body or the rows past their limits
 	kindContentType = "content_type" // neither JSON nor Arrow
-	kindBusy        = "busy"         // overload: requests or memory in flight
+	kindBusy        = "busy"         // overload: requests or memory in flight, in all or from one client
 	kindTimeout     = "timeout"      // the body did not arrive in time
 	kindInternal    = "internal"
 )
@@ -32,6 +32,7 @@ type metrics struct {
 	inflight  prometheus.Gauge
 	model     *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
+	unseen    *prometheus.CounterVec // by column
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -64,10 +65,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "falkon_serve_reloads_total", Help: "Model reloads, by result (ok or failed).",
 		}, []string{"result"}),
 	}
+	m.unseen = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "falkon_serve_unseen_levels_total", Help: "Values of categorical columns whose level the model's encoding does not know, by column: they read as the column's (other) level, or as none.",
+	}, []string{"column"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "falkon_serve_errors_total", Help: "Prediction requests refused or failed, by kind.",
 	}, []string{"kind"})
-	for _, c := range []prometheus.Collector{m.requests, m.rows, m.latency, m.batchRows, m.batchReqs, m.inflight, m.model, m.reloads, errs} {
+	for _, c := range []prometheus.Collector{m.requests, m.rows, m.latency, m.batchRows, m.batchReqs, m.inflight, m.model, m.reloads, m.unseen, errs} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -77,7 +81,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.errors[k] = errs.WithLabelValues(k)
 	}
 	m.codes = map[int]prometheus.Counter{}
-	for _, c := range []int{200, 400, 404, 405, 408, 413, 415, 500, 503} {
+	for _, c := range []int{200, 400, 404, 405, 408, 413, 415, 429, 500, 503} {
 		m.codes[c] = m.requests.WithLabelValues(strconv.Itoa(c))
 	}
 	m.latJSON = m.latency.WithLabelValues("json")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // Model is what the server needs of a fitted model: its description and
@@ -59,6 +61,15 @@ type Info struct {
 	// FeatureMean are the training means that --nulls mean reads a
 	// missing value as; nil for a model fitted without standardisation.
 	FeatureMean []float64
+	// Nulls is the NULL policy of the model's training data: "mean" when
+	// its NULL features were filled with their means, which the server
+	// then does too unless Options.Nulls says otherwise; "" otherwise.
+	Nulls string
+	// Encoding, when not nil, says how some features are made from
+	// categorical and time input columns (package featenc): a request
+	// then holds those input columns, as falkon-ooc predict reads them
+	// from a file, and the server expands them into the features.
+	Encoding *featenc.Spec
 	// Std says the model gives predictive standard deviations.
 	Std bool
 	// Summary is the model's summary as inspect --json shows it.
@@ -85,6 +96,8 @@ func (in *Info) check() error {
 		return fmt.Errorf("serve: a %s model with %d classes and %d class names", in.Task, len(in.Classes), len(in.ClassNames))
 	case in.FeatureMean != nil && len(in.FeatureMean) != len(in.Features):
 		return fmt.Errorf("serve: %d feature means for %d features", len(in.FeatureMean), len(in.Features))
+	case in.Nulls != "" && in.Nulls != "mean":
+		return fmt.Errorf("serve: unknown NULL policy %q of the training data", in.Nulls)
 	}
 	seen := make(map[string]bool, len(in.Features))
 	for _, f := range in.Features {

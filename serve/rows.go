@@ -45,6 +45,18 @@ func (rb *rowBuf) release() {
 	}
 }
 
+// grow returns buf with length n, reallocated (and the growth charged to
+// the budget) when its capacity is below n.
+func (rb *rowBuf) grow(buf []float64, n int) ([]float64, error) {
+	if n <= cap(buf) {
+		return buf[:n], nil
+	}
+	if err := rb.charge(int64(n-cap(buf)) * 8); err != nil {
+		return buf, err
+	}
+	return make([]float64, n), nil
+}
+
 // addRow appends a row and returns its values (garbage until written).
 func (rb *rowBuf) addRow() ([]float64, error) {
 	if rb.n >= rb.maxRows {
@@ -68,24 +80,45 @@ func (rb *rowBuf) addRow() ([]float64, error) {
 	return rb.x[need-rb.d : need], nil
 }
 
-// nullPolicy is how a missing or non-finite feature value reads
-// (--nulls): fill[j] for feature j, or an error when fill is nil.
+// nullPolicy is how a missing or non-finite value of a request's column
+// reads (--nulls): fill[j] for column j, or an error when fill is nil.
 type nullPolicy struct {
 	name string    // error, mean or zero
 	fill []float64 // nil: error
 }
 
-func newNullPolicy(name string, info *Info) (nullPolicy, error) {
+// newNullPolicy returns the policy name ("": as the model's training
+// data) for the request columns inputs of the model info. Under mean,
+// each column reads the training mean of the feature of its name (a
+// time column's is its days), or 0 when no feature has its name, as
+// falkon-ooc predict fills them.
+func newNullPolicy(name string, info *Info, inputs []string) (nullPolicy, error) {
+	if name == "" {
+		name = "error"
+		if info.Nulls == "mean" {
+			name = "mean"
+		}
+	}
 	switch name {
-	case "", "error":
+	case "error":
 		return nullPolicy{name: "error"}, nil
 	case "zero":
-		return nullPolicy{name: name, fill: make([]float64, len(info.Features))}, nil
+		return nullPolicy{name: name, fill: make([]float64, len(inputs))}, nil
 	case "mean":
 		if info.FeatureMean == nil {
 			return nullPolicy{}, fmt.Errorf("nulls mean: the model was fitted without standardisation and keeps no feature means; use zero or error")
 		}
-		return nullPolicy{name: name, fill: info.FeatureMean}, nil
+		at := make(map[string]int, len(info.Features))
+		for j, f := range info.Features {
+			at[f] = j
+		}
+		fill := make([]float64, len(inputs))
+		for k, c := range inputs {
+			if j, ok := at[c]; ok {
+				fill[k] = info.FeatureMean[j]
+			}
+		}
+		return nullPolicy{name: name, fill: fill}, nil
 	}
 	return nullPolicy{}, fmt.Errorf("nulls must be error, mean or zero, not %q (a server answers every row, so there is no drop)", name)
 }

@@ -145,7 +145,7 @@ func TestBadRequests(t *testing.T) {
 		{"column short", "application/json", "", `{"columns": {"a": [1, 2], "b": [1]}}`, 400, `column "b" has 1 values, column "a" has 2`},
 		{"column long", "application/json", "", `{"columns": {"a": [1], "b": [1, 2]}}`, 400, `column "b" has more values than column "a"'s 1`},
 		{"column missing", "application/json", "", `{"columns": {"a": [1]}}`, 400, `column "b" is missing (the body has 1 of the model's 2 features)`},
-		{"column not array", "application/json", "", `{"columns": {"a": 1, "b": [1]}}`, 400, `column "a" is a number, not an array of numbers`},
+		{"column not array", "application/json", "", `{"columns": {"a": 1, "b": [1]}}`, 400, `column "a" is a number, not an array of values`},
 		{"unknown field", "application/json", "", `{"data": []}`, 400, `unknown field "data": the body is {"rows": [...]} or {"columns": {...}}; options go in the query (proba, std, interval)`},
 		{"both", "application/json", "", `{"rows": [], "columns": {}}`, 400, `the body holds both "rows" and "columns", or one twice; send one`},
 		{"trailing", "application/json", "", `{"rows": []} {}`, 400, `malformed JSON at byte 13: an object after the JSON object`},
@@ -390,6 +390,62 @@ func TestBusy(t *testing.T) {
 	pw.Close()
 	if code := <-done; code != 200 {
 		t.Errorf("the request holding the slot: %d", code)
+	}
+}
+
+// TestClientBusy: past MaxClientInflight requests in flight from one
+// client, its next request is answered 429 with Retry-After, while other
+// clients are served and the client is again once its request ends.
+func TestClientBusy(t *testing.T) {
+	m := newLin([]string{"a"}, []float64{1}, 0)
+	h, srv := newServer(t, m, Options{MaxInflight: 10, MaxClientInflight: 1})
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/predict", pr)
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan int)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	pw.Write([]byte(`{"rows": [`))
+	for h.inflight.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	resp, err := http.Post(srv.URL+"/v1/predict", "application/json", strings.NewReader(`{"rows": [{"a": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || !strings.Contains(string(b), "too many requests in flight from this client (--max-client-inflight); retry later") {
+		t.Errorf("same client: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	other := httptest.NewRequest("POST", "/v1/predict", strings.NewReader(`{"rows": [{"a": 1}]}`))
+	other.RemoteAddr = "192.0.2.7:4000"
+	other.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, other)
+	if rec.Code != 200 {
+		t.Errorf("another client: %d %s", rec.Code, rec.Body)
+	}
+	pw.Write([]byte(`{"a": 1}]}`))
+	pw.Close()
+	if code := <-done; code != 200 {
+		t.Errorf("the request in flight: %d", code)
+	}
+	if code, out := post(t, srv.URL+"/v1/predict", "application/json", `{"rows": [{"a": 1}]}`); code != 200 {
+		t.Errorf("the client once its request ended: %d %s", code, out)
+	}
+	_, met := get(t, srv.URL+"/metrics")
+	for _, want := range []string{`falkon_serve_requests_total{code="429"} 1`, `falkon_serve_errors_total{kind="busy"} 1`} {
+		if !strings.Contains(met, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
 

@@ -34,9 +34,13 @@ Serve answers predictions of a model made by 'falkon-ooc fit' over HTTP:
   GET /healthz, /readyz, /metrics (Prometheus)
 
 Features are matched by name; a bad row is answered 400 with the row,
-the feature and what is wrong. Concurrent small requests are gathered
-into kernel blocks of up to --max-batch rows. Past --max-inflight
-requests, or --max-memory of decoded rows, requests are answered 503.
+the feature and what is wrong. A model fitted on categorical or date
+columns takes those columns as predict reads them (levels as strings,
+dates as strings or Arrow dates and timestamps); levels it does not know
+are answered as predict answers them and counted in the answer. Concurrent
+small requests are gathered into kernel blocks of up to --max-batch rows.
+Past --max-inflight requests, or --max-memory of decoded rows, requests
+are answered 503; past --max-client-inflight from one client, 429.
 
 SIGHUP (and, with --watch, a change of the file) reloads the model: the
 new one is checked and swapped in while requests in flight finish on the
@@ -49,7 +53,7 @@ answered. Logs go to stderr.`,
 
 type serveOpts struct {
 	model, addr, nulls, maxBody, maxMemory, logFormat, logLevel string
-	maxBatch, workers, maxRows, maxInflight                     int
+	maxBatch, workers, maxRows, maxInflight, maxClient          int
 	maxDelay, readHeader, read, write, idle, shutdown, watch    time.Duration
 }
 
@@ -57,13 +61,14 @@ func serveFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &serveOpts{}
 	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the `host:port` to listen on")
-	fs.StringVar(&o.nulls, "nulls", "error", "what a null, NaN or ±Inf feature does: error (a 400 answer), mean (read as the feature's training mean) or zero (read as 0)")
+	fs.StringVar(&o.nulls, "nulls", "", "what a null, NaN or ±Inf feature does: error (a 400 answer), mean (read as the feature's training mean) or zero (read as 0); default: mean for a model fitted on data ingested with --nulls mean, else error; a categorical column's null is a level")
 	fs.IntVar(&o.maxBatch, "max-batch", 256, "gather concurrent requests into kernel blocks of up to this many `rows` (1: no gathering)")
 	fs.DurationVar(&o.maxDelay, "max-delay", 0, "how long a block waits for more requests (0: it takes only those already waiting)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines that run kernel blocks (0: one per CPU)")
 	fs.StringVar(&o.maxBody, "max-body", "64MiB", "the largest request body")
 	fs.IntVar(&o.maxRows, "max-rows", 100_000, "the most rows in one request")
 	fs.IntVar(&o.maxInflight, "max-inflight", 1024, "the most requests in flight; past it a request is answered 503")
+	fs.IntVar(&o.maxClient, "max-client-inflight", 0, "the most requests in flight from one client IP address; past it its request is answered 429 (0: no limit)")
 	fs.StringVar(&o.maxMemory, "max-memory", "1GiB", "the decoded rows of all requests in flight; past it a request is answered 503")
 	fs.DurationVar(&o.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
 	fs.DurationVar(&o.read, "read-timeout", 30*time.Second, "time to read a whole request, body included")
@@ -85,7 +90,7 @@ func runServe(ctx context.Context, e *env, o *serveOpts, args []string) error {
 	if o.model == "" {
 		return usagef("--model is required")
 	}
-	opt := serve.Options{MaxRows: o.maxRows, MaxInflight: o.maxInflight, MaxBatch: o.maxBatch, MaxDelay: o.maxDelay, Workers: o.workers, Nulls: o.nulls}
+	opt := serve.Options{MaxRows: o.maxRows, MaxInflight: o.maxInflight, MaxClientInflight: o.maxClient, MaxBatch: o.maxBatch, MaxDelay: o.maxDelay, Workers: o.workers, Nulls: o.nulls}
 	var err error
 	if opt.MaxBody, err = parseBytes(o.maxBody); err != nil {
 		return usagef("--max-body: %v", err)
@@ -100,9 +105,9 @@ func runServe(ctx context.Context, e *env, o *serveOpts, args []string) error {
 		return usagef("--max-rows must be at least 1, not %d", o.maxRows)
 	case o.maxInflight < 1:
 		return usagef("--max-inflight must be at least 1, not %d", o.maxInflight)
-	case o.maxDelay < 0 || o.workers < 0 || o.watch < 0:
-		return usagef("--max-delay, --workers and --watch cannot be negative")
-	case o.nulls != "error" && o.nulls != "mean" && o.nulls != "zero":
+	case o.maxDelay < 0 || o.workers < 0 || o.watch < 0 || o.maxClient < 0:
+		return usagef("--max-delay, --workers, --watch and --max-client-inflight cannot be negative")
+	case o.nulls != "" && o.nulls != "error" && o.nulls != "mean" && o.nulls != "zero":
 		return usagef("--nulls must be error, mean or zero, not %q (a server answers every row, so there is no drop)", o.nulls)
 	}
 	var level slog.Level
@@ -145,7 +150,7 @@ func runServe(ctx context.Context, e *env, o *serveOpts, args []string) error {
 		Handler: h, ReadHeaderTimeout: o.readHeader, ReadTimeout: o.read, WriteTimeout: o.write, IdleTimeout: o.idle,
 		ErrorLog: slog.NewLogLogger(lh, slog.LevelWarn),
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "model", o.model, "id", id)
+	log.Info("serving", "addr", ln.Addr().String(), "model", o.model, "id", id, "nulls", h.Nulls())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

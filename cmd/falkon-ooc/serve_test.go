@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/falkon-ooc/falkon-ooc/serve/client"
 )
@@ -352,5 +357,184 @@ func TestServeSignals(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "msg=stopped") {
 		t.Errorf("no stopped line:\n%s", stderr.String())
+	}
+}
+
+// TestServeEncodedMatchesPredict: a model fitted on a categorical and a
+// date column answers the same predictions, within 1e-12, as
+// falkon-ooc predict writes for the same rows of a CSV file, through
+// JSON rows (levels as strings, NULL as null, dates as strings), JSON
+// columns and Arrow (a dictionary of strings, dates); levels the model
+// does not know are answered and counted, as predict counts them.
+func TestServeEncodedMatchesPredict(t *testing.T) {
+	dir := t.TempDir()
+	regions := []string{"north", "south", "east", "west", "mid", "far"}
+	effect := map[string]float64{"north": 1, "south": -1, "east": 0.5, "west": -0.5, "mid": 0, "far": 2, "": 0.3, "zz": 0}
+	rng := rand.New(rand.NewPCG(5, 6))
+	type row struct {
+		x      float64
+		region string
+		day    time.Time
+	}
+	gen := func(n int, unseen bool) []row {
+		out := make([]row, n)
+		for i := range out {
+			r := row{x: rng.NormFloat64(), region: regions[rng.IntN(len(regions))], day: time.Date(2023, 1, 1+rng.IntN(500), 0, 0, 0, 0, time.UTC)}
+			if rng.Float64() < 0.1 {
+				r.region = ""
+			}
+			if unseen && rng.Float64() < 0.1 {
+				r.region = "zz"
+			}
+			out[i] = r
+		}
+		return out
+	}
+	write := func(path string, rows []row) {
+		var b strings.Builder
+		b.WriteString("x,region,day,y\n")
+		for _, r := range rows {
+			y := r.x + effect[r.region] + math.Sin(2*math.Pi*float64(r.day.Weekday())/7) + 0.1*rng.NormFloat64()
+			fmt.Fprintf(&b, "%v,%s,%s,%v\n", r.x, r.region, r.day.Format(time.DateOnly), y)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	train, test := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	write(train, gen(800, false))
+	rows := gen(150, true)
+	write(test, rows)
+	store, mpath := filepath.Join(dir, "store"), filepath.Join(dir, "m.falkon")
+	if code, _, e := runCLI("ingest", "--quiet", "--out", store, "--target", "y", "--time-features", "dow,doy", "--max-levels", "4", train); code != 0 {
+		t.Fatalf("ingest: %s", e)
+	}
+	if code, _, e := runCLI("fit", "--out", mpath, "--centers", "60", "--iters", "5", "--uncertainty", "--quiet", store); code != 0 {
+		t.Fatalf("fit: %s", e)
+	}
+	code, out, e := runCLI("predict", "--model", mpath, "--out", "-", "--std", test)
+	if code != 0 {
+		t.Fatalf("predict: %s", e)
+	}
+	recs := readCSV(t, out)
+	// Levels beyond the model's (zz, and the two of the six that
+	// --max-levels 4 left out) as predict counts them.
+	mu := regexp.MustCompile(`(\d+) values of column "region" not among the model's levels`).FindStringSubmatch(e)
+	if mu == nil {
+		t.Fatalf("predict counts no unseen levels: %s", e)
+	}
+	unseen, _ := strconv.Atoi(mu[1])
+	url, stop := startServe(t, "--model", mpath, "--max-batch", "16")
+	defer stop()
+	cl := client.New(url, nil)
+	q := client.Query{Std: true}
+	check := func(what string, a *client.Answer, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		compareAnswer(t, what, recs, a)
+		if a.Unseen["region"] != int64(unseen) {
+			t.Fatalf("%s: unseen %v, want region: %d", what, a.Unseen, unseen)
+		}
+	}
+	values := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		values[i] = map[string]any{"x": r.x, "region": r.region, "day": r.day.Format(time.DateOnly)}
+		if r.region == "" {
+			values[i]["region"] = nil
+		}
+	}
+	a, err := cl.PredictValues(context.Background(), values, q)
+	check("JSON rows", a, err)
+
+	var body strings.Builder
+	body.WriteString(`{"columns": {"region": [`)
+	for i, r := range rows {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		if r.region == "" {
+			body.WriteString("null")
+		} else {
+			fmt.Fprintf(&body, "%q", r.region)
+		}
+	}
+	body.WriteString(`], "x": [`)
+	for i, r := range rows {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		body.WriteString(strconv.FormatFloat(r.x, 'g', -1, 64))
+	}
+	body.WriteString(`], "day": [`)
+	for i, r := range rows {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, "%q", r.day.Format(time.RFC3339))
+	}
+	body.WriteString("]}}")
+	resp, err := http.Post(url+"/v1/predict?std=true", "application/json", strings.NewReader(body.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err = client.DecodeJSON(resp.Body)
+	resp.Body.Close()
+	check("JSON columns", a, err)
+
+	mem := memory.NewGoAllocator()
+	xb := array.NewFloat64Builder(mem)
+	db := array.NewDictionaryBuilder(mem, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	tb := array.NewDate32Builder(mem)
+	for _, r := range rows {
+		xb.Append(r.x)
+		if r.region == "" {
+			db.AppendNull()
+		} else if err := db.AppendString(r.region); err != nil {
+			t.Fatal(err)
+		}
+		tb.Append(arrow.Date32FromTime(r.day))
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "day", Type: arrow.FixedWidthTypes.Date32}, {Name: "x", Type: arrow.PrimitiveTypes.Float64}, {Name: "region", Type: db.Type(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{tb.NewArray(), xb.NewArray(), db.NewArray()}, int64(len(rows)))
+	a, err = cl.PredictArrow(context.Background(), rec, q)
+	check("Arrow", a, err)
+
+	// One row a request, gathered into blocks by concurrent clients.
+	single := make([]*client.Answer, len(rows))
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for i := w; i < len(rows); i += 6 {
+				var err error
+				if single[i], err = cl.PredictValues(context.Background(), values[i:i+1], q); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	merged := &client.Answer{Rows: len(rows)}
+	for _, s := range single {
+		if s == nil {
+			t.FailNow()
+		}
+		for j, col := range s.Columns {
+			if len(merged.Columns) <= j {
+				merged.Columns = append(merged.Columns, client.Column{Name: col.Name})
+			}
+			merged.Columns[j].Values = append(merged.Columns[j].Values, col.Values...)
+		}
+	}
+	compareAnswer(t, "one row a request", recs, merged)
+	resp, err = http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	met, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf(`falkon_serve_unseen_levels_total{column="region"} %d`, 4*unseen); !strings.Contains(string(met), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }

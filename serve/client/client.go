@@ -72,6 +72,10 @@ type Answer struct {
 	Model   string // the identity of the model that answered
 	Rows    int
 	Columns []Column
+	// Unseen counts, per categorical column, the request's values whose
+	// level the model's encoding does not know (nil: none). They were
+	// answered, read as the column's (other) level or as none.
+	Unseen map[string]int64
 }
 
 // Column is one output column: numbers, or the class labels of a model
@@ -113,6 +117,21 @@ func (c *Client) PredictRows(ctx context.Context, rows []map[string]float64, q Q
 	return c.post(ctx, "application/json", bytes.NewReader(body), q)
 }
 
+// PredictValues sends rows keyed by column name whose values are
+// numbers, strings (the levels of categorical columns, dates and RFC 3339
+// timestamps of time columns), time.Time values, booleans or nil (a
+// missing value): the input columns of a model with categorical and
+// time features.
+func (c *Client) PredictValues(ctx context.Context, rows []map[string]any, q Query) (*Answer, error) {
+	body, err := json.Marshal(struct {
+		Rows []map[string]any `json:"rows"`
+	}{rows})
+	if err != nil {
+		return nil, err
+	}
+	return c.post(ctx, "application/json", bytes.NewReader(body), q)
+}
+
 // PredictColumns sends one array of values per feature.
 func (c *Client) PredictColumns(ctx context.Context, cols map[string][]float64, q Query) (*Answer, error) {
 	body, err := json.Marshal(struct {
@@ -124,9 +143,10 @@ func (c *Client) PredictColumns(ctx context.Context, cols map[string][]float64, 
 	return c.post(ctx, "application/json", bytes.NewReader(body), q)
 }
 
-// PredictArrow sends rec, one column per feature of any integer or
-// floating-point type, as an Arrow IPC stream, and reads the answer from
-// the Arrow IPC stream the server returns.
+// PredictArrow sends rec, one column per feature (numbers, booleans,
+// dates, timestamps, decimals; strings, integers or dictionaries of them
+// for a categorical column), as an Arrow IPC stream, and reads the
+// answer from the Arrow IPC stream the server returns.
 func (c *Client) PredictArrow(ctx context.Context, rec arrow.RecordBatch, q Query) (*Answer, error) {
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
@@ -172,7 +192,13 @@ func (c *Client) post(ctx context.Context, ct string, body io.Reader, q Query) (
 		return nil, readError(resp)
 	}
 	if resp.Header.Get("Content-Type") == arrowStream {
-		return readArrow(resp.Body, resp.Header.Get("Falkon-Model"))
+		a, err := readArrow(resp.Body, resp.Header.Get("Falkon-Model"))
+		if err == nil {
+			if u := resp.Header.Get("Falkon-Unseen"); u != "" {
+				err = json.Unmarshal([]byte(u), &a.Unseen)
+			}
+		}
+		return a, err
 	}
 	return DecodeJSON(resp.Body)
 }
@@ -215,6 +241,10 @@ func DecodeJSON(r io.Reader) (*Answer, error) {
 			}
 		case "rows":
 			if err := dec.Decode(&a.Rows); err != nil {
+				return nil, err
+			}
+		case "unseen":
+			if err := dec.Decode(&a.Unseen); err != nil {
 				return nil, err
 			}
 		case "columns":
