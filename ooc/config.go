@@ -90,7 +90,9 @@ type Config struct {
 	// Lambda is λ > 0, the ridge regularisation. 0 means DefaultLambda.
 	Lambda float64 `json:"lambda"`
 	// Iterations is t, the number of conjugate-gradient iterations, each
-	// one pass over the data. 0 means DefaultIterations.
+	// one pass over the data (with Patience, the most). 0 means
+	// DefaultIterations, or DefaultNystromIterations for a fit whose
+	// memory plan chose the Nyström preconditioner (it stops by Patience).
 	Iterations int `json:"iterations"`
 	// Tolerance stops CG early once every output's residual ‖r‖/‖b‖ is
 	// below it. 0 means run all Iterations.
@@ -100,7 +102,13 @@ type Config struct {
 	// improvement of MinImprovement in the validation metric (RMSE, or
 	// 1 − AUC for classification) over the best so far; the model is then
 	// the one at the best validated iteration, and Iterations is the
-	// cap. 0 runs all Iterations and returns the last iterate.
+	// cap. 0 means the default: no patience (all Iterations, the last
+	// iterate), except for a fit whose memory plan chose the Nyström
+	// preconditioner (Preconditioner ""), which needs more iterations than
+	// a count made for the exact one and so stops by DefaultPatience on
+	// validation rows (held out of the data, DefaultValFraction, when
+	// RunOptions.Validation is nil). A negative value never stops on
+	// patience, as in TuneConfig.
 	Patience int `json:"patience,omitempty"`
 	// MinImprovement is the relative improvement of the validation metric
 	// that Patience counts as one. 0 means DefaultMinImprovement (0.1 %:
@@ -441,9 +449,6 @@ func (c Config) validate() error {
 	}
 	if c.MinImprovement < 0 || c.MinImprovement >= 1 || math.IsNaN(c.MinImprovement) {
 		return configErr("Config.MinImprovement", "minimum improvement must be in [0, 1), got %g", c.MinImprovement)
-	}
-	if c.Patience < 0 {
-		return configErr("Config.Patience", "patience must be ≥ 0 (0: off), got %d", c.Patience)
 	}
 	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {
 		return configErr("Config.Tolerance", "tolerance must be ≥ 0, got %g", c.Tolerance)

@@ -39,8 +39,8 @@ func TestConfigError(t *testing.T) {
 			}},
 		{"min improvement", "Config.MinImprovement", "minimum improvement must be in [0, 1), got 2",
 			func() error { return ooc.Validate(ooc.Config{MinImprovement: 2}, ooc.RunOptions{}) }},
-		{"patience", "Config.Patience", "patience must be ≥ 0 (0: off), got -1",
-			func() error { return ooc.Validate(ooc.Config{Patience: -1}, ooc.RunOptions{}) }},
+		{"logistic patience", "Config.Patience", "the logistic loss runs its Newton steps: no patience",
+			func() error { return ooc.Validate(ooc.Config{Loss: ooc.LossLogistic, Patience: 2}, ooc.RunOptions{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err()
@@ -53,5 +53,9 @@ func TestConfigError(t *testing.T) {
 	}
 	if err := ooc.Validate(ooc.Config{}, ooc.RunOptions{}); err != nil {
 		t.Fatalf("zero config: %v", err)
+	}
+	// A negative Patience never stops on patience, as TuneConfig's.
+	if err := ooc.Validate(ooc.Config{Patience: -1}, ooc.RunOptions{}); err != nil {
+		t.Fatalf("Patience -1: %v", err)
 	}
 }

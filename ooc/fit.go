@@ -45,6 +45,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	src, opts = plan.Sources(src, opts)
 	if opts.Validation != nil && plan.Task != TaskRegression && len(plan.Targets) > 0 {
 		// A validation source that numbers its labels otherwise.
 		if opts.Validation, err = relabel(opts.Validation, "the validation data", plan.Targets[0], labelCodes(plan.labels)); err != nil {

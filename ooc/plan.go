@@ -82,6 +82,9 @@ type FitPlan struct {
 	labels    []string      // label names of the first target, or nil
 	chunkRows int           // largest chunk of src
 	scratch   int64         // src's read scratch per reader
+	// train and held are the two sides of the hold-out the plan made
+	// (Sources), or nil.
+	train, held stream.Source
 }
 
 // MemoryWith returns the memory estimate of the plan with the
@@ -151,15 +154,6 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if p.Config.Uncertainty != "" && opts.Validation == nil {
 		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
 	}
-	if opts.Resume != nil && p.Config.Loss == LossLogistic {
-		if steps := cmp.Or(p.Config.NewtonSteps, DefaultNewtonSteps); opts.Resume.Iteration > steps {
-			return nil, configErr("RunOptions.Resume", "the checkpoint is after Newton step %d, beyond the %d steps asked for",
-				opts.Resume.Iteration, steps)
-		}
-	} else if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
-		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
-			opts.Resume.Iteration, p.Config.Iterations)
-	}
 	if v := opts.Validation; v != nil && (v.Dim() != p.D || v.NumTargets() != p.TargetColumns) {
 		return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
 			v.Dim(), v.NumTargets(), p.D, p.TargetColumns)
@@ -205,7 +199,78 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 	if err := p.planMemory(opts.memoryLimit()); err != nil {
 		return nil, err
 	}
+	if p.MemoryPlan != nil && p.MemoryPlan.Reduced && p.Config.Preconditioner == precond.MethodNystrom &&
+		p.Config.Loss != LossLogistic && cfg.Patience == 0 {
+		// A Nyström preconditioner of rank r < M needs more iterations
+		// than a count made for the exact one: the fit stops when its
+		// validation rows stop improving, held out of src when it has
+		// none.
+		if opts.Validation == nil {
+			train, held, err := HoldOut(src, DefaultValFraction, cfg.Seed)
+			if err != nil {
+				return nil, err
+			}
+			opts.Validation = held
+			q, err := Plan(train, cfg, opts)
+			if err != nil {
+				return nil, err
+			}
+			q.train, q.held = train, held
+			return q, nil
+		}
+		p.Config.Patience = DefaultPatience
+		if cfg.Iterations == 0 {
+			p.Config.Iterations = DefaultNystromIterations
+		}
+	}
+	if opts.Resume != nil && p.Config.Loss == LossLogistic {
+		if steps := cmp.Or(p.Config.NewtonSteps, DefaultNewtonSteps); opts.Resume.Iteration > steps {
+			return nil, configErr("RunOptions.Resume", "the checkpoint is after Newton step %d, beyond the %d steps asked for",
+				opts.Resume.Iteration, steps)
+		}
+	} else if opts.Resume != nil && opts.Resume.Iteration > p.Config.Iterations {
+		return nil, configErr("RunOptions.Resume", "the checkpoint is after iteration %d, beyond the %d iterations asked for",
+			opts.Resume.Iteration, p.Config.Iterations)
+	}
 	return p, nil
+}
+
+// Sources returns what Fit reads for the data src that Plan was given:
+// src itself and RunOptions.Validation, or, when the plan holds out
+// validation rows of its own (a Nyström preconditioner chosen by the
+// memory plan stops by them), the rest of src and the rows held out.
+func (p *FitPlan) Sources(src stream.Source, opts RunOptions) (stream.Source, RunOptions) {
+	if p.held != nil {
+		src, opts.Validation = p.train, p.held
+	}
+	return src, opts
+}
+
+// DefaultNystromIterations is the cap on CG iterations (Config.Iterations
+// 0) of a fit that the memory plan gave a Nyström preconditioner and its
+// validation rows stop.
+const DefaultNystromIterations = 100
+
+// HoldOut splits src into the rows a fit trains on and a fraction frac
+// (in (0, 1)) held out for validation, chosen by seed (stream.Holdout):
+// the one split of Fit, Tune, FitTuned and the commands, so that a
+// validation source made by it is scored inside the fit's passes
+// (RunOptions.Validation). The error, a *ConfigError, says when either
+// side has no rows.
+func HoldOut(src stream.Source, frac float64, seed uint64) (train, val stream.Source, err error) {
+	return holdOut(src, frac, seed, "ValFraction")
+}
+
+// holdOut is HoldOut whose error names field.
+func holdOut(src stream.Source, frac float64, seed uint64, field string) (train, val stream.Source, err error) {
+	if !(frac > 0 && frac < 1) {
+		return nil, nil, configErr(field, "validation fraction must be in (0, 1), got %g", frac)
+	}
+	train, val = stream.Holdout(src, frac, seed)
+	if train.NumChunks() == 0 || val.NumChunks() == 0 {
+		return nil, nil, configErr(field, "%s", HoldoutProblem(frac, stream.Rows(src), stream.Rows(train), stream.Rows(val)))
+	}
+	return train, val, nil
 }
 
 // needFullSample reports whether the sampling pass must read every chunk

@@ -23,7 +23,7 @@ func TestPlanMemory(t *testing.T) {
 	x, y := synth(3000, 3, 7)
 	src := stream.NewMemSource(x, 3, y, 1, 500)
 	const m = 1500
-	cfg := ooc.Config{Centers: m}
+	cfg := ooc.Config{Centers: m, Patience: -1} // no stopping rule: TestPlanNystromStops
 	est := func(c ooc.Config) int64 {
 		p, err := ooc.Plan(src, c, ooc.RunOptions{Workers: 2, MaxMemory: -1})
 		if err != nil {
@@ -87,6 +87,53 @@ func TestPlanMemory(t *testing.T) {
 		ooc.RunOptions{Workers: 2, MaxMemory: e32})
 	if !errors.Is(err, ooc.ErrMemory) || !strings.Contains(err.Error(), "lower Config.PrecondRank or Config.Centers") {
 		t.Errorf("explicit nystrom over the limit: %v", err)
+	}
+}
+
+// TestPlanNystromStops: a fit that the memory plan gives a Nyström
+// preconditioner stops by its validation rows when Patience is 0: it
+// holds out DefaultValFraction of the data when it has none (Sources),
+// sets Patience to DefaultPatience and, with Iterations 0, caps CG at
+// DefaultNystromIterations; an explicit Iterations is kept as the cap, an
+// explicit validation source used, and a negative Patience keeps none.
+func TestPlanNystromStops(t *testing.T) {
+	x, y := synth(3000, 3, 7)
+	src := stream.NewMemSource(x, 3, y, 1, 500)
+	cfg := ooc.Config{Centers: 1500}
+	full, err := ooc.Plan(src, ooc.Config{Centers: 1500, Preconditioner: precond.MethodCholesky}, ooc.RunOptions{Workers: 2, MaxMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := full.MemoryWith(precond.Float32).Total - 1
+	run := ooc.RunOptions{Workers: 2, MaxMemory: limit}
+	p, err := ooc.Plan(src, cfg, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, opts := p.Sources(src, run)
+	held := stream.Rows(opts.Validation)
+	if c := p.Config; c.Preconditioner != precond.MethodNystrom || c.Patience != ooc.DefaultPatience || c.Iterations != ooc.DefaultNystromIterations ||
+		held < 200 || held > 400 || stream.Rows(train)+held != 3000 || p.N != stream.Rows(train) {
+		t.Errorf("%s, patience %d, %d iterations; %d rows held out of 3000, n = %d", c.Preconditioner, c.Patience, c.Iterations, held, p.N)
+	}
+	// An explicit cap and validation source.
+	val := stream.NewMemSource(x[:300], 3, y[:100], 1, 100)
+	cfg.Iterations = 7
+	p, err = ooc.Plan(src, cfg, ooc.RunOptions{Workers: 2, MaxMemory: limit, Validation: val})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, o := p.Sources(src, ooc.RunOptions{Validation: val}); s != src || o.Validation != val || p.Config.Iterations != 7 || p.Config.Patience != ooc.DefaultPatience {
+		t.Errorf("explicit validation: sources changed, or %d iterations, patience %d", p.Config.Iterations, p.Config.Patience)
+	}
+	// Patience -1: no stopping rule, no hold-out.
+	cfg.Patience = -1
+	p, err = ooc.Plan(src, cfg, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, o := p.Sources(src, run); s != src || o.Validation != nil || p.Config.Patience != -1 || p.Config.Preconditioner != precond.MethodNystrom {
+		t.Errorf("Patience -1: a hold-out, or patience %d (%s)", p.Config.Patience, p.Config.Preconditioner)
 	}
 }
 

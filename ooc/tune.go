@@ -559,9 +559,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		if frac == 0 {
 			frac = DefaultValFraction
 		}
-		rest, held := stream.Holdout(src, frac, base.Seed)
-		if rest.NumChunks() == 0 || held.NumChunks() == 0 {
-			return nil, holdoutErr("TuneConfig.ValFraction", frac, src, rest, held)
+		rest, held, err := holdOut(src, frac, base.Seed, "TuneConfig.ValFraction")
+		if err != nil {
+			return nil, err
 		}
 		train = rest
 		t.frac = frac
@@ -1447,12 +1447,6 @@ func (c *tuneCand) bestPoint() int {
 		}
 	}
 	return len(c.Validation) - 1
-}
-
-// holdoutErr is the error of field (a hold-out fraction frac of src) that
-// left train or val without rows.
-func holdoutErr(field string, frac float64, src, train, val stream.Source) error {
-	return configErr(field, "%s", HoldoutProblem(frac, stream.Rows(src), stream.Rows(train), stream.Rows(val)))
 }
 
 // HoldoutProblem says what is wrong with holding out a fraction frac of

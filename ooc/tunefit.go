@@ -141,9 +141,9 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		if frac == 0 {
 			frac = DefaultValFraction
 		}
-		train, val = stream.Holdout(src, frac, fitCfg.Seed)
-		if train.NumChunks() == 0 || val.NumChunks() == 0 {
-			return nil, holdoutErr("TunedConfig.Search.ValFraction", frac, src, train, val)
+		var err error
+		if train, val, err = holdOut(src, frac, fitCfg.Seed, "TunedConfig.Search.ValFraction"); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error

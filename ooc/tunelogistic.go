@@ -39,9 +39,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if frac == 0 {
 			frac = DefaultValFraction
 		}
-		train, val = stream.Holdout(src, frac, base.Seed)
-		if train.NumChunks() == 0 || val.NumChunks() == 0 {
-			return nil, holdoutErr("TuneConfig.ValFraction", frac, src, train, val)
+		if train, val, err = holdOut(src, frac, base.Seed, "TuneConfig.ValFraction"); err != nil {
+			return nil, err
 		}
 	} else if val, err = AlignLabels(src, val); err != nil {
 		return nil, err

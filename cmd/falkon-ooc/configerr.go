@@ -49,6 +49,7 @@ var flagOf = map[string]string{
 	"TunedConfig.Centers":            "--tune-centers",
 	"TunedConfig.Handoff":            "--handoff",
 	"TunedConfig.Search.ValFraction": "--val-fraction",
+	"ValFraction":                    "--val-fraction", // ooc.HoldOut's
 }
 
 // fieldName matches the Go path of a field of ooc's configuration in a

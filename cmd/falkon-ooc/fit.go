@@ -233,6 +233,12 @@ func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
 		return cfg, usagef("--val-every must be ≥ 1, got 0")
 	}
 	cfg.Lambda, cfg.Centers, cfg.Iterations, cfg.Tolerance, cfg.Jitter = o.lambda, o.centers, o.iters, o.tol, o.jitter
+	if !set["iters"] && !o.tuneFit.on {
+		// ooc's default: DefaultIterations (the flag's), or a cap when
+		// ooc's memory plan gives the fit a Nyström preconditioner that
+		// its validation rows stop.
+		cfg.Iterations = 0
+	}
 	if cfg.Precision, err = kernel.ParsePrecision(o.precision); err != nil {
 		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
 	}
@@ -399,12 +405,12 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	var train stream.Source = r
 	n := r.Manifest().Rows
 	if o.valFraction > 0 {
-		rest, held := stream.Holdout(r, o.valFraction, o.seed)
+		rest, held, err := ooc.HoldOut(r, o.valFraction, o.seed)
+		if err != nil {
+			return flagErr(err)
+		}
 		train, run.Validation = rest, held
 		n = stream.Rows(rest)
-		if p := ooc.HoldoutProblem(o.valFraction, r.Manifest().Rows, n, stream.Rows(held)); p != "" {
-			return usagef("--val-fraction: %s", p)
-		}
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
 	if o.val != "" {
@@ -415,8 +421,14 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		defer cleanup()
 		run.Validation = vs
 	}
+	if !o.tuneFit.on { // fit --tune's are its own (fitTuneOpts.config)
+		cfg.Patience, cfg.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
+		if set["patience"] && o.tuneFit.patience == 0 {
+			cfg.Patience = -1 // never, even where ooc's default stops by validation
+		}
+	}
 	// Plan validates the configuration against the data and resolves it
-	// (defaults, n, d, M): the CLI only renders it.
+	// (defaults, n, d, M, the memory plan): the CLI only renders it.
 	plan, err := ooc.Plan(train, cfg, run)
 	if err != nil {
 		return flagErr(err)
@@ -426,12 +438,14 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	// for the progress lines.
 	asked := cfg
 	asked.Centers = plan.Config.Centers
-	asked.Patience, asked.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
 	cfg = plan.Config
-	cfg.Patience, cfg.MinImprovement = asked.Patience, asked.MinImprovement
 	mem := plan.Memory
 	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
 		pr.printf("fit: %s", flagText(mp.Note))
+	}
+	if _, r2 := plan.Sources(train, run); run.Validation == nil && r2.Validation != nil {
+		pr.printf("fit: %d rows held out for validation: CG stops when they stop improving (patience %d, at most %d iterations)",
+			stream.Rows(r2.Validation), cfg.Patience, cfg.Iterations)
 	}
 	taskNote(pr, "fit", cfg.Task, plan)
 	pr.printf("fit: n = %d rows, d = %d features, M = %d centres; memory needed ≈ %s", plan.N, plan.D, cfg.Centers, mem)

@@ -252,7 +252,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 			if frac == 0 {
 				frac = ooc.DefaultValFraction
 			}
-			_, val = stream.Holdout(r, frac, base.Seed)
+			if _, val, err = ooc.HoldOut(r, frac, base.Seed); err != nil {
+				return flagErr(err)
+			}
 		}
 		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.workers}); err != nil {
 			return err
