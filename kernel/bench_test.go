@@ -192,3 +192,23 @@ func BenchmarkTileShape(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShapes measures KtKvAdd (Gaussian, k = 1, one goroutine) at
+// M = 10⁴ and the feature counts of the paper's shapes (susy d = 18, higgs
+// 28, msd 90) in float32 and BF16 (three-term split, and one term for
+// comparison; BF16 is Float32 where the CPU has no AMX).
+func BenchmarkShapes(b *testing.B) {
+	defer func(t tile.BF16Terms) { bf16Terms = t }(bf16Terms)
+	for _, d := range []int{18, 28, 90} {
+		for _, c := range []struct {
+			name  string
+			p     Precision
+			terms tile.BF16Terms
+		}{{"float32", Float32, 3}, {"bf16", BF16, 3}, {"bf16x1", BF16, 1}} {
+			b.Run(fmt.Sprintf("%s/M=10000/d=%d", c.name, d), func(b *testing.B) {
+				bf16Terms = c.terms
+				benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 0.5 * math.Sqrt(float64(d))}, c.p, 10000, d, 1)
+			})
+		}
+	}
+}

@@ -17,6 +17,10 @@ var (
 	blockBudget = 128 << 10 // bytes of a b × nc column block (L2)
 	maxTileRows = 64
 	minTileRows = 16
+	// bf16TileRows is BF16's minimum: each row tile streams the
+	// bfloat16 centres (6·d bytes a centre) from memory once, so the
+	// AMX cross term wants more rows per pass than the FMA loop.
+	bf16TileRows = 64
 )
 
 // Centers holds the M centres of a kernel, prepared for repeated block
@@ -42,8 +46,12 @@ type Centers struct {
 
 	p64 []float64 // packed centres (Float64)
 	n64 []float64 // squared norms of the scaled centres, len mpad
-	p32 []float32 // packed centres (Float32)
+	p32 []float32 // packed centres (Float32, BF16)
 	n32 []float32
+	// BF16 with the AMX cross term: the centres as bfloat16 panels
+	// (tile.PackCentersBF16) of bfTerms terms in bfChunks chunks.
+	pb       []uint16
+	bfChunks int
 
 	dist     bool
 	distP    *tile.DistParams
@@ -62,7 +70,7 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 	if err := k.Validate(d); err != nil {
 		panic(err)
 	}
-	if prec != Float64 && prec != Float32 {
+	if !prec.Valid() {
 		panic("kernel: NewCenters: unknown precision")
 	}
 	k.Sigmas = append([]float64(nil), k.Sigmas...)
@@ -72,7 +80,7 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 	cs := &Centers{k: k, prec: prec, m: m, d: d, dist: k.Kind.IsDistance()}
 	cs.root = cs
 	nr := tile.NR64
-	if prec == Float32 {
+	if prec != Float64 {
 		nr = tile.NR32
 	}
 	cs.mpad, cs.tileRows, cs.colBlock = tileShape(m, prec)
@@ -143,23 +151,43 @@ func NewCenters(k Kernel, c []float64, m, d int, prec Precision) *Centers {
 		}
 		cs.n32 = make([]float32, cs.mpad)
 		tile.Norms32(cs.n32, sc32, m, d)
+		if prec == BF16 && bf16Cross {
+			cs.bfChunks = bf16Terms.Chunks(d)
+			cs.pb = make([]uint16, cs.bfChunks*cs.mpad*tile.KB)
+			tile.PackCentersBF16(cs.pb, sc32, m, cs.mpad, d, bf16Terms)
+		}
 	}
 
 	return cs
 }
+
+// bf16Cross says whether BF16 centres take the cross term from bfloat16
+// operands (tile.GramBF16), and bf16Terms with how many products. Tests
+// set bf16Cross to run the Go loops of a CPU without AMX.
+var (
+	bf16Cross = tile.HasAMX()
+	bf16Terms = tile.BF16Terms(3)
+)
 
 // tileShape returns the padded centre count and the tile shape for m
 // centres: as many rows (≤ 64) as keep the b × M tile within tileBudget,
 // but at least minTileRows so that each pass over the packed centres is
 // amortised over enough rows; column blocks within blockBudget.
 func tileShape(m int, prec Precision) (mpad, tileRows, colBlock int) {
-	nr, esize := tile.NR64, 8
-	if prec == Float32 {
+	nr, esize, mr := tile.NR64, 8, tile.MR
+	if prec != Float64 {
 		nr, esize = tile.NR32, 4
 	}
+	if prec == BF16 {
+		mr = tile.RB // the AMX row block
+	}
 	mpad = (m + nr - 1) / nr * nr
-	rows := tileBudget / (esize * mpad) / tile.MR * tile.MR
-	tileRows = min(max(rows, minTileRows), maxTileRows)
+	rows := tileBudget / (esize * mpad) / mr * mr
+	lo := minTileRows
+	if prec == BF16 {
+		lo = bf16TileRows
+	}
+	tileRows = max(min(max(rows, lo), maxTileRows)/mr*mr, mr)
 	nc := blockBudget / (esize * tileRows) / nr * nr
 	colBlock = min(max(nc, nr), mpad)
 	return mpad, tileRows, colBlock
@@ -176,13 +204,16 @@ func WorkspaceBytes(m, d, k int, prec Precision) int64 {
 
 func workspaceBytes(mpad, b, d, k int, prec Precision) int64 {
 	e := int64(8)
-	if prec == Float32 {
+	if prec != Float64 {
 		e = 4
 	}
 	B, D, K, P := int64(b), int64(d), int64(k), int64(mpad)
 	row := int64(0) // Float32: one mapped row in float64
-	if prec == Float32 {
+	if prec != Float64 {
 		row = 8 * D
+	}
+	if prec == BF16 && bf16Cross { // the rows as bfloat16
+		row += 2 * B * int64(bf16Terms.Chunks(d)*tile.KB)
 	}
 	return e*(B*D+B+B*P) + 8*(2*K*P+B*K) + row
 }
@@ -192,10 +223,13 @@ func workspaceBytes(mpad, b, d, k int, prec Precision) int64 {
 func CentersBytes(m, d int, k Kernel, prec Precision) int64 {
 	mpad, _, _ := tileShape(m, prec)
 	b := int64(mpad) * int64(d+1)
-	if prec == Float32 {
+	if prec != Float64 {
 		b *= 4
 	} else {
 		b *= 8
+	}
+	if prec == BF16 && bf16Cross {
+		b += 2 * int64(mpad) * int64(bf16Terms.Chunks(d)*tile.KB)
 	}
 	if k.Kind.IsDistance() {
 		b += 8 * int64(d)
@@ -288,7 +322,7 @@ func (c *Centers) TileRows() int { return c.tileRows }
 // Bytes returns the memory held by c: the packed centres and their norms
 // (about M·d·8 bytes in Float64, half in Float32).
 func (c *Centers) Bytes() int {
-	return 8*(len(c.p64)+len(c.n64)+len(c.inv)+len(c.shift)+len(c.scale)) + 4*(len(c.p32)+len(c.n32))
+	return 8*(len(c.p64)+len(c.n64)+len(c.inv)+len(c.shift)+len(c.scale)) + 4*(len(c.p32)+len(c.n32)) + 2*len(c.pb)
 }
 
 // WorkspaceBytes returns the memory of a Workspace once it has served
@@ -312,6 +346,7 @@ type Workspace struct {
 	xs32 []float32
 	xn32 []float32
 	t32  []float32
+	xb   []uint16  // BF16: the tile's rows as bfloat16 (tile.PackRowsBF16)
 	row  []float64 // one mapped row before its conversion to float32
 
 	// bad is the first row of the current call's x that is not finite,
@@ -339,6 +374,9 @@ func (c *Centers) NewWorkspace() *Workspace {
 		ws.xs32 = make([]float32, b*c.d)
 		ws.xn32 = make([]float32, b)
 		ws.t32 = make([]float32, b*c.mpad)
+		if c.pb != nil {
+			ws.xb = make([]uint16, b*c.bfChunks*tile.KB)
+		}
 	}
 	ws.grow(1)
 	return ws
@@ -377,8 +415,11 @@ func (ws *Workspace) NonFinite() int { return ws.bad }
 // (mapRow), pads the row count to a multiple of tile.MR with zero rows
 // and computes squared norms. It returns the padded row count.
 func (c *Centers) loadTile(ws *Workspace, x []float64, r0, n int) int {
-	d := c.d
-	np := (n + tile.MR - 1) / tile.MR * tile.MR
+	d, mr := c.d, tile.MR
+	if c.pb != nil {
+		mr = tile.RB
+	}
+	np := (n + mr - 1) / mr * mr
 	src := x[r0*d : (r0+n)*d]
 	if c.prec == Float64 {
 		xs := ws.xs64[:np*d]
@@ -407,13 +448,17 @@ func (c *Centers) loadTile(ws *Workspace, x []float64, r0, n int) int {
 		if c.dist {
 			tile.Norms32(ws.xn32, xs, np, d)
 		}
+		if c.pb != nil {
+			tile.PackRowsBF16(ws.xb, xs, np, d, bf16Terms)
+		}
 	}
 	return np
 }
 
 // kernelBlock computes kernel values for the loaded tile (np padded rows,
-// n real rows) over the columns [c0, c0+nc) into the workspace tile.
-func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
+// n real rows) over the columns [c0, c0+nc) into the workspace tile; with
+// bf, BF16 centres take the cross term from their bfloat16 operands.
+func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int, bf bool) {
 	d, ld := c.d, c.mpad
 	if c.prec == Float64 {
 		t := ws.t64[c0:]
@@ -428,6 +473,19 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
 		return
 	}
 	t := ws.t32[c0:]
+	if bf && c.pb != nil {
+		// Every row of the padded tile, so that the padding rows hold
+		// finite values (zero rows) for the 4-row products.
+		tile.GramBF16(t, ld, ws.xb, np, c.bfChunks, c.pb, c.mpad/tile.NRB, c0/tile.NRB, nc)
+		for i := 0; i < np; i++ {
+			if c.dist {
+				tile.ApplyDist32(t[i*ld:i*ld+nc], ws.xn32[i], c.n32[c0:c0+nc], c.distP)
+			} else {
+				tile.ApplyDot32(t[i*ld:i*ld+nc], &c.dotP)
+			}
+		}
+		return
+	}
 	if c.dist {
 		tile.KernelDist32(t, ld, ws.xs32[:np*d], ws.xn32, np, d, c.p32[c0*d:(c0+nc)*d], c.n32[c0:c0+nc], nc, c.distP)
 		return
@@ -441,8 +499,8 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int) {
 // ktile computes the kernel tile of rows [r0, r0+n) and, if u is loaded
 // (withU), s[i*k+l] = Σⱼ K_ij u_jl for the np padded rows (entries of the
 // padding rows are meaningless), block by block while each block is in
-// cache. It returns np.
-func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU bool) int {
+// cache. bf is kernelBlock's. It returns np.
+func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf bool) int {
 	np := c.loadTile(ws, x, r0, n)
 	ld := c.mpad
 	if withU {
@@ -451,7 +509,7 @@ func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU bool) in
 	out := &ws.out4
 	for c0 := 0; c0 < c.mpad; c0 += c.colBlock {
 		nc := min(c.colBlock, c.mpad-c0)
-		c.kernelBlock(ws, np, n, c0, nc)
+		c.kernelBlock(ws, np, n, c0, nc, bf)
 		if !withU {
 			continue
 		}
@@ -534,7 +592,7 @@ func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw,
 	alpha := &ws.alpha4
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		np := c.ktile(ws, x, r0, n, k, u != nil)
+		np := c.ktile(ws, x, r0, n, k, u != nil, true)
 		s := ws.s[:np*k]
 		if u != nil && rw != nil {
 			for i, wi := range rw[r0 : r0+n] {
@@ -592,7 +650,7 @@ func (c *Centers) KvTo(ws *Workspace, out []float64, x []float64, rows int, u []
 	c.loadU(ws, u, k)
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, k, true)
+		c.ktile(ws, x, r0, n, k, true, true)
 		copy(out[r0*k:(r0+n)*k], ws.s[:n*k])
 	}
 }
@@ -611,7 +669,7 @@ func (c *Centers) BlockTo(ws *Workspace, dst []float64, x []float64, rows int) {
 	ld := c.mpad
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, 0, false)
+		c.ktile(ws, x, r0, n, 0, false, false)
 		for i := 0; i < n; i++ {
 			out := dst[(r0+i)*c.m : (r0+i+1)*c.m]
 			if c.prec == Float64 {

@@ -205,23 +205,40 @@ const (
 	// float32 and accumulates the products into the float64 outputs; the
 	// M-vectors stay float64.
 	Float32
+	// BF16 is Float32 with the cross term x·c of the block products
+	// (KtKvAdd, KvTo and their kin; not BlockTo) taken on the AMX unit
+	// from bfloat16 operands split as x = hi + lo, three products
+	// accumulated in float32: kernel values within about 1e-4 of Float32's
+	// (see the package doc). On a CPU without AMX-BF16 it computes
+	// exactly what Float32 does (BF16Native reports which).
+	BF16
 )
 
-// ParsePrecision returns the Precision named "float64" or "float32".
+// ParsePrecision returns the Precision named "float64", "float32" or
+// "bf16".
 func ParsePrecision(s string) (Precision, error) {
 	switch s {
 	case "float64":
 		return Float64, nil
 	case "float32":
 		return Float32, nil
+	case "bf16":
+		return BF16, nil
 	}
-	return 0, fmt.Errorf("kernel: unknown precision %q (want float64 or float32)", s)
+	return 0, fmt.Errorf("kernel: unknown precision %q (want float64, float32 or bf16)", s)
 }
 
-// MarshalText encodes p as its name, so that JSON holds "float64" or
-// "float32".
+// Valid reports whether p is one of the precisions.
+func (p Precision) Valid() bool { return p == Float64 || p == Float32 || p == BF16 }
+
+// BF16Native reports whether BF16 runs its cross term on this CPU's AMX
+// unit; when false, BF16 computes what Float32 does.
+func BF16Native() bool { return bf16Cross }
+
+// MarshalText encodes p as its name, so that JSON holds "float64",
+// "float32" or "bf16".
 func (p Precision) MarshalText() ([]byte, error) {
-	if p != Float64 && p != Float32 {
+	if !p.Valid() {
 		return nil, fmt.Errorf("kernel: unknown precision %d", int(p))
 	}
 	return []byte(p.String()), nil
@@ -243,6 +260,8 @@ func (p Precision) String() string {
 		return "float64"
 	case Float32:
 		return "float32"
+	case BF16:
+		return "bf16"
 	}
 	return "Precision(" + strconv.Itoa(int(p)) + ")"
 }

@@ -115,8 +115,10 @@ type Config struct {
 	// each iteration of a large fit is a pass over all the data, and
 	// gains below that are not worth one).
 	MinImprovement float64 `json:"min_improvement,omitempty"`
-	// Precision of the kernel blocks: float64 (default) or float32. The
-	// preconditioner and the M-vectors are float64 either way. (The model
+	// Precision of the kernel blocks: float64 (default), float32, or bf16
+	// (float32 with the cross term on the AMX unit where the CPU has it;
+	// kernel.BF16). The preconditioner and the M-vectors are float64
+	// either way. (The model
 	// file records it beside the Config, as "precision".)
 	Precision kernel.Precision `json:"-"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
@@ -483,8 +485,8 @@ func (c Config) validate() error {
 	default:
 		return configErr("Config.Task", "unknown task %q (want auto, regression, binary or multiclass)", c.Task)
 	}
-	if c.Precision != kernel.Float64 && c.Precision != kernel.Float32 {
-		return configErr("Config.Precision", "unknown precision %v (want float64 or float32)", c.Precision)
+	if !c.Precision.Valid() {
+		return configErr("Config.Precision", "unknown precision %v (want float64, float32 or bf16)", c.Precision)
 	}
 	switch c.Uncertainty {
 	case "", UncertaintyPrecond, UncertaintyExact:

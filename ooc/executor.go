@@ -306,7 +306,7 @@ func (j *PassJob) validate() error {
 		return bad("%d centre values for M × D = %d × %d", len(j.Centers), j.M, j.D)
 	case (j.Mean == nil) != (j.InvStd == nil) || j.Mean != nil && (len(j.Mean) != j.D || len(j.InvStd) != j.D):
 		return bad("standardisation has %d means and %d inverse deviations for D = %d", len(j.Mean), len(j.InvStd), j.D)
-	case j.Precision != kernel.Float64 && j.Precision != kernel.Float32:
+	case !j.Precision.Valid():
 		return bad("precision %v", j.Precision)
 	case j.Kind == PassKernel && len(j.U) != j.M*j.K:
 		return bad("len(U) = %d, want M × K = %d", len(j.U), j.M*j.K)

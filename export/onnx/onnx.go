@@ -116,6 +116,9 @@ func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 	if opt.Precision != nil {
 		prec = *opt.Precision
 	}
+	if prec == kernel.BF16 {
+		prec = kernel.Float32 // the graph computes in float32, which BF16's cross term approximates
+	}
 	if prec != kernel.Float64 && prec != kernel.Float32 {
 		return nil, Info{}, fmt.Errorf("onnx: Options.Precision %v: want float64 or float32", prec)
 	}

@@ -24,6 +24,13 @@
 // and 2.2e-16 (AVX2), float32 1.1e-7 (AVX-512) and 7.2e-8 (AVX2); results
 // for s > 707 (float64) or s > 86 (float32) are flushed to zero.
 //
+// GramBF16 is the bfloat16 cross term of package kernel's BF16 precision
+// (bf16.go): AMX tiles (TDPBF16PS, written as bytes since the Go
+// assembler does not know them) on Linux amd64 when the CPU has AMX-BF16
+// and the kernel grants the tile state, else GramBF16Generic. Each call
+// configures, uses and releases the tiles inside one assembly function,
+// which Go never preempts, so no tile state outlives a call.
+//
 // # Layout
 //
 // Centres are packed in panels of NR64 (float64) or NR32 (float32) centres:
