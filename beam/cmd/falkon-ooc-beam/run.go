@@ -110,7 +110,7 @@ func fitFlags(fs *flag.FlagSet, o *fitOpts) {
 	fs.Float64Var(&o.lambda, "lambda", ooc.DefaultLambda, "ridge regularisation λ > 0")
 	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one Beam job each)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
-	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64 or float32")
+	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64, float32, or bf16 (float32 with the distances' cross term on the AMX unit of CPUs that have AMX-BF16, else float32)")
 	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification by Newton steps, each --iters CG iterations (every pass a Beam job)")
 	fs.IntVar(&o.newtonSteps, "newton-steps", 0, "with --loss logistic: Newton steps (0: 8)")
 	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c)")
