@@ -115,3 +115,59 @@ func TestParsePrecision(t *testing.T) {
 		t.Error("MarshalText(7): no error")
 	}
 }
+
+// TestBF16Error measures the kernel values of the block products against
+// float64 on data like the paper's shapes (standard normal features with
+// neighbour correlation 0.6, Gaussian kernel; susy d = 18, msd d = 90 with
+// σ as their searches chose it): max and RMS of K − K₆₄ for Float32 and
+// BF16 with three and one bfloat16 terms. It holds the three-term split
+// within 2e-5 of float64 and logs the table (go test -run BF16Error -v).
+func TestBF16Error(t *testing.T) {
+	defer func(c bool, tt tile.BF16Terms) { bf16Cross, bf16Terms = c, tt }(bf16Cross, bf16Terms)
+	bf16Cross = true // the Go loops where the CPU has no AMX
+	rng := rand.New(rand.NewPCG(23, 24))
+	const rows, m = 64, 512
+	for _, c := range []struct {
+		shape string
+		d     int
+		sigma float64
+	}{{"susy", 18, 4}, {"msd", 90, 19}, {"msd σ=6", 90, 6}} {
+		ar := func(n int) []float64 {
+			x := make([]float64, n*c.d)
+			for i := 0; i < n; i++ {
+				z := rng.NormFloat64()
+				for j := 0; j < c.d; j++ {
+					x[i*c.d+j] = z
+					z = 0.6*z + 0.8*rng.NormFloat64()
+				}
+			}
+			return x
+		}
+		x, cen := ar(rows), ar(m)
+		k := Kernel{Kind: Gaussian, Sigma: c.sigma}
+		c64 := NewCenters(k, cen, m, c.d, Float64)
+		ref := make([]float64, rows*m)
+		c64.BlockTo(c64.NewWorkspace(), ref, x, rows)
+		for _, v := range []struct {
+			name  string
+			p     Precision
+			terms tile.BF16Terms
+		}{{"float32", Float32, 3}, {"bf16", BF16, 3}, {"bf16x1", BF16, 1}} {
+			bf16Terms = v.terms
+			cs := NewCenters(k, cen, m, c.d, v.p)
+			ws := cs.NewWorkspace()
+			cs.ktile(ws, x, 0, rows, 0, false, true) // the products' kernel values
+			maxErr, sq, mean := 0.0, 0.0, 0.0
+			for i := 0; i < rows; i++ {
+				for j := 0; j < m; j++ {
+					e := math.Abs(float64(ws.t32[i*cs.mpad+j]) - ref[i*m+j])
+					maxErr, sq, mean = max(maxErr, e), sq+e*e, mean+ref[i*m+j]
+				}
+			}
+			t.Logf("%-8s d=%-3d σ=%-3g %-8s max %.2g  RMS %.2g  (mean K %.3f)", c.shape, c.d, c.sigma, v.name, maxErr, math.Sqrt(sq/(rows*m)), mean/(rows*m))
+			if v.terms == 3 && maxErr > 2e-5 {
+				t.Errorf("%s %s: max |K − K₆₄| = %.2g > 2e-5", c.shape, v.name, maxErr)
+			}
+		}
+	}
+}
