@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
@@ -26,7 +25,11 @@ type jsonReader struct {
 	pos, end int
 	off      int64 // stream offset of buf[0]
 	err      error // sticky read error; io.EOF at the end
-	tok      []byte
+	// tok is the last string or number read: a view of buf when it lay
+	// whole in buf without escapes, else scratch (valid until the next
+	// read either way).
+	tok     []byte
+	scratch []byte
 }
 
 func (jr *jsonReader) reset(r io.Reader) {
@@ -34,7 +37,7 @@ func (jr *jsonReader) reset(r io.Reader) {
 		jr.buf = make([]byte, 32<<10)
 	}
 	jr.r, jr.pos, jr.end, jr.off, jr.err = r, 0, 0, 0, nil
-	jr.tok = jr.tok[:0]
+	jr.tok, jr.scratch = nil, jr.scratch[:0]
 }
 
 // fill reads more of the body when the buffer is spent; false at the end
@@ -136,7 +139,23 @@ func (jr *jsonReader) str() error {
 	if err := jr.expect('"', "a string"); err != nil {
 		return err
 	}
-	jr.tok = jr.tok[:0]
+	// Fast path: the string ends within the buffer and has no escapes:
+	// jr.tok views the buffer.
+	b := jr.buf[jr.pos:jr.end]
+	for i, c := range b {
+		if c == '"' {
+			jr.pos += i + 1
+			jr.tok = b[:i]
+			if !utf8.Valid(jr.tok) {
+				return jr.syntax("a string that is not UTF-8")
+			}
+			return nil
+		}
+		if c == '\\' || c < 0x20 || i > maxToken {
+			break
+		}
+	}
+	jr.scratch = jr.scratch[:0]
 	for {
 		if !jr.fill() {
 			return jr.syntax("unterminated string")
@@ -145,6 +164,7 @@ func (jr *jsonReader) str() error {
 		jr.pos++
 		switch {
 		case c == '"':
+			jr.tok = jr.scratch
 			if !utf8.Valid(jr.tok) {
 				return jr.syntax("a string that is not UTF-8")
 			}
@@ -156,9 +176,9 @@ func (jr *jsonReader) str() error {
 		case c < 0x20:
 			return jr.syntax("a control character (byte 0x%02x) in a string", c)
 		default:
-			jr.tok = append(jr.tok, c)
+			jr.scratch = append(jr.scratch, c)
 		}
-		if len(jr.tok) > maxToken {
+		if len(jr.scratch) > maxToken {
 			return jr.syntax("a string longer than %d bytes", maxToken)
 		}
 	}
@@ -172,17 +192,17 @@ func (jr *jsonReader) escape() error {
 	jr.pos++
 	switch c {
 	case '"', '\\', '/':
-		jr.tok = append(jr.tok, c)
+		jr.scratch = append(jr.scratch, c)
 	case 'b':
-		jr.tok = append(jr.tok, '\b')
+		jr.scratch = append(jr.scratch, '\b')
 	case 'f':
-		jr.tok = append(jr.tok, '\f')
+		jr.scratch = append(jr.scratch, '\f')
 	case 'n':
-		jr.tok = append(jr.tok, '\n')
+		jr.scratch = append(jr.scratch, '\n')
 	case 'r':
-		jr.tok = append(jr.tok, '\r')
+		jr.scratch = append(jr.scratch, '\r')
 	case 't':
-		jr.tok = append(jr.tok, '\t')
+		jr.scratch = append(jr.scratch, '\t')
 	case 'u':
 		r, err := jr.hex4()
 		if err != nil {
@@ -203,7 +223,7 @@ func (jr *jsonReader) escape() error {
 				r = utf16.DecodeRune(r, r2)
 			}
 		}
-		jr.tok = utf8.AppendRune(jr.tok, r)
+		jr.scratch = utf8.AppendRune(jr.scratch, r)
 	default:
 		return jr.syntax("unknown escape \\%c", c)
 	}
@@ -233,42 +253,19 @@ func (jr *jsonReader) hex4() (rune, error) {
 	return r, nil
 }
 
-// numberText reads a JSON number and returns its text (valid until the
-// next read).
+// numberText reads a JSON number's text (valid until the next read),
+// checked against JSON's grammar.
 func (jr *jsonReader) numberText() ([]byte, error) {
-	b := jr.buf[jr.pos:jr.end]
-	i := 0
-	for i < len(b) && numByte[b[i]] {
-		i++
+	b, err := jr.numberToken()
+	if err == nil && !validNumber(b) {
+		err = jr.syntax("%q is not a JSON number", b)
 	}
-	if i < len(b) && i <= 400 {
-		jr.pos += i
-		b = b[:i]
-	} else {
-		jr.tok = jr.tok[:0]
-		for jr.fill() {
-			c := jr.buf[jr.pos]
-			if !numByte[c] {
-				break
-			}
-			jr.tok = append(jr.tok, c)
-			jr.pos++
-			if len(jr.tok) > 400 {
-				return nil, jr.syntax("a number longer than 400 characters")
-			}
-		}
-		b = jr.tok
-	}
-	if !validNumber(b) {
-		return nil, jr.syntax("%q is not a JSON number", b)
-	}
-	return b, nil
+	return b, err
 }
 
-// number reads a JSON number. A value beyond float64's range reads as
-// ±Inf, which the null policy then judges.
-func (jr *jsonReader) number() (float64, error) {
-	// Fast path: the number ends within the buffer, parsed in place.
+// numberToken reads the bytes a JSON number may be made of: a view of
+// the buffer when the number ends within it, else a copy.
+func (jr *jsonReader) numberToken() ([]byte, error) {
 	b := jr.buf[jr.pos:jr.end]
 	i := 0
 	for i < len(b) && numByte[b[i]] {
@@ -276,37 +273,149 @@ func (jr *jsonReader) number() (float64, error) {
 	}
 	if i < len(b) && i <= 400 {
 		jr.pos += i
-		return jr.parseNumber(b[:i])
+		return b[:i], nil
 	}
-	jr.tok = jr.tok[:0]
+	jr.scratch = jr.scratch[:0]
 	for jr.fill() {
 		c := jr.buf[jr.pos]
 		if !numByte[c] {
 			break
 		}
-		jr.tok = append(jr.tok, c)
+		jr.scratch = append(jr.scratch, c)
 		jr.pos++
-		if len(jr.tok) > 400 {
-			return 0, jr.syntax("a number longer than 400 characters")
+		if len(jr.scratch) > 400 {
+			return nil, jr.syntax("a number longer than 400 characters")
 		}
 	}
-	return jr.parseNumber(jr.tok)
+	return jr.scratch, nil
+}
+
+// number reads a JSON number. A value beyond float64's range reads as
+// ±Inf, which the null policy then judges.
+func (jr *jsonReader) number() (float64, error) {
+	// Fast path: the number ends within the buffer, read in one pass.
+	b := jr.buf[jr.pos:jr.end]
+	if v, n, ok := parsePrefix(b); ok && n < len(b) && !numByte[b[n]] {
+		jr.pos += n
+		return v, nil
+	}
+	tok, err := jr.numberToken()
+	if err != nil {
+		return 0, err
+	}
+	v, ok := parseNumber(tok)
+	if !ok {
+		return 0, jr.syntax("%q is not a JSON number", tok)
+	}
+	return v, nil
 }
 
 // numByte marks the bytes a JSON number is made of.
 var numByte = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
 	'-': true, '+': true, '.': true, 'e': true, 'E': true}
 
-// parseNumber checks tok against JSON's grammar and parses it.
-func (jr *jsonReader) parseNumber(tok []byte) (float64, error) {
-	if !validNumber(tok) {
-		return 0, jr.syntax("%q is not a JSON number", tok)
+// pow10 are the powers of ten that float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseNumber checks b against JSON's grammar and returns its value as
+// strconv.ParseFloat rounds it (±Inf beyond float64's range).
+func parseNumber(b []byte) (float64, bool) {
+	v, n, ok := parsePrefix(b)
+	return v, ok && n == len(b)
+}
+
+// parsePrefix reads the JSON number at the start of b, in one pass: its
+// value, exactly as strconv.ParseFloat rounds it (±Inf beyond float64's
+// range), and its length; false when b does not start with one. A
+// number whose digits fit in 2⁵³ and whose power of ten is within ±22
+// is a product or quotient of two exact float64 values, rounded once:
+// the correctly rounded value (Clinger's fast path, which strconv takes
+// too). Others are handed to strconv.ParseFloat; the string conversion
+// of a number of at most 32 bytes, which does not escape, allocates
+// nothing.
+func parsePrefix(b []byte) (float64, int, bool) {
+	i, n := 0, len(b)
+	neg := false
+	if i < n && b[i] == '-' {
+		neg = true
+		i++
 	}
-	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(tok), len(tok)), 64)
+	var mant uint64
+	nd, exp := 0, 0 // digits in mant; the power of ten of mant's last digit
+	exact := true   // every digit is in mant
+	switch {
+	case i < n && b[i] == '0':
+		i++
+	case i < n && b[i] >= '1' && b[i] <= '9':
+		for ; i < n && b[i] >= '0' && b[i] <= '9'; i++ {
+			if nd < 19 {
+				mant = mant*10 + uint64(b[i]-'0')
+				nd++
+			} else {
+				exact = exact && b[i] == '0'
+				exp++
+			}
+		}
+	default:
+		return 0, i, false
+	}
+	if i < n && b[i] == '.' {
+		i++
+		j := i
+		for ; i < n && b[i] >= '0' && b[i] <= '9'; i++ {
+			switch {
+			case nd >= 19:
+				exact = exact && b[i] == '0'
+			case mant == 0 && b[i] == '0': // a leading zero
+				exp--
+			default:
+				mant = mant*10 + uint64(b[i]-'0')
+				nd++
+				exp--
+			}
+		}
+		if i == j {
+			return 0, i, false
+		}
+	}
+	if i < n && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		esign := 1
+		if i < n && (b[i] == '+' || b[i] == '-') {
+			if b[i] == '-' {
+				esign = -1
+			}
+			i++
+		}
+		j, e := i, 0
+		for ; i < n && b[i] >= '0' && b[i] <= '9'; i++ {
+			if e < 100000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if i == j {
+			return 0, i, false
+		}
+		exp += esign * e
+	}
+	if exact && mant <= 1<<53 && exp >= -22 && exp <= 22 {
+		f := float64(mant)
+		if exp > 0 {
+			f *= pow10[exp]
+		} else if exp < 0 {
+			f /= pow10[-exp]
+		}
+		if neg {
+			f = -f
+		}
+		return f, i, true
+	}
+	v, err := strconv.ParseFloat(string(b[:i]), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, jr.syntax("%q is not a JSON number", tok)
+		return 0, i, false
 	}
-	return v, nil
+	return v, i, true
 }
 
 // validNumber reports whether b follows JSON's number grammar.
@@ -551,13 +660,19 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 			return err
 		}
 		dc.stamp++
-		got := 0
+		got, next := 0, 0
 		if jr.peek() != '}' {
 			for {
 				if err := jr.str(); err != nil {
 					return err
 				}
-				j, ok := dc.index[string(jr.tok)]
+				// Rows usually name the columns in one order: try the
+				// one after the last before the index.
+				j, ok := next, next < d && string(jr.tok) == features[next]
+				if !ok {
+					j, ok = dc.index[string(jr.tok)]
+				}
+				next = j + 1
 				if !ok {
 					return badRow(row, string(jr.tok), "not %s of the model (%s)", dc.one, dc.featureList)
 				}
