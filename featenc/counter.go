@@ -185,7 +185,7 @@ func (c *Counter) Nulls() int64 { return c.nulls }
 
 // Distinct returns the number of distinct levels (NULL aside): exact when
 // exact is true, else estimated from the smallest hashes (within about
-// 3 % at one standard deviation).
+// 3 % at one standard deviation, and never more than Total).
 func (c *Counter) Distinct() (n int64, exact bool) {
 	if !c.reduced {
 		return int64(len(c.counts)), true
@@ -195,7 +195,7 @@ func (c *Counter) Distinct() (n int64, exact bool) {
 	}
 	// (k−1) / (the k-th smallest hash as a fraction of 2⁶⁴).
 	f := float64(c.hashes[kmv-1]) / (1 << 64)
-	return int64(float64(kmv-1) / f), false
+	return min(int64(float64(kmv-1)/f), c.total), false // never more levels than values
 }
 
 // Levels chooses a one-hot column's levels: the max most frequent (ties

@@ -54,6 +54,14 @@ func TestCounterBounded(t *testing.T) {
 	if exact || math.Abs(float64(d)-n)/n > 0.1 {
 		t.Fatalf("Distinct = %d, %v; want about %d, estimated", d, exact, n+1)
 	}
+	// Every value distinct: the estimate never says more levels than values.
+	u := NewCounter(1 << 10)
+	for i := range 5000 {
+		u.Add(fmt.Sprintf("u-%d", i))
+	}
+	if d, exact := u.Distinct(); exact || d > u.Total() || d < 4500 {
+		t.Fatalf("all distinct: Distinct = %d, %v of %d values", d, exact, u.Total())
+	}
 }
 
 // TestMergeOrder: merging per-part counters in order gives the counts of
