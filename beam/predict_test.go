@@ -239,9 +239,23 @@ func TestPredictUnseen(t *testing.T) {
 		write("p2.csv", 8, func(i int) string { return "b" }),                            // none
 		write("p3.csv", 7, func(i int) string { return []string{"q", "c"}[i%2] }),        // 4 unseen
 	}
-	res, err := Predict(ctx, PredictConfig{Model: model, Inputs: ins, Out: filepath.Join(t.TempDir(), "out")}, Options{})
+	outDir := filepath.Join(t.TempDir(), "out")
+	res, err := Predict(ctx, PredictConfig{Model: model, Inputs: ins, Out: outDir}, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each file's predictions are falkon-ooc predict's, byte for byte: the
+	// same encoding of the levels, unseen ones as shop=(other).
+	for _, in := range ins {
+		want := filepath.Join(t.TempDir(), "local.parquet")
+		if err := localPredict(t, m, model, []string{in}, nil, want); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(want)
+		b, err := os.ReadFile(OutputName(filepath.Join(outDir, filepath.Base(in)), DefaultPredictSuffix))
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("%s: %d bytes against falkon-ooc predict's %d (%v)", in, len(b), len(a), err)
+		}
 	}
 	// falkon-ooc predict's own counts over the same inputs.
 	topt, err := predictfile.TableOptions(m.Model, model, predictfile.Input{Nulls: "error"})
