@@ -3,6 +3,7 @@ package falkonooc_test
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,9 @@ func TestImportEdges(t *testing.T) {
 		"kernel":     {mod + "stream", mod + "ooc", mod + "chunkstore", mod + "precond"},
 		"ooc":        {mod + "chunkstore", "github.com/apache/arrow-go"},
 		"metrics":    {mod},
+		// pass is the protocol of a pass over the data: what ooc drives
+		// and beam runs; it knows nothing of training or stores.
+		"pass": {mod + "ooc", mod + "precond", mod + "chunkstore", "github.com/apache/arrow-go"},
 		// model and model/predictfile predict: nothing of training.
 		"model": {mod + "ooc", mod + "precond", mod + "chunkstore"},
 		// internal/container is the model and checkpoint files' layout.
@@ -45,6 +49,10 @@ func TestImportEdges(t *testing.T) {
 		// export/onnx writes a fitted model as a graph: it reads the
 		// model, nothing of data files, passes or training.
 		"export": {mod + "ooc", mod + "chunkstore", mod + "stream", mod + "precond", mod + "tabular", mod + "model/predictfile", "github.com/apache/arrow-go"},
+	}
+	// The passes ooc drives are pass's jobs, not a copy of the protocol.
+	if !slices.Contains(imports["ooc"], mod+"pass") {
+		t.Error("ooc does not import pass: its passes over the data are pass.Jobs")
 	}
 	// The model stands apart from training: a service that predicts
 	// links kernel, stream and metrics, and nothing that fits (featenc

@@ -17,6 +17,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 )
 
 // noop is a pass that reads nothing: a job of it measures what Beam costs
@@ -131,7 +132,7 @@ func BenchmarkIteration(b *testing.B) {
 }
 
 // BenchmarkShipped reports what one CG pass ships at d = 28, k = 1: the
-// PassJob as JSON, the pipeline proto that carries it (the job's DoFn
+// pass.Job as JSON, the pipeline proto that carries it (the job's DoFn
 // payload, sent to the job service and to every worker), and the part
 // each range sends to the reduction. Nothing is timed.
 func BenchmarkShipped(b *testing.B) {
@@ -139,7 +140,7 @@ func BenchmarkShipped(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, m := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
-			job := &ooc.PassJob{Kind: ooc.PassKernel, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 5},
+			job := &pass.Job{Kind: pass.KernelProduct, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 5},
 				Precision: kernel.Float64, M: m, D: d, K: 1, Task: ooc.TaskRegression,
 				Centers: make([]float64, m*d), Mean: make([]float64, d), InvStd: make([]float64, d), U: make([]float64, m)}
 			for i := range job.Centers {

@@ -38,7 +38,7 @@
 // input file, each writing its predictions as Parquet beside its input,
 // through falkon-ooc predict's own code (model/predictfile).
 //
-// A pass's description (ooc.PassJob as JSON) travels in the pipeline when
+// A pass's description (pass.Job as JSON) travels in the pipeline when
 // it is small, else in a file under Options.Temp that each worker process
 // reads once per pass. bench/BEAM.md has the costs: per-job overhead on
 // Prism, bytes shipped per pass, and an estimate for a cluster.

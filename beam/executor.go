@@ -11,12 +11,13 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 func init() {
 	jobKinds[kindFalkon] = func(b []byte) (int, bool, bool, func() (adder, error), error) {
-		var j ooc.PassJob
+		var j pass.Job
 		if err := json.Unmarshal(b, &j); err != nil {
 			return 0, false, false, nil, err
 		}
@@ -67,7 +68,7 @@ type Options struct {
 
 // JobStats describes one pass job.
 type JobStats struct {
-	Kind    string  `json:"kind"`    // the pass: rhs, kernel, multi_rhs or multi
+	Kind    string  `json:"kind"`    // the pass: a pass.Kind, or rows, ingest-read, ingest-write, predict
 	Attempt int     `json:"attempt"` // 1 for the first run
 	Seconds float64 `json:"seconds"` // wall time, submission to result read
 	// JobBytes is the size of the pass description (JSON): in the
@@ -86,7 +87,7 @@ type JobStats struct {
 	Err  error `json:"-"`
 }
 
-// Executor runs ooc's passes as Beam jobs: it implements ooc.Executor.
+// Executor runs ooc's passes as Beam jobs: it implements pass.Executor.
 // It is safe for use by one fit at a time.
 type Executor struct {
 	opts    Options
@@ -154,7 +155,7 @@ func (e *Executor) Close() error {
 // Pass runs one pass of job over the store as a Beam job and returns its
 // result. src must hold every row of the store (a fit over a held-out
 // subset cannot run on Beam: the workers read the store itself).
-func (e *Executor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob) ([]float64, error) {
+func (e *Executor) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := stream.Rows(src)

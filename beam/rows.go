@@ -74,7 +74,7 @@ func init() {
 
 // ReadRows reads the features of rows idx (ascending) of the store as one
 // Beam job of P tasks, task k reading the drawn rows of chunk range k:
-// ooc.Fit draws its centres through it (ooc.RowReader), so this process
+// ooc.Fit draws its centres through it (pass.RowReader), so this process
 // reads only the store's manifest and index. src must hold every row of
 // the store.
 func (e *Executor) ReadRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 )
 
 // TestTuneMatchesLocal: on Prism, a search over 2 σ × 2 λ with 10 % of
@@ -40,8 +41,8 @@ func TestTuneMatchesLocal(t *testing.T) {
 	if res.Best != local.Best || res.Passes != local.Passes || len(jobs) != res.Passes {
 		t.Fatalf("best %d after %d passes (%d Beam jobs), locally %d after %d", res.Best, res.Passes, len(jobs), local.Best, local.Passes)
 	}
-	if jobs[0].Kind != kindRows || jobs[1].Kind != string(ooc.PassMultiRHS) || jobs[2].Kind != string(ooc.PassMulti) {
-		t.Errorf("jobs %s, %s, %s, …; want rows, multi_rhs, multi, …", jobs[0].Kind, jobs[1].Kind, jobs[2].Kind)
+	if jobs[0].Kind != kindRows || jobs[1].Kind != string(pass.GroupTargetProduct) || jobs[2].Kind != string(pass.GroupKernelProduct) {
+		t.Errorf("jobs %s, %s, %s, …; want rows, group_target_product, group_kernel_product, …", jobs[0].Kind, jobs[1].Kind, jobs[2].Kind)
 	}
 	const rows = 500
 	x := make([]float64, rows*3)

@@ -12,6 +12,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 )
 
 // writeWeightedStore writes a store of n rows, d features, one target and
@@ -122,7 +123,7 @@ func TestWeightedMatchesLocal(t *testing.T) {
 }
 
 // TestLogisticMatchesLocal: on Prism, a fit of the logistic loss (its
-// gradient and Hessian passes are PassJobs too) predicts what ooc.Fit
+// gradient and Hessian passes are pass.Jobs too) predicts what ooc.Fit
 // predicts on the same store, within 1e-9 relative.
 func TestLogisticMatchesLocal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "b.store")
@@ -178,7 +179,7 @@ func TestLogisticMatchesLocal(t *testing.T) {
 			njobs++
 		}
 	}
-	if len(jobs) != njobs || jobs[1].Kind != string(ooc.PassLogisticGrad) || jobs[2].Kind != string(ooc.PassLogisticHess) {
+	if len(jobs) != njobs || jobs[1].Kind != string(pass.LogisticGradient) || jobs[2].Kind != string(pass.LogisticHessianProduct) {
 		t.Fatalf("%d jobs (then %s, %s), want %d: the centres' rows, then a gradient pass and 5 CG passes per Newton step, and the line search's", len(jobs), jobs[1].Kind, jobs[2].Kind, njobs)
 	}
 	const rows = 300

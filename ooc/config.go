@@ -9,6 +9,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -299,7 +300,7 @@ type RunOptions struct {
 	// held-out rows). nil means the local pipeline (stream.Run on Workers
 	// goroutines). The sampling pass and a validation source's passes
 	// always run locally.
-	Executor Executor
+	Executor pass.Executor
 }
 
 // Stage names a phase of Fit in progress reports.

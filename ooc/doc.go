@@ -37,20 +37,23 @@
 // is K_MM: the preconditioner keeps a rank-r basis from r of its rows,
 // each iteration adds λ·K_MM·u by the kernel on the driver, and
 // RunOptions.PrecondCache keeps the basis for a resumed fit. Those
-// passes go through an Executor: nil means the local
-// pipeline (LocalExecutor); a distributed one receives each pass as a
-// self-contained, JSON-serialisable PassJob and runs PassWorker.AddRows on
-// every chunk. The sampling pass runs locally, and so do Fit's
-// validations on a source of their own; validation rows held out of the
-// training data (RunOptions.Validation and the training source the two
-// sides of one stream.Holdout) are scored in the CG passes themselves
-// (PassMulti), with no pass of their own but one for the last iterate.
-// Tune's passes are PassJobs too (PassMultiRHS, PassMulti: every σ and
-// λ of the search in one pass, which also scores the held-out rows), and
-// so are the Newton steps of the logistic loss (Config.Loss:
-// PassLogisticGrad, PassLogisticHess), so the same executors run them. A
-// Newton step is ended by a line search folded into the next gradient
-// pass (PassJob.Line): the objective never rises, and a candidate whose
+// passes go through a pass.Executor (RunOptions.Executor): nil means the
+// local pipeline (pass.LocalExecutor); a distributed one (package beam's)
+// receives each pass as a self-contained pass.Job in its versioned
+// encoding and runs pass.Worker.AddRows on every chunk. The sampling pass
+// runs locally (or through a pass.RowReader: an executor that reads
+// given rows where the data is), and so do Fit's validations on a source
+// of their own; validation rows held out of the training data
+// (RunOptions.Validation and the training source the two sides of one
+// stream.Holdout) are scored in the CG passes themselves
+// (pass.GroupKernelProduct), with no pass of their own but one for the
+// last iterate. Tune's passes are jobs too (pass.GroupTargetProduct,
+// pass.GroupKernelProduct: every σ and λ of the search in one pass, which
+// also scores the held-out rows), and so are the Newton steps of the
+// logistic loss (Config.Loss: pass.LogisticGradient,
+// pass.LogisticHessianProduct), so the same executors run them. A Newton
+// step is ended by a line search folded into the next gradient pass
+// (pass.Job.Line): the objective never rises, and a candidate whose
 // objective cannot fall stops (StatusNoDescent, with Progress.Note).
 //
 // Row weights come from the optional stream.Weighter: every pass weighs
@@ -112,8 +115,7 @@
 // Fit runs RunOptions.Workers goroutines and waits for them; progress is
 // reported through RunOptions.Progress on the calling goroutine, and the
 // package never prints. A Model returned by Fit or Load is immutable and
-// safe for concurrent use. A PassWorker is not: each goroutine has its
-// own.
+// safe for concurrent use.
 //
 // # Invariants
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -55,7 +56,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	report := reporter(opts.Progress, start)
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	rr, _ := opts.Executor.(RowReader)
+	rr, _ := opts.Executor.(pass.RowReader)
 	cs, err := sampleCentres(ctx, plan, report, rr)
 	if err != nil {
 		return nil, err
@@ -67,14 +68,14 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err := checkUncertainty(plan.Config, enc.task); err != nil {
 		return nil, err
 	}
-	pass := passOver(plan.src, opts)
-	op, err := newFitOperator(ctx, plan, cs, enc, pass, report, ph, opts.PrecondCache)
+	passFn := passOver(plan.src, opts)
+	op, err := newFitOperator(ctx, plan, cs, enc, passFn, report, ph, opts.PrecondCache)
 	if err != nil {
 		return nil, err
 	}
 	fp := fingerprint(plan, cs, enc)
 	if plan.Config.Loss == LossLogistic {
-		return fitLogistic(ctx, plan, cs, enc, op, pass, fp, opts, report, ph, start)
+		return fitLogistic(ctx, plan, cs, enc, op, passFn, fp, opts, report, ph, start)
 	}
 	var st *cgState
 	var ymean []float64
@@ -132,7 +133,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 				return op.pre, nil
 			}
 		}
-		b, mu, n, err := rightHandSide(ctx, pass, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, weigh, report)
+		b, mu, n, err := rightHandSide(ctx, passFn, op.rhsJob, op.pre, plan.N, plan.src.NumChunks(), balance, weigh, report)
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +310,7 @@ type samplePart struct {
 // or by approximate leverage scores among uniformly drawn candidates) and,
 // when needed, computes the statistics in the same pass. With rr (an
 // executor's) and the statistics known, the drawn rows are read by rr.
-func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress), rr RowReader) (*centreSample, error) {
+func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress), rr pass.RowReader) (*centreSample, error) {
 	report(Progress{Stage: StageSample})
 	cfg, src := plan.Config, plan.src
 	leverage := cfg.Sampling == SamplingLeverage
@@ -412,7 +413,7 @@ func sampleCentres(ctx context.Context, plan *FitPlan, report func(Progress), rr
 }
 
 // readCentres reads the drawn rows idx of plan's source through rr.
-func readCentres(ctx context.Context, rr RowReader, plan *FitPlan, idx []int64) ([]float64, error) {
+func readCentres(ctx context.Context, rr pass.RowReader, plan *FitPlan, idx []int64) ([]float64, error) {
 	x, err := rr.ReadRows(ctx, plan.src, idx)
 	if err != nil {
 		return nil, err
@@ -505,7 +506,7 @@ func sampleRun(ctx context.Context, plan *FitPlan, full bool, chunks []int, want
 // has been drawn, or after two rounds in a row that found no new
 // distinct row: the data then holds (about) that few distinct rows, and
 // M is lower.
-func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization, rr RowReader) ([]float64, error) {
+func replaceDuplicates(ctx context.Context, plan *FitPlan, drawn []int64, centres []float64, std standardization, rr pass.RowReader) ([]float64, error) {
 	d, m := plan.D, plan.Config.Centers
 	used := make(map[int64]struct{}, len(drawn))
 	for _, i := range drawn {
@@ -599,7 +600,7 @@ func (e targetEncoding) encode(y []float64, rows, kt int, v []float64, stride in
 	if err := stream.CheckFinite(y[:rows*kt], names[:kt]); err != nil {
 		return err
 	}
-	return encodeTargets(e.task, e.classes, names, y, rows, kt, e.k, v, stride)
+	return pass.EncodeTargets(e.task, e.classes, names, y, rows, kt, e.k, v, stride)
 }
 
 // evaluator returns an Evaluator for the task and classes, with the
@@ -616,8 +617,8 @@ func (e targetEncoding) evaluator(targets []string) *Evaluator {
 type fitOperator struct {
 	pre            *precond.Preconditioner
 	cfit           *kernel.Centers // centres in the fit's precision
-	rhsJob         *PassJob
-	passJob        *PassJob
+	rhsJob         *pass.Job
+	passJob        *pass.Job
 	pass           passFunc
 	n              float64
 	lambda         float64
@@ -807,7 +808,7 @@ func kmmRows(kern kernel.Kernel, centres []float64, m, d int) (*kernel.Centers, 
 }
 
 func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding,
-	pass passFunc, report func(Progress), ph *phaseClock, cache string) (*fitOperator, error) {
+	passFn passFunc, report func(Progress), ph *phaseClock, cache string) (*fitOperator, error) {
 	cfg := plan.Config
 	d, m := plan.D, cs.m
 	ph.start("kmm", 0)
@@ -876,28 +877,28 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	if !started { // the eigen method reports no progress
 		report(Progress{Stage: StagePrecond, Fraction: 1})
 	}
-	op := &fitOperator{pre: pre, cfit: c64, pass: pass, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
+	op := &fitOperator{pre: pre, cfit: c64, pass: passFn, n: float64(plan.N), lambda: cfg.Lambda, k: enc.k,
 		iterations: cfg.Iterations, precondSeconds: time.Since(t0).Seconds(), report: report,
 		centres: cs.centres, workers: plan.Workers, c64: c64, cacheNote: cacheNote}
 	if cfg.Precision != kernel.Float64 {
 		op.cfit = kernel.NewCenters(cfg.Kernel, cs.centres, m, d, cfg.Precision)
 	}
-	job := func(kind PassKind) *PassJob {
-		j := &PassJob{
+	job := func(kind pass.Kind) *pass.Job {
+		j := &pass.Job{
 			Kind: kind, Kernel: cfg.Kernel, Precision: cfg.Precision, M: m, D: d, K: enc.k,
 			Centers: cs.centres, Task: enc.task, Classes: enc.classes, Features: plan.Features,
 			Mean: cs.std.mean, InvStd: cs.std.invStd, Weight: plan.Weight, WeightExp: plan.WeightExp,
 			// The standardisation rides on the kernel's tile loading.
-			centers: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
+			Prepared: op.cfit.WithInputMap(cs.std.mean, cs.std.invStd),
 		}
 		return j
 	}
-	op.rhsJob = job(PassRHS)
+	op.rhsJob = job(pass.TargetProduct)
 	op.rhsJob.Targets = plan.Targets
 	if enc.task != TaskRegression {
 		op.rhsJob.Targets = plan.Targets[:1]
 	}
-	op.passJob = job(PassKernel)
+	op.passJob = job(pass.KernelProduct)
 	op.passJob.U = make([]float64, m*enc.k)
 	return op, nil
 }
@@ -963,12 +964,12 @@ func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
 
 // passFunc runs one pass of job over the training source and calls report
 // after each chunk is reduced (done of chunks, rows so far).
-type passFunc func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64)) ([]float64, error)
+type passFunc func(ctx context.Context, job *pass.Job, report func(done, chunks int, rows int64)) ([]float64, error)
 
 // passOver returns the passFunc over src: through opts.Executor, or
 // locally on opts.Workers goroutines with a report per chunk.
 func passOver(src stream.Source, opts RunOptions) passFunc {
-	return func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64)) ([]float64, error) {
+	return func(ctx context.Context, job *pass.Job, report func(done, chunks int, rows int64)) ([]float64, error) {
 		if opts.Executor != nil {
 			out, err := opts.Executor.Pass(ctx, src, job)
 			if err == nil && len(out) != job.OutLen() {
@@ -978,24 +979,24 @@ func passOver(src stream.Source, opts RunOptions) passFunc {
 		}
 		done, chunks := 0, src.NumChunks()
 		var rows int64
-		return localPass(ctx, src, job, opts.Workers, func(chunk int, _ []float64) {
+		return pass.LocalExecutor{Workers: opts.Workers, OnChunk: func(chunk int, _ []float64) {
 			done++
 			rows += int64(src.ChunkRows(chunk))
 			report(done, chunks, rows)
-		})
+		}}.Pass(ctx, src, job)
 	}
 }
 
 // scoredPass is a passFunc that also hands the values of the rows a pass
-// scores (PassMulti) to rows, in chunk order, as they come: chunk by
+// scores (pass.GroupKernelProduct) to rows, in chunk order, as they come: chunk by
 // chunk locally, so that scoring them overlaps the pass; at once after
 // an executor's pass.
-type scoredPass func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error)
+type scoredPass func(ctx context.Context, job *pass.Job, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error)
 
 // scoredPassOver is passOver as a scoredPass.
 func scoredPassOver(src stream.Source, opts RunOptions) scoredPass {
 	plain := passOver(src, opts)
-	return func(ctx context.Context, job *PassJob, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error) {
+	return func(ctx context.Context, job *pass.Job, report func(done, chunks int, rows int64), rows func(vals []float64)) ([]float64, error) {
 		if opts.Executor != nil {
 			out, err := plain(ctx, job, report)
 			if err == nil && rows != nil && job.RowLen() > 0 {
@@ -1005,14 +1006,14 @@ func scoredPassOver(src stream.Source, opts RunOptions) scoredPass {
 		}
 		done, chunks := 0, src.NumChunks()
 		var n int64
-		return localPass(ctx, src, job, opts.Workers, func(chunk int, placed []float64) {
+		return pass.LocalExecutor{Workers: opts.Workers, OnChunk: func(chunk int, placed []float64) {
 			done++
 			n += int64(src.ChunkRows(chunk))
 			report(done, chunks, n)
 			if rows != nil && len(placed) > 0 {
 				rows(placed)
 			}
-		})
+		}}.Pass(ctx, src, job)
 	}
 }
 
@@ -1047,13 +1048,13 @@ func blockParallel(ctx context.Context, c *kernel.Centers, dst, x []float64, row
 // the pass's products and sums for class weights and returns the new n.
 // weigh, when not nil, gets K_nMᵀ W 1 (after balance) and returns the
 // preconditioner b is computed with (weightedPrecond).
-func rightHandSide(ctx context.Context, pass passFunc, job *PassJob, pre *precond.Preconditioner, rows int64, chunks int,
+func rightHandSide(ctx context.Context, passFn passFunc, job *pass.Job, pre *precond.Preconditioner, rows int64, chunks int,
 	balance func(w, sum []float64, n float64) (float64, error), weigh func(ones []float64) (*precond.Preconditioner, error),
 	report func(Progress)) (b, mu []float64, n float64, err error) {
 	m, k := job.M, job.K
 	k1 := k + 1
 	report(Progress{Stage: StageRHS, Chunks: chunks})
-	out, err := pass(ctx, job, func(done, chunks int, rows int64) {
+	out, err := passFn(ctx, job, func(done, chunks int, rows int64) {
 		report(Progress{Stage: StageRHS, Chunk: done, Chunks: chunks, Rows: rows})
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -123,20 +124,20 @@ func TestLogisticLinePass(t *testing.T) {
 	x, y := angleClasses(n, 3, 3)
 	rng := rand.New(rand.NewPCG(4, 4))
 	centres := slices.Clone(x[:m*d])
-	base := ooc.PassJob{Kind: ooc.PassLogisticGrad, Precision: kernel.Float64, M: m, D: d, K: 3, Centers: centres,
+	base := pass.Job{Kind: pass.LogisticGradient, Precision: kernel.Float64, M: m, D: d, K: 3, Centers: centres,
 		Task: ooc.TaskMulticlass, Classes: []float64{0, 1, 2}}
 	kn := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}
 	alpha, dir := make([]float64, m*3), make([]float64, m*3)
 	for i := range alpha {
 		alpha[i], dir[i] = rng.NormFloat64(), 3*rng.NormFloat64()
 	}
-	pass := func(j *ooc.PassJob) []float64 {
+	run := func(j *pass.Job) []float64 {
 		t.Helper()
 		b, err := json.Marshal(j)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var remote ooc.PassJob
+		var remote pass.Job
 		if err := json.Unmarshal(b, &remote); err != nil {
 			t.Fatal(err)
 		}
@@ -156,8 +157,8 @@ func TestLogisticLinePass(t *testing.T) {
 		for i := range u {
 			u[i] = alpha[i] + s*dir[i]
 		}
-		j.Groups = []ooc.PassGroup{{Kernel: kn, Cols: 3, U: u}}
-		return pass(&j)
+		j.Groups = []pass.Group{{Kernel: kn, Cols: 3, U: u}}
+		return run(&j)
 	}
 	line := []float64{0.5, 0.125}
 	j := base
@@ -167,8 +168,8 @@ func TestLogisticLinePass(t *testing.T) {
 		copy(u[6*i:6*i+3], alpha[3*i:3*i+3])
 		copy(u[6*i+3:6*i+6], dir[3*i:3*i+3])
 	}
-	j.Groups = []ooc.PassGroup{{Kernel: kn, Cols: 3, U: u}}
-	got := pass(&j)
+	j.Groups = []pass.Group{{Kernel: kn, Cols: 3, U: u}}
+	got := run(&j)
 	if len(got) != m*3+(2+len(line))*3+1 {
 		t.Fatalf("%d values", len(got))
 	}
@@ -187,7 +188,7 @@ func TestLogisticLinePass(t *testing.T) {
 			t.Errorf("Line %v: %v", bad[:min(len(bad), 2)], err)
 		}
 	}
-	j.Line, j.Kind = line, ooc.PassLogisticHess
+	j.Line, j.Kind = line, pass.LogisticHessianProduct
 	if _, err := j.NewWorker(); err == nil || !strings.Contains(err.Error(), "line search") {
 		t.Errorf("Line in a Hessian pass: %v", err)
 	}

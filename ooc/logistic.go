@@ -11,6 +11,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 )
 
@@ -53,7 +54,7 @@ func newtonPath(lambda float64, steps int) []float64 {
 // weighted FALKON solve cannot express as row weights): Newton's method
 // (newtonRun) with one candidate, then the model, checkpointed after each
 // step.
-func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, pass passFunc,
+func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, passFn passFunc,
 	fp string, opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
 	m, k := cs.m, enc.k
@@ -65,7 +66,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	g := newNewtonGroup(plan, cs, cfg.Kernel, op)
 	g.cands = []*newtonCand{nc}
 	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, tol: cfg.Tolerance, base: op.rhsJob,
-		targets: plan.Targets[:1], pass: pass, groups: []*newtonGroup{g},
+		targets: plan.Targets[:1], pass: passFn, groups: []*newtonGroup{g},
 		balance: cfg.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	first := 0
 	if res := opts.Resume; res != nil {
@@ -236,11 +237,11 @@ func newNewtonGroup(plan *FitPlan, cs *centreSample, kern kernel.Kernel, op *fit
 // (λ/2) αᵀK̃α for several candidates (σ, λ) at once, ℓ the logistic loss,
 // K̃ = K_MM + εMI, along each candidate's decreasing λ path. The
 // candidates share every pass: a group of columns per kernel, K per
-// candidate. Each step makes one gradient pass (PassLogisticGrad: K_nMᵀ g
+// candidate. Each step makes one gradient pass (pass.LogisticGradient: K_nMᵀ g
 // with the weights g of the current α, the Hessian weights' sums and the
 // loss) and iters CG passes on (K_nMᵀ H K_nM / n + λ K̃) Δ = −∇, whose
 // Hessian weights H each pass computes from the same kernel block
-// (PassLogisticHess), one CG over every candidate's columns, each
+// (pass.LogisticHessianProduct), one CG over every candidate's columns, each
 // preconditioned by FALKON's preconditioner with the Hessian weights at
 // the centres (precond.WithCenterWeights: A = chol(T H_C Tᵀ/M + λI), H_C
 // from f_C = K_MM α, which the gradient's λ term computes anyway, scaled
@@ -250,7 +251,7 @@ func newNewtonGroup(plan *FitPlan, cs *centreSample, kern kernel.Kernel, op *fit
 type newtonRun struct {
 	m, k, steps, iters int
 	tol                float64
-	base               *PassJob // the template of the passes (the fit's right-hand side's job)
+	base               *pass.Job // the template of the passes (the fit's right-hand side's job)
 	targets            []string
 	pass               passFunc
 	groups             []*newtonGroup
@@ -275,15 +276,15 @@ type newtonRun struct {
 }
 
 // job returns the step's pass of kind with the live groups, U unset
-// (M × 2·Cols for PassLogisticHess, and for PassLogisticGrad with line:
+// (M × 2·Cols for pass.LogisticHessianProduct, and for pass.LogisticGradient with line:
 // then Line is lineSteps).
-func (r *newtonRun) job(kind PassKind, live []*newtonGroup, line bool) *PassJob {
+func (r *newtonRun) job(kind pass.Kind, live []*newtonGroup, line bool) *pass.Job {
 	j := *r.base
-	j.Kind, j.Targets, j.U, j.centers = kind, r.targets, nil, nil
-	j.Groups, j.groupCenters = nil, nil
+	j.Kind, j.Targets, j.U, j.Prepared = kind, r.targets, nil, nil
+	j.Groups, j.PreparedGroups = nil, nil
 	j.ClassWeights = r.classWeights
 	mul := 1
-	if kind == PassLogisticHess || line {
+	if kind == pass.LogisticHessianProduct || line {
 		mul = 2
 	}
 	if line {
@@ -291,14 +292,14 @@ func (r *newtonRun) job(kind PassKind, live []*newtonGroup, line bool) *PassJob 
 	}
 	for _, g := range live {
 		c := len(g.live) * r.k
-		j.Groups = append(j.Groups, PassGroup{Kernel: g.kern, Cols: c, U: make([]float64, mul*r.m*c)})
-		j.groupCenters = append(j.groupCenters, g.prep)
+		j.Groups = append(j.Groups, pass.Group{Kernel: g.kern, Cols: c, U: make([]float64, mul*r.m*c)})
+		j.PreparedGroups = append(j.PreparedGroups, g.prep)
 	}
 	return &j
 }
 
 // lineSteps are the step lengths a Newton step's line search tries
-// after the whole step (PassJob.Line): ½, ¼, …, 2⁻¹², all in the one
+// after the whole step (pass.Job.Line): ½, ¼, …, 2⁻¹², all in the one
 // pass that computes the gradient at the whole step.
 var lineSteps = func() []float64 {
 	s := make([]float64, 12)
@@ -341,14 +342,14 @@ func active(c *newtonCand) bool { return c.err == nil && c.stop == "" }
 // search.
 func searching(c *newtonCand) bool { return active(c) && c.dir != nil }
 
-// gradPass runs one PassLogisticGrad over the candidates sel accepts
+// gradPass runs one pass.LogisticGradient over the candidates sel accepts
 // (at least one), at step t: with line, each at α + Δ with the losses at
 // α + sΔ for s in lineSteps (Δ = c.dir, 0 without), else at α. It sets
 // each candidate's pass values (c.pv) and returns Σ w.
 func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) bool, line bool) (float64, error) {
 	m, k := r.m, r.k
 	live, _ := r.selectLive(sel)
-	grad := r.job(PassLogisticGrad, live, line)
+	grad := r.job(pass.LogisticGradient, live, line)
 	for gi, g := range live {
 		gc := grad.Groups[gi]
 		nc := gc.Cols
@@ -583,7 +584,7 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 		}
 		op := &newtonOperator{r: r, live: live, ncols: ncols, n: r.n}
 		st := newCGState(b, ncols)
-		hess := r.job(PassLogisticHess, live, false)
+		hess := r.job(pass.LogisticHessianProduct, live, false)
 		op.job = hess
 		if _, err := conjugateGradient(ctx, op, st, ncols, r.iters, r.tol, func(st *cgState) error {
 			for _, g := range live {
@@ -646,12 +647,12 @@ func (r *newtonRun) cands() []*newtonCand {
 // balancedStart is the first gradient pass of a run with balanced class
 // weights, which are not known before it: at α = 0 every row's gradient
 // weight is −wᵢ cw_c yᵢ/2, its Hessian weight wᵢ cw_c/4 and its loss
-// wᵢ cw_c log 2, so one right-hand side's pass per kernel (PassMultiRHS:
+// wᵢ cw_c log 2, so one right-hand side's pass per kernel (pass.GroupTargetProduct:
 // K_nMᵀ W [Y 1], the encoded targets' sums and Σ w) gives the class
 // weights (balancedWeights) and, reweighted (weighRHS), the gradient
 // pass's values for grad's groups (every candidate starts at α = 0). It
 // sets r.classWeights.
-func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *PassJob, live []*newtonGroup) ([]float64, error) {
+func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *pass.Job, live []*newtonGroup) ([]float64, error) {
 	m, k := r.m, r.k
 	for _, c := range live[0].live {
 		for _, v := range c.alpha {
@@ -661,10 +662,10 @@ func (r *newtonRun) balancedStart(ctx context.Context, t int, grad *PassJob, liv
 		}
 	}
 	job := *grad
-	job.Kind, job.ClassWeights = PassMultiRHS, nil
-	job.Groups = make([]PassGroup, len(grad.Groups))
+	job.Kind, job.ClassWeights = pass.GroupTargetProduct, nil
+	job.Groups = make([]pass.Group, len(grad.Groups))
 	for i, g := range grad.Groups {
-		job.Groups[i] = PassGroup{Kernel: g.Kernel}
+		job.Groups[i] = pass.Group{Kernel: g.Kernel}
 	}
 	rhs, err := r.pass(ctx, &job, func(done, chunks int, rows int64) { r.gradReport(t, done, chunks, rows) })
 	if err != nil {
@@ -772,12 +773,12 @@ func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup) (b, grad []flo
 
 // newtonOperator is, on each live candidate's K columns, W(p) = Bᵀ
 // (K_nMᵀ H K_nM / n + λ K̃) B p in FALKON's form with the candidate's
-// preconditioner, H from its α: one PassLogisticHess for all. A failed
+// preconditioner, H from its α: one pass.LogisticHessianProduct for all. A failed
 // candidate's columns get 0, which freezes them.
 type newtonOperator struct {
 	r     *newtonRun
 	live  []*newtonGroup
-	job   *PassJob
+	job   *pass.Job
 	ncols int
 	n     float64
 	iter  int

@@ -14,6 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -356,7 +357,7 @@ func TestTuneLogistic(t *testing.T) {
 			src := tc.src
 			base := base
 			base.ClassWeight = tc.cw
-			ex := &countingExecutor{kinds: map[ooc.PassKind]int{}}
+			ex := &countingExecutor{kinds: map[pass.Kind]int{}}
 			res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: base, Sigmas: sigmas, Lambdas: lambdas,
 				ValFraction: 0.25}, ooc.RunOptions{Workers: 2, Executor: ex})
 			if err != nil {
@@ -367,7 +368,7 @@ func TestTuneLogistic(t *testing.T) {
 			}
 			// One Fit per candidate made 6 × (steps × (1 + iters)) passes.
 			// With balanced class weights the first step's pass is the right-hand side's.
-			if r := ex.kinds[ooc.PassMultiRHS]; (tc.cw != "") != (r == 1) || r > 1 {
+			if r := ex.kinds[pass.GroupTargetProduct]; (tc.cw != "") != (r == 1) || r > 1 {
 				t.Errorf("%d right-hand side passes", r)
 			}
 			// A gradient pass per step, one more for the last step's line
@@ -382,7 +383,7 @@ func TestTuneLogistic(t *testing.T) {
 					grads++
 				}
 			}
-			if g, h, m := ex.kinds[ooc.PassLogisticGrad]+ex.kinds[ooc.PassMultiRHS], ex.kinds[ooc.PassLogisticHess], ex.kinds[ooc.PassMulti]; g != grads || h != steps*iters || m != 1 {
+			if g, h, m := ex.kinds[pass.LogisticGradient]+ex.kinds[pass.GroupTargetProduct], ex.kinds[pass.LogisticHessianProduct], ex.kinds[pass.GroupKernelProduct]; g != grads || h != steps*iters || m != 1 {
 				t.Errorf("passes: %d gradient, %d CG, %d validation; want %d, %d, 1", g, h, m, grads, steps*iters)
 			}
 			if want := 1 + grads + steps*iters + 1; res.Passes != want {

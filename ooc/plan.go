@@ -57,7 +57,7 @@ type FitPlan struct {
 	// own; bench/PASSES.md).
 	Weight string `json:"weight,omitempty"`
 	// WeightExp is the power of two every pass multiplies the weights by
-	// as it reads them (PassJob.WeightExp): the one that brings their mean
+	// as it reads them (pass.Job.WeightExp): the one that brings their mean
 	// (stream.WeightMean) into [½, 1), so that any positive scale of the
 	// weights gives the same model; 0 when the source does not know the
 	// mean. Sums of weights (the n of λ·n) are reported in the weights'

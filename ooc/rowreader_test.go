@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -37,16 +38,16 @@ type remoteExecutor struct {
 	rows int // rows read for the centres
 }
 
-func (e *remoteExecutor) Pass(ctx context.Context, _ stream.Source, job *ooc.PassJob) ([]float64, error) {
+func (e *remoteExecutor) Pass(ctx context.Context, _ stream.Source, job *pass.Job) ([]float64, error) {
 	b, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
 	}
-	var remote ooc.PassJob
+	var remote pass.Job
 	if err := json.Unmarshal(b, &remote); err != nil {
 		return nil, err
 	}
-	return ooc.LocalExecutor{Workers: 1}.Pass(ctx, e.view, &remote)
+	return pass.LocalExecutor{Workers: 1}.Pass(ctx, e.view, &remote)
 }
 
 func (e *remoteExecutor) ReadRows(ctx context.Context, _ stream.Source, idx []int64) ([]float64, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -233,38 +234,9 @@ func (w withStats) FeatureStats() (mean, std []float64) {
 	return []float64{3, 3, 3}, []float64{1, 2, 3}
 }
 
-// PassJob survives a JSON round trip exactly, and an Executor that ships
-// each job as JSON (as a distributed one would) gives the same model, bit
-// for bit, as the local pipeline.
-func TestPassJobJSON(t *testing.T) {
-	job := &ooc.PassJob{
-		Kind: ooc.PassRHS, Kernel: kernel.Kernel{Kind: kernel.Matern52, Sigmas: []float64{0.1, 1.0 / 3}},
-		Precision: kernel.Float32, M: 2, D: 2, K: 3,
-		Centers: []float64{math.Pi, -0.0, 1e-300, math.MaxFloat64 / 3}, Mean: []float64{1.0 / 7, 2},
-		InvStd: []float64{math.SmallestNonzeroFloat64, 5e-324 * 3}, Task: ooc.TaskMulticlass, Classes: []float64{-1, 0.5, 2},
-		U: []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, Features: []string{"a", "b"}, Targets: []string{"y"},
-	}
-	b, err := json.Marshal(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back ooc.PassJob
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	b2, _ := json.Marshal(&back)
-	if string(b) != string(b2) {
-		t.Fatalf("round trip changed the job:\n%s\n%s", b, b2)
-	}
-	for i, v := range job.Centers {
-		if math.Float64bits(v) != math.Float64bits(back.Centers[i]) {
-			t.Fatalf("centre %d: %v after the round trip, was %v", i, back.Centers[i], v)
-		}
-	}
-	if !strings.Contains(string(b), `"precision":"float32"`) {
-		t.Errorf("precision not by name: %s", b)
-	}
-
+// An Executor that ships each job as JSON (as a distributed one would)
+// gives the same model, bit for bit, as the local pipeline.
+func TestFitThroughJSONExecutor(t *testing.T) {
 	x, y := synth(3000, 4, 17)
 	src := stream.NewMemSource(x, 4, y, 1, 128)
 	cfg := ooc.Config{Centers: 80, Iterations: 6, Seed: 2}
@@ -288,33 +260,17 @@ func TestPassJobJSON(t *testing.T) {
 // jsonExecutor ships every job through JSON and runs it on LocalExecutor.
 type jsonExecutor struct{ passes int }
 
-func (e *jsonExecutor) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob) ([]float64, error) {
+func (e *jsonExecutor) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	e.passes++
 	b, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
 	}
-	var remote ooc.PassJob
+	var remote pass.Job
 	if err := json.Unmarshal(b, &remote); err != nil {
 		return nil, err
 	}
-	return ooc.LocalExecutor{Workers: 1}.Pass(ctx, src, &remote)
-}
-
-func TestPassJobInvalid(t *testing.T) {
-	for _, c := range []struct {
-		job  ooc.PassJob
-		want string
-	}{
-		{ooc.PassJob{Kind: "x"}, `ooc: invalid pass job: unknown kind "x"`},
-		{ooc.PassJob{Kind: ooc.PassKernel, M: 2, D: 1, K: 1, Centers: []float64{1}}, "ooc: invalid pass job: 1 centre values for M × D = 2 × 1"},
-		{ooc.PassJob{Kind: ooc.PassKernel, M: 1, D: 1, K: 1, Centers: []float64{1}, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}}, "ooc: invalid pass job: len(U) = 0, want M × K = 1"},
-		{ooc.PassJob{Kind: ooc.PassRHS, M: 1, D: 1, K: 1, Centers: []float64{1}, Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1}, Task: ooc.TaskBinary}, "ooc: invalid pass job: binary task with 0 classes and K = 1"},
-	} {
-		if _, err := c.job.NewWorker(); err == nil || err.Error() != c.want {
-			t.Errorf("err = %v, want %q", err, c.want)
-		}
-	}
+	return pass.LocalExecutor{Workers: 1}.Pass(ctx, src, &remote)
 }
 
 // A resumed fit may use another worker count, and a finished fit can be

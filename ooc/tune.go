@@ -15,6 +15,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -357,8 +358,8 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
 	t.ph.start("sample", 0)
-	var rr RowReader
-	if r, ok := t.run.Executor.(RowReader); ok {
+	var rr pass.RowReader
+	if r, ok := t.run.Executor.(pass.RowReader); ok {
 		rr = rootRows{r}
 	}
 	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, rr); err != nil {
@@ -805,9 +806,9 @@ func (t *tuner) live() int {
 // order; groups lists them): every group's kernel on the shared centres,
 // the standardisation as the centres' input map, the hold-out of the
 // passes over the training source (nil for the validation source).
-func (t *tuner) passJob(kind PassKind, holdout *Holdout) (job *PassJob, groups []*sigmaGroup) {
+func (t *tuner) passJob(kind pass.Kind, holdout *pass.Holdout) (job *pass.Job, groups []*sigmaGroup) {
 	plan, cs := t.plan, t.cs
-	job = &PassJob{
+	job = &pass.Job{
 		Kind: kind, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: t.k,
 		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd,
 		Task: t.enc.task, Classes: t.enc.classes, Features: plan.Features, Targets: plan.Targets,
@@ -821,19 +822,19 @@ func (t *tuner) passJob(kind PassKind, holdout *Holdout) (job *PassJob, groups [
 			continue
 		}
 		groups = append(groups, g)
-		job.Groups = append(job.Groups, PassGroup{Kernel: g.kern})
-		job.groupCenters = append(job.groupCenters, g.cfit)
+		job.Groups = append(job.Groups, pass.Group{Kernel: g.kern})
+		job.PreparedGroups = append(job.PreparedGroups, g.cfit)
 	}
 	return job, groups
 }
 
 // trainHoldout is the hold-out of the passes over the training source:
 // nil when the validation rows are a source of their own.
-func (t *tuner) trainHoldout() *Holdout {
+func (t *tuner) trainHoldout() *pass.Holdout {
 	if t.val != nil {
 		return nil
 	}
-	return &Holdout{Fraction: t.frac, Seed: t.plan.Config.Seed}
+	return &pass.Holdout{Fraction: t.frac, Seed: t.plan.Config.Seed}
 }
 
 // passReport returns the progress report of a pass in stage at iteration
@@ -847,11 +848,11 @@ func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, 
 
 // rhsPass makes the pass for every σ's right-hand side, K_nMᵀ [Y 1]
 // per group and the target sums (b = Bᵀ K_nMᵀ (Y − 1μᵀ) / n, as Fit's
-// rhs, follows in rhs): one PassMultiRHS through the executor. It needs
+// rhs, follows in rhs): one pass.GroupTargetProduct through the executor. It needs
 // the groups' kernels only.
 func (t *tuner) rhsPass(ctx context.Context) (ws [][]float64, sum []float64, err error) {
 	m, k := t.cs.m, t.k
-	job, groups := t.passJob(PassMultiRHS, t.trainHoldout())
+	job, groups := t.passJob(pass.GroupTargetProduct, t.trainHoldout())
 	// prepare may be failing candidates meanwhile: count the live ones
 	// from the groups' lists, which gatherLive made before it started.
 	live := 0
@@ -1096,11 +1097,11 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		g.pre.SolveTTo(g.u[:m*gk], g.v[:g.pre.Rank()*gk], gk)
 	})
 	t.startEval(iter)
-	// One PassMulti: K_σᵀ K_σ u for every live σ over the training rows
+	// One pass.GroupKernelProduct: K_σᵀ K_σ u for every live σ over the training rows
 	// and, after the first iteration, the held-out rows' scores by the
 	// current α (the previous iterate's validation) in the same pass.
 	withVal := t.val == nil && iter > 0
-	job, groups := t.passJob(PassMulti, t.trainHoldout())
+	job, groups := t.passJob(pass.GroupKernelProduct, t.trainHoldout())
 	job.ClassWeights = t.classWeights
 	for q, g := range groups {
 		gk := len(g.live) * k
@@ -1112,7 +1113,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	if withVal {
 		job.ScoreRows = t.nval
 	}
-	rowLen, weighted := job.RowLen(), job.weighted()
+	rowLen, weighted := job.RowLen(), weightValues(job)
 	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("CG pass: %w", err)
@@ -1169,11 +1170,11 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) error {
 	t := op.t
 	m, k := t.cs.m, t.k
-	pass, holdout := t.valFn, (*Holdout)(nil)
+	run, holdout := t.valFn, (*pass.Holdout)(nil)
 	if t.val == nil {
-		pass, holdout = t.passFn, t.trainHoldout()
+		run, holdout = t.passFn, t.trainHoldout()
 	}
-	job, groups := t.passJob(PassMulti, holdout)
+	job, groups := t.passJob(pass.GroupKernelProduct, holdout)
 	if t.val != nil {
 		job.Weight, job.WeightExp = stream.WeightColumn(t.val), weightExp(t.val)
 	}
@@ -1182,8 +1183,8 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) 
 		job.Groups[q].Cols, job.Groups[q].Alpha = gk, g.alpha[:m*gk]
 	}
 	job.ScoreRows = t.nval
-	rowLen, weighted := job.RowLen(), job.weighted()
-	_, err := pass(ctx, job, t.passReport(StageValidate, iter, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
+	rowLen, weighted := job.RowLen(), weightValues(job)
+	_, err := run(ctx, job, t.passReport(StageValidate, iter, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
 		return fmt.Errorf("validation after iteration %d: %w", iter, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -119,7 +120,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	if steps == 0 {
 		steps = DefaultNewtonSteps
 	}
-	pass := passOver(plan.src, opts)
+	passFn := passOver(plan.src, opts)
 	type cand struct {
 		TuneCandidate
 		nc  *newtonCand
@@ -129,7 +130,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	var cands []*cand
 	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, tol: base.Tolerance,
-		targets: plan.Targets[:1], pass: pass,
+		targets: plan.Targets[:1], pass: passFn,
 		balance: base.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	var ops []*fitOperator
 	for _, kn := range kernels {
@@ -137,7 +138,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		// is not used: each step factorises its own).
 		pk := *plan
 		pk.Config.Kernel, pk.Config.Lambda = kn, lambdas[0]
-		op, err := newFitOperator(ctx, &pk, cs, enc, pass, report, ph, "")
+		op, err := newFitOperator(ctx, &pk, cs, enc, passFn, report, ph, "")
 		var g *newtonGroup
 		if err == nil {
 			g = newNewtonGroup(&pk, cs, kn, op)
@@ -200,7 +201,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	// The models, then every candidate's validation in one scoring pass.
 	centres := slices.Clone(cs.centres)
 	var scored []*cand
-	job := &PassJob{Kind: PassMulti, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
+	job := &pass.Job{Kind: pass.GroupKernelProduct, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
 		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Task: enc.task, Classes: enc.classes,
 		Features: plan.Features, Targets: plan.Targets[:1], Weight: stream.WeightColumn(val), WeightExp: weightExp(val), ScoreRows: stream.Rows(val)}
 	groupOf := map[int]int{}
@@ -234,8 +235,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if !ok {
 			gi = len(job.Groups)
 			groupOf[c.g] = gi
-			job.Groups = append(job.Groups, PassGroup{Kernel: c.Kernel})
-			job.groupCenters = append(job.groupCenters, c.op.cfit.WithInputMap(cs.std.mean, cs.std.invStd))
+			job.Groups = append(job.Groups, pass.Group{Kernel: c.Kernel})
+			job.PreparedGroups = append(job.PreparedGroups, c.op.cfit.WithInputMap(cs.std.mean, cs.std.invStd))
 		}
 		g := &job.Groups[gi]
 		alpha := make([]float64, cs.m*(g.Cols+enc.k))
@@ -277,7 +278,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		nextCol := make([]int, len(job.Groups))
 		sc := make([]float64, n*enc.k)
 		for r := range n {
-			y[r] = vals[r*rowLen+rowLen-1-job.weighted()]
+			y[r] = vals[r*rowLen+rowLen-1-weightValues(job)]
 			if w != nil {
 				w[r] = vals[(r+1)*rowLen-1]
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -130,7 +131,7 @@ func classifyRun(ctx context.Context, ce *classifyEnv, ds *dataset, set classify
 	}
 	t0 := time.Now()
 	passes := 0
-	raw, err := ooc.Fit(ctx, fs, cfg, ooc.RunOptions{Workers: ce.workers, Executor: passCounter{&passes, ooc.LocalExecutor{Workers: ce.workers}}})
+	raw, err := ooc.Fit(ctx, fs, cfg, ooc.RunOptions{Workers: ce.workers, Executor: passCounter{&passes, pass.LocalExecutor{Workers: ce.workers}}})
 	if err != nil {
 		return "", fmt.Errorf("fit: %w", err)
 	}
@@ -178,10 +179,10 @@ func classifyRun(ctx context.Context, ce *classifyEnv, ds *dataset, set classify
 // passCounter counts the passes of a fit through its executor.
 type passCounter struct {
 	n *int
-	e ooc.Executor
+	e pass.Executor
 }
 
-func (p passCounter) Pass(ctx context.Context, src stream.Source, job *ooc.PassJob) ([]float64, error) {
+func (p passCounter) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	*p.n++
 	return p.e.Pass(ctx, src, job)
 }

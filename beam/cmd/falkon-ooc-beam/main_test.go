@@ -133,7 +133,7 @@ func TestVerbose(t *testing.T) {
 	if !strings.Contains(stderr, "level=INFO") {
 		t.Errorf("--verbose: no INFO log on stderr: %q", stderr)
 	}
-	if strings.Contains(stderr, "beam: kernel job") {
+	if strings.Contains(stderr, "beam: kernel_product job") {
 		t.Errorf("--quiet --verbose: progress on stderr: %q", stderr)
 	}
 }
@@ -163,7 +163,7 @@ func TestFitJSON(t *testing.T) {
 		res.Beam.Partitions != 3 || res.Beam.Jobs != 6 || res.Beam.Failed != 0 { // the centres' rows, the right-hand side, 4 iterations
 		t.Errorf("--json: %+v", res)
 	}
-	if !strings.Contains(stderr, "beam: kernel job on prism, 3 partitions") {
+	if !strings.Contains(stderr, "beam: kernel_product job on prism, 3 partitions") {
 		t.Errorf("progress on stderr lacks the jobs: %q", stderr)
 	}
 	if strings.Contains(stderr, "level=INFO") {

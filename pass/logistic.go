@@ -1,13 +1,15 @@
-package ooc
+package pass
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// logisticState is a PassWorker's state for the logistic passes: the
+// logisticState is a Worker's state for the logistic passes: the
 // chunk's targets as ±1 per output (rows × K: the class for binary, one
 // against the rest for multiclass) and weights, the current group's
 // columns and sums, and the tile hooks (made once per worker, so that a
@@ -25,8 +27,8 @@ type logisticState struct {
 	hess   func(s []float64, r0, n int)
 }
 
-// addLogistic is Add for PassLogisticGrad and PassLogisticHess.
-func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
+// addLogistic is Add for LogisticGradient and LogisticHessianProduct.
+func (w *Worker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	j, mw := w.job, w.multi
 	k := j.K
 	if w.lg == nil {
@@ -37,7 +39,7 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	w.v = slices.Grow(w.v[:0], rows*k)[:rows*k]
 	err := stream.CheckFinite(y, w.targets)
 	if err == nil {
-		err = encodeTargets(j.Task, j.Classes, w.targets, y, rows, 1, k, w.v, k)
+		err = EncodeTargets(j.Task, j.Classes, w.targets, y, rows, 1, k, w.v, k)
 	}
 	if err == nil && j.ClassWeights != nil {
 		rw, err = w.classWeigh(y, rw, rows)
@@ -45,7 +47,7 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	if err != nil {
 		return cmp.Or(stream.CheckFinite(x, w.features), err)
 	}
-	if j.Task == TaskMulticlass {
+	if j.Task == model.TaskMulticlass {
 		for i, v := range w.v {
 			w.v[i] = 2*v - 1 // one against the rest: +1 for the row's class
 		}
@@ -57,11 +59,11 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 		c, ws := mw.cs[i], mw.ws[i]
 		mc := j.M * g.Cols
 		lg.cols = g.Cols
-		if j.Kind == PassLogisticGrad && nl == 0 {
+		if j.Kind == LogisticGradient && nl == 0 {
 			lg.sh, lg.sl = dst[off+mc:off+mc+g.Cols], dst[off+mc+g.Cols:off+mc+2*g.Cols]
 			c.KtFKvAdd(ws, dst[off:off+mc], x, rows, g.U, g.Cols, lg.grad)
 			off += mc + 2*g.Cols
-		} else if j.Kind == PassLogisticGrad {
+		} else if j.Kind == LogisticGradient {
 			lg.sh, lg.sl = dst[off+mc:off+mc+g.Cols], dst[off+mc+g.Cols:off+mc+2*g.Cols]
 			lg.sline = dst[off+mc+2*g.Cols : off+mc+(2+nl)*g.Cols]
 			lg.tmp = slices.Grow(lg.tmp[:0], 2*mc)[:2*mc]
@@ -84,7 +86,7 @@ func (w *PassWorker) addLogistic(dst, x, y, rw []float64, rows int) error {
 			return err
 		}
 	}
-	if j.Kind == PassLogisticGrad {
+	if j.Kind == LogisticGradient {
 		if rw == nil {
 			dst[off] += float64(rows)
 		} else {
@@ -158,4 +160,21 @@ func (lg *logisticState) hessTile(s []float64, r0, n int) {
 			row[nc+c] = 0
 		}
 	}
+}
+
+// sigmoid is 1/(1 + e^(−x)), without overflow.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// softplus is log(1 + e^z), without overflow.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
+	}
+	return math.Log1p(math.Exp(z))
 }

@@ -1,4 +1,4 @@
-package ooc
+package pass
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// multiWorker is a PassWorker's state for PassMulti and PassMultiRHS:
+// multiWorker is a Worker's state for GroupKernelProduct and GroupTargetProduct:
 // per group its prepared centres and workspace, and the scratch of the
 // chunk's split into training and scored rows.
 type multiWorker struct {
@@ -22,12 +22,12 @@ type multiWorker struct {
 
 // newMulti prepares a worker's centres (the job's shared ones when Tune
 // set them) and workspaces.
-func (j *PassJob) newMulti() *multiWorker {
+func (j *Job) newMulti() *multiWorker {
 	mw := &multiWorker{cs: make([]*kernel.Centers, len(j.Groups)), ws: make([]*kernel.Workspace, len(j.Groups))}
 	for i, g := range j.Groups {
 		c := (*kernel.Centers)(nil)
-		if j.groupCenters != nil {
-			c = j.groupCenters[i]
+		if j.PreparedGroups != nil {
+			c = j.PreparedGroups[i]
 		}
 		if c == nil {
 			c = kernel.NewCenters(g.Kernel, j.Centers, j.M, j.D, j.Precision).WithInputMap(j.Mean, j.InvStd)
@@ -37,8 +37,8 @@ func (j *PassJob) newMulti() *multiWorker {
 	return mw
 }
 
-// addMulti is AddRows for PassMulti and PassMultiRHS.
-func (w *PassWorker) addMulti(dst []float64, first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
+// addMulti is AddRows for GroupKernelProduct and GroupTargetProduct.
+func (w *Worker) addMulti(dst []float64, first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
 	j, mw := w.job, w.multi
 	d, k, kt := j.D, j.K, j.targetCols()
 	if err := w.checkShape(dst, x, y, rows, true); err != nil {
@@ -50,7 +50,7 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y, rw []float64, ro
 		return placed, err
 	}
 	rowLen := j.RowLen()
-	train := j.Kind == PassMultiRHS || j.SumLen() > 0
+	train := j.Kind == GroupTargetProduct || j.SumLen() > 0
 	// The chunk's training rows (xt, yt: ntr) and scored rows (xv, yv: nv).
 	xt, yt, wt, ntr := x, y, rw, rows
 	xv, yv, wv, nv := x, y, rw, rows
@@ -98,13 +98,13 @@ func (w *PassWorker) addMulti(dst []float64, first int64, x, y, rw []float64, ro
 			}
 		}
 	}
-	if j.Kind == PassMultiRHS {
+	if j.Kind == GroupTargetProduct {
 		k1 := k + 1
 		mw.v = slices.Grow(mw.v[:0], ntr*k1)[:ntr*k1]
 		if err := stream.CheckFinite(yt[:ntr*kt], w.targets); err != nil {
 			return placed, err
 		}
-		if err := encodeTargets(j.Task, j.Classes, w.targets, yt, ntr, kt, k, mw.v, k1); err != nil {
+		if err := EncodeTargets(j.Task, j.Classes, w.targets, yt, ntr, kt, k, mw.v, k1); err != nil {
 			return placed, err
 		}
 		weighRows(mw.v, wt, k1)
