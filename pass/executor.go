@@ -54,10 +54,10 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([
 		return nil, err
 	}
 	if src.Dim() != job.D {
-		return nil, fmt.Errorf("pass: pass: the source has %d features, the job %d", src.Dim(), job.D)
+		return nil, fmt.Errorf("pass: the source has %d features, the job %d", src.Dim(), job.D)
 	}
 	if job.readsTargets() && src.NumTargets() != job.targetCols() {
-		return nil, fmt.Errorf("pass: pass: the source has %d target columns, the job reads %d", src.NumTargets(), job.targetCols())
+		return nil, fmt.Errorf("pass: the source has %d target columns, the job reads %d", src.NumTargets(), job.targetCols())
 	}
 	first := make([]int64, src.NumChunks())
 	var rows int64
@@ -70,7 +70,7 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([
 	at := ns // where the next chunk's row values go
 	type part struct{ sum, placed []float64 }
 	if job.Weight != "" && stream.WeightColumn(src) == "" {
-		return nil, fmt.Errorf("pass: pass: the job weighs the rows by %q, and the source carries no weights", job.Weight)
+		return nil, fmt.Errorf("pass: the job weighs the rows by %q, and the source carries no weights", job.Weight)
 	}
 	err := stream.Run(ctx, src, stream.Options{Workers: workers}, stream.Job[*part]{
 		Targets:    job.readsTargets(),
@@ -88,7 +88,7 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([
 		Reduce: func(chunk int, p *part) error {
 			addTo(out[:ns], p.sum)
 			if len(p.placed) > n-at {
-				return fmt.Errorf("pass: pass: the chunks score more than the job's %d rows", job.ScoreRows)
+				return fmt.Errorf("pass: the chunks score more than the job's %d rows", job.ScoreRows)
 			}
 			at += copy(out[at:], p.placed)
 			if onChunk != nil {
@@ -101,7 +101,7 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([
 		return nil, err
 	}
 	if at != n {
-		return nil, fmt.Errorf("pass: pass: the chunks scored %d rows, the job says %d", (at-ns)/max(job.RowLen(), 1), job.ScoreRows)
+		return nil, fmt.Errorf("pass: the chunks scored %d rows, the job says %d", (at-ns)/max(job.RowLen(), 1), job.ScoreRows)
 	}
 	return out, nil
 }

@@ -75,7 +75,7 @@ type Worker struct {
 func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
 	if w.job.Weight != "" {
 		if len(rw) != rows {
-			return placed, fmt.Errorf("pass: pass worker: %d weights for %d rows", len(rw), rows)
+			return placed, fmt.Errorf("pass: worker: %d weights for %d rows", len(rw), rows)
 		}
 		if err := stream.CheckWeights(rw, w.job.Weight); err != nil {
 			return placed, err
@@ -107,7 +107,7 @@ func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows in
 func (w *Worker) Add(dst, x, y []float64, rows int) error {
 	j := w.job
 	if j.Holdout != nil || j.RowLen() > 0 || j.Weight != "" {
-		return fmt.Errorf("pass: pass worker: a %s pass that holds out, scores or weighs rows needs AddRows", j.Kind)
+		return fmt.Errorf("pass: worker: a %s pass that holds out, scores or weighs rows needs AddRows", j.Kind)
 	}
 	if w.multi != nil && !j.logistic() {
 		_, err := w.addMulti(dst, 0, x, y, nil, rows, nil)
@@ -138,7 +138,7 @@ func (w *Worker) add(dst, x, y, rw []float64, rows int) error {
 	}
 	kt := j.targetCols()
 	if len(y) != rows*kt {
-		return fmt.Errorf("pass: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
+		return fmt.Errorf("pass: worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
 	}
 	k1 := k + 1
 	w.v = slices.Grow(w.v[:0], rows*k1)[:rows*k1]
@@ -172,7 +172,7 @@ func (w *Worker) add(dst, x, y, rw []float64, rows int) error {
 func (w *Worker) classWeigh(y, rw []float64, rows int) ([]float64, error) {
 	j := w.job
 	if len(y) != rows*j.targetCols() {
-		return nil, fmt.Errorf("pass: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, j.targetCols())
+		return nil, fmt.Errorf("pass: worker: len(y) = %d for %d rows of %d targets", len(y), rows, j.targetCols())
 	}
 	if err := stream.CheckFinite(y, w.targets); err != nil {
 		return nil, err
@@ -207,13 +207,13 @@ func weighRows(v, rw []float64, stride int) {
 func (w *Worker) checkShape(dst, x, y []float64, rows int, checkY bool) error {
 	j := w.job
 	if len(dst) != j.SumLen() {
-		return fmt.Errorf("pass: pass worker: len(dst) = %d, want %d", len(dst), j.SumLen())
+		return fmt.Errorf("pass: worker: len(dst) = %d, want %d", len(dst), j.SumLen())
 	}
 	if rows < 0 || len(x) != rows*j.D {
-		return fmt.Errorf("pass: pass worker: len(x) = %d for %d rows of %d features", len(x), rows, j.D)
+		return fmt.Errorf("pass: worker: len(x) = %d for %d rows of %d features", len(x), rows, j.D)
 	}
 	if kt := j.targetCols(); checkY && j.readsTargets() && len(y) != rows*kt {
-		return fmt.Errorf("pass: pass worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
+		return fmt.Errorf("pass: worker: len(y) = %d for %d rows of %d targets", len(y), rows, kt)
 	}
 	return nil
 }
