@@ -149,7 +149,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if root, frac, seed, ok := stream.HoldoutPair(src, opts.Validation); ok {
 		// The validation rows are held out of the data the fit reads:
 		// the CG passes score them (heldVal), with no pass of their own.
-		op.held = newHeldVal(plan, cs, enc, op, spread(root), &Holdout{Fraction: frac, Seed: seed},
+		op.held = newHeldVal(plan, cs, enc, op, spread(root), &pass.Holdout{Fraction: frac, Seed: seed},
 			stream.Rows(opts.Validation), ymean, opts, func(st *cgState) []float64 {
 				if op.val != nil {
 					return op.val.alphaOf(op.pre, st, cs.m, enc.k)

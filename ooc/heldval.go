@@ -6,13 +6,14 @@ import (
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // heldVal scores Fit's validation rows inside its CG passes when they
 // are held out of the data the fit reads (RunOptions.Validation and the
 // training source are the two sides of one stream.Holdout): each CG pass
-// is then a PassMulti over the whole data that computes the product on
+// is then a pass.GroupKernelProduct over the whole data that computes the product on
 // the training rows and scores the held-out rows with the α of the
 // previous iterate, as Tune's passes do. The validation of iterate i is
 // known after pass i + 1, before its step is taken; the last iterate is
@@ -23,8 +24,8 @@ import (
 // the bit.
 type heldVal struct {
 	passFn scoredPass // over the whole data, through the fit's executor
-	job    *PassJob   // PassMulti with one group: U the fit's u
-	base   *PassJob   // the fit's own CG pass, whose class weights it takes
+	job    *pass.Job  // pass.GroupKernelProduct with one group: U the fit's u
+	base   *pass.Job  // the fit's own CG pass, whose class weights it takes
 	rows   int64      // the held-out rows
 	report func(Progress)
 	iters  int // Config.Iterations, for the reports
@@ -50,16 +51,16 @@ type heldVal struct {
 // newHeldVal returns the in-pass validation of the fit of plan over
 // whole, the data its training rows (plan's source) and the validation
 // rows (rows of them, which hold holds out) were split from.
-func newHeldVal(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, whole stream.Source, hold *Holdout,
+func newHeldVal(plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, whole stream.Source, hold *pass.Holdout,
 	rows int64, ymean []float64, opts RunOptions, alphaOf func(st *cgState) []float64) *heldVal {
 	job := *op.passJob
-	job.Kind, job.U, job.centers, job.Holdout = PassMulti, nil, nil, hold
+	job.Kind, job.U, job.Prepared, job.Holdout = pass.GroupKernelProduct, nil, nil, hold
 	job.Targets = plan.Targets
 	if enc.task != TaskRegression {
 		job.Targets = plan.Targets[:1]
 	}
-	job.Groups = []PassGroup{{Kernel: plan.Config.Kernel, Cols: enc.k}}
-	job.groupCenters = []*kernel.Centers{op.passJob.centers}
+	job.Groups = []pass.Group{{Kernel: plan.Config.Kernel, Cols: enc.k}}
+	job.PreparedGroups = []*kernel.Centers{op.passJob.Prepared}
 	return &heldVal{passFn: scoredPassOver(whole, opts), job: &job, base: op.passJob, rows: rows, ymean: ymean, report: op.report, iters: plan.Config.Iterations,
 		alphaOf: alphaOf, enc: enc, targets: plan.Targets, kt: plan.TargetColumns}
 }
@@ -80,7 +81,7 @@ func (h *heldVal) pass(ctx context.Context, iter int, u []float64, progress func
 
 // run makes the pass of h.job, adding the scored rows to h.ev.
 func (h *heldVal) run(ctx context.Context, progress func(done, chunks int, rows int64)) ([]float64, error) {
-	rowLen, weighted := h.job.RowLen(), h.job.weighted()
+	rowLen, weighted := h.job.RowLen(), weightValues(h.job)
 	var addErr error
 	out, err := h.passFn(ctx, h.job, progress, func(vals []float64) {
 		if addErr == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -149,7 +150,7 @@ func TestFitValidatesInThePassClassifier(t *testing.T) {
 
 // TestFitValidatesThroughExecutor: the passes that score the held-out
 // rows run through the executor, as every pass over the training data
-// does: the right-hand side, one PassMulti per CG iteration and one for
+// does: the right-hand side, one pass.GroupKernelProduct per CG iteration and one for
 // the last iterate; the model is the local fit's.
 func TestFitValidatesThroughExecutor(t *testing.T) {
 	const d = 3
@@ -157,12 +158,12 @@ func TestFitValidatesThroughExecutor(t *testing.T) {
 	src := stream.NewMemSource(x, d, y, 1, 100)
 	rest, held := stream.Holdout(src, 0.2, 5)
 	cfg := ooc.Config{Centers: 100, Iterations: 6, Seed: 1, Kernel: kernelSigma(0.7)}
-	e := &countingExecutor{kinds: map[ooc.PassKind]int{}}
+	e := &countingExecutor{kinds: map[pass.Kind]int{}}
 	got, err := ooc.Fit(context.Background(), rest, cfg, ooc.RunOptions{Validation: held, Executor: e})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[ooc.PassKind]int{ooc.PassRHS: 1, ooc.PassMulti: cfg.Iterations + 1}
+	want := map[pass.Kind]int{pass.TargetProduct: 1, pass.GroupKernelProduct: cfg.Iterations + 1}
 	if fmt.Sprint(e.kinds) != fmt.Sprint(want) {
 		t.Errorf("passes through the executor %v, want %v", e.kinds, want)
 	}
