@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/featenc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // ardToy returns a small problem where feature 0 matters a lot, feature 1
@@ -180,5 +181,29 @@ func TestARDGroups(t *testing.T) {
 	free := learn(nil)
 	if free.Sigmas[1] == free.Sigmas[2] && free.Sigmas[2] == free.Sigmas[3] {
 		t.Fatalf("σ = %v: without groups the levels' scales should differ (the test would not see a grouping)", free.Sigmas)
+	}
+}
+
+// encodedMem is an in-memory source with an encoding.
+type encodedMem struct {
+	*stream.MemSource
+	spec *featenc.Spec
+}
+
+func (e encodedMem) Encoding() *featenc.Spec { return e.spec }
+
+// TestSampleSourceEncoding: the subsample fit --tune searches on reports
+// its parent's encoding, so that its ARD groups the encoded columns'
+// features (it learned one scale per one-hot feature when it did not).
+func TestSampleSourceEncoding(t *testing.T) {
+	spec := &featenc.Spec{Columns: []featenc.Column{{Source: "c", Kind: featenc.OneHot, Levels: []string{"a", "b"}, Scale: featenc.Scale}}}
+	spec.Columns[0].Features = featenc.FeatureNames(spec.Columns[0])
+	parent := encodedMem{stream.NewMemSource(make([]float64, 12), 3, make([]float64, 4), 1, 4), spec}
+	s := &sampleSource{MemSource: stream.NewMemSource(make([]float64, 6), 3, make([]float64, 2), 1, 2), meta: parent}
+	if got := stream.EncodingOf(s); got != spec {
+		t.Fatalf("EncodingOf(subsample) = %v, want the parent's", got)
+	}
+	if g := ardGroups([]string{"c=a", "c=b", "x"}, stream.EncodingOf(s)); !slices.Equal(g, []int{0, 0, 1}) {
+		t.Fatalf("groups %v", g)
 	}
 }

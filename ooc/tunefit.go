@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -331,7 +332,7 @@ func readWeights(ctx context.Context, src stream.Source, idx []int64) ([]float64
 }
 
 // sampleSource is a subsample held in memory that reports its parent's
-// column names, statistics (those of all the parent's rows, so that a
+// column names, encoding, statistics (those of all the parent's rows, so that a
 // search on it standardises as the fit of the parent does), target
 // values and labels.
 type sampleSource struct {
@@ -354,6 +355,11 @@ func (s *sampleSource) TargetDistinct() [][]float64 {
 	}
 	return nil
 }
+
+// Encoding reports the parent's encoding of categorical and time columns
+// (stream.Encoded): the search's ARD shares a length scale within each
+// encoded column's features (ardGroups).
+func (s *sampleSource) Encoding() *featenc.Spec { return stream.EncodingOf(s.meta) }
 
 func (s *sampleSource) TargetLabels() [][]string {
 	if l, ok := s.meta.(stream.Labeler); ok {
