@@ -171,3 +171,37 @@ func BenchmarkKernelDist(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGramBF16 measures the bfloat16 cross term alone (AMX when the
+// CPU has it) on a 64-row × 512-centre block of kc chunks, against Gram32
+// on the same block: GFLOP/s count 2 flops per bfloat16 product.
+func BenchmarkGramBF16(b *testing.B) {
+	const rows, m = 64, 512
+	for _, d := range []int{18, 90} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, c := to32(randF64(rng, rows*d, -1, 1)), to32(randF64(rng, m*d, -1, 1))
+		for _, terms := range []BF16Terms{1, 3} {
+			kc := terms.Chunks(d)
+			a, pb := make([]uint16, rows*kc*KB), make([]uint16, kc*m*KB)
+			PackRowsBF16(a, x, rows, d, terms)
+			PackCentersBF16(pb, c, m, m, d, terms)
+			dst := make([]float32, rows*m)
+			b.Run(fmt.Sprintf("bf16x%d/d=%d", terms, d), func(b *testing.B) {
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					GramBF16(dst, m, a, rows, kc, pb, m/NRB, 0, m)
+				}
+				rate(b, float64(rows*m*kc*KB*2)/1e9, "GFLOP/s", cpu0)
+			})
+		}
+		cp, _ := pack32(c, m, d)
+		dst := make([]float32, rows*m)
+		b.Run(fmt.Sprintf("float32/d=%d", d), func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				Gram32(dst, m, x, rows, d, cp, m)
+			}
+			rate(b, float64(rows*m*d*2)/1e9, "GFLOP/s", cpu0)
+		})
+	}
+}
