@@ -46,7 +46,7 @@ func TestTuneThroughExecutor(t *testing.T) {
 	x, y := synth(n, d, 21)
 	src := stream.NewMemSource(x, d, y, 1, 100)
 	cfg := ooc.TuneConfig{Base: ooc.Config{Centers: 60, Iterations: 6, Seed: 3}, Sigmas: []float64{1, 3},
-		Lambdas: []float64{1e-3, 1e-6}, ValFraction: 0.2, SigmaHalving: -1}
+		Lambdas: []float64{1e-3, 1e-6}, ValFraction: 0.2, SigmaHalving: -1, MaxPasses: 9}
 	local, err := ooc.Tune(context.Background(), src, cfg, ooc.RunOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,14 @@ type TuneConfig struct {
 	// one standard error of it). "" means DefaultPick. TuneResult names
 	// both picks whichever is used.
 	Pick PickRule
+	// MaxPasses is the search's budget of passes over the training data
+	// (the centre sampling, the right-hand side, one per CG iteration and
+	// the final validation of held-out rows). With patience, a candidate
+	// whose validation still improves at Base.Iterations continues by the
+	// patience rule until the budget runs out (Stop = StopBudget, with its
+	// LastImprovement). 0 means DefaultMaxPasses(Base.Iterations,
+	// Patience, validation held out). It must be 0 or ≥ 4.
+	MaxPasses int
 	// Progress, when set, receives progress reports on the goroutine that
 	// called Tune. It must return quickly.
 	Progress func(TuneProgress)
@@ -111,6 +119,9 @@ type TuneProgress struct {
 	Memory     *Memory
 	N, ValRows int64
 	M          int
+	// MaxPasses, in the first report of the squared loss's search, is its
+	// budget of passes (TuneConfig.MaxPasses).
+	MaxPasses int
 }
 
 // ErrMemory is matched by the error of a fit or search whose estimated
@@ -120,9 +131,12 @@ var ErrMemory = errors.New("not enough memory")
 // Stop reasons of a candidate.
 const (
 	StopIterations = "iterations" // ran Base.Iterations
-	StopPatience   = "patience"   // validation stopped improving
-	StopHalving    = "halving"    // in the worse half at a halving step
-	StopFailed     = "failed"     // its preconditioner could not be built
+	// StopBudget: still improving by the patience rule when the search's
+	// budget of passes (TuneConfig.MaxPasses) ran out.
+	StopBudget   = "budget"
+	StopPatience = "patience" // validation stopped improving
+	StopHalving  = "halving"  // in the worse half at a halving step
+	StopFailed   = "failed"   // its preconditioner could not be built
 	// StopNoDescent: the logistic loss's objective did not fall along a
 	// Newton step (Err says which); the candidate keeps the α before it.
 	StopNoDescent = "no_descent"
@@ -150,6 +164,10 @@ type TuneCandidate struct {
 	// Stop why it stopped.
 	Iterations int    `json:"iterations"`
 	Stop       string `json:"stop"`
+	// LastImprovement, for a candidate stopped by the cap (StopIterations
+	// or StopBudget), is its last improvement of the validation metric,
+	// and says whether it was still improving.
+	LastImprovement *Improvement `json:"last_improvement,omitempty"`
 	// Err says why a failed candidate failed.
 	Err string `json:"error,omitempty"`
 	// Seconds is the time from the start of Tune until it stopped.
@@ -356,7 +374,7 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if t.memNote != "" {
 		t.progress(TuneProgress{Progress: Progress{Note: t.memNote}})
 	}
-	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers})
+	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers, MaxPasses: t.maxPasses()})
 	t.ph.start("sample", 0)
 	var rr pass.RowReader
 	if r, ok := t.run.Executor.(pass.RowReader); ok {
@@ -439,6 +457,7 @@ type tuner struct {
 	ymean         []float64
 	st            *cgState
 	passes        int
+	budget        int // the most CG iterations (cgBudget)
 	// prepared counts the σ groups prepare has finished (read by
 	// waitPrepared on the caller's goroutine).
 	prepared atomic.Int64
@@ -507,6 +526,9 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	}
 	if _, err := ParsePickRule(string(tc.Pick)); err != nil {
 		return configErr("TuneConfig.Pick", "%v", err)
+	}
+	if tc.MaxPasses < 0 || (tc.MaxPasses > 0 && tc.MaxPasses < 4) {
+		return configErr("TuneConfig.MaxPasses", "the budget of passes must be 0 (the default) or ≥ 4 (the centre sampling, the right-hand side, one iteration and the final validation), got %d", tc.MaxPasses)
 	}
 	if tc.Halving < 0 {
 		return configErr("TuneConfig.Halving", "halving must be ≥ 0, got %d", tc.Halving)
@@ -841,7 +863,7 @@ func (t *tuner) trainHoldout() *pass.Holdout {
 // shown, with live candidates.
 func (t *tuner) passReport(stage Stage, shown, live int) func(done, chunks int, rows int64) {
 	return func(done, chunks int, rows int64) {
-		t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: t.plan.Config.Iterations,
+		t.progress(TuneProgress{Progress: Progress{Stage: stage, Iteration: shown, Iterations: t.budget,
 			Chunk: done, Chunks: chunks, Rows: rows}, Live: live})
 	}
 }
@@ -1012,6 +1034,8 @@ var errAllStopped = errors.New("all candidates stopped")
 // iterate runs CG for every candidate together and the final validation.
 func (t *tuner) iterate(ctx context.Context) error {
 	cfg := t.plan.Config
+	t.budget = t.cgBudget()
+	cfg.Iterations = t.budget // progress reports show the budget
 	nc := len(t.cands) * t.k
 	op := &tuneOperator{t: t}
 	t.ph.start("iteration", t.st.Iter+1)
@@ -1047,11 +1071,13 @@ func (t *tuner) iterate(ctx context.Context) error {
 	if err := op.validate(ctx); err != nil {
 		return err
 	}
+	stop := capStop(t.st.Iter, t.budget, t.plan.Config.Iterations)
 	for _, c := range t.cands {
 		if c.live {
 			c.live = false
-			c.Stop = StopIterations
+			c.Stop = stop
 			c.Seconds = time.Since(t.start).Seconds()
+			c.LastImprovement = lastImprovement(t.enc.task, c.Validation, c.BestIteration)
 		}
 	}
 	return nil
@@ -1157,7 +1183,7 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 		setCols(dst[:r*nc], nc, c.idx*k, z, k)
 	})
 	if len(stopped) > 0 {
-		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.plan.Config.Iterations},
+		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.budget},
 			Live: t.live(), Stopped: stopped})
 	}
 	return nil

@@ -102,6 +102,8 @@ func runTuneBench(ctx context.Context, te *tuneEnv, ds *dataset) (*tuneRow, erro
 		return row, tuneUncertainty(ctx, te, ds.name, trs, tes, base, valFrac)
 	case "lowrank":
 		return row, tuneLowrank(ctx, te, ds.name, trs, tes, base, valFrac)
+	case "pick":
+		return row, tunePick(ctx, te, ds.name, trs, tes, base, valFrac)
 	}
 
 	// Tune.
@@ -333,6 +335,8 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 			fmt.Println("| data | M | one fit s | fit --tune s | ratio | fit CPU s | fit --tune CPU s | search s | iterations | fit --tune test RMSE | one fit test RMSE |")
 		case "uncertainty":
 			fmt.Println("| data | n train | M | pick | method | rank | variance λ | effective dim | rank error (median / max) | test RMSE | coverage 50 / 90 / 95 % | 90 % width / constant width | test NLPD | constant NLPD | uncertainty s of fit s |")
+		case "pick":
+			fmt.Println("| data | pick | search's pick: validation RMSE ± SE | final fit | test RMSE | largest test abs error | search candidates at the cap | final fit at the cap | Gaussian coverage 50 / 90 / 95 % | conformal coverage 50 / 90 / 95 % | s |")
 		case "lowrank":
 			fmt.Println("| data | n train | kernel, λ (search at M = 1000) | preconditioner | bytes | set-up s | s/iteration | iterations to 1e-3 / 1e-5 | final residual | test RMSE | load |")
 		case "handoff":

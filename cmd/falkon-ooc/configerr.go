@@ -45,6 +45,8 @@ var flagOf = map[string]string{
 	"TuneConfig.SigmaSteps":          "--sigma-halving",
 	"TuneConfig.ARD":                 "--ard",
 	"TuneConfig.Extend":              "--extend",
+	"TuneConfig.MaxPasses":           "--max-passes",
+	"TuneConfig.Pick":                "--pick",
 	"TunedConfig.Rows":               "--tune-rows",
 	"TunedConfig.Centers":            "--tune-centers",
 	"TunedConfig.Handoff":            "--handoff",

@@ -337,6 +337,9 @@ type fitResult struct {
 	Calibration *ooc.Calibration `json:"calibration,omitempty"`
 	// BestIteration is the iteration of the model with --patience.
 	BestIteration int `json:"best_iteration,omitempty"`
+	// StoppedAtCap is, when the fit ran all --iters while validating,
+	// its last improvement of the validation metric (ooc.StoppedAtCap).
+	StoppedAtCap *ooc.Improvement `json:"stopped_at_cap,omitempty"`
 	// Phases are the wall and CPU seconds of each phase and PeakRSS the
 	// process's peak resident memory (bytes).
 	Phases  []ooc.Phase `json:"phases"`
@@ -594,7 +597,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
-		Classes: m.ClassNames(), Calibration: m.Calibration(), BestIteration: tr.BestIteration,
+		Classes: m.ClassNames(), Calibration: m.Calibration(), BestIteration: tr.BestIteration, StoppedAtCap: ooc.StoppedAtCap(m),
 		Phases: tr.Phases, PeakRSS: tr.PeakRSS, Search: tr.Search, Handoff: tr.Handoff, Uncertainty: m.Uncertainty(),
 		MemoryPlan: tr.MemoryPlan,
 	}
@@ -622,6 +625,9 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	fmt.Fprintf(e.stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
 	if tr.Status == ooc.StatusPatience {
 		fmt.Fprintf(e.stdout, "patience   the model is iteration %d's, the best on the validation rows\n", tr.BestIteration)
+	}
+	if l := capLine(ooc.StoppedAtCap(m), m.Config().Iterations, m.Task()); l != "" {
+		fmt.Fprintf(e.stdout, "cap        %s\n", l)
 	}
 	if l := memoryPlanLine(tr); l != "" {
 		fmt.Fprintf(e.stdout, "memory     %s\n", l)

@@ -207,6 +207,9 @@ func writeHandoff(w io.Writer, res *ooc.TuneResult, ho *ooc.Handoff) {
 	if l := pickLine(res); l != "" {
 		fmt.Fprintln(w, l)
 	}
+	if l := searchCapLine(res); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "handoff    λ = %g (--handoff %s), σ as chosen\n", ho.Lambda, ho.Rule)
 }
 
@@ -219,8 +222,12 @@ func tuneProgress(pr *progress, who string, dim int, passStart *time.Time) func(
 		if p.Memory != nil {
 			asked = p.M
 			mem := *p.Memory
-			pr.printf("%s: n = %d training rows, %d validation rows, d = %d, M = %d centres; memory needed ≈ %s",
-				who, p.N, p.ValRows, dim, p.M, mem)
+			budget := ""
+			if p.MaxPasses > 0 {
+				budget = fmt.Sprintf("; at most %d passes", p.MaxPasses)
+			}
+			pr.printf("%s: n = %d training rows, %d validation rows, d = %d, M = %d centres; memory needed ≈ %s%s",
+				who, p.N, p.ValRows, dim, p.M, mem, budget)
 			softMemoryLimit(mem)
 			return
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -60,6 +61,7 @@ type tuneOpts struct {
 	ardRows, ardSteps     int
 	extend                int
 	pick                  string
+	maxPasses             int
 }
 
 func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -80,6 +82,7 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
 	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
 	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
+	fs.IntVar(&o.maxPasses, "max-passes", 0, "the search's budget of passes over the data: with --patience a candidate still improving at --iters continues while its validation improves, until the budget runs out (0: 3 + 2 × --iters, or 3 + --iters with --patience 0)")
 	fs.StringVar(&o.pick, "pick", string(ooc.DefaultPick), "how the model is picked: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
 	fs.IntVar(&o.extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	return func(ctx context.Context, e *env, args []string) error {
@@ -143,7 +146,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick)}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick), MaxPasses: o.maxPasses}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
 	// make: --patience 0 and --sigma-halving 0 mean never here (a
@@ -229,8 +232,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	}
 	var passStart time.Time
 	tc.Progress = tuneProgress(pr, "tune", r.Dim(), &passStart)
-	pr.printf("tune: %d σ × %d λ = %d candidates on %s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
-		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath)
+	pr.printf("tune: %d σ × %d λ = %d candidates on %s%s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
+		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath, budgetNote(tc, base, run.Validation != nil))
 	res, err := ooc.Tune(ctx, r, tc, run)
 	if err != nil {
 		return flagErr(err)
@@ -279,6 +282,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	fmt.Fprintf(e.stdout, "\nbest       candidate %d: %s, λ = %g, validation %s %.6g after %d iterations\n",
 		res.Best+1, best.Kernel, best.Lambda, res.Metric, best.BestMetric, best.BestIteration)
 	if l := pickLine(res); l != "" {
+		fmt.Fprintln(e.stdout, l)
+	}
+	if l := searchCapLine(res); l != "" {
 		fmt.Fprintln(e.stdout, l)
 	}
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.out, fo.out)
@@ -455,4 +461,66 @@ func edgeNote(pr *progress, who string, res *ooc.TuneResult) {
 	best := res.Candidates[res.Best]
 	pr.printf("%s: the pick (σ = %g, λ = %g) is the %s of the grid: the best may lie beyond it; widen --sigma or --lambda, or add --extend 2",
 		who, best.Sigma, best.Lambda, strings.Join(res.Edges, " and the "))
+}
+
+// budgetNote is the start line's statement of the search's budget of
+// passes: "" for the logistic loss, whose candidates run their Newton
+// steps.
+func budgetNote(tc ooc.TuneConfig, base ooc.Config, valSource bool) string {
+	if base.Loss == ooc.LossLogistic {
+		return ""
+	}
+	iters := cmp.Or(base.Iterations, ooc.DefaultIterations)
+	budget := tc.MaxPasses
+	if budget == 0 {
+		budget = ooc.DefaultMaxPasses(iters, tc.Patience, !valSource)
+	}
+	if tc.Patience <= 0 {
+		return fmt.Sprintf("; at most %d passes over the data", budget)
+	}
+	return fmt.Sprintf("; at most %d passes over the data (--max-passes): past --iters %d a candidate continues while its validation improves (--patience %d)",
+		budget, iters, tc.Patience)
+}
+
+// searchCapLine says which of the search's candidates stopped at the cap
+// while their validation still improved, with the last improvement of
+// each (at most three named): "" when none did.
+func searchCapLine(res *ooc.TuneResult) string {
+	var still []string
+	n := 0
+	for i, c := range res.Candidates {
+		if li := c.LastImprovement; li != nil && li.Still {
+			n++
+			if len(still) < 3 {
+				still = append(still, fmt.Sprintf("candidate %d %s %.6g → %.6g at iteration %d", i+1, res.Metric, li.From, li.To, li.Iteration))
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	more := ""
+	if n > len(still) {
+		more = fmt.Sprintf(", and %d more", n-len(still))
+	}
+	return fmt.Sprintf("cap        %d candidate(s) stopped at the cap with the validation still improving: %s%s; a larger --max-passes (or --iters) lets them run on",
+		n, strings.Join(still, "; "), more)
+}
+
+// capLine says that a fit stopped at its cap of iters iterations, with
+// its last improvement of the validation metric (RMSE, or error rate for
+// classification): "" for li nil.
+func capLine(li *ooc.Improvement, iters int, task ooc.Task) string {
+	if li == nil {
+		return ""
+	}
+	metric := "RMSE"
+	if task != ooc.TaskRegression {
+		metric = "error rate"
+	}
+	if li.Still {
+		return fmt.Sprintf("stopped at --iters %d with the validation %s still improving (%.6g → %.6g at iteration %d): a larger --iters may give a better model",
+			iters, metric, li.From, li.To, li.Iteration)
+	}
+	return fmt.Sprintf("ran all --iters %d; the validation %s last improved at iteration %d (%.6g → %.6g)", iters, metric, li.Iteration, li.From, li.To)
 }

@@ -224,3 +224,67 @@ func TestTunePrecondAuto(t *testing.T) {
 		t.Errorf("model's preconditioner precision %q, want float32", p)
 	}
 }
+
+// TestTuneBudgetCLI: the start line states the search's budget of
+// passes; a candidate stopped by it says so in the table, the cap line
+// and --json, with its last improvement; a fit that runs all its --iters
+// while validating says where its validation last improved; a budget too
+// small is a usage error naming --max-passes.
+func TestTuneBudgetCLI(t *testing.T) {
+	dir := t.TempDir()
+	train := makeStore(t, dir, 3000, 1, "y")
+	model := filepath.Join(dir, "m.falkon")
+	code, out, errOut := runCLI("tune", "--out", model, "--centers", "150", "--iters", "3", "--sigma", "1",
+		"--lambda", "1e-9", "--max-passes", "7", train)
+	if code != 0 {
+		t.Fatalf("tune exit %d: %s", code, errOut)
+	}
+	if want := "1 σ × 1 λ = 1 candidates on " + train + "; at most 7 passes over the data (--max-passes): past --iters 3 a candidate continues while its validation improves (--patience 3)"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	for _, want := range []string{" budget ", "cap        1 candidate(s) stopped at the cap with the validation still improving: candidate 1 rmse ", " at iteration 4; a larger --max-passes (or --iters) lets them run on"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runCLI("tune", "--out", model, "--centers", "150", "--iters", "3", "--sigma", "1",
+		"--lambda", "1e-9", "--max-passes", "7", "--json", "--quiet", train)
+	if code != 0 {
+		t.Fatalf("tune --json exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Passes     int
+		Candidates []struct {
+			Stop string
+			Last *ooc.Improvement `json:"last_improvement"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Candidates[0]; res.Passes != 7 || c.Stop != "budget" || c.Last == nil || !c.Last.Still || c.Last.Iteration != 4 || !(c.Last.To < c.Last.From) {
+		t.Errorf("--json: %d passes, stop %q, last improvement %+v", res.Passes, c.Stop, c.Last)
+	}
+	code, _, errOut = runCLI("tune", "--out", model, "--max-passes", "3", train)
+	if want := "falkon-ooc tune: --max-passes: the budget of passes must be 0 (the default) or ≥ 4 (the centre sampling, the right-hand side, one iteration and the final validation), got 3\n"; code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("--max-passes 3: exit %d, stderr %q", code, errOut)
+	}
+
+	// A fit that runs all its --iters while its validation improves.
+	code, out, errOut = runCLI("fit", "--out", model, "--centers", "150", "--sigma", "1", "--lambda", "1e-9", "--iters", "3",
+		"--patience", "3", "--val-fraction", "0.2", train)
+	if code != 0 {
+		t.Fatalf("fit exit %d: %s", code, errOut)
+	}
+	if want := "cap        stopped at --iters 3 with the validation RMSE still improving ("; !strings.Contains(out, want) || !strings.Contains(out, "at iteration 3): a larger --iters may give a better model") {
+		t.Errorf("fit stdout lacks %q:\n%s", want, out)
+	}
+	code, out, _ = runCLI("fit", "--out", model, "--centers", "150", "--sigma", "1", "--lambda", "1e-9", "--iters", "3",
+		"--patience", "3", "--val-fraction", "0.2", "--json", "--quiet", train)
+	var fr struct {
+		Cap *ooc.Improvement `json:"stopped_at_cap"`
+	}
+	if err := json.Unmarshal([]byte(out), &fr); code != 0 || err != nil || fr.Cap == nil || !fr.Cap.Still || fr.Cap.Iteration != 3 {
+		t.Errorf("fit --json: exit %d, %v, stopped_at_cap %+v", code, err, fr.Cap)
+	}
+}
