@@ -21,7 +21,7 @@ for s in $settings; do
 		--centers "$m" --val-fraction 0.2 --seed 1 "$train" >"$dir/fit.json"
 	t1=$(date +%s.%N)
 	"$fo" predict --quiet --json --model "$dir/m.falkon" --out "$dir/p.csv" "$test" >"$dir/pred.json"
-	passes=$(jq '[.training.newton_steps[] | 1 + .iterations] | add + 1 + ([.training.newton_steps[] | select(.step != 1)] | length)' "$dir/m.falkon.json")
+	passes=$(jq '([.training.newton_steps[] | 1 + .iterations] | add) + 1 + ([.training.newton_steps[] | select(.step != 1)] | length)' "$dir/m.falkon.json")
 	jq -r --arg s "$steps × $iters" --arg p "$passes" --arg secs "$(echo "$t1 - $t0" | bc)" \
 		'"| \($s) | \($p) | \(.log_loss * 10000 | round / 10000) | \(.auc * 10000 | round / 10000) | \(.error_rate * 10000 | round / 10000) | \($secs | tonumber | . * 10 | round / 10) |"' "$dir/pred.json"
 done
