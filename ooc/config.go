@@ -143,11 +143,9 @@ type Config struct {
 	// PrecondPrecision stores the preconditioner's M × M buffer in
 	// precond.Float64 (8M² bytes) or precond.Float32 (4M², with a default
 	// jitter of precond.DefaultJitter32). CG's vectors stay float64 either
-	// way. "" means the memory plan chooses: float32 where it gives
-	// float64's fit (precond.Float32Suffices: Lambda ≥ 10 × the float32
-	// jitter), in half the set-up time, or where only float32 fits
-	// RunOptions.MaxMemory; else float64 (Cholesky only; the other
-	// preconditioners are float64). The resolved Config records the choice.
+	// way. "" means the memory plan chooses: float64 unless only float32
+	// fits RunOptions.MaxMemory (Cholesky only; the other preconditioners
+	// are float64). The resolved Config records the choice.
 	PrecondPrecision precond.Precision `json:"precond_precision,omitempty"`
 	// Seed makes centre sampling reproducible.
 	Seed uint64 `json:"seed"`

@@ -354,9 +354,8 @@ func weightExp(src stream.Source) int {
 
 // MemoryPlan is what Plan chose where the Config left the preconditioner
 // (Config.Preconditioner "") or its precision (Config.PrecondPrecision
-// "") to choose: the exact preconditioner, Cholesky in float64 (in
-// float32 where that gives the same fit, precond.Float32Suffices), when
-// it fits the bound (RunOptions.MaxMemory); else Cholesky in float32; else
+// "") to choose: the exact preconditioner, Cholesky in float64, when it
+// fits the bound (RunOptions.MaxMemory); else Cholesky in float32; else
 // the Nyström preconditioner of the largest rank that fits. A Nyström
 // preconditioner of rank r < M leaves out part of K_MM (Training's
 // NystromResidual says how much), so CG needs more iterations to reach
@@ -427,9 +426,6 @@ func (e *memoryError) Is(target error) bool { return target == ErrMemory }
 func (p *FitPlan) planMemory(limit int64) error {
 	cfg := &p.Config
 	autoMethod, autoPrec := cfg.Preconditioner == "", cfg.PrecondPrecision == ""
-	// A float32 Cholesky where it gives float64's fit (precond.
-	// Float32Suffices): half the set-up time and memory.
-	by32 := autoPrec && precond.Float32Suffices(cfg.Lambda, cfg.Jitter)
 	fits := func(c Config) bool { return limit <= 0 || p.memoryOf(c).Total <= limit }
 	exact := *cfg
 	exact.Preconditioner, exact.PrecondPrecision, exact.PrecondRank = precond.MethodCholesky, precond.Float64, 0
@@ -440,9 +436,6 @@ func (p *FitPlan) planMemory(limit int64) error {
 		precs := []precond.Precision{cfg.PrecondPrecision}
 		if autoPrec {
 			precs = []precond.Precision{precond.Float64, precond.Float32}
-			if by32 {
-				precs = precs[1:]
-			}
 		}
 		chosen := false
 		for _, pr := range precs {
@@ -467,7 +460,7 @@ func (p *FitPlan) planMemory(limit int64) error {
 		}
 		switch {
 		case chosen:
-			if cfg.PrecondPrecision == precond.Float32 && autoPrec && !by32 {
+			if cfg.PrecondPrecision == precond.Float32 && autoPrec {
 				note = fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
 					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
 			}
@@ -482,10 +475,7 @@ func (p *FitPlan) planMemory(limit int64) error {
 		}
 	} else if autoPrec {
 		cfg.PrecondPrecision = precond.Float64
-		if cfg.Preconditioner == precond.MethodCholesky && by32 {
-			cfg.PrecondPrecision = precond.Float32
-		}
-		if cfg.Preconditioner == precond.MethodCholesky && !fits(*cfg) && cfg.PrecondPrecision == precond.Float64 {
+		if cfg.Preconditioner == precond.MethodCholesky && !fits(*cfg) {
 			f32 := *cfg
 			f32.PrecondPrecision = precond.Float32
 			if fits(f32) {

@@ -140,7 +140,7 @@ func (o *fitOpts) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.precondMethod, "precond", "auto", "preconditioner: cholesky (with --jitter; 4–8·M² bytes), nystrom (a rank-r basis of K_MM, 8·M·r bytes, for M beyond RAM; more iterations when r is small), auto (cholesky when it fits --max-memory, else nystrom), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	fs.IntVar(&o.precondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d))", precond.DefaultNystromRank(1<<30)))
 	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
-	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 where it gives float64's fit, --lambda ≥ 10 × its --jitter of 1e-5, or when float64 does not fit --max-memory)")
+	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
 	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
