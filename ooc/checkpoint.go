@@ -91,7 +91,7 @@ func (c *Checkpoint) state() *cgState {
 func (c *Checkpoint) matches(fp string, m, k int) error {
 	if c.Fingerprint != fp {
 		return fmt.Errorf("%w: it was written for other data, centres or settings "+
-			"(fingerprint %.12s…, this fit %.12s…); resume with the same store and flags, or start afresh without --resume",
+			"(fingerprint %.12s…, this fit %.12s…); resume with the same data and Config, or start afresh without RunOptions.Resume",
 			ErrCheckpointMismatch, c.Fingerprint, fp)
 	}
 	if c.M != m || c.K != k || len(c.Beta) != m*k || len(c.RS) != k {
@@ -174,6 +174,7 @@ func fingerprint(plan *FitPlan, cs *centreSample, enc targetEncoding) string {
 	cfg := plan.Config
 	cfg.Iterations, cfg.Tolerance, cfg.Patience, cfg.MinImprovement, cfg.NewtonSteps = 0, 0, 0, 0, 0
 	cfg.Uncertainty, cfg.UncertaintyRank = "", 0 // computed after CG, from its result
+	cfg.Precision = 0                            // hashed on its own below, as before Config carried it
 	// The memory plan's choices as a Config that left them to it spelled
 	// them: a checkpoint of either resumes with the other.
 	if cfg.Preconditioner == precond.MethodCholesky {

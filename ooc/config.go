@@ -116,12 +116,12 @@ type Config struct {
 	// each iteration of a large fit is a pass over all the data, and
 	// gains below that are not worth one).
 	MinImprovement float64 `json:"min_improvement,omitempty"`
-	// Precision of the kernel blocks: float64 (default), float32, or bf16
-	// (float32 with the cross term on the AMX unit where the CPU has it;
-	// kernel.BF16). The preconditioner and the M-vectors are float64
-	// either way. (The model
-	// file records it beside the Config, as "precision".)
-	Precision kernel.Precision `json:"-"`
+	// Precision of the kernel blocks: kernel.Float64 (the zero value),
+	// kernel.Float32, or kernel.BF16 (float32 with the cross term on the
+	// AMX unit where the CPU has it). The preconditioner and the M-vectors
+	// are float64 either way. A saved Config carries it ("precision", left
+	// out for float64), so that the Config alone defines the model.
+	Precision kernel.Precision `json:"precision,omitempty"`
 	// Jitter is ε in T = chol(K_MM + εMI). 0 means precond.DefaultJitter.
 	Jitter float64 `json:"jitter,omitempty"`
 	// Preconditioner is precond.MethodCholesky, precond.MethodPivoted

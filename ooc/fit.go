@@ -1286,7 +1286,7 @@ func finiteAlpha(alpha, mean []float64, k int) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: α of centre %d, output %d, is %v; no model was written. If the preconditioner's "+
 				"Nyström basis was read from a file (MODEL.ckpt.basis), delete the file so that it is rebuilt; "+
-				"otherwise raise λ (--lambda) or the jitter (--jitter)", ErrNotFinite, i/k, i%k, v)
+				"otherwise raise λ (Config.Lambda) or the jitter (Config.Jitter)", ErrNotFinite, i/k, i%k, v)
 		}
 	}
 	for o, v := range mean {

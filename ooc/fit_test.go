@@ -406,7 +406,7 @@ func TestFitErrors(t *testing.T) {
 		{"sigma", src, ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: -2}}, "invalid configuration: kernel: sigma must be > 0 and finite, got -2"},
 		{"centers", src, ooc.Config{Centers: -1}, "invalid configuration: centers must be ≥ 0 (0: the default), got -1"},
 		{"too many centers", src, ooc.Config{Centers: 101}, "invalid configuration: centers (M = 101) must not exceed the number of training rows (n = 100)"},
-		{"no targets", noY, ooc.Config{}, "the data has no target column: fit needs targets (ingest with --target COLUMN)"},
+		{"no targets", noY, ooc.Config{}, "the data has no target column: fit needs targets (a source with a target column)"},
 		{"binary with 3 classes", stream.NewMemSource(x, 2, func() []float64 {
 			v := make([]float64, 100)
 			for i := range v {

@@ -34,7 +34,7 @@ func TestNewtonSearch(t *testing.T) {
 		{"whole", func(s float64) float64 { return 1 - s }, -1, 1, false, "", nil},
 		{"eighth", func(s float64) float64 { return 1 - s + 4*s*s }, -1, 0.125, true, "", nil}, // J = 1 − s + 4.5s²
 		{"no descent", func(s float64) float64 { return 1 + s }, -1, 0, false, StatusNoDescent,
-			[]string{"did not fall along Newton step 1", "λ = 1", "Raise --lambda", "--iters"}},
+			[]string{"did not fall along Newton step 1", "λ = 1", "Raise Config.Lambda", "Config.Iterations"}},
 		{"converged", func(s float64) float64 { return 1 + 1e-17 }, -1e-15, 0, false, StatusConverged, nil},
 	} {
 		c := mk(tc.loss, tc.slope)

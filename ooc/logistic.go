@@ -485,7 +485,7 @@ func (r *newtonRun) search(c *newtonCand) bool {
 		}
 		c.stop = StatusNoDescent
 		c.note = fmt.Sprintf("the objective %.6g did not fall along Newton step %d at any length from 1 to 2⁻%d of it (λ = %g); "+
-			"the model keeps the α from before that step. Raise --lambda, or --iters for more accurate steps",
+			"the model keeps the α from before that step. Raise Config.Lambda, or Config.Iterations for more accurate steps",
 			j0, len(c.steps), len(lineSteps), lam)
 		return false
 	}

@@ -181,7 +181,7 @@ func TestFitLogisticErrors(t *testing.T) {
 		want string
 	}{
 		{ooc.Config{Loss: "hinge"}, ooc.RunOptions{}, `invalid configuration: unknown loss "hinge" (want squared or logistic)`},
-		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set --task binary or multiclass)`},
+		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set Config.Task binary or multiclass)`},
 		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, Patience: 2}, ooc.RunOptions{},
 			"invalid configuration: the logistic loss runs its Newton steps: no patience"},
 		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},

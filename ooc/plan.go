@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 
@@ -141,7 +142,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		return nil, configErr("", "the training data has no rows")
 	}
 	if p.TargetColumns == 0 {
-		return nil, fmt.Errorf("%w: fit needs targets (ingest with --target COLUMN)", ErrNoTargets)
+		return nil, fmt.Errorf("%w: fit needs targets (a source with a target column)", ErrNoTargets)
 	}
 	var err error
 	if p.Config, err = cfg.resolved(p.N, p.D); err != nil {
@@ -152,7 +153,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		return nil, err
 	}
 	if p.Config.Uncertainty != "" && opts.Validation == nil {
-		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)")
+		return nil, configErr("Config.Uncertainty", "predictive standard deviations are fitted on validation rows: set RunOptions.Validation")
 	}
 	if v := opts.Validation; v != nil && (v.Dim() != p.D || v.NumTargets() != p.TargetColumns) {
 		return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
@@ -300,7 +301,7 @@ func (p *FitPlan) resolveTask(distinct [][]float64) (err error) {
 	switch task {
 	case TaskRegression:
 		if p.Config.Loss == LossLogistic {
-			return configErr("Config.Loss", "the logistic loss is for classification; target %q is regression (set --task binary or multiclass)", p.Targets[0])
+			return configErr("Config.Loss", "the logistic loss is for classification; target %q is regression (set Config.Task binary or multiclass)", p.Targets[0])
 		}
 		if p.Config.ClassWeight == ClassWeightBalanced {
 			return configErr("Config.ClassWeight", "class weights need a classification task; target %q is regression (%s)",
@@ -531,3 +532,55 @@ func searchMemory(asked precond.Precision, limit int64, est func(precond.Precisi
 	return mem, prec, "", fmt.Errorf("%w: the %s %s needs about %s with %s preconditioners (%s), more than the limit of %s: %s",
 		ErrMemory, kind, grid, FormatBytes(mem.Total), prec, buffers(mem), FormatBytes(limit), fix)
 }
+
+// DefaultSigmas is the σ grid a search tries when TuneConfig.Sigmas is
+// nil and its base kernel is a distance kernel that gives no length scale
+// (Sigma 0, no Sigmas): √d × {1/4, 1/2, 1, 2, 4} (features are
+// standardised, so that σ = √d puts typical kernel values near e⁻¹).
+func DefaultSigmas(d int) []float64 {
+	s := DefaultSigma(d)
+	return []float64{s / 4, s / 2, s, 2 * s, 4 * s}
+}
+
+// DefaultLambdas is FitTuned's λ grid when TunedConfig.Search.Lambdas is
+// nil: 1e-8 … 1e-3, one value a decade.
+func DefaultLambdas() []float64 { return []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3} }
+
+// SigmaGrid returns the length scales σ the search of tc tries on data of
+// d features: Sigmas, or when it is nil DefaultSigmas(d) for a distance
+// kernel whose Base gives no length scale; nil (Base.Kernel alone) for a
+// Base that gives one (Sigma or per-feature Sigmas) or a kernel without
+// one.
+func (tc TuneConfig) SigmaGrid(d int) []float64 {
+	k := tc.Base.Kernel
+	if tc.Sigmas != nil || !cmp.Or(k.Kind, kernel.Gaussian).IsDistance() || k.Sigma != 0 || k.Sigmas != nil {
+		return tc.Sigmas
+	}
+	return DefaultSigmas(d)
+}
+
+// searchGrid is the grid of a search of tc whose base Config resolved to
+// cfg on data of d features: its kernels (one per σ of SigmaGrid, or
+// cfg's kernel alone; with ARD, cfg's kernel first, whose learned scales
+// replace it later) and its λ (Lambdas, or {cfg.Lambda}).
+func searchGrid(tc TuneConfig, cfg Config, d int) (kernels []kernel.Kernel, lambdas []float64) {
+	kernels = []kernel.Kernel{cfg.Kernel}
+	if sigmas := tc.SigmaGrid(d); sigmas != nil {
+		if tc.ARD == nil {
+			kernels = kernels[:0]
+		}
+		for _, s := range sigmas {
+			kn := cfg.Kernel
+			kn.Sigma, kn.Sigmas = s, nil
+			kernels = append(kernels, kn)
+		}
+	}
+	lambdas = tc.Lambdas
+	if lambdas == nil {
+		lambdas = []float64{cfg.Lambda}
+	}
+	return kernels, lambdas
+}
+
+// isZero reports whether v is its type's zero value.
+func isZero[T any](v T) bool { return reflect.ValueOf(&v).Elem().IsZero() }

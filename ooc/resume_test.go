@@ -70,7 +70,7 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 		c := cfg
 		s := alt(&c)
 		_, err := ooc.Fit(context.Background(), s, c, ooc.RunOptions{Resume: cp})
-		if !errors.Is(err, ooc.ErrCheckpointMismatch) || !strings.Contains(err.Error(), "resume with the same store and flags, or start afresh without --resume") {
+		if !errors.Is(err, ooc.ErrCheckpointMismatch) || !strings.Contains(err.Error(), "resume with the same data and Config, or start afresh without RunOptions.Resume") {
 			t.Errorf("%s: err = %v, want a checkpoint mismatch", name, err)
 		}
 	}

@@ -37,8 +37,8 @@ type TuneConfig struct {
 	// Checkpoint and Resume must be nil: a search is not resumable.
 	Base Config
 	// Sigmas are the length scales σ tried (distance kernels). nil means
-	// Base.Kernel alone (its Sigma, its per-feature Sigmas, or the default
-	// σ = √d).
+	// the default (SigmaGrid): Base.Kernel alone when it gives a length
+	// scale (Sigma or per-feature Sigmas), else DefaultSigmas(d).
 	Sigmas []float64
 	// Lambdas are the λ > 0 tried. nil means {Base.Lambda}, or
 	// DefaultLambda when that is 0.
@@ -53,7 +53,9 @@ type TuneConfig struct {
 	// 0 means DefaultPatience; a negative value never stops on patience.
 	Patience int
 	// MinImprovement is the relative improvement of the validation metric
-	// that counts as one. 0 means 1e-4.
+	// that counts as one. 0 means DefaultMinImprovement, as in Config.
+	// (Both commands' searches use 1e-4: a search's small M and subsample
+	// make each pass cheap.)
 	MinImprovement float64
 	// Halving, when > 0, is successive halving: after iterations
 	// Halving, 2·Halving, 4·Halving, … the worse half of the live
@@ -510,10 +512,10 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 		return configErr("RunOptions.Checkpoint", "tune does not checkpoint or resume: RunOptions.Checkpoint and Resume must be nil")
 	}
 	if base.Preconditioner == precond.MethodNystrom {
-		return configErr("Config.Preconditioner", "tune's candidates share one factorisation of K_MM per σ, at an M that fits in memory: the nystrom preconditioner is for the final fit (fit --tune uses it there)")
+		return configErr("Config.Preconditioner", "tune's candidates share one factorisation of K_MM per σ, at an M that fits in memory: the nystrom preconditioner is for the final fit (FitTuned uses it there)")
 	}
 	if base.Loss == LossLogistic && tc.ARD != nil {
-		return configErr("TuneConfig.ARD", "ARD learns its length scales with the squared loss: give no --ard with the logistic loss")
+		return configErr("TuneConfig.ARD", "ARD learns its length scales with the squared loss: give no TuneConfig.ARD with the logistic loss")
 	}
 	if tc.ValFraction < 0 || tc.ValFraction >= 1 || math.IsNaN(tc.ValFraction) {
 		return configErr("TuneConfig.ValFraction", "validation fraction must be in [0, 1), got %g", tc.ValFraction)
@@ -567,7 +569,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 		return nil, err
 	}
 	if tc.MinImprovement == 0 {
-		tc.MinImprovement = 1e-4
+		tc.MinImprovement = DefaultMinImprovement
 	}
 	if tc.Patience == 0 {
 		tc.Patience = DefaultPatience
@@ -614,24 +616,10 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	t.plan = plan
 	cfg := plan.Config
-	lambdas := tc.Lambdas
-	if lambdas == nil {
-		lambdas = []float64{cfg.Lambda}
-	}
-	kernels := []kernel.Kernel{cfg.Kernel}
-	if tc.Sigmas != nil {
-		// With ARD, the first group's kernel is the learned one (set by
-		// Tune once learnARD has run): it competes with the grid's σ on
-		// the same validation rows, and loses when it is worse.
-		if tc.ARD == nil {
-			kernels = kernels[:0]
-		}
-		for _, s := range tc.Sigmas {
-			kn := cfg.Kernel
-			kn.Sigma, kn.Sigmas = s, nil
-			kernels = append(kernels, kn)
-		}
-	}
+	// With ARD, the first group's kernel is the learned one (set by
+	// Tune once learnARD has run): it competes with the grid's σ on the
+	// same validation rows, and loses when it is worse.
+	kernels, lambdas := searchGrid(tc, cfg, plan.D)
 	for _, kn := range kernels {
 		g := &sigmaGroup{kern: kn}
 		for _, l := range lambdas {
@@ -1488,5 +1476,5 @@ func HoldoutProblem(frac float64, n, nt, nv int64) string {
 		what = "a smaller fraction"
 	}
 	return fmt.Sprintf("holding out %g of %d rows leaves %d training and %d validation rows, and both need some: "+
-		"give %s, the validation rows apart (--val), or more rows", frac, n, nt, nv, what)
+		"give %s, the validation rows apart (RunOptions.Validation), or more rows", frac, n, nt, nv, what)
 }

@@ -54,12 +54,14 @@ type TunedConfig struct {
 	// Patience of 0 means DefaultPatience here (FitTuned stops the final
 	// fit by its validation metric: see Config.Patience).
 	Fit Config
-	// Search is the search: Sigmas (nil: √d × {1/4, 1/2, 1, 2, 4} for a
-	// distance kernel), Lambdas (nil: 1e-8 … 1e-3, 6 values), ARD,
+	// Search is the search: Sigmas (nil: TuneConfig.SigmaGrid of Fit's
+	// kernel), Lambdas (nil: DefaultLambdas), ARD,
 	// Patience, Halving, SigmaSteps and Progress as Tune reads them
-	// (RunOptions.MaxMemory bounds the search and the fit). Its Base is Fit with the search's Centers. ValFraction is the
-	// fraction of all rows held out (by Fit.Seed) from both steps when
-	// RunOptions.Validation is nil (0: DefaultValFraction).
+	// (RunOptions.MaxMemory bounds the search and the fit). Its Base must
+	// be zero: the search's base is Fit with the search's Centers (a
+	// non-zero Base is refused). ValFraction is the fraction of all rows
+	// held out (by Fit.Seed) from both steps when RunOptions.Validation is
+	// nil (0: DefaultValFraction).
 	Search TuneConfig
 	// Rows is the number of training rows the search runs on, drawn
 	// uniformly without replacement (by Fit.Seed) and held in memory.
@@ -118,6 +120,9 @@ const StageSubsample Stage = "subsample"
 func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOptions) (*Model, error) {
 	start := time.Now()
 	search := tc.Search
+	if !isZero(search.Base) {
+		return nil, configErr("TunedConfig.Search.Base", "the search's base is TunedConfig.Fit with the search's Centers: leave Search.Base zero")
+	}
 	if search.ValFraction != 0 && opts.Validation != nil {
 		return nil, configErr("TunedConfig.Search.ValFraction", "a validation fraction and a validation source exclude each other")
 	}
@@ -182,12 +187,8 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	if int64(m) > rows {
 		return nil, configErr("TunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
 	}
-	if search.Sigmas == nil && plan.Config.Kernel.Kind.IsDistance() && fitCfg.Kernel.Sigmas == nil {
-		s := DefaultSigma(plan.D)
-		search.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
-	}
 	if search.Lambdas == nil {
-		search.Lambdas = []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3}
+		search.Lambdas = DefaultLambdas()
 	}
 	search.Base = fitCfg
 	search.Base.Centers = m

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -58,19 +57,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			return nil, err
 		}
 	}
-	kernels := []kernel.Kernel{plan.Config.Kernel}
-	if tc.Sigmas != nil {
-		kernels = kernels[:0]
-		for _, s := range tc.Sigmas {
-			kn := plan.Config.Kernel
-			kn.Sigma, kn.Sigmas = s, nil
-			kernels = append(kernels, kn)
-		}
-	}
-	lambdas := tc.Lambdas
-	if lambdas == nil {
-		lambdas = []float64{plan.Config.Lambda}
-	}
+	kernels, lambdas := searchGrid(tc, plan.Config, plan.D)
 	res := &TuneResult{N: plan.N, ValRows: stream.Rows(val), M: plan.Config.Centers, Metric: "error_rate"}
 	live := len(kernels) * len(lambdas)
 	report := func(p Progress) {

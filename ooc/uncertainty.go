@@ -86,7 +86,7 @@ func checkUncertainty(cfg Config, task Task) error {
 		return nil
 	}
 	if task != TaskRegression {
-		return configErr("Config.Uncertainty", "predictive standard deviations are for regression; a %s model's probabilities (--proba) are its uncertainty, calibrated on the validation rows", task)
+		return configErr("Config.Uncertainty", "predictive standard deviations are for regression; a %s model's probabilities (Model.ProbaTo) are its uncertainty, calibrated on the validation rows", task)
 	}
 	if _, ok := stationaryPrior(cfg.Kernel); !ok {
 		return configErr("Config.Uncertainty", "predictive standard deviations need a distance kernel (gaussian, laplacian, matern12/32/52), not %s", cfg.Kernel.Kind)

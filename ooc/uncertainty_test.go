@@ -285,7 +285,7 @@ func TestUncertaintyErrors(t *testing.T) {
 		want string
 	}{
 		{"no validation", ooc.Config{Centers: 30, Uncertainty: ooc.UncertaintyPrecond}, ooc.RunOptions{},
-			"predictive standard deviations are fitted on validation rows: set RunOptions.Validation (fit --val-fraction or --val)"},
+			"predictive standard deviations are fitted on validation rows: set RunOptions.Validation"},
 		{"linear kernel", ooc.Config{Centers: 30, Uncertainty: ooc.UncertaintyPrecond, Kernel: kernel.Kernel{Kind: kernel.Linear}},
 			ooc.RunOptions{Validation: val}, "predictive standard deviations need a distance kernel (gaussian, laplacian, matern12/32/52), not linear"},
 		{"unknown method", ooc.Config{Centers: 30, Uncertainty: "bayes"}, ooc.RunOptions{Validation: val},
@@ -308,7 +308,7 @@ func TestUncertaintyErrors(t *testing.T) {
 	}
 	_, err := ooc.Fit(context.Background(), stream.NewMemSource(x, 3, yc, 1, 100), ooc.Config{Centers: 30, Uncertainty: ooc.UncertaintyPrecond},
 		ooc.RunOptions{Validation: stream.NewMemSource(x[:300], 3, yc[:100], 1, 50)})
-	if want := "predictive standard deviations are for regression; a binary model's probabilities (--proba) are its uncertainty"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "predictive standard deviations are for regression; a binary model's probabilities (Model.ProbaTo) are its uncertainty"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("binary: %v; want %q", err, want)
 	}
 	// Predict with Std on a model without.

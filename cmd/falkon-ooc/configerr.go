@@ -54,9 +54,19 @@ var flagOf = map[string]string{
 	"ValFraction":                    "--val-fraction", // ooc.HoldOut's
 }
 
+// nameOf maps the other names of ooc's API that its messages quote to
+// what the command line calls them (in text only: an error naming them
+// is not a usage error).
+var nameOf = map[string]string{
+	"RunOptions.Resume": "--resume",
+	"Model.ProbaTo":     "predict --proba",
+	"FitTuned":          "fit --tune",
+}
+
 // fieldName matches the Go path of a field of ooc's configuration in a
-// message: Config.Lambda, RunOptions.MaxMemory, TunedConfig.Search.ValFraction.
-var fieldName = regexp.MustCompile(`\b(?:TunedConfig\.Search\.|TunedConfig\.|TuneConfig\.|Config\.|RunOptions\.)[A-Z][A-Za-z]*`)
+// message (Config.Lambda, RunOptions.MaxMemory,
+// TunedConfig.Search.ValFraction) and the names of nameOf.
+var fieldName = regexp.MustCompile(`\b(?:(?:TunedConfig\.Search\.|TunedConfig\.|TuneConfig\.|Config\.|RunOptions\.|Model\.)[A-Z][A-Za-z]*|FitTuned)\b`)
 
 // flagText replaces the field names of ooc's configuration in s (an
 // error's or a note's text) with the flags that set them.
@@ -64,6 +74,9 @@ func flagText(s string) string {
 	return fieldName.ReplaceAllStringFunc(s, func(f string) string {
 		if fl, ok := flagOf[f]; ok {
 			return fl
+		}
+		if n, ok := nameOf[f]; ok {
+			return n
 		}
 		return f
 	})

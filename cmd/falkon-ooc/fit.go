@@ -573,7 +573,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		m, err = ooc.Fit(ctx, train, asked, run)
 	}
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
-		return fmt.Errorf("--resume: %w", err)
+		return fmt.Errorf("--resume: %w", flagNames(err))
 	}
 	if err != nil {
 		return flagNames(err)

@@ -139,7 +139,7 @@ func (t *fitTuneOpts) config(cfg ooc.Config, set map[string]bool) (ooc.TunedConf
 	cfg.MinImprovement = t.minImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: t.rows, Centers: t.centers, Handoff: ooc.HandoffRule(t.handoff)}
 	s := &tc.Search
-	s.Extend, s.Pick = t.extend, ooc.PickRule(t.pick)
+	s.Extend, s.Pick, s.MinImprovement = t.extend, ooc.PickRule(t.pick), searchMinImprovement
 	switch {
 	case cfg.Loss == ooc.LossLogistic && t.patience > 0:
 		return tc, usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: " +

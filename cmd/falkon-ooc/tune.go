@@ -92,6 +92,11 @@ func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	}
 }
 
+// searchMinImprovement is the TuneConfig.MinImprovement of tune and of
+// fit --tune's search: a candidate's pass at a search's small M is cheap,
+// so smaller gains than a fit's (ooc.DefaultMinImprovement) keep it.
+const searchMinImprovement = 1e-4
+
 // parseGrid parses a LIST (comma-separated) or a RANGE (LO:HI:COUNT, log
 // spaced) of positive numbers.
 func parseGrid(flagName, s string) ([]float64, error) {
@@ -146,7 +151,8 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	for _, name := range tuneShared {
 		fitSet[name] = set[name]
 	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick), MaxPasses: o.maxPasses}
+	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick), MaxPasses: o.maxPasses,
+		MinImprovement: searchMinImprovement}
 	// check builds the search from the flags and has ooc.ValidateTune
 	// check it before any input is read. CLI rules, which ooc does not
 	// make: --patience 0 and --sigma-halving 0 mean never here (a
@@ -213,10 +219,6 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if err := prepareOut(e, "--out", fo.out, false, inputPaths(storePath, fo.val)...); err != nil {
 		return err
 	}
-	if tc.Sigmas == nil && base.Kernel.Kind.IsDistance() && base.Kernel.Sigmas == nil {
-		s := ooc.DefaultSigma(r.Dim())
-		tc.Sigmas = []float64{s / 4, s / 2, s, 2 * s, 4 * s}
-	}
 	run := ooc.RunOptions{Workers: fo.workers, MaxMemory: fo.maxMemoryBytes}
 	pr := newProgress(e.stderr, fo.quiet)
 	if fo.val != "" {
@@ -232,8 +234,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	}
 	var passStart time.Time
 	tc.Progress = tuneProgress(pr, "tune", r.Dim(), &passStart)
-	pr.printf("tune: %d σ × %d λ = %d candidates on %s%s", max(len(tc.Sigmas), 1), len(tc.Lambdas),
-		max(len(tc.Sigmas), 1)*len(tc.Lambdas), storePath, budgetNote(tc, base, run.Validation != nil))
+	ns := max(len(tc.SigmaGrid(r.Dim())), 1)
+	pr.printf("tune: %d σ × %d λ = %d candidates on %s%s", ns, len(tc.Lambdas), ns*len(tc.Lambdas), storePath,
+		budgetNote(tc, base, run.Validation != nil))
 	res, err := ooc.Tune(ctx, r, tc, run)
 	if err != nil {
 		return flagErr(err)
