@@ -31,7 +31,7 @@ func ExampleTune() {
 	// σ = 0.05 λ = 0.01  validation rmse 2e-01, stopped after 2 iterations (sigma-halving)
 	// σ = 0.05 λ = 1e-08 validation rmse 7e-01, stopped after 2 iterations (sigma-halving)
 	// σ = 0.5  λ = 0.01  validation rmse 4e-02, stopped after 6 iterations (patience)
-	// σ = 0.5  λ = 1e-08 validation rmse 2e-05, stopped after 17 iterations (patience)
+	// σ = 0.5  λ = 1e-08 validation rmse 2e-05, stopped after 15 iterations (patience)
 	// σ = 5    λ = 0.01  validation rmse 4e-01, stopped after 4 iterations (patience)
 	// σ = 5    λ = 1e-08 validation rmse 6e-02, stopped after 4 iterations (sigma-halving)
 	// best: σ = 0.5, λ = 1e-08
