@@ -12,13 +12,27 @@ import (
 // probabilities are calibrated on val (one pass over it; its targets
 // must be m's), as Fit does with RunOptions.Validation (see
 // model.Calibration and model.Calibrate). It is an error for a
-// regression model or a source without rows.
+// regression model or a source without rows. A model whose
+// Config.Threshold is set (a search's pick: TuneResult.Model) gets its
+// decision threshold in the same pass, as Fit gives it: the number, or the
+// threshold its rule chooses on val's rows.
 func Calibrate(ctx context.Context, m *Model, val stream.Source, opt PredictOptions) (*Model, error) {
-	mm, err := model.Calibrate(ctx, m.Model, val, opt)
-	if err != nil {
-		return nil, err
+	if m.cfg.Threshold == "" || m.Task() == TaskRegression {
+		mm, err := model.Calibrate(ctx, m.Model, val, opt)
+		if err != nil {
+			return nil, err
+		}
+		return m.with(mm), nil
 	}
-	return m.with(mm), nil
+	val, err := m.Relabel(val)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	ev, err := m.evaluate(ctx, val, opt)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	return decideFit(m.with(m.CalibratedOn(ev)), ev)
 }
 
 // calibrateFit returns the fit's model m calibrated on the validation

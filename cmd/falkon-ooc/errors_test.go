@@ -669,6 +669,13 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			fix:     "Give a fraction such as 0.1, or 0 for no validation rows.",
 		},
 		{
+			mistake: "tune --threshold outside (0, 1)",
+			args:    []string{"tune", "--out", "model2.falkon", "--threshold", "1.5", "train.store"},
+			code:    2,
+			stderr:  "falkon-ooc tune: --threshold: threshold 1.5: a number must be in (0, 1), the probability of the second class from which rows are labelled with it",
+			fix:     "Give a probability such as 0.3, or a rule chosen on the validation rows: f1, balanced or cost:FP:FN.",
+		},
+		{
 			mistake: "--centers negative",
 			args:    []string{"fit", "--out", "model2.falkon", "--centers", "-5", "train.store"},
 			code:    2,

@@ -10,12 +10,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
-	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
@@ -64,46 +63,28 @@ best iteration. The search's table is printed, and kept in the model.`,
 }
 
 type fitOpts struct {
-	out, kernel, sigmas, precision, task string
-	centers, iters, workers, degree      int
-	sigma, lambda, tol, jitter           float64
-	gamma, coef0                         float64
-	seed                                 uint64
-	resume, noCheckpoint, jsonOut        bool
-	quiet, force                         bool
-	val, plot, sampling, precondMethod   string
-	precondRank                          int
-	maxMemory, precondPrecision          string
-	candidates                           int
-	valFraction                          float64
-	valEvery                             int
-	uncertainty                          bool
-	uncMethod                            string
-	classWeight, loss, threshold         string
-	newtonSteps                          int
-	uncRank                              int
-	input                                inputOptions
-	tuneFit                              fitTuneOpts
-	settings                             map[string]string // the flags a checkpoint records
-	resumeFrom                           *ooc.Checkpoint   // read by --resume
-	maxMemoryBytes                       int64             // --max-memory as RunOptions.MaxMemory (0: ooc's default)
+	cliflags.Flags
+	plot       string
+	input      inputOptions
+	settings   map[string]string // the flags a checkpoint records
+	resumeFrom *ooc.Checkpoint   // read by --resume
 }
 
 func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &fitOpts{}
-	o.register(fs)
+	o.register(fs, cliflags.Fit)
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if o.resume && o.out != "" {
+		if o.Resume && o.Out != "" {
 			// The checkpoint's settings first: a contradiction is refused
 			// before any input is read.
-			c, err := readResume(o.out + ".ckpt")
+			c, err := readResume(o.Out + ".ckpt")
 			if err != nil {
 				return err
 			}
 			if c != nil && c.Settings != nil {
-				if err := restoreSettings(fs, set, c.Settings, o.out+".ckpt"); err != nil {
+				if err := restoreSettings(fs, set, c.Settings, o.Out+".ckpt"); err != nil {
 					return err
 				}
 			}
@@ -114,56 +95,21 @@ func fitFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	}
 }
 
-// register declares fit's flags on fs (tune takes over those that mean
-// the same there).
-func (o *fitOpts) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
-	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
-	fs.StringVar(&o.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian, matern12, matern32, matern52, linear, polynomial")
-	o.tuneFit.sigmaGrid = gridValue{name: "sigma", one: &o.sigma}
-	fs.Var(&o.tuneFit.sigmaGrid, "sigma", "kernel length scale (default √d, on standardised features); with --tune a `LIST` or LO:HI:COUNT to search")
-	fs.StringVar(&o.sigmas, "sigmas", "", "per-feature length scales, comma-separated (distance kernels)")
-	fs.IntVar(&o.degree, "degree", 2, "polynomial degree")
-	fs.Float64Var(&o.gamma, "gamma", 0, "scale of x·c in linear and polynomial kernels (0: 1)")
-	fs.Float64Var(&o.coef0, "coef0", 0, "offset in linear and polynomial kernels")
-	o.lambda = ooc.DefaultLambda
-	o.tuneFit.lamGrid = gridValue{name: "lambda", one: &o.lambda}
-	fs.Var(&o.tuneFit.lamGrid, "lambda", fmt.Sprintf("ridge regularisation λ > 0 (default %v; with --tune a `LIST` or LO:HI:COUNT to search, default 1e-8:1e-3:6)", ooc.DefaultLambda))
-	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one pass over the data each)")
-	fs.Float64Var(&o.tol, "tol", 0, "stop early when the relative CG residual falls below this (0: run all iterations)")
-	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64, float32, or bf16 (float32 with the distances' cross term on the AMX unit of CPUs that have AMX-BF16, else float32)")
-	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c), every class the same in the loss (times the row weights, if any)")
-	fs.StringVar(&o.threshold, "threshold", "", "binary classification: label a row with the second class when its probability is ≥ this number (default 0.5), or a rule that chooses the threshold on the validation rows, stored in the model: f1 (the best F1 of the second class), balanced (equal recall of both classes) or cost:FP:FN (the least cost, e.g. cost:1:5 when a missed positive costs 5 false alarms); a rule holds out --val-fraction 0.1 unless --val or --val-fraction is given")
-	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification (multiclass: one class against the rest) by Newton steps on a decreasing λ path, each a gradient pass and --iters CG iterations, ended by a line search in the next gradient pass (one more pass when it shortens the step, and after the last step): at most --newton-steps·(--iters + 2) passes over the data, 176 at the defaults against 21 for squared (fewer with --tol); predict --proba then gives the model's own probabilities")
-	fs.IntVar(&o.newtonSteps, "newton-steps", 0, fmt.Sprintf("with --loss logistic: Newton steps (0: %d; the first three at λ·1000, λ·100, λ·10)", ooc.DefaultNewtonSteps))
-	fs.StringVar(&o.task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
-	fs.StringVar(&o.precondMethod, "precond", "auto", "preconditioner: cholesky (with --jitter; 4–8·M² bytes), nystrom (a rank-r basis of K_MM, 8·M·r bytes, for M beyond RAM; more iterations when r is small), auto (cholesky when it fits --max-memory, else nystrom), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
-	fs.IntVar(&o.precondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d))", precond.DefaultNystromRank(1<<30)))
-	fs.Float64Var(&o.jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
-	fs.StringVar(&o.precondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
-	fs.StringVar(&o.maxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
-	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (0: one per CPU)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
-	fs.StringVar(&o.sampling, "centers-sampling", "uniform", "how centres are drawn: uniform, or leverage (approximate ridge leverage scores, weighted)")
-	fs.IntVar(&o.candidates, "candidates", 0, "with leverage sampling: rows scored before drawing the centres (0: 10 M)")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit (or extend a finished one to --iters) from MODEL.ckpt")
-	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
-	fs.BoolVar(&o.force, "force", false, "replace MODEL, MODEL.json, MODEL.ckpt(.basis), MODEL.store(.key) and --plot even when they are not files fit wrote")
-	fs.Float64Var(&o.valFraction, "val-fraction", 0, "hold out this fraction of the rows (chosen by --seed) for validation")
-	fs.StringVar(&o.val, "val", "", "validate on this store, Parquet or CSV `input` (same columns as the training store)")
-	fs.IntVar(&o.valEvery, "val-every", 1, "report the validation metric every N iterations")
-	fs.BoolVar(&o.uncertainty, "uncertainty", false, "keep what predict --std and --interval need: predictive standard deviations, fitted on the validation rows (regression; implies --val-fraction 0.1 without --val)")
-	fs.StringVar(&o.uncMethod, "uncertainty-method", "precond", "with --uncertainty: precond (from FALKON's preconditioner, no extra pass) or exact (one more pass: n·M² flops, (3 + workers)·8M² bytes)")
-	fs.IntVar(&o.uncRank, "uncertainty-rank", 0, "with --uncertainty: rank r of the variance's factor, M·r more flops per predicted row (0: 2d, within [16, 64])")
-	fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
-	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+// register declares the flags of fit or tune on fs: the flags both
+// programs share (cliflags), then falkon-ooc's own: --plot and those of
+// Parquet/CSV inputs.
+func (o *fitOpts) register(fs *flag.FlagSet, cmd cliflags.Command) {
+	o.Add(fs, cmd)
+	if cmd == cliflags.Fit {
+		fs.StringVar(&o.plot, "plot", "", "draw the residual and validation metric by iteration into this PNG `file`")
+	} else {
+		fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
+	}
 	fs.StringVar(&o.input.target, "target", "", "Parquet/CSV inputs: the target `column`s, comma-separated")
 	fs.StringVar(&o.input.features, "features", "", "Parquet/CSV inputs: the feature `column`s (default: as ingest chooses them)")
 	fs.StringVar(&o.input.exclude, "exclude", "", "Parquet/CSV inputs: `column`s that are not features")
 	fs.StringVar(&o.input.weight, "weight", "", "Parquet/CSV inputs: a `column` of row weights (finite, ≥ 0), as ingest --weight; a STORE carries its own")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
-	o.tuneFit.register(fs)
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
 }
 
@@ -193,104 +139,6 @@ func weightLines(m *ooc.Model) [][2]string {
 		out = append(out, [2]string{"loss", l})
 	}
 	return out
-}
-
-// fitConfig turns the flags into an ooc.Config, rejecting bad values with
-// a usage error that names the flag.
-func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
-	var cfg ooc.Config
-	kind, err := kernel.ParseKind(o.kernel)
-	if err != nil {
-		return cfg, usagef("--kernel: %v", err)
-	}
-	cfg.Kernel = kernel.Kernel{Kind: kind, Sigma: o.sigma, Gamma: o.gamma, Coef0: o.coef0}
-	if kind == kernel.Polynomial {
-		cfg.Kernel.Degree = o.degree
-	}
-	if set["sigma"] && !(o.sigma > 0) {
-		return cfg, usagef("--sigma must be > 0, got %g", o.sigma)
-	}
-	if o.sigmas != "" {
-		for _, s := range strings.Split(o.sigmas, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || !(v > 0) {
-				return cfg, usagef("--sigmas: %q is not a length scale > 0", s)
-			}
-			cfg.Kernel.Sigmas = append(cfg.Kernel.Sigmas, v)
-		}
-	}
-	// CLI rules, which ooc does not make: 0 asks ooc for its default,
-	// while on the command line the default is the flag's, so --lambda 0,
-	// --iters 0 and --val-every 0 are mistakes. ooc.Validate checks the
-	// rest before any input is read.
-	if o.lambda == 0 {
-		return cfg, usagef("--lambda must be > 0, got 0")
-	}
-	if o.iters == 0 {
-		return cfg, usagef("--iters must be ≥ 1, got 0")
-	}
-	if o.valEvery == 0 {
-		return cfg, usagef("--val-every must be ≥ 1, got 0")
-	}
-	cfg.Lambda, cfg.Centers, cfg.Iterations, cfg.Tolerance, cfg.Jitter = o.lambda, o.centers, o.iters, o.tol, o.jitter
-	if !set["iters"] && !o.tuneFit.on {
-		// ooc's default: DefaultIterations (the flag's), or a cap when
-		// ooc's memory plan gives the fit a Nyström preconditioner that
-		// its validation rows stop.
-		cfg.Iterations = 0
-	}
-	if cfg.Precision, err = kernel.ParsePrecision(o.precision); err != nil {
-		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
-	}
-	if cfg.Task, err = ooc.ParseTask(o.task); err != nil {
-		return cfg, usagef("--task: %v", err)
-	}
-	if o.classWeight != "none" {
-		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
-	}
-	cfg.Threshold = o.threshold
-	if o.loss != "squared" {
-		cfg.Loss = ooc.Loss(o.loss)
-	}
-	cfg.NewtonSteps = o.newtonSteps
-	switch o.precondMethod {
-	case "auto": // ooc's memory plan picks nystrom when cholesky does not fit
-	default:
-		cfg.Preconditioner = precond.Method(o.precondMethod)
-	}
-	if o.precondRank != 0 && o.precondMethod != "auto" && o.precondMethod != string(precond.MethodNystrom) {
-		return cfg, usagef("--precond-rank is for --precond nystrom (or auto), not %s", o.precondMethod)
-	}
-	if cfg.Preconditioner == "" || cfg.Preconditioner == precond.MethodNystrom {
-		cfg.PrecondRank = o.precondRank
-	}
-	if o.maxMemoryBytes, err = memoryLimit(o.maxMemory); err != nil {
-		return cfg, err
-	}
-	switch o.precondPrecision {
-	case "auto":
-	case "float64", "float32":
-		cfg.PrecondPrecision = precond.Precision(o.precondPrecision)
-	default:
-		return cfg, usagef("--precond-precision must be float64, float32 or auto, got %q", o.precondPrecision)
-	}
-	cfg.Seed = o.seed
-	if cfg.Sampling, err = ooc.ParseSampling(o.sampling); err != nil {
-		return cfg, usagef("--centers-sampling: %v", err)
-	}
-	cfg.Candidates = o.candidates
-	switch {
-	case o.uncertainty:
-		cfg.Uncertainty, cfg.UncertaintyRank = ooc.UncertaintyMethod(o.uncMethod), o.uncRank
-	case set["uncertainty-method"] || set["uncertainty-rank"]:
-		return cfg, usagef("--uncertainty-method and --uncertainty-rank need --uncertainty")
-	}
-	return cfg, flagErr(ooc.Validate(cfg, o.runOptions()))
-}
-
-// runOptions returns the run options the flags set.
-func (o *fitOpts) runOptions() ooc.RunOptions {
-	return ooc.RunOptions{Workers: o.workers, ValEvery: o.valEvery, MaxMemory: o.maxMemoryBytes}
 }
 
 // precondName describes the preconditioner of cfg for the progress line.
@@ -337,9 +185,6 @@ type fitResult struct {
 	Calibration *ooc.Calibration `json:"calibration,omitempty"`
 	// BestIteration is the iteration of the model with --patience.
 	BestIteration int `json:"best_iteration,omitempty"`
-	// StoppedAtCap is, when the fit ran all --iters while validating,
-	// its last improvement of the validation metric (ooc.StoppedAtCap).
-	StoppedAtCap *ooc.Improvement `json:"stopped_at_cap,omitempty"`
 	// Phases are the wall and CPU seconds of each phase and PeakRSS the
 	// process's peak resident memory (bytes).
 	Phases  []ooc.Phase `json:"phases"`
@@ -353,62 +198,43 @@ type fitResult struct {
 	// MemoryPlan is what the memory limit made the fit give up (the
 	// preconditioner chosen in its place), absent when nothing.
 	MemoryPlan *ooc.MemoryPlan `json:"memory_plan,omitempty"`
+	// StoppedAtCap is, when the fit ran all --iters while validating,
+	// its last improvement of the validation metric (ooc.StoppedAtCap).
+	StoppedAtCap *ooc.Improvement `json:"stopped_at_cap,omitempty"`
 }
 
 func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args []string) error {
 	// CLI rules: fit's hold-out (--val-fraction) is the CLI's, not a
 	// setting of ooc.Fit; --plot is the CLI's.
 	check := func(ooc.Config) error {
-		if !(o.valFraction >= 0 && o.valFraction < 1) { // NaN too
-			return usagef("--val-fraction must be in [0, 1), got %g", o.valFraction)
-		}
-		if o.valFraction > 0 && o.val != "" {
-			return usagef("--val and --val-fraction exclude each other")
+		if err := o.CheckFit(set); err != nil {
+			return err
 		}
 		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
 			return usagef("--plot %s: the name must end in .png", o.plot)
 		}
-		return o.tuneFit.check(o, set)
+		return nil
 	}
-	if o.tuneFit.on && o.val == "" && !set["val-fraction"] {
-		o.valFraction = ooc.DefaultValFraction
+	if err := o.Holdout(set); err != nil {
+		return err
 	}
-	if _, rule, err := model.ParseThreshold(o.threshold); o.threshold != "" && err == nil && rule != nil && o.val == "" {
-		if set["val-fraction"] && o.valFraction == 0 {
-			return usagef("--threshold %s chooses the threshold on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)", o.threshold)
-		}
-		if !set["val-fraction"] {
-			o.valFraction = ooc.DefaultValFraction
-		}
-	}
-	if o.uncertainty && o.val == "" {
-		if set["val-fraction"] && o.valFraction == 0 {
-			return usagef("--uncertainty fits the standard deviations on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)")
-		}
-		if !set["val-fraction"] {
-			o.valFraction = ooc.DefaultValFraction
-		}
-	}
-	if o.tuneFit.on && !set["iters"] && o.loss != string(ooc.LossLogistic) {
-		o.iters = defaultTunedIters // a cap: --patience stops the fit (the logistic loss runs all its steps)
-	}
-	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.quiet))
+	cfg, r, storePath, err := o.openTraining(ctx, set, args, check, newProgress(e.stderr, o.Quiet))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := prepareOut(e, "--out", o.out, false, inputPaths(storePath, o.val)...); err != nil {
+	if err := prepareOut(e, "--out", o.Out, false, inputPaths(storePath, o.Val)...); err != nil {
 		return err
 	}
 	if err := checkTargets(r, storePath); err != nil {
 		return err
 	}
-	run := o.runOptions()
-	pr := newProgress(e.stderr, o.quiet)
+	run := o.RunOptions()
+	pr := newProgress(e.stderr, o.Quiet)
 	var train stream.Source = r
 	n := r.Manifest().Rows
-	if o.valFraction > 0 {
-		rest, held, err := ooc.HoldOut(r, o.valFraction, o.seed)
+	if o.ValFraction > 0 {
+		rest, held, err := ooc.HoldOut(r, o.ValFraction, o.Seed)
 		if err != nil {
 			return flagErr(err)
 		}
@@ -416,20 +242,15 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		n = stream.Rows(rest)
 		pr.printf("fit: %d rows held out for validation", r.Manifest().Rows-n)
 	}
-	if o.val != "" {
-		vs, cleanup, err := openValidation(ctx, o.val, o.workers, r, pr)
+	if o.Val != "" {
+		vs, cleanup, err := openValidation(ctx, o.Val, o.Workers, r, pr)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 		run.Validation = vs
 	}
-	if !o.tuneFit.on { // fit --tune's are its own (fitTuneOpts.config)
-		cfg.Patience, cfg.MinImprovement = o.tuneFit.patience, o.tuneFit.minImprovement
-		if set["patience"] && o.tuneFit.patience == 0 {
-			cfg.Patience = -1 // never, even where ooc's default stops by validation
-		}
-	}
+	o.SetPatience(&cfg, set)
 	// Plan validates the configuration against the data and resolves it
 	// (defaults, n, d, M, the memory plan): the CLI only renders it.
 	plan, err := ooc.Plan(train, cfg, run)
@@ -460,8 +281,8 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	softMemoryLimit(mem)
 
-	ckpt := o.out + ".ckpt"
-	if o.resume {
+	ckpt := o.Out + ".ckpt"
+	if o.Resume {
 		if c := o.resumeFrom; c == nil {
 			// A crash before the first iteration leaves no checkpoint:
 			// start from the beginning rather than fail.
@@ -472,7 +293,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		}
 	}
 	lastCkpt := 0
-	if !o.noCheckpoint {
+	if !o.NoCheckpoint {
 		run.Checkpoint = func(c *ooc.Checkpoint) error {
 			c.Settings = o.settings
 			if err := c.WriteFile(ckpt); err != nil {
@@ -484,7 +305,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	}
 	defer func() {
 		if ctx.Err() != nil && lastCkpt > 0 {
-			fmt.Fprintf(e.stderr, "fit: interrupted; %s holds iteration %d. Continue with:\n  %s\n", ckpt, lastCkpt, resumeCommand(o.out, args))
+			fmt.Fprintf(e.stderr, "fit: interrupted; %s holds iteration %d. Continue with:\n  %s\n", ckpt, lastCkpt, resumeCommand(o.Out, args))
 		}
 	}()
 	var passStart, precondStart, kmmStart time.Time
@@ -559,15 +380,15 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			pr.update("preconditioner", bar(p.Fraction)+eta(p.Fraction, 1, time.Since(precondStart)), p.Fraction == 1)
 		}
 	}
-	if !o.noCheckpoint && cfg.Preconditioner == precond.MethodNystrom {
+	if !o.NoCheckpoint && cfg.Preconditioner == precond.MethodNystrom {
 		// A resumed fit reads the basis instead of building it again.
-		run.PrecondCache = o.out + ".ckpt.basis"
+		run.PrecondCache = o.Out + ".ckpt.basis"
 		r := int64(min(cmp.Or(cfg.PrecondRank, precond.DefaultNystromRank(cfg.Centers)), cfg.Centers))
 		pr.printf("fit: the Nyström basis goes to %s for --resume: ≈ %s on disk (--no-checkpoint: none)",
 			run.PrecondCache, ooc.FormatBytes(8*r*(int64(cfg.Centers)+r)))
 	}
 	var m *ooc.Model
-	if o.tuneFit.on {
+	if o.Tune {
 		m, err = runTuned(ctx, o, asked, set, train, run, pr, r.Dim())
 	} else {
 		m, err = ooc.Fit(ctx, train, asked, run)
@@ -578,7 +399,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if err != nil {
 		return flagNames(err)
 	}
-	if err := saveModel(m, o.out); err != nil {
+	if err := saveModel(m, o.Out); err != nil {
 		return err
 	}
 	if o.plot != "" {
@@ -593,7 +414,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 			tr.NystromRank, tr.NystromResidual, tr.PrecondCache, run.PrecondCache)
 	}
 	res := fitResult{
-		Version: version, Store: storePath, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
+		Version: version, Store: storePath, Model: o.Out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, MemoryEstimate: mem, Validation: tr.Validation,
 		Config: m.Config(), Precision: m.Precision().String(), LambdaLeverage: tr.LambdaLeverage,
@@ -607,7 +428,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if tr.Search != nil {
 		edgeNote(pr, "fit --tune", tr.Search)
 	}
-	if o.jsonOut {
+	if o.JSON {
 		return writeJSON(e.stdout, res)
 	}
 	if tr.Search != nil {
@@ -615,7 +436,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 		fmt.Fprintln(e.stdout)
 		writeHandoff(e.stdout, tr.Search, tr.Handoff)
 	}
-	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", o.Out, o.Out)
 	fmt.Fprintf(e.stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
 	fmt.Fprintf(e.stdout, "data       n = %d, d = %d\n", tr.N, m.D())
 	for _, l := range weightLines(m) {

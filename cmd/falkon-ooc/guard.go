@@ -22,7 +22,7 @@ import (
 func guardErr(err error) error {
 	var ge *outguard.Error
 	if errors.As(err, &ge) && ge.Usage {
-		return &usageError{ge.Error()}
+		return usagef("%s", ge.Error())
 	}
 	return err
 }
@@ -81,7 +81,7 @@ func inputPaths(args ...string) []string { return outguard.Inputs(args...) }
 // --val's), each other, or (without --force) a file that is not their own
 // kind.
 func (o *fitOpts) checkFitOutputs(args []string, rawInputs bool) error {
-	inputs := inputPaths(append(append([]string(nil), args...), o.val)...)
-	outs := outguard.FitOutputs(o.out, o.plot, !o.noCheckpoint, rawInputs && o.input.cache == "")
-	return guardErr(outguard.Check(outs, inputs, o.force))
+	inputs := inputPaths(append(append([]string(nil), args...), o.Val)...)
+	outs := outguard.FitOutputs(o.Out, o.plot, !o.NoCheckpoint, rawInputs && o.input.cache == "")
+	return guardErr(outguard.Check(outs, inputs, o.Force))
 }

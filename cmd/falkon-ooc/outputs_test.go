@@ -369,3 +369,40 @@ func TestUncertaintyWords(t *testing.T) {
 		t.Errorf("beating the band: %q", got)
 	}
 }
+
+// TestTuneThreshold: tune --threshold stores the decision in the model it
+// writes, as fit does: a rule chosen on the held-out rows, or a number;
+// a bad one is a usage error before any work.
+func TestTuneThreshold(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.csv")
+	imbalanced(t, train, 4000, 1)
+	for _, tc := range []struct {
+		threshold, want, rule string
+	}{
+		{"f1", "(--threshold f1, chosen on ", "f1"},
+		{"0.3", "yes when p(yes) ≥ 0.3 (--threshold), else no\n", ""},
+	} {
+		model := filepath.Join(dir, "m"+tc.threshold+".falkon")
+		code, out, errOut := runCLI("tune", "--quiet", "--out", model, "--target", "y", "--centers", "100", "--iters", "4",
+			"--sigma", "2,4", "--lambda", "1e-6,1e-4", "--threshold", tc.threshold, train)
+		if code != 0 {
+			t.Fatalf("--threshold %s: exit %d: %s", tc.threshold, code, errOut)
+		}
+		if !strings.Contains(out, "\ndecision   yes when p(yes) ≥ ") || !strings.Contains(out, tc.want) {
+			t.Errorf("--threshold %s: tune's summary lacks the decision %q:\n%s", tc.threshold, tc.want, out)
+		}
+		m, err := ooc.Load(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := m.Decision()
+		if !ok || d.Rule != tc.rule || (tc.rule == "" && d.Threshold != 0.3) || m.Config().Threshold != tc.threshold {
+			t.Errorf("--threshold %s: the model's decision %+v (stored: %v), config threshold %q", tc.threshold, d, ok, m.Config().Threshold)
+		}
+	}
+	code, _, errOut := runCLI("tune", "--quiet", "--out", filepath.Join(dir, "bad.falkon"), "--target", "y", "--threshold", "1.5", train)
+	if want := "falkon-ooc tune: --threshold: threshold 1.5: a number must be in (0, 1), the probability of the second class from which rows are labelled with it\n"; code != exitUsage || !strings.HasPrefix(errOut, want) {
+		t.Errorf("--threshold 1.5: exit %d, %q; want 2 and %q", code, errOut, want)
+	}
+}

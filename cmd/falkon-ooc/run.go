@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,14 +62,11 @@ func register(c *command) {
 	commands[c.Name] = c
 }
 
-// usageError marks an error as a mistake on the command line (exit 2).
-type usageError struct{ msg string }
+// usageError marks an error as a mistake on the command line (exit 2):
+// the shared flags' own (cliflags) and the commands'.
+type usageError = cliflags.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error {
-	return &usageError{fmt.Sprintf(format, a...)}
-}
+func usagef(format string, a ...any) error { return cliflags.Usagef(format, a...) }
 
 // progName is the program's name in its messages and in the commands it
 // prints: falkon-ooc, or the name it was run by (main sets it from
@@ -117,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(c, stderr)
 	runner := c.Flags(fs)
-	addAliases(fs)
+	cliflags.AddAliases(fs)
 	usage := fs.Usage
 	fs.Usage = func() {}     // flag would print it to stderr on --help too
 	fs.SetOutput(io.Discard) // its messages are reported below, as usage errors
@@ -131,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			usage()
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "%s %s: %s\n", progName, name, oneLine(flagMessage(err, fs)))
+		fmt.Fprintf(stderr, "%s %s: %s\n", progName, name, oneLine(cliflags.FlagMessage(err, fs)))
 		fmt.Fprintf(stderr, "run '%s %s --help' for usage\n", progName, name)
 		return exitUsage
 	}
@@ -192,39 +190,10 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 		if c.Long != "" {
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(c.Long))
 		}
-		fmt.Fprintf(w, "flags (before or after the arguments; -- ends them):\n")
-		printDefaults(fs)
+		fmt.Fprintln(w, cliflags.FlagsHeading)
+		cliflags.PrintDefaults(fs)
 	}
 	return fs
-}
-
-// printDefaults is flag.PrintDefaults with the flags written as the
-// documentation writes them, --name, and one default per flag: a usage that
-// states its own "(default …)" gets no second one.
-func printDefaults(fs *flag.FlagSet) {
-	w := fs.Output()
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.Usage == aliasUsage {
-			return
-		}
-		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
-		switch {
-		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
-		case strings.Contains(usage, "(default "):
-		default:
-			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
-				line += fmt.Sprintf(" (default %q)", f.DefValue)
-			} else {
-				line += fmt.Sprintf(" (default %v)", f.DefValue)
-			}
-		}
-		fmt.Fprintln(w, line)
-	})
 }
 
 func printCommands(w io.Writer) {
@@ -240,22 +209,4 @@ func printCommands(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version")
 	fmt.Fprintf(w, "\nrun 'falkon-ooc COMMAND --help' for a command's flags\n")
-}
-
-// flagMessage rewords the flag package's parse errors as the
-// documentation writes flags: "unknown flag --bogus" rather than "flag
-// provided but not defined: -bogus".
-func flagMessage(err error, fs *flag.FlagSet) string {
-	s := err.Error()
-	if name, ok := strings.CutPrefix(s, "flag provided but not defined: -"); ok {
-		if near := suggestFlag(fs, strings.TrimPrefix(name, "-")); near != "" {
-			return "unknown flag --" + name + " (did you mean --" + near + "?)"
-		}
-		return "unknown flag --" + name
-	}
-	if name, ok := strings.CutPrefix(s, "flag needs an argument: -"); ok {
-		return "flag --" + name + " needs a value"
-	}
-	s = strings.Replace(s, "for flag -", "for -", 1)
-	return strings.Replace(s, "for -", "for flag --", 1)
 }

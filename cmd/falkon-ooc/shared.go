@@ -27,13 +27,13 @@ import (
 // input is read: bad flags fail before an ingest. The caller closes the
 // reader.
 func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []string, check func(ooc.Config) error, pr *progress) (ooc.Config, *chunkstore.Reader, string, error) {
-	if o.out == "" {
+	if o.Out == "" {
 		return ooc.Config{}, nil, "", usagef("--out MODEL is required")
 	}
 	if len(args) == 0 {
 		return ooc.Config{}, nil, "", usagef("no STORE or INPUT given")
 	}
-	cfg, err := o.config(set)
+	cfg, err := o.Config(set)
 	if err != nil {
 		return cfg, nil, "", err
 	}
@@ -54,7 +54,7 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 				return cfg, nil, "", usagef("--%s applies to Parquet/CSV inputs; %s is a store", f, args[0])
 			}
 		}
-	} else if storePath, err = trainingStore(ctx, &o.input, o.out, args, o.workers, pr); err != nil {
+	} else if storePath, err = trainingStore(ctx, &o.input, o.Out, args, o.Workers, pr); err != nil {
 		return cfg, nil, "", err
 	}
 	r, err := chunkstore.Open(storePath)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -46,90 +47,18 @@ candidate's validation curve); progress to stderr.`,
 	})
 }
 
-// tuneShared are fit's flags that mean the same in tune.
-var tuneShared = []string{"out", "centers", "kernel", "degree", "gamma", "coef0", "iters", "tol", "precision",
-	"task", "precond", "precond-precision", "jitter", "max-memory", "workers", "seed", "centers-sampling", "candidates", "val", "json", "quiet",
-	"target", "features", "exclude", "nulls", "cache", "force", "weight", "class-weight", "loss", "newton-steps"}
-
 type tuneOpts struct {
-	fit                   fitOpts
-	sigmas, lambdas, plot string
-	valFraction           float64
-	patience, halving     int
-	sigmaHalving          string
-	ard                   bool
-	ardRows, ardSteps     int
-	extend                int
-	pick                  string
-	maxPasses             int
+	fit fitOpts
 }
 
 func tuneFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	o := &tuneOpts{}
-	fitFS := flag.NewFlagSet("fit", flag.ContinueOnError)
-	o.fit.register(fitFS)
-	for _, name := range tuneShared {
-		f := fitFS.Lookup(name)
-		fs.Var(f.Value, f.Name, f.Usage)
-	}
-	fs.StringVar(&o.sigmas, "sigma", "", "kernel length scales to try: a `LIST` or LO:HI:COUNT (default √d × {1/4, 1/2, 1, 2, 4})")
-	fs.StringVar(&o.lambdas, "lambda", "1e-8:1e-3:6", "ridge regularisations λ > 0 to try: a `LIST` or LO:HI:COUNT")
-	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "hold out this fraction of the rows (chosen by --seed) for validation, scored in the same passes")
-	fs.IntVar(&o.patience, "patience", ooc.DefaultPatience, "a candidate stops after this many iterations without improving its validation metric (0: never)")
-	fs.IntVar(&o.halving, "halving", 0, "successive halving: after iterations N, 2N, 4N, … the worse half of the candidates stops (0: off)")
-	fs.StringVar(&o.sigmaHalving, "sigma-halving", joinInts(ooc.DefaultSigmaSteps()), "successive halving over whole σ: after each iteration in `LIST` the σ in the worse half stop, all their λ, and their kernel blocks leave the pass (0: off)")
-	fs.BoolVar(&o.ard, "ard", false, "also learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel) and search --lambda with them beside the --sigma grid, on the same validation rows")
-	fs.IntVar(&o.ardRows, "ard-rows", 0, "with --ard: rows of the subsample (0: min(n, 5000), or 20000 from 100000 rows on)")
-	fs.IntVar(&o.ardSteps, "ard-steps", 0, "with --ard: gradient steps (0: 80)")
-	fs.StringVar(&o.plot, "plot", "", "draw the validation curves and the σ × λ surface into this PNG `file`")
-	fs.IntVar(&o.maxPasses, "max-passes", 0, "the search's budget of passes over the data: with --patience a candidate still improving at --iters continues while its validation improves, until the budget runs out (0: 3 + 2 × --iters, or 3 + --iters with --patience 0)")
-	fs.StringVar(&o.pick, "pick", string(ooc.DefaultPick), "how the model is picked: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
-	fs.IntVar(&o.extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
+	o.fit.register(fs, cliflags.Tune)
 	return func(ctx context.Context, e *env, args []string) error {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		return runTune(ctx, e, o, set, args)
 	}
-}
-
-// searchMinImprovement is the TuneConfig.MinImprovement of tune and of
-// fit --tune's search: a candidate's pass at a search's small M is cheap,
-// so smaller gains than a fit's (ooc.DefaultMinImprovement) keep it.
-const searchMinImprovement = 1e-4
-
-// parseGrid parses a LIST (comma-separated) or a RANGE (LO:HI:COUNT, log
-// spaced) of positive numbers.
-func parseGrid(flagName, s string) ([]float64, error) {
-	if lo, rest, ok := strings.Cut(s, ":"); ok {
-		hi, count, ok := strings.Cut(rest, ":")
-		a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		n, err3 := strconv.Atoi(strings.TrimSpace(count))
-		if !ok || err1 != nil || err2 != nil || err3 != nil || !(a > 0) || !(b >= a) || math.IsInf(b, 0) || n < 1 ||
-			(n == 1 && a != b) {
-			return nil, usagef("--%s %q: want LO:HI:COUNT with 0 < LO ≤ HI and COUNT ≥ 1 (COUNT 1 only when LO = HI)", flagName, s)
-		}
-		out := make([]float64, n)
-		for i := range n {
-			if n == 1 {
-				out[i] = a
-				continue
-			}
-			out[i] = math.Exp(math.Log(a) + float64(i)*(math.Log(b)-math.Log(a))/float64(n-1))
-			// Print as the user would write it: 1e-07, not 9.999999999999997e-08.
-			out[i], _ = strconv.ParseFloat(strconv.FormatFloat(out[i], 'g', 6, 64), 64)
-		}
-		return out, nil
-	}
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, usagef("--%s: %q is not a number > 0", flagName, strings.TrimSpace(f))
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // tuneJSON is the --json document of tune.
@@ -145,84 +74,32 @@ type tuneJSON struct {
 
 func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args []string) error {
 	fo := &o.fit
-	// --plot is checked with fit's outputs before any work (guard.go).
-	fo.plot = o.plot
-	fitSet := map[string]bool{} // the flags fit's config reads: only the shared ones
-	for _, name := range tuneShared {
-		fitSet[name] = set[name]
-	}
-	tc := ooc.TuneConfig{Patience: o.patience, Halving: o.halving, Extend: o.extend, Pick: ooc.PickRule(o.pick), MaxPasses: o.maxPasses,
-		MinImprovement: searchMinImprovement}
-	// check builds the search from the flags and has ooc.ValidateTune
-	// check it before any input is read. CLI rules, which ooc does not
-	// make: --patience 0 and --sigma-halving 0 mean never here (a
-	// negative value in ooc);
-	// the grids' and --max-memory's syntax; --val with an explicit
-	// --val-fraction (tune's default fraction is not 0); --ard-rows and
-	// --ard-steps; --plot.
+	var tc ooc.TuneConfig
+	// check builds the search from the flags (cliflags) and has
+	// ooc.ValidateTune check it before any input is read; --plot is
+	// falkon-ooc's.
 	check := func(base ooc.Config) error {
-		if o.patience == 0 {
-			tc.Patience = -1
-		} else if o.patience < 0 {
-			return usagef("--patience must be ≥ 0, got %d", o.patience)
-		}
-		if strings.TrimSpace(o.sigmaHalving) == "0" {
-			tc.SigmaHalving = -1
-		} else {
-			tc.SigmaSteps = []int{}
-			for _, f := range strings.Split(o.sigmaHalving, ",") {
-				v, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil || v < 1 {
-					return usagef("--sigma-halving: %q is not an iteration ≥ 1 (give a LIST such as 2,4,10, or 0 for off)", strings.TrimSpace(f))
-				}
-				tc.SigmaSteps = append(tc.SigmaSteps, v)
-			}
-		}
 		var err error
-		if tc.Lambdas, err = parseGrid("lambda", o.lambdas); err != nil {
+		if tc, err = fo.TuneConfig(base, set); err != nil {
 			return err
 		}
-		if o.ard {
-			if o.ardRows < 0 || o.ardSteps < 0 {
-				return usagef("--ard-rows and --ard-steps must be ≥ 0")
-			}
-			tc.ARD = &ooc.ARDConfig{Rows: o.ardRows, Steps: o.ardSteps}
+		if fo.plot != "" && !strings.HasSuffix(strings.ToLower(fo.plot), ".png") {
+			return usagef("--plot %s: the name must end in .png", fo.plot)
 		}
-		if o.sigmas != "" {
-			if tc.Sigmas, err = parseGrid("sigma", o.sigmas); err != nil {
-				return err
-			}
-		}
-		if set["val-fraction"] && fo.val != "" {
-			return usagef("--val and --val-fraction exclude each other")
-		}
-		if fo.val == "" {
-			tc.ValFraction = o.valFraction
-		}
-		if o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".png") {
-			return usagef("--plot %s: the name must end in .png", o.plot)
-		}
-		if o.extend < 0 {
-			return usagef("--extend must be ≥ 0, got %d", o.extend)
-		}
-		if _, err := ooc.ParsePickRule(o.pick); err != nil {
-			return usagef("--pick: %v", err)
-		}
-		tc.Base = base
-		return flagErr(ooc.ValidateTune(tc, ooc.RunOptions{Workers: fo.workers}))
+		return fo.ValidateTune(tc)
 	}
-	base, r, storePath, err := fo.openTraining(ctx, fitSet, args, check, newProgress(e.stderr, fo.quiet))
+	base, r, storePath, err := fo.openTraining(ctx, set, args, check, newProgress(e.stderr, fo.Quiet))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := prepareOut(e, "--out", fo.out, false, inputPaths(storePath, fo.val)...); err != nil {
+	if err := prepareOut(e, "--out", fo.Out, false, inputPaths(storePath, fo.Val)...); err != nil {
 		return err
 	}
-	run := ooc.RunOptions{Workers: fo.workers, MaxMemory: fo.maxMemoryBytes}
-	pr := newProgress(e.stderr, fo.quiet)
-	if fo.val != "" {
-		vs, cleanup, err := openValidation(ctx, fo.val, fo.workers, r, pr)
+	run := ooc.RunOptions{Workers: fo.Workers, MaxMemory: fo.MaxMemoryBytes}
+	pr := newProgress(e.stderr, fo.Quiet)
+	if fo.Val != "" {
+		vs, cleanup, err := openValidation(ctx, fo.Val, fo.Workers, r, pr)
 		if err != nil {
 			return err
 		}
@@ -262,22 +139,22 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 				return flagErr(err)
 			}
 		}
-		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.workers}); err != nil {
+		if m, err = ooc.Calibrate(ctx, m, val, ooc.PredictOptions{Workers: fo.Workers}); err != nil {
 			return err
 		}
 		pr.printf("tune: probabilities: %s", calibrationLine(m))
 	}
-	if err := saveModel(m, fo.out); err != nil {
+	if err := saveModel(m, fo.Out); err != nil {
 		return err
 	}
-	if o.plot != "" {
+	if fo.plot != "" {
 		title := fmt.Sprintf("tune on %s: M = %d", filepath.Base(storePath), res.M)
-		if err := writePlotFile(o.plot, func(w io.Writer) error { return writeTunePlot(w, res, title) }); err != nil {
+		if err := writePlotFile(fo.plot, func(w io.Writer) error { return writeTunePlot(w, res, title) }); err != nil {
 			return err
 		}
 	}
-	if fo.jsonOut {
-		return writeJSON(e.stdout, tuneJSON{Version: version, Store: storePath, Model: fo.out, D: m.D(), TuneResult: res,
+	if fo.JSON {
+		return writeJSON(e.stdout, tuneJSON{Version: version, Store: storePath, Model: fo.Out, D: m.D(), TuneResult: res,
 			Config: base, Precision: m.Precision().String()})
 	}
 	writeTuneTable(e.stdout, res)
@@ -290,9 +167,12 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if l := searchCapLine(res); l != "" {
 		fmt.Fprintln(e.stdout, l)
 	}
-	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.out, fo.out)
+	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.Out, fo.Out)
 	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D(), res.M)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %d passes over the data\n", res.Seconds, res.Passes)
+	if l := decisionLine(m); l != "" {
+		fmt.Fprintf(e.stdout, "decision   %s\n", l)
+	}
 	return nil
 }
 
@@ -441,15 +321,6 @@ func openValidation(ctx context.Context, val string, workers int, r *chunkstore.
 		return nil, nil, fmt.Errorf("--val %s: it lacks the target column(s) %q", val, r.TargetNames())
 	}
 	return vs, done, nil
-}
-
-// joinInts formats v as a flag LIST: "2,4,10".
-func joinInts(v []int) string {
-	f := make([]string, len(v))
-	for i, x := range v {
-		f[i] = strconv.Itoa(x)
-	}
-	return strings.Join(f, ",")
 }
 
 // edgeNote says when the pick lies on an edge of the grid, and how to

@@ -56,7 +56,7 @@ type ingestOpts struct {
 }
 
 func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
-	fs.StringVar(&o.out, "out", "", "create the store in this `directory` (required; must not exist)")
+	fs.StringVar(&o.Out, "out", "", "create the store in this `directory` (required; must not exist)")
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
@@ -67,13 +67,13 @@ func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, or drop (the row)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for wide inputs)", chunkstore.DefaultChunkRows))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec, as falkon-ooc ingest's")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
+	fs.IntVar(&o.Workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
 	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges written in parallel, one segment file each (at most one per chunk)")
 	fs.BoolVar(&o.noHeader, "no-header", false, "text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless text files, comma-separated (implies --no-header)")
 	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes`")
 	fs.BoolVar(&o.force, "force", false, "replace a store that exists at --out")
-	runnerFlags(fs, &o.fitOpts)
+	runnerFlags(fs, &o.fitOpts, true)
 }
 
 // splitList splits a comma-separated flag value, trimming spaces.
@@ -99,7 +99,7 @@ type ingestResult struct {
 
 func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr io.Writer) error {
 	switch {
-	case o.out == "":
+	case o.Out == "":
 		return usagef("--out STORE is required")
 	case len(args) == 0:
 		return usagef("no input files")
@@ -122,14 +122,14 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 	}
 	defer done()
 	cfg := ingest.Config{
-		Out: o.out, Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude),
-		Weight: strings.TrimSpace(o.weight), Nulls: o.nulls, ChunkRows: o.chunkRows, Codec: o.codec, Workers: o.workers,
+		Out: o.Out, Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude),
+		Weight: strings.TrimSpace(o.weight), Nulls: o.nulls, ChunkRows: o.chunkRows, Codec: o.codec, Workers: o.Workers,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), Force: o.force, MaxLine: o.maxLine,
 		Categorical: splitList(o.categorical), MaxLevels: o.maxLevels, TimeFeatures: splitList(o.timeFeatures),
 	}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)
-	say("ingest: %d input(s) into %s, runner %s", len(args), o.out, o.runner)
+	say("ingest: %d input(s) into %s, runner %s", len(args), o.Out, o.runner)
 	res, err := fbeam.Ingest(ctx, args, cfg, opts)
 	if err != nil {
 		var ve *ingest.ValueError
@@ -146,15 +146,15 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 			fmt.Fprintf(stderr, "%s ingest: warning: column %q is not a feature: it %s\n", progName, c.Name, c.Note)
 		}
 	}
-	if o.jsonOut {
-		b, err := json.MarshalIndent(ingestResult{Version: version, Store: o.out, Result: res, Beam: br}, "", "  ")
+	if o.JSON {
+		b, err := json.MarshalIndent(ingestResult{Version: version, Store: o.Out, Result: res, Beam: br}, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = stdout.Write(append(b, '\n'))
 		return err
 	}
-	fmt.Fprintf(stdout, "ingested %d rows from %d file(s) into %s", res.Rows, len(res.Files), o.out)
+	fmt.Fprintf(stdout, "ingested %d rows from %d file(s) into %s", res.Rows, len(res.Files), o.Out)
 	if res.Dropped > 0 {
 		fmt.Fprintf(stdout, " (%d rows with NULL, NaN or ±Inf dropped)", res.Dropped)
 	}

@@ -67,9 +67,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"ingest", "a.csv"}, "falkon-ooc-beam ingest: --out STORE is required"},
 		{[]string{"ingest", "--out", "s"}, "falkon-ooc-beam ingest: no input files"},
 		{[]string{"ingest", "a.csv", "--out", "s", "--nulls", "mean"}, `falkon-ooc-beam ingest: --nulls must be error or drop, not "mean" (--nulls mean needs falkon-ooc ingest)`},
-		{[]string{"tune", "s.store", "--out", "m", "--resume"}, "falkon-ooc-beam tune: --resume: tune does not checkpoint"},
-		{[]string{"tune", "s.store", "--out", "m", "--sigmas", "1,x"}, `falkon-ooc-beam tune: --sigmas: "x" is not a number > 0`},
-		{[]string{"tune", "s.store", "--out", "m", "--val-fraction", "1"}, "falkon-ooc-beam tune: --val-fraction must be in (0, 1), got 1"},
+		{[]string{"tune", "s.store", "--out", "m", "--resume"}, "falkon-ooc-beam tune: unknown flag --resume"},
+		{[]string{"tune", "s.store", "--out", "m", "--sigma", "1,x"}, `falkon-ooc-beam tune: invalid value "1,x" for flag --sigma: "x" is not a number > 0`},
+		{[]string{"tune", "s.store", "--out", "m", "--sigmas", "1,2"}, "falkon-ooc-beam tune: unknown flag --sigmas (did you mean --sigma?)"},
+		{[]string{"tune", "s.store", "--out", "m", "--val-fraction", "1"}, "falkon-ooc-beam tune: --val-fraction: validation fraction must be in [0, 1), got 1"},
 		{[]string{"fit", "s.store"}, "falkon-ooc-beam fit: --out MODEL is required"},
 		{[]string{"fit", "--out", "m"}, "falkon-ooc-beam fit: want exactly one STORE, got 0 arguments"},
 		{[]string{"fit", "s.store", "--out", "m", "--partitions", "0"}, "falkon-ooc-beam fit: --partitions must be ≥ 1, got 0"},
@@ -81,14 +82,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "s.store", "--out", "m", "--precision", "float16"}, `falkon-ooc-beam fit: --precision must be float64 or float32, got "float16"`},
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "project"}, `falkon-ooc-beam fit: --job-opts: "project" is not name=value`},
 		{[]string{"fit", "s.store", "--out", "m", "--job-opts", "no_such_flag=1"}, `falkon-ooc-beam fit: --job-opts: "no_such_flag" is not a Beam flag of this program`},
-		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: flag provided but not defined: -bogus"},
-		{[]string{"fit", "s.store", "--out", "m", "--loss", "hinge"}, `falkon-ooc-beam fit: invalid configuration: unknown loss "hinge" (want squared or logistic)`},
-		{[]string{"fit", "s.store", "--out", "m", "--class-weight", "even"}, `falkon-ooc-beam fit: invalid configuration: unknown class weighting "even" (want none or balanced)`},
-		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag needs an argument: -out"},
+		{[]string{"fit", "s.store", "--out", "m", "--bogus"}, "falkon-ooc-beam fit: unknown flag --bogus"},
+		{[]string{"fit", "s.store", "--out", "m", "--loss", "hinge"}, `falkon-ooc-beam fit: --loss: unknown loss "hinge" (want squared or logistic)`},
+		{[]string{"fit", "s.store", "--out", "m", "--class-weight", "even"}, `falkon-ooc-beam fit: --class-weight: unknown class weighting "even" (want none or balanced)`},
+		{[]string{"fit", "s.store", "--out"}, "falkon-ooc-beam fit: flag --out needs a value"},
 		{[]string{"fit", "s.store", "--out", "m", "--loss", "logistic", "--newton-steps", "2147483648"},
-			"falkon-ooc-beam fit: invalid configuration: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 2147483648"},
+			"falkon-ooc-beam fit: --newton-steps: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 2147483648"},
 		{[]string{"tune", "s.store", "--out", "m", "--loss", "logistic", "--newton-steps", "1000000000000"},
-			"falkon-ooc-beam tune: invalid configuration: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 1000000000000"},
+			"falkon-ooc-beam tune: --newton-steps: Newton steps must be in [1, 1000] (0: 8; each step is 1 + Iterations passes over the data), got 1000000000000"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
 		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, c.msg+"\n") {
@@ -224,7 +225,7 @@ func TestFitResume(t *testing.T) {
 func TestTune(t *testing.T) {
 	dir := store(t, 4000)
 	model := filepath.Join(t.TempDir(), "m.falkon")
-	code, stdout, stderr := runCmd("tune", dir, "--out", model, "--sigmas", "1,2", "--lambdas", "1e-3,1e-6",
+	code, stdout, stderr := runCmd("tune", dir, "--out", model, "--sigma", "1,2", "--lambda", "1e-3,1e-6",
 		"--centers", "60", "--iters", "4", "--partitions", "3", "--json", "--quiet")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -153,7 +153,7 @@ func objectsRoundTrip(t *testing.T, prefix string, cli func(args ...string) (int
 	must(cli(append([]string{"fit", store, "--out", mr}, fitFlags...)...))
 	sameAlpha(t, "fit", ml, mr)
 	tl, tr := filepath.Join(dir, "tl.falkon"), filepath.Join(dir, "tr.falkon")
-	tuneFlags := []string{"--centers", "20", "--iters", "3", "--sigmas", "1,3", "--lambdas", "1e-3,1e-5", "--partitions", "2", "--quiet"}
+	tuneFlags := []string{"--centers", "20", "--iters", "3", "--sigma", "1,3", "--lambda", "1e-3,1e-5", "--partitions", "2", "--quiet"}
 	must(runCmd(append([]string{"tune", local, "--out", tl}, tuneFlags...)...))
 	must(cli(append([]string{"tune", store, "--out", tr}, tuneFlags...)...))
 	sameAlpha(t, "tune", tl, tr)

@@ -70,10 +70,10 @@ func predictFlags(fs *flag.FlagSet, o *predictOpts) {
 	fs.StringVar(&o.predOut, "out", "", "write the predictions under this `directory` (mirroring the inputs' folders), or to this .parquet file for a single input; a path or URL")
 	fs.BoolVar(&o.beside, "beside", false, "write each input's predictions beside it (part-0.csv → part-0.pred.parquet)")
 	fs.StringVar(&o.suffix, "suffix", fbeam.DefaultPredictSuffix, "what replaces each input's extension in its output's name")
-	fs.BoolVar(&o.force, "force", false, "replace existing outputs that are not falkon-ooc's predictions (never an input or the model)")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
+	fs.BoolVar(&o.Force, "force", false, "replace existing outputs that are not falkon-ooc's predictions (never an input or the model)")
+	fs.IntVar(&o.Workers, "workers", 0, "goroutines per task on a worker (0: one per CPU)")
 	o.partitions = 1 // not used: one task per input
-	runnerFlags(fs, &o.fitOpts)
+	runnerFlags(fs, &o.fitOpts, true)
 }
 
 // predictResult is predict's --json document.
@@ -118,7 +118,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	defer done()
 	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: splitList(o.keep), Nulls: o.nulls,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), MaxLine: o.maxLine,
-		Proba: o.proba, Std: o.std, Interval: o.interval, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.force, Workers: o.workers}
+		Proba: o.proba, Std: o.std, Interval: o.interval, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.Force, Workers: o.Workers}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)
 	res, err := fbeam.Predict(ctx, cfg, opts)
@@ -143,7 +143,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		}
 		fmt.Fprintf(stderr, "falkon-ooc-beam: %d %s of column %q not among the model's levels, read %s\n", u.Count, noun, u.Column, to)
 	}
-	if o.jsonOut {
+	if o.JSON {
 		b, err := json.MarshalIndent(predictResult{Version: version, Model: o.model, PredictResult: res, Beam: br}, "", "  ")
 		if err != nil {
 			return err

@@ -7,12 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"github.com/falkon-ooc/falkon-ooc/internal/cliargs"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,10 +29,11 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
+	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
-	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 const (
@@ -46,21 +46,32 @@ const (
 // version is the version of falkon-ooc-beam.
 const version = "0.1.0"
 
-type usageError struct{ error }
+// usageError marks an error as a mistake on the command line (exit 2):
+// the shared flags' own (cliflags) and the commands'.
+type usageError = cliflags.UsageError
 
-func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return cliflags.Usagef(format, a...) }
 
 const fitUsage = `usage: falkon-ooc-beam fit --out MODEL [flags] STORE
 
-Fit trains FALKON kernel ridge regression (Gaussian kernel) on a chunk
-store made by 'falkon-ooc ingest --target COL', like 'falkon-ooc fit',
-with every pass over the data — the right-hand side and each
+Fit trains a FALKON model on a chunk store made by 'falkon-ooc ingest
+--target COL' or 'falkon-ooc-beam ingest', like 'falkon-ooc fit' and with
+its flags, with every pass over the data — the right-hand side and each
 conjugate-gradient iteration — run as an Apache Beam job over --partitions
 chunk ranges. The driver (this process) draws the centres, factorises the
 preconditioner and runs CG; it writes MODEL, MODEL.json and, after every
 iteration, the checkpoint MODEL.ckpt, kept after the fit: --resume
 continues an interrupted fit from it, or extends a finished one to a
 larger --iters.
+
+The passes run over the whole store, so the validation rows that
+--patience, --uncertainty, a --threshold rule and --tune need come from
+--val STORE, a store this process reads (falkon-ooc fit's --val-fraction
+is refused). --tune draws its search's row subsample in this process and
+searches there, then fits on Beam. Flags of falkon-ooc fit that a Beam fit
+cannot honour are refused by name: --val-fraction, --plot, and those of
+Parquet/CSV inputs (--target, --features, --exclude, --weight, --nulls,
+--cache, --categorical, --max-levels, --time-features).
 
 STORE is a path every worker can read (a shared filesystem), or a gs:// or
 s3:// URL. On a cluster, --temp names a directory (path or URL) that the
@@ -71,77 +82,77 @@ spark (--endpoint of the job server), dataflow (--job-opts
 project=…,region=…,staging_location=gs://…). --job-opts sets any of Beam's
 own flags: comma-separated name=value pairs, e.g.
 environment_type=DOCKER,environment_config=IMAGE.
-
-flags:
 `
 
-const tuneUsage = `usage: falkon-ooc-beam tune --out MODEL [flags] STORE
+const tuneUsage = `usage: falkon-ooc-beam tune --out MODEL [--sigma LIST] [--lambda LIST|RANGE] [flags] STORE
 
-Tune searches σ × λ like 'falkon-ooc tune', with every pass over the data
-run as an Apache Beam job over --partitions chunk ranges: one job for
-every σ's right-hand side, then one job per conjugate-gradient iteration
-for every live candidate, which also scores the rows held out for
-validation (--val-fraction of the store, by --seed). Candidates stop by
-patience and σ halving as in falkon-ooc tune. It writes the best
-candidate's model to MODEL (and MODEL.json) and prints every candidate;
-it does not checkpoint. The runner flags are fit's.
-
-flags:
+Tune searches σ × λ like 'falkon-ooc tune' and with its flags, with every
+pass over the data run as an Apache Beam job over --partitions chunk
+ranges: one job for every σ's right-hand side, then one job per
+conjugate-gradient iteration for every live candidate, which also scores
+the rows held out for validation (--val-fraction of the store, by --seed;
+or --val STORE, read by this process). LIST is comma-separated
+(0.5,1,2); RANGE is LO:HI:COUNT, COUNT values spaced evenly in log scale
+from LO to HI (1e-8:1e-3:6). Defaults: σ = √d × {1/4, 1/2, 1, 2, 4}, λ =
+1e-8:1e-3:6. Candidates stop by patience and halving as in falkon-ooc
+tune. It writes the best candidate's model to MODEL (and MODEL.json) and
+prints every candidate; it does not checkpoint. Flags of falkon-ooc tune
+that Beam cannot honour are refused by name: --threshold (it writes the
+pick without calibrating it), --plot, and those of Parquet/CSV inputs.
+The runner flags are fit's.
 `
 
+// fitOpts are the flags of fit and tune: those both programs share
+// (cliflags), and the runner's. ingest and predict use the runner's.
 type fitOpts struct {
-	out, precision, runner, endpoint, jobOpts, temp string
-	sigmas, lambdas                                 string // tune
-	loss, classWeight                               string
-	newtonSteps                                     int
-	valFraction                                     float64
-	centers, iters, partitions, workers, attempts   int
-	sigma, lambda                                   float64
-	seed                                            uint64
-	resume, noCheckpoint, jsonOut, quiet, verbose   bool
-	force                                           bool
-	objectTimeout                                   time.Duration
+	cliflags.Flags
+	runner, endpoint, jobOpts, temp string
+	partitions, attempts            int
+	verbose                         bool
+	objectTimeout                   time.Duration
 }
 
-func fitFlags(fs *flag.FlagSet, o *fitOpts) {
-	fs.StringVar(&o.out, "out", "", "write the model to this `file` (required)")
-	fs.IntVar(&o.centers, "centers", 0, "number of Nyström centres `M` (0: 10√n clamped to [1000, 10000])")
-	fs.Float64Var(&o.sigma, "sigma", 0, "Gaussian kernel length scale (0: √d, on standardised features)")
-	fs.Float64Var(&o.lambda, "lambda", ooc.DefaultLambda, "ridge regularisation λ > 0")
-	fs.IntVar(&o.iters, "iters", ooc.DefaultIterations, "conjugate-gradient iterations (one Beam job each)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed for centre sampling")
-	fs.StringVar(&o.precision, "precision", "float64", "arithmetic of the kernel blocks: float64, float32, or bf16 (float32 with the distances' cross term on the AMX unit of CPUs that have AMX-BF16, else float32)")
-	fs.StringVar(&o.loss, "loss", "squared", "squared (FALKON), or logistic: classification by Newton steps, each --iters CG iterations (every pass a Beam job)")
-	fs.IntVar(&o.newtonSteps, "newton-steps", 0, "with --loss logistic: Newton steps (0: 8)")
-	fs.StringVar(&o.classWeight, "class-weight", "none", "none, or balanced: classification rows of class c weigh n/(C·n_c)")
+// notOnBeam are falkon-ooc's flags of fit and tune that falkon-ooc-beam
+// declares, so that its command lines parse as falkon-ooc's do, and
+// refuses by name, with the reason.
+var notOnBeam = []struct {
+	reason string
+	names  []string
+	cmd    cliflags.Command
+	only   bool // cmd's only
+}{
+	{"a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads (tune holds rows out: its jobs score them)", []string{"val-fraction"}, cliflags.Fit, true},
+	{"falkon-ooc-beam draws no plots", []string{"plot"}, 0, false},
+	{"a Beam tune writes its pick without the pass over the validation rows that calibrates its probabilities and chooses the threshold: fit with falkon-ooc-beam fit --threshold (its --tune searches too)", []string{"threshold"}, cliflags.Tune, true},
+	{"falkon-ooc-beam reads a chunk store: make one from Parquet/CSV files with falkon-ooc-beam ingest", []string{"target", "features", "exclude", "weight", "nulls", "cache", "categorical", "max-levels", "time-features"}, 0, false},
+}
+
+// fitFlags declares fit's flags (tune's with cmd cliflags.Tune).
+func fitFlags(fs *flag.FlagSet, o *fitOpts, cmd cliflags.Command) {
+	o.Add(fs, cmd)
 	fs.IntVar(&o.partitions, "partitions", fbeam.DefaultPartitions, "chunk ranges per pass (the result is deterministic for a given number)")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines per range on a worker (0: one per CPU)")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted fit from MODEL.ckpt")
-	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "do not write MODEL.ckpt after each iteration")
-	fs.BoolVar(&o.force, "force", false, "replace an existing MODEL, MODEL.json or MODEL.ckpt that is not falkon-ooc's")
-	runnerFlags(fs, o)
+	runnerFlags(fs, o, false)
+	for _, r := range notOnBeam {
+		if !r.only || cmd == r.cmd {
+			cliflags.Refuse(fs, r.reason, r.names...)
+		}
+	}
 }
 
-// runnerFlags adds the flags of the runner and of the output, which every
-// command has.
-func runnerFlags(fs *flag.FlagSet, o *fitOpts) {
+// runnerFlags adds the flags of the runner, which every command has, and
+// with output those of the output (fit and tune have them from cliflags).
+func runnerFlags(fs *flag.FlagSet, o *fitOpts, output bool) {
 	fs.IntVar(&o.attempts, "attempts", fbeam.DefaultAttempts, "runs of a failed job before giving up")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism, flink, spark, dataflow or universal")
 	fs.StringVar(&o.endpoint, "endpoint", "", "job service `host:port` (flink, spark, universal; prism: an external Prism on this machine, the work running in this process)")
 	fs.StringVar(&o.jobOpts, "job-opts", "", "Beam pipeline flags passed through, `name=value,…`")
 	fs.DurationVar(&o.objectTimeout, "object-timeout", fbeam.DefaultObjectTimeout, "longest wait on object storage (s3://, gs://) for a request's answer or a read's next bytes before failing with the URL (0: no bound)")
 	fs.StringVar(&o.temp, "temp", "", "`dir` or URL for job results, shared by workers and this process (default: a local temporary directory, prism only)")
-	fs.BoolVar(&o.jsonOut, "json", false, "print one JSON object with the result on stdout")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verbose, "verbose", false, "Beam's and Prism's own logs on stderr from level INFO (default: warnings only)")
-}
-
-// tuneFlags adds tune's own flags to fit's.
-func tuneFlags(fs *flag.FlagSet, o *fitOpts) {
-	fitFlags(fs, o)
-	fs.StringVar(&o.sigmas, "sigmas", "", "the σ to try, comma-separated (default: --sigma alone)")
-	fs.StringVar(&o.lambdas, "lambdas", "", "the λ to try, comma-separated (default: --lambda alone)")
-	fs.Float64Var(&o.valFraction, "val-fraction", ooc.DefaultValFraction, "fraction of the store's rows held out for validation, scored in the same jobs")
+	if output {
+		fs.BoolVar(&o.JSON, "json", false, "print one JSON object with the result on stdout")
+		fs.BoolVar(&o.Quiet, "quiet", false, "no progress on stderr")
+	}
 }
 
 // progName is the program's name in its messages: falkon-ooc-beam, or
@@ -191,38 +202,25 @@ func commandFlags(cmd string) (fs *flag.FlagSet, usage string, o *fitOpts, iopts
 		predictFlags(fs, popts)
 		usage = predictUsage
 	case "tune":
-		tuneFlags(fs, o)
+		fitFlags(fs, o, cliflags.Tune)
 		usage = tuneUsage
 	case "ingest":
 		ingestFlags(fs, iopts)
 		usage = ingestUsage
 	default:
-		fitFlags(fs, o)
+		fitFlags(fs, o, cliflags.Fit)
 	}
+	cliflags.AddAliases(fs)
 	return fs, usage, o, iopts, popts
 }
 
 // printHelp writes a command's usage and its flags, written as the
 // documentation writes them (--name), each with one default.
 func printHelp(w io.Writer, usage string, fs *flag.FlagSet) {
-	fmt.Fprint(w, usage)
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		line += "\n    \t" + strings.ReplaceAll(text, "\n", "\n    \t")
-		switch {
-		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
-		case strings.Contains(text, "(default "):
-		case fmt.Sprintf("%T", f.Value) == "*flag.stringValue":
-			line += fmt.Sprintf(" (default %q)", f.DefValue)
-		default:
-			line += fmt.Sprintf(" (default %v)", f.DefValue)
-		}
-		fmt.Fprintln(w, line)
-	})
+	fmt.Fprintf(w, "%s\n%s\n", usage, cliflags.FlagsHeading)
+	fs.SetOutput(w)
+	cliflags.PrintDefaults(fs)
+	fs.SetOutput(io.Discard)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -264,17 +262,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			printUsage(stdout)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "%s %s: %v\nrun '%s %s --help' for usage\n", progName, cmd, err, progName, cmd)
+		fmt.Fprintf(stderr, "%s %s: %s\nrun '%s %s --help' for usage\n", progName, cmd, cliflags.FlagMessage(err, fs), progName, cmd)
 		return exitUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch cmd {
-	case "tune":
+	err = cliflags.Refused(fs)
+	if err != nil {
+		err = usagef("%s (falkon-ooc %s has it)", err, cmd)
+	}
+	switch {
+	case err != nil:
+	case cmd == "tune":
 		err = runTune(ctx, o, set, fs.Args(), stdout, stderr)
-	case "ingest":
+	case cmd == "ingest":
 		err = runIngest(ctx, iopts, fs.Args(), stdout, stderr)
-	case "predict":
+	case cmd == "predict":
 		err = runPredict(ctx, popts, fs.Args(), stdout, stderr)
 	default:
 		err = runFit(ctx, o, set, fs.Args(), stdout, stderr)
@@ -293,45 +296,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s %s: %v\n", progName, cmd, err)
 		return exitFailure
 	}
-}
-
-// config turns the flags into an ooc.Config, with a usage error naming
-// the flag for a bad value.
-func (o *fitOpts) config(set map[string]bool) (ooc.Config, error) {
-	var cfg ooc.Config
-	if set["sigma"] && !(o.sigma > 0) {
-		return cfg, usagef("--sigma must be > 0, got %g", o.sigma)
-	}
-	cfg.Kernel = kernel.Kernel{Kind: kernel.Gaussian, Sigma: o.sigma}
-	if !(o.lambda > 0) || math.IsInf(o.lambda, 0) {
-		return cfg, usagef("--lambda must be > 0, got %g", o.lambda)
-	}
-	cfg.Lambda = o.lambda
-	if set["centers"] && o.centers < 1 {
-		return cfg, usagef("--centers must be ≥ 1, got %d", o.centers)
-	}
-	cfg.Centers = o.centers
-	if o.iters < 1 {
-		return cfg, usagef("--iters must be ≥ 1, got %d", o.iters)
-	}
-	cfg.Iterations = o.iters
-	p, err := kernel.ParsePrecision(o.precision)
-	if err != nil {
-		return cfg, usagef("--precision must be float64 or float32, got %q", o.precision)
-	}
-	cfg.Precision = p
-	cfg.Seed = o.seed
-	if o.loss != "squared" {
-		cfg.Loss = ooc.Loss(o.loss)
-	}
-	cfg.NewtonSteps = o.newtonSteps
-	if o.classWeight != "none" {
-		cfg.ClassWeight = ooc.ClassWeight(o.classWeight)
-	}
-	if err := ooc.Validate(cfg, ooc.RunOptions{}); err != nil {
-		return cfg, usagef("%v", err)
-	}
-	return cfg, nil
 }
 
 // fitResult is the --json document: falkon-ooc fit's fields, and the
@@ -386,37 +350,32 @@ func setJobOpts(s string) error {
 	return nil
 }
 
-// prepare checks the flags fit and tune share and their outputs (MODEL,
+// prepare checks the arguments of fit and tune and their outputs (MODEL,
 // MODEL.json and with checkpoint MODEL.ckpt, through the output guard
-// falkon-ooc fit uses), sets Beam's own flags and logging, and returns the
-// Config, a progress printer and a function to call when done.
-func (o *fitOpts) prepare(set map[string]bool, args []string, checkpoint bool, stderr io.Writer) (ooc.Config, func(string, ...any), func(), error) {
-	if o.out == "" {
-		return ooc.Config{}, nil, nil, usagef("--out MODEL is required")
+// falkon-ooc fit uses), sets Beam's own flags and logging, and returns a
+// progress printer and a function to call when done.
+func (o *fitOpts) prepare(args []string, checkpoint bool, stderr io.Writer) (func(string, ...any), func(), error) {
+	if o.Out == "" {
+		return nil, nil, usagef("--out MODEL is required")
 	}
 	if len(args) != 1 {
-		return ooc.Config{}, nil, nil, usagef("want exactly one STORE, got %d arguments", len(args))
+		return nil, nil, usagef("want exactly one STORE, got %d arguments", len(args))
 	}
-	if outguard.IsURL(o.out) {
-		return ooc.Config{}, nil, nil, usagef("--out %s: this process writes the model, its summary and checkpoint to local files; give a local path (and copy the model to object storage afterwards)", o.out)
+	if outguard.IsURL(o.Out) {
+		return nil, nil, usagef("--out %s: this process writes the model, its summary and checkpoint to local files; give a local path (and copy the model to object storage afterwards)", o.Out)
 	}
 	if err := o.checkRunner(); err != nil {
-		return ooc.Config{}, nil, nil, err
+		return nil, nil, err
 	}
-	cfg, err := o.config(set)
-	if err != nil {
-		return cfg, nil, nil, err
-	}
-	inputs := outguard.Inputs(args[0])
-	outs := outguard.FitOutputs(o.out, "", checkpoint, false)
-	if err := guardErr(outguard.Check(outs, inputs, o.force)); err != nil {
-		return cfg, nil, nil, err
+	inputs := outguard.Inputs(args[0], o.Val)
+	outs := outguard.FitOutputs(o.Out, "", checkpoint, false)
+	if err := guardErr(outguard.Check(outs, inputs, o.Force)); err != nil {
+		return nil, nil, err
 	}
 	if err := o.prepareOut(outs[0], inputs, stderr); err != nil {
-		return cfg, nil, nil, err
+		return nil, nil, err
 	}
-	say, done, err := o.startRunner(stderr)
-	return cfg, say, done, err
+	return o.startRunner(stderr)
 }
 
 // guardErr maps the output guard's refusals to the command's: a usage
@@ -424,7 +383,7 @@ func (o *fitOpts) prepare(set map[string]bool, args []string, checkpoint bool, s
 func guardErr(err error) error {
 	var ge *outguard.Error
 	if errors.As(err, &ge) && ge.Usage {
-		return &usageError{ge}
+		return usagef("%s", ge.Error())
 	}
 	return err
 }
@@ -450,8 +409,8 @@ func (o *fitOpts) checkRunner() error {
 	if o.partitions < 1 {
 		return usagef("--partitions must be ≥ 1, got %d", o.partitions)
 	}
-	if o.workers < 0 {
-		return usagef("--workers must be ≥ 0, got %d", o.workers)
+	if o.Workers < 0 {
+		return usagef("--workers must be ≥ 0, got %d", o.Workers)
 	}
 	if o.attempts < 1 {
 		return usagef("--attempts must be ≥ 1, got %d", o.attempts)
@@ -498,12 +457,12 @@ func (o *fitOpts) startRunner(stderr io.Writer) (func(string, ...any), func(), e
 	switch {
 	case o.verbose:
 		level = slog.LevelInfo
-	case o.quiet:
+	case o.Quiet:
 		level = slog.LevelError
 	}
 	logTo(stderr, level)
 	say := func(format string, a ...any) {
-		if !o.quiet {
+		if !o.Quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
@@ -536,7 +495,7 @@ func privateTemp() (func(), error) {
 func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...any)) fbeam.Options {
 	br.Runner = o.runner
 	return fbeam.Options{
-		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.workers,
+		Runner: o.runner, Store: store, Partitions: o.partitions, Workers: o.Workers,
 		Temp: o.temp, Attempts: o.attempts,
 		OnJob: func(st fbeam.JobStats) {
 			if st.Kind == "ingest-read" || st.Kind == "predict" { // a task per input file
@@ -572,8 +531,56 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 	}
 }
 
+// fitConfig checks fit's flags and returns the Config, and with --tune
+// fit --tune's TunedConfig, that they set.
+func (o *fitOpts) fitConfig(set map[string]bool) (ooc.Config, *ooc.TunedConfig, error) {
+	if err := o.Holdout(set); err != nil {
+		return ooc.Config{}, nil, err
+	}
+	if o.ValFraction > 0 { // what --tune, --uncertainty or a --threshold rule hold out without --val
+		flag := "threshold"
+		switch {
+		case o.Tune:
+			flag = "tune"
+		case o.Uncertainty:
+			flag = "uncertainty"
+		}
+		return ooc.Config{}, nil, usagef("--%s needs validation rows, and a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads", flag)
+	}
+	cfg, err := o.Config(set)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if err := o.CheckFit(set); err != nil {
+		return cfg, nil, err
+	}
+	o.SetPatience(&cfg, set)
+	if !o.Tune {
+		return cfg, nil, nil
+	}
+	tc, err := o.TunedConfig(cfg, set)
+	return cfg, &tc, err
+}
+
+// tuneConfig checks tune's flags and returns the search they set.
+func (o *fitOpts) tuneConfig(set map[string]bool) (ooc.TuneConfig, error) {
+	base, err := o.Config(set)
+	if err != nil {
+		return ooc.TuneConfig{}, err
+	}
+	tc, err := o.TuneConfig(base, set)
+	if err != nil {
+		return tc, err
+	}
+	return tc, o.ValidateTune(tc)
+}
+
 func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
-	cfg, say, done, err := o.prepare(set, args, !o.noCheckpoint, stderr)
+	cfg, tuned, err := o.fitConfig(set)
+	if err != nil {
+		return err
+	}
+	say, done, err := o.prepare(args, !o.NoCheckpoint, stderr)
 	if err != nil {
 		return err
 	}
@@ -581,8 +588,8 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 	store := args[0]
 	var br beamResult
 	var run ooc.RunOptions
-	ckpt := o.out + ".ckpt"
-	if o.resume {
+	ckpt := o.Out + ".ckpt"
+	if o.Resume {
 		c, err := ooc.ReadCheckpoint(ckpt)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -595,7 +602,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 			say("fit: resuming after iteration %d from %s", c.Iteration, ckpt)
 		}
 	}
-	if !o.noCheckpoint {
+	if !o.NoCheckpoint {
 		run.Checkpoint = func(c *ooc.Checkpoint) error { return c.WriteFile(ckpt) }
 	}
 	said := map[ooc.Stage]bool{} // one line per stage
@@ -615,33 +622,60 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 			}
 		}
 	}
-	opts := o.beamOptions(store, &br, say)
+	e, err := fbeam.NewExecutor(ctx, o.beamOptions(store, &br, say))
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	run.Executor, run.Workers, run.ValEvery, run.MaxMemory = e, o.Workers, o.ValEvery, o.MaxMemoryBytes
+	var train stream.Source = e.Source()
+	if o.Val != "" {
+		vs, closeVal, err := openVal(o.Val, e.Source())
+		if err != nil {
+			return err
+		}
+		defer closeVal()
+		run.Validation = vs
+	}
 	say("fit: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
-	m, err := fbeam.Fit(ctx, cfg, run, opts)
+	var m *ooc.Model
+	if tuned != nil {
+		tc := *tuned
+		o.SearchValRows(&tc, stream.Rows(train))
+		tc.Search.Progress = func(p ooc.TuneProgress) {
+			if p.Note != "" {
+				say("fit --tune: search: %s", p.Note)
+			}
+		}
+		say("fit --tune: searching σ × λ on a row subsample drawn by this process, then fitting all rows on Beam")
+		m, err = ooc.FitTuned(ctx, train, tc, run)
+	} else {
+		m, err = ooc.Fit(ctx, train, cfg, run)
+	}
 	if errors.Is(err, ooc.ErrCheckpointMismatch) {
 		return fmt.Errorf("--resume: %w", err)
 	}
 	if err != nil {
 		return err
 	}
-	if err := m.Save(o.out); err != nil {
+	if err := m.Save(o.Out); err != nil {
 		return err
 	}
 	if summary, err := m.SummaryJSON(); err == nil {
-		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
+		if err := writeFileAtomic(o.Out+".json", append(summary, '\n')); err != nil {
 			return err
 		}
 	}
 	tr := m.Training()
 	res := fitResult{
-		Version: version, Store: store, Model: o.out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
+		Version: version, Store: store, Model: o.Out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, Config: m.Config(), Precision: m.Precision().String(), Beam: br,
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
 	}
-	if o.jsonOut {
+	if o.JSON {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
 			return err
@@ -649,7 +683,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		_, err = stdout.Write(append(b, '\n'))
 		return err
 	}
-	fmt.Fprintf(stdout, "model      %s (summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(stdout, "model      %s (summary in %s.json)\n", o.Out, o.Out)
 	fmt.Fprintf(stdout, "task       %s, %d output(s)\n", m.Task(), m.K())
 	fmt.Fprintf(stdout, "data       n = %d, d = %d\n", tr.N, m.D())
 	fmt.Fprintf(stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
@@ -683,76 +717,58 @@ type tuneResult struct {
 	Beam       beamResult          `json:"beam"`
 }
 
-// parseList parses a comma-separated list of numbers > 0 for flag name.
-func parseList(name, s string) ([]float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, usagef("--%s: %q is not a number > 0", name, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string, stdout, stderr io.Writer) error {
-	for _, f := range []string{"resume", "no-checkpoint"} {
-		if set[f] {
-			return usagef("--%s: tune does not checkpoint", f)
-		}
-	}
-	sigmas, err := parseList("sigmas", o.sigmas)
+	tc, err := o.tuneConfig(set)
 	if err != nil {
 		return err
 	}
-	lambdas, err := parseList("lambdas", o.lambdas)
-	if err != nil {
-		return err
-	}
-	if !(o.valFraction > 0 && o.valFraction < 1) {
-		return usagef("--val-fraction must be in (0, 1), got %g", o.valFraction)
-	}
-	cfg, say, done, err := o.prepare(set, args, false, stderr)
+	say, done, err := o.prepare(args, false, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
 	store := args[0]
 	var br beamResult
-	tc := ooc.TuneConfig{Base: cfg, Sigmas: sigmas, Lambdas: lambdas, ValFraction: o.valFraction,
-		Progress: func(p ooc.TuneProgress) {
-			if p.Note != "" {
-				say("tune: %s", p.Note)
-			} else if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
-				say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
-			}
-		}}
-	if err := ooc.ValidateTune(tc, ooc.RunOptions{}); err != nil {
-		return usagef("%v", err)
+	tc.Progress = func(p ooc.TuneProgress) {
+		if p.Note != "" {
+			say("tune: %s", p.Note)
+		} else if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
+			say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
+		}
 	}
-	say("tune: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
-	res, err := fbeam.Tune(ctx, tc, ooc.RunOptions{}, o.beamOptions(store, &br, say))
+	e, err := fbeam.NewExecutor(ctx, o.beamOptions(store, &br, say))
 	if err != nil {
 		return err
+	}
+	defer e.Close()
+	run := ooc.RunOptions{Executor: e, Workers: o.Workers, MaxMemory: o.MaxMemoryBytes}
+	if o.Val != "" {
+		vs, closeVal, err := openVal(o.Val, e.Source())
+		if err != nil {
+			return err
+		}
+		defer closeVal()
+		run.Validation = vs
+	}
+	say("tune: store %s, runner %s, %d partitions", store, o.runner, o.partitions)
+	res, err := ooc.Tune(ctx, e.Source(), tc, run)
+	if err != nil {
+		return cliflags.FlagErr(err)
 	}
 	m := res.Model()
 	if m == nil {
 		return fmt.Errorf("no candidate could be fitted: %s", res.Candidates[res.Best].Err)
 	}
-	if err := m.Save(o.out); err != nil {
+	if err := m.Save(o.Out); err != nil {
 		return err
 	}
 	if summary, err := m.SummaryJSON(); err == nil {
-		if err := writeFileAtomic(o.out+".json", append(summary, '\n')); err != nil {
+		if err := writeFileAtomic(o.Out+".json", append(summary, '\n')); err != nil {
 			return err
 		}
 	}
-	if o.jsonOut {
-		b, err := json.MarshalIndent(tuneResult{Version: version, Store: store, Model: o.out, Metric: res.Metric, Best: res.Best,
+	if o.JSON {
+		b, err := json.MarshalIndent(tuneResult{Version: version, Store: store, Model: o.Out, Metric: res.Metric, Best: res.Best,
 			Candidates: res.Candidates, N: res.N, ValRows: res.ValRows, Passes: res.Passes, Seconds: res.Seconds, Beam: br}, "", "  ")
 		if err != nil {
 			return err
@@ -768,8 +784,33 @@ func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string
 		}
 		fmt.Fprintf(stdout, "%-4s %-10.4g %-10.4g %-12.6g %-5d %s\n", mark, c.Sigma, c.Lambda, c.BestMetric, c.BestIteration, c.Stop)
 	}
-	fmt.Fprintf(stdout, "model      %s (the best candidate; summary in %s.json)\n", o.out, o.out)
+	fmt.Fprintf(stdout, "model      %s (the best candidate; summary in %s.json)\n", o.Out, o.Out)
 	fmt.Fprintf(stdout, "passes     %d over n = %d rows (%d held out), %.2f s\n", res.Passes, res.N, res.ValRows, res.Seconds)
 	fmt.Fprintf(stdout, "beam       %s, %d partitions, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Partitions, br.Jobs, br.Failed, br.JobSeconds)
 	return nil
+}
+
+// openVal opens --val, a chunk store this process reads, with the columns
+// of the training store train (by name); it must carry the targets.
+func openVal(path string, train *chunkstore.Reader) (stream.Source, func(), error) {
+	if outguard.IsURL(path) {
+		return nil, nil, usagef("--val %s: give a store on a local path: this process reads the validation rows", path)
+	}
+	if _, err := os.Stat(filepath.Join(path, chunkstore.ManifestName)); err != nil {
+		return nil, nil, usagef("--val %s: not a chunk store (make one from Parquet/CSV files with falkon-ooc-beam ingest)", path)
+	}
+	r, err := chunkstore.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--val: %w", err)
+	}
+	v, err := r.Select(train.FeatureNames(), train.TargetNames())
+	if mc := (*chunkstore.MissingColumnsError)(nil); errors.As(err, &mc) {
+		r.Close()
+		return nil, nil, fmt.Errorf("--val %s: it lacks the training store's column(s) %q; its columns are %q", path, mc.Missing, mc.Have)
+	}
+	if err != nil {
+		r.Close()
+		return nil, nil, fmt.Errorf("--val: %w", err)
+	}
+	return v, func() { r.Close() }, nil
 }
