@@ -39,7 +39,7 @@ var Lines = [][]string{
 		"--class-weight", "balanced", "--threshold", "cost:1:5", "--val-fraction", "0.2", "--patience", "0", "--halving", "2",
 		"--sigma-halving", "0", "--extend", "2", "--pick", "1se", "--max-memory", "12G"},
 	{"tune", "--kernel", "polynomial", "--degree", "4", "--gamma", "2", "--coef0", "0.5", "--loss", "logistic", "--newton-steps", "3", "--task", "binary"},
-	{"tune", "--val", "VAL", "--ard", "--ard-rows", "300", "--ard-steps", "4", "--patience", "5", "--sigma-halving", "3,6"},
+	{"tune", "--val", "VAL", "--ard", "--ard-rows", "300", "--ard-steps", "4", "--patience", "5", "--sigma-halving", "3,6", "--max-passes", "40"},
 }
 
 // Settings renders what a command line set: the flags that are no
