@@ -136,7 +136,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.IntVar(&f.PrecondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d))", precond.DefaultNystromRank(1<<30)))
 	}
 	fs.Float64Var(&f.Jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
-	fs.StringVar(&f.PrecondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 where it gives float64's fit, --lambda ≥ 10 × its --jitter of 1e-5, or when float64 does not fit --max-memory)")
+	fs.StringVar(&f.PrecondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
 	fs.StringVar(&f.MaxMemory, "max-memory", "", "fail before any pass if the fit needs more `bytes` than this (e.g. 12GiB, 800MB; default: 80 % of physical memory or of the cgroup's limit)")
 	fs.IntVar(&f.Workers, "workers", 0, "worker goroutines of each pass (0: one per CPU of the machine that runs it)")
 	fs.Uint64Var(&f.Seed, "seed", 0, "seed for centre sampling and the held-out rows")
