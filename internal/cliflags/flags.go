@@ -608,7 +608,6 @@ func FlagNames(err error) error {
 	return err
 }
 
-
 // ParseBytes reads a size such as 12GiB, 12G, 800MB, 800M or 123456 (a
 // plain number is bytes; K, M, G, T are powers of 1024 with or without
 // "iB", and of 1000 when written "KB", "MB", "GB", "TB").
