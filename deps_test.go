@@ -35,6 +35,9 @@ func TestImportEdges(t *testing.T) {
 		// pass is the protocol of a pass over the data: what ooc drives
 		// and beam runs; it knows nothing of training or stores.
 		"pass": {mod + "ooc", mod + "precond", mod + "chunkstore", "github.com/apache/arrow-go"},
+		// ooc/internal/engine is the numbers of CG and its shared passes:
+		// the passes themselves (data, executors) are its callers'.
+		"ooc/internal/engine": {mod + "ooc", mod + "stream", mod + "chunkstore", mod + "kernel", "github.com/apache/arrow-go"},
 		// model and model/predictfile predict: nothing of training.
 		"model": {mod + "ooc", mod + "precond", mod + "chunkstore"},
 		// internal/container is the model and checkpoint files' layout.

@@ -18,6 +18,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/colstats"
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -247,7 +248,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	m.training.Phases = ph.done()
 	m.training.PeakRSS = procstat.PeakRSS()
 	m.training.Seconds = time.Since(start).Seconds()
-	report(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: plan.Config.Iterations, Residual: st.relResidual()})
+	report(Progress{Stage: StageDone, Iteration: st.Iter, Iterations: plan.Config.Iterations, Residual: st.RelResidual()})
 	return m, nil
 }
 
@@ -609,11 +610,13 @@ func (e targetEncoding) evaluator(targets []string) *Evaluator {
 	return newEvaluator(e.task, e.classes, targets, e.k)
 }
 
-// fitOperator is W(p) = Bᵀ (K_nMᵀ K_nM / n + λ K̃) B p in FALKON's form
-// A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p): one pass over the data. p
-// and W(p) are r × k (r = M unless the eigen preconditioner dropped
-// directions); the pass works on M × k. It also carries the right-hand
-// side's pass job and the centres in the fit's precision.
+// fitOperator is what the fit's CG operator, W(p) = Bᵀ (K_nMᵀ K_nM / n +
+// λ K̃) B p in FALKON's form A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λ A⁻¹p), one
+// pass over the data, is made of: the preconditioner and the pass jobs,
+// the fit as a grid of one σ and one λ (newGrid). p and W(p) are r × k
+// (r = M unless the eigen preconditioner dropped directions); the pass
+// works on M × k. It also carries the right-hand side's pass job and the
+// centres in the fit's precision.
 type fitOperator struct {
 	pre            *precond.Preconditioner
 	cfit           *kernel.Centers // centres in the fit's precision
@@ -630,8 +633,7 @@ type fitOperator struct {
 	// sees (nil: FALKON's, unweighted).
 	precondWeights []float64
 
-	iter int // CG iterations done before the next MulTo
-	v, z []float64
+	grid *engine.Grid // the CG operator (solveCG)
 	// val carries α = Bβ between the validations (validalpha.go); nil
 	// without validation rows.
 	val *valAlpha
@@ -899,67 +901,54 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 		op.rhsJob.Targets = plan.Targets[:1]
 	}
 	op.passJob = job(pass.KernelProduct)
-	op.passJob.U = make([]float64, m*enc.k)
 	return op, nil
 }
 
-// MulTo sets dst = W(src) with one pass over the data.
-func (op *fitOperator) MulTo(ctx context.Context, dst, src []float64) error {
-	r, k := op.pre.Rank(), op.k
-	if op.v == nil {
-		op.v, op.z = make([]float64, r*k), make([]float64, r*k)
-	}
-	u := op.passJob.U
-	copy(op.v, src)
-	op.pre.SolveA(op.v, k)      // v = A⁻¹p
-	op.pre.SolveTTo(u, op.v, k) // u = D T⁻¹ A⁻¹ p
-	iter := op.iter + 1
-	op.iter++
-	progress := func(done, chunks int, rows int64) {
-		op.report(Progress{Stage: StageIterate, Iteration: iter, Iterations: op.iterations,
-			Chunk: done, Chunks: chunks, Rows: rows})
-	}
-	var w []float64
-	var err error
-	if op.held != nil {
-		w, err = op.held.pass(ctx, iter-1, u, progress)
-	} else {
-		w, err = op.pass(ctx, op.passJob, progress)
-	}
-	if err != nil {
-		return fmt.Errorf("CG pass: %w", err)
-	}
-	if op.held != nil {
-		// The validation of the iterate this pass scored; errPatience
-		// stops CG before it takes this pass's step.
-		if err := op.held.validated(iter - 1); err != nil {
-			op.iter--
-			return err
-		}
-	}
-	for i := range w {
-		w[i] /= op.n
-	}
+// newGrid returns the fit as a grid of one σ and one λ (engine.Grid),
+// continuing from the CG iterate st: its pass is the fit's (passJob, or
+// held's when the validation rows are scored in it), and a
+// preconditioner with an explicit λ term adds λ·K_MM·u by the kernel.
+func (op *fitOperator) newGrid(st *cgState) *engine.Grid {
+	c := &engine.Cand{Lambda: op.lambda, A: op.pre, Live: true}
+	g := &engine.Group{T: op.pre, Cands: []*engine.Cand{c}}
+	grid := engine.NewGrid(len(op.centres)/op.c64.Dim(), op.k, op.n, op.workers, []*engine.Group{g})
+	grid.Iter = st.Iter
 	if op.pre.ExplicitLambda() {
-		// W(p) = Bᵀ(K_nMᵀK_nM u/n + λ K_MM u).
-		if op.ku == nil {
-			op.ku = make([]float64, len(u))
-		}
-		if err := kmmMulAdd(ctx, op.c64, op.centres, w, u, op.ku, k, op.lambda, op.workers, func(done, m int) {
-			op.report(Progress{Stage: StageKMM, Iteration: iter, Iterations: op.iterations, Fraction: float64(done) / float64(m)})
-		}); err != nil {
-			return err
-		}
-		op.pre.SolveTTTo(op.z, w, k)
-	} else {
-		op.pre.SolveTTTo(op.z, w, k) // T⁻ᵀ D K_nMᵀ K_nM u / n
-		for i := range op.z {
-			op.z[i] += op.lambda * op.v[i]
+		g.KMM = func(ctx context.Context, dst, u []float64, k int, a float64) error {
+			if op.ku == nil {
+				op.ku = make([]float64, len(u))
+			}
+			iter := grid.Iter + 1
+			return kmmMulAdd(ctx, op.c64, op.centres, dst, u, op.ku, k, a, op.workers, func(done, m int) {
+				op.report(Progress{Stage: StageKMM, Iteration: iter, Iterations: op.iterations, Fraction: float64(done) / float64(m)})
+			})
 		}
 	}
-	op.pre.SolveAT(op.z, k)
-	copy(dst, op.z)
-	return nil
+	grid.Pass = func(ctx context.Context) ([]float64, error) {
+		iter := grid.Iter + 1
+		progress := func(done, chunks int, rows int64) {
+			op.report(Progress{Stage: StageIterate, Iteration: iter, Iterations: op.iterations,
+				Chunk: done, Chunks: chunks, Rows: rows})
+		}
+		var w []float64
+		var err error
+		if op.held != nil {
+			w, err = op.held.pass(ctx, grid.Iter, g.U, progress)
+		} else {
+			op.passJob.U = g.U
+			w, err = op.pass(ctx, op.passJob, progress)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("CG pass: %w", err)
+		}
+		return w, nil
+	}
+	if op.held != nil {
+		// The validation of the iterate the pass scored; errPatience
+		// stops CG before it takes this pass's step.
+		grid.After = func(context.Context) error { return op.held.validated(grid.Iter) }
+	}
+	return grid
 }
 
 // passFunc runs one pass of job over the training source and calls report
@@ -1165,7 +1154,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	}
 	iterStart := time.Now()
 	startIter := st.Iter
-	op.iter = st.Iter
+	op.grid = op.newGrid(st)
 	minImp := cfg.MinImprovement
 	if minImp == 0 {
 		minImp = DefaultMinImprovement
@@ -1213,9 +1202,9 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 		}
 	}
 	after := func(st *cgState) error {
-		op.val.step(st.Step, op.passJob.U)
-		tr.Residuals = append(tr.Residuals, st.relResidual())
-		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.relResidual()}
+		op.val.step(st.Step, op.grid.Groups[0].U)
+		tr.Residuals = append(tr.Residuals, st.RelResidual())
+		p := Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations, Residual: st.RelResidual()}
 		stop := false
 		if op.held == nil && due(st.Iter) {
 			ph.start("validation", st.Iter)
@@ -1236,7 +1225,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 		ph.start("iteration", st.Iter+1)
 		return nil
 	}
-	status, err := conjugateGradient(ctx, op, st, op.k, cfg.Iterations, cfg.Tolerance, after)
+	status, err := conjugateGradient(ctx, op.grid, st, op.k, cfg.Iterations, cfg.Tolerance, after)
 	if n := len(ph.phases); n > 0 && ph.phases[n-1].Name == "iteration" && ph.phases[n-1].Iteration > st.Iter {
 		ph.phases = ph.phases[:n-1] // opened after the last iteration, never run
 	}

@@ -597,7 +597,7 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 					}
 				}
 			}
-			r.iterReport(st.Iter, 0, 0, 0, st.relResidual())
+			r.iterReport(st.Iter, 0, 0, 0, st.RelResidual())
 			return nil
 		}); err != nil {
 			return fmt.Errorf("Newton step %d: %w", t+1, err)
@@ -618,7 +618,7 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 				if len(r.groups) == 1 && len(g.live) == 1 {
 					its = st.Iter // alone, the CG's own count
 				}
-				res := colResidual(st, c.col, k)
+				res := st.ColResidual(c.col, k)
 				c.iters += its
 				s := &c.steps[len(c.steps)-1]
 				s.Iterations, s.Residual, s.Slope = its, res, slope

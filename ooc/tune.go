@@ -9,12 +9,12 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
@@ -407,7 +407,7 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	// chunks).
 	t.ph.start("precond_rhs", 0)
 	t.kernels()
-	t.gatherLive(false)
+	t.gatherLive()
 	t.progress(TuneProgress{Progress: Progress{Stage: StagePrecond}})
 	var prepErr error
 	prepared := make(chan struct{})
@@ -458,6 +458,7 @@ type tuner struct {
 	cands         []*tuneCand
 	ymean         []float64
 	st            *cgState
+	grid          *engine.Grid // the CG operator (iterate)
 	passes        int
 	budget        int // the most CG iterations (cgBudget)
 	// prepared counts the σ groups prepare has finished (read by
@@ -478,9 +479,7 @@ type sigmaGroup struct {
 	kmmRows func(dst []float64, lo, hi int)
 	pre     *precond.Preconditioner
 	cands   []*tuneCand
-	// Scratch of the operator, sized for all candidates of the group.
-	v, u, w, alpha, z []float64
-	live              []*tuneCand // live candidates in this pass
+	live    []*tuneCand // live candidates in this pass
 }
 
 // tuneCand is a candidate's working state.
@@ -490,13 +489,11 @@ type tuneCand struct {
 	g     *sigmaGroup
 	pre   *precond.Preconditioner
 	live  bool
-	since int       // validations since the last improvement
-	rse   rowSE     // the current validation's rows, for BestSE
-	v     []float64 // r × k, A⁻¹p of the current pass
-	z     []float64 // r × k, scratch of the operator's second half
-	alpha []float64 // M × k, B β of the current iterate, kept by α += a·Bp
-	best  []float64 // M × k (rows past the rank 0), β at the best iteration
-	ev    *Evaluator
+	since int          // validations since the last improvement
+	rse   rowSE        // the current validation's rows, for BestSE
+	best  []float64    // M × k (rows past the rank 0), β at the best iteration
+	ev    *Evaluator   // its validation of the current pass
+	e     *engine.Cand // its place in the grid (iterate)
 }
 
 // ValidateTune checks tc and opts as far as they can be checked without
@@ -786,14 +783,8 @@ func (t *tuner) prepareGroup(ctx context.Context, g *sigmaGroup, workers int) er
 			continue
 		}
 		c.Kernel = g.kern
-		c.v = make([]float64, m*k)
-		c.z = make([]float64, m*k)
-		c.alpha = make([]float64, m*k)
 		c.best = make([]float64, m*k)
 	}
-	lk := len(g.cands) * k
-	g.v, g.u, g.w = make([]float64, m*lk), make([]float64, m*lk), make([]float64, m*lk)
-	g.alpha, g.z = make([]float64, m*lk), make([]float64, m*lk)
 	return firstErr
 }
 
@@ -929,7 +920,7 @@ func (t *tuner) scoreRows(vals []float64, rowLen, weighted int) {
 func (t *tuner) rhs(ws [][]float64, sum []float64) error {
 	m, k := t.cs.m, t.k
 	k1 := k + 1
-	t.gatherLive(false) // without the candidates prepare failed
+	t.gatherLive() // without the candidates prepare failed
 	if t.plan.Config.ClassWeight == ClassWeightBalanced {
 		cw, counts, err := balancedWeights(t.enc.task, t.enc.classes, sum, t.n)
 		if err != nil {
@@ -969,7 +960,7 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) error {
 				c.pre = pre
 			}
 		}
-		t.gatherLive(false)
+		t.gatherLive()
 	}
 	n := t.n
 	t.ymean = make([]float64, k)
@@ -1002,48 +993,48 @@ func (t *tuner) rhs(ws [][]float64, sum []float64) error {
 	return nil
 }
 
-// setCols copies src (rows × k) into columns [c0, c0+k) of dst (rows × nc).
-func setCols(dst []float64, nc, c0 int, src []float64, k int) {
-	for r := 0; r*k < len(src); r++ {
-		copy(dst[r*nc+c0:r*nc+c0+k], src[r*k:(r+1)*k])
-	}
-}
-
-// getCols copies columns [c0, c0+k) of src (rows × nc) into dst (rows × k).
-func getCols(dst []float64, k int, src []float64, nc, c0 int) {
-	for r := 0; r*k < len(dst); r++ {
-		copy(dst[r*k:(r+1)*k], src[r*nc+c0:r*nc+c0+k])
-	}
-}
-
 // errAllStopped ends CG once no candidate is live.
 var errAllStopped = errors.New("all candidates stopped")
 
-// iterate runs CG for every candidate together and the final validation.
+// iterate runs CG for every candidate together on the grid of the σ
+// groups and their λ (engine.Grid: one pass per iteration for all live
+// candidates, which also scores the held-out rows with the previous
+// iterate), then the final validation.
 func (t *tuner) iterate(ctx context.Context) error {
 	cfg := t.plan.Config
 	t.budget = t.cgBudget()
 	cfg.Iterations = t.budget // progress reports show the budget
-	nc := len(t.cands) * t.k
-	op := &tuneOperator{t: t}
+	m, k := t.cs.m, t.k
+	groups := make([]*engine.Group, len(t.groups))
+	for i, g := range t.groups {
+		eg := &engine.Group{T: g.pre}
+		for _, c := range g.cands {
+			c.e = &engine.Cand{Lambda: c.Lambda, A: c.pre, Live: c.live}
+			eg.Cands = append(eg.Cands, c.e)
+		}
+		groups[i] = eg
+	}
+	t.grid = engine.NewGrid(m, k, t.n, t.plan.Workers, groups)
+	t.grid.Iter = t.st.Iter
+	t.grid.Pass, t.grid.After = t.cgPass, t.afterPass
 	t.ph.start("iteration", t.st.Iter+1)
 	after := func(st *cgState) error {
 		t.ph.start("iteration", st.Iter+1)
-		t.stepAlpha(st.Step)
+		t.grid.StepAlpha(st.Step)
 		for _, c := range t.cands {
 			if c.live {
 				c.Iterations = st.Iter
-				c.Residuals = append(c.Residuals, colResidual(st, c.idx*t.k, t.k))
+				c.Residuals = append(c.Residuals, st.ColResidual(c.idx*t.k, t.k))
 			}
 		}
 		t.progress(TuneProgress{Progress: Progress{Stage: StageIterate, Iteration: st.Iter, Iterations: cfg.Iterations,
-			Residual: st.relResidual()}, Live: t.live()})
+			Residual: st.RelResidual()}, Live: t.live()})
 		if t.live() == 0 {
 			return errAllStopped
 		}
 		return nil
 	}
-	_, err := conjugateGradient(ctx, op, t.st, nc, cfg.Iterations, cfg.Tolerance, after)
+	_, err := conjugateGradient(ctx, t.grid, t.st, t.grid.NCols, cfg.Iterations, cfg.Tolerance, after)
 	if n := len(t.ph.phases); n > 0 && t.ph.phases[n-1].Name == "iteration" && t.ph.phases[n-1].Iteration > t.st.Iter {
 		t.ph.phases = t.ph.phases[:n-1] // opened after the last iteration, never run
 	}
@@ -1056,7 +1047,7 @@ func (t *tuner) iterate(ctx context.Context) error {
 	t.ph.start("validation", t.st.Iter)
 	// The last iterate of the candidates still live has not been
 	// validated: one pass over the validation rows only.
-	if err := op.validate(ctx); err != nil {
+	if err := t.validate(ctx); err != nil {
 		return err
 	}
 	stop := capStop(t.st.Iter, t.budget, t.plan.Config.Iterations)
@@ -1071,57 +1062,21 @@ func (t *tuner) iterate(ctx context.Context) error {
 	return nil
 }
 
-// colResidual is the worst ‖r‖/‖b‖ over columns [c0, c0+k).
-func colResidual(st *cgState, c0, k int) float64 {
-	worst := 0.0
-	for j := c0; j < c0+k; j++ {
-		if st.BN[j] > 0 {
-			worst = max(worst, math.Sqrt(st.RS[j])/st.BN[j])
-		}
-	}
-	return worst
-}
-
-// tuneOperator applies every live candidate's W_σ,λ in one pass:
-// for candidate (σ, λ), W(p) = A⁻ᵀ(T⁻ᵀ K_nMᵀ K_nM T⁻¹A⁻¹p / n + λA⁻¹p)
-// on its k columns of the CG state; stopped candidates get 0, which
-// freezes them (conjugateGradient takes no step on a column with pᵀWp = 0).
-type tuneOperator struct {
-	t *tuner
-}
-
-func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
-	t := op.t
-	m, k := t.cs.m, t.k
-	nc := len(t.cands) * k
+// cgPass is the grid's pass: one PassMulti, K_σᵀ K_σ u for every live σ
+// over the training rows and, after the first iteration, the held-out
+// rows' scores by the current α (the previous iterate's validation) in
+// the same pass.
+func (t *tuner) cgPass(ctx context.Context) ([]float64, error) {
 	iter := t.st.Iter
-	// Before the pass: u = T⁻¹A⁻¹p per σ (T shared by its λ) and the
-	// current α = Bβ of each live candidate, to validate in the pass.
-	t.gatherLive(iter > 0)
-	// Each candidate's A is its own: the solves run a candidate per
-	// worker (a solve with one column is sequential and memory-bound).
-	t.eachLive(func(g *sigmaGroup, q int, c *tuneCand) {
-		gk, r := len(g.live)*k, g.pre.Rank()
-		getCols(c.v, k, src, nc, c.idx*k)
-		c.pre.SolveA(c.v[:r*k], k)
-		setCols(g.v[:r*gk], gk, q*k, c.v[:r*k], k)
-	})
-	t.eachLiveGroup(func(g *sigmaGroup) {
-		gk := len(g.live) * k
-		g.pre.SolveTTo(g.u[:m*gk], g.v[:g.pre.Rank()*gk], gk)
-	})
+	t.gatherLive()
 	t.startEval(iter)
-	// One pass.GroupKernelProduct: K_σᵀ K_σ u for every live σ over the training rows
-	// and, after the first iteration, the held-out rows' scores by the
-	// current α (the previous iterate's validation) in the same pass.
 	withVal := t.val == nil && iter > 0
-	job, groups := t.passJob(pass.GroupKernelProduct, t.trainHoldout())
+	job, _ := t.passJob(pass.GroupKernelProduct, t.trainHoldout())
 	job.ClassWeights = t.classWeights
-	for q, g := range groups {
-		gk := len(g.live) * k
-		job.Groups[q].Cols, job.Groups[q].U = gk, g.u[:m*gk]
+	for q, g := range t.grid.LiveGroups() {
+		job.Groups[q].Cols, job.Groups[q].U = len(g.Live)*t.k, g.U
 		if withVal {
-			job.Groups[q].Alpha = g.alpha[:m*gk]
+			job.Groups[q].Alpha = g.Alpha
 		}
 	}
 	if withVal {
@@ -1130,46 +1085,26 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	rowLen, weighted := job.RowLen(), weightValues(job)
 	out, err := t.passFn(ctx, job, t.passReport(StageIterate, iter+1, t.live()), func(v []float64) { t.scoreRows(v, rowLen, weighted) })
 	if err != nil {
-		return fmt.Errorf("CG pass: %w", err)
+		return nil, fmt.Errorf("CG pass: %w", err)
 	}
 	t.passes++
-	at := 0
-	for _, g := range groups {
-		n := m * len(g.live) * k
-		copy(g.w[:n], out[at:at+n])
-		at += n
-	}
+	return out, nil
+}
 
+// afterPass validates on a validation source of its own, then applies
+// the stopping rules to the iterate the pass scored: a candidate they
+// stop is frozen before its step.
+func (t *tuner) afterPass(ctx context.Context) error {
+	iter := t.st.Iter
 	if t.val != nil && iter > 0 {
-		if err := op.validatePass(ctx, iter, false); err != nil {
+		if err := t.validatePass(ctx, iter, false); err != nil {
 			return err
 		}
 	}
 	stopped := t.endEval(iter, false)
-	// After the pass: W p for every live candidate.
-	clear(dst)
-	n := t.n
-	t.eachLiveGroup(func(g *sigmaGroup) {
-		gk := len(g.live) * k
-		w := g.w[:m*gk]
-		for i := range w {
-			w[i] /= n
-		}
-		g.pre.SolveTTTo(g.z[:g.pre.Rank()*gk], w, gk)
-	})
-	t.eachLive(func(g *sigmaGroup, q int, c *tuneCand) {
-		if !c.live {
-			return // stopped after this validation: frozen
-		}
-		gk, r := len(g.live)*k, g.pre.Rank()
-		z := c.z[:r*k]
-		getCols(z, k, g.z[:r*gk], gk, q*k)
-		for i := range z {
-			z[i] += c.Lambda * c.v[i]
-		}
-		c.pre.SolveAT(z, k)
-		setCols(dst[:r*nc], nc, c.idx*k, z, k)
-	})
+	for _, c := range t.cands {
+		c.e.Live = c.live
+	}
 	if len(stopped) > 0 {
 		t.progress(TuneProgress{Progress: Progress{Stage: StageValidate, Iteration: iter, Iterations: t.budget},
 			Live: t.live(), Stopped: stopped})
@@ -1177,24 +1112,21 @@ func (op *tuneOperator) MulTo(ctx context.Context, dst, src []float64) error {
 	return nil
 }
 
-// validatePass scores the live candidates by their α (in place) on the
-// validation rows: the separate validation source (locally: the
-// executor's passes read the training source) or, with final, the rows
-// held out of the training source.
-func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) error {
-	t := op.t
-	m, k := t.cs.m, t.k
+// validatePass scores the live candidates by their α (packed by the
+// grid's Gather) on the validation rows: the separate validation source
+// (locally: the executor's passes read the training source) or, with
+// final, the rows held out of the training source.
+func (t *tuner) validatePass(ctx context.Context, iter int, final bool) error {
 	run, holdout := t.valFn, (*pass.Holdout)(nil)
 	if t.val == nil {
 		run, holdout = t.passFn, t.trainHoldout()
 	}
-	job, groups := t.passJob(pass.GroupKernelProduct, holdout)
+	job, _ := t.passJob(pass.GroupKernelProduct, holdout)
 	if t.val != nil {
 		job.Weight, job.WeightExp = stream.WeightColumn(t.val), weightExp(t.val)
 	}
-	for q, g := range groups {
-		gk := len(g.live) * k
-		job.Groups[q].Cols, job.Groups[q].Alpha = gk, g.alpha[:m*gk]
+	for q, g := range t.grid.LiveGroups() {
+		job.Groups[q].Cols, job.Groups[q].Alpha = len(g.Live)*t.k, g.Alpha
 	}
 	job.ScoreRows = t.nval
 	rowLen, weighted := job.RowLen(), weightValues(job)
@@ -1206,12 +1138,12 @@ func (op *tuneOperator) validatePass(ctx context.Context, iter int, final bool) 
 }
 
 // validate scores the final iterate of the live candidates.
-func (op *tuneOperator) validate(ctx context.Context) error {
-	t := op.t
+func (t *tuner) validate(ctx context.Context) error {
 	iter := t.st.Iter
-	t.gatherLive(true)
+	t.grid.Gather(true)
+	t.gatherLive()
 	t.startEval(iter)
-	if err := op.validatePass(ctx, iter, true); err != nil {
+	if err := t.validatePass(ctx, iter, true); err != nil {
 		return err
 	}
 	if t.val == nil {
@@ -1221,11 +1153,9 @@ func (op *tuneOperator) validate(ctx context.Context) error {
 	return nil
 }
 
-// gatherLive lists each group's live candidates and, with alpha, packs
-// their α = Bβ (kept by stepAlpha) M × live·k for the validation rows of
-// the next pass.
-func (t *tuner) gatherLive(alpha bool) {
-	m, k := t.cs.m, t.k
+// gatherLive lists each group's live candidates, in the order of the
+// grid's (Gather), which is the order of a pass's columns.
+func (t *tuner) gatherLive() {
 	for _, g := range t.groups {
 		g.live = g.live[:0]
 		for _, c := range g.cands {
@@ -1233,90 +1163,7 @@ func (t *tuner) gatherLive(alpha bool) {
 				g.live = append(g.live, c)
 			}
 		}
-		if !alpha || len(g.live) == 0 {
-			continue
-		}
-		gk := len(g.live) * k
-		for q, c := range g.live {
-			setCols(g.alpha[:m*gk], gk, q*k, c.alpha, k)
-		}
 	}
-}
-
-// stepAlpha follows CG's step on the candidates of the last pass: with
-// β ← β + a p, their α = Bβ moves by a·Bp, and Bp is the pass's u. This
-// keeps α current at the cost of an axpy instead of a solve with A and T
-// per candidate and iteration. (Models are built from the β snapshot,
-// with B applied once.)
-func (t *tuner) stepAlpha(step []float64) {
-	m, k := t.cs.m, t.k
-	for _, g := range t.groups {
-		gk := len(g.live) * k
-		for q, c := range g.live {
-			for j := range k {
-				a := step[c.idx*k+j]
-				if a == 0 {
-					continue
-				}
-				u := g.u[q*k+j:]
-				for i := range m {
-					c.alpha[i*k+j] += a * u[i*gk]
-				}
-			}
-		}
-	}
-}
-
-// eachLive calls fn for every live candidate of the current pass (q: its
-// place in g.live), on up to the plan's worker count of goroutines.
-func (t *tuner) eachLive(fn func(g *sigmaGroup, q int, c *tuneCand)) {
-	type item struct {
-		g *sigmaGroup
-		q int
-	}
-	var items []item
-	for _, g := range t.groups {
-		for q := range g.live {
-			items = append(items, item{g, q})
-		}
-	}
-	parallel(len(items), t.plan.Workers, func(i int) {
-		it := items[i]
-		fn(it.g, it.q, it.g.live[it.q])
-	})
-}
-
-// eachLiveGroup calls fn for every σ group with a live candidate in the
-// current pass, on up to the plan's worker count of goroutines.
-func (t *tuner) eachLiveGroup(fn func(g *sigmaGroup)) {
-	var gs []*sigmaGroup
-	for _, g := range t.groups {
-		if len(g.live) > 0 {
-			gs = append(gs, g)
-		}
-	}
-	parallel(len(gs), t.plan.Workers, func(i int) { fn(gs[i]) })
-}
-
-// parallel calls fn(i) for i in [0, n) on up to workers goroutines.
-func parallel(n, workers int, fn func(i int)) {
-	w := min(workers, n)
-	if w <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range w {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // startEval resets the evaluators of the live candidates.

@@ -1,4 +1,4 @@
-package ooc
+package engine
 
 import (
 	"context"
@@ -48,13 +48,13 @@ func TestConjugateGradientSolves(t *testing.T) {
 	for i := range n {
 		b[i*k+1] = 0
 	}
-	st := newCGState(b, k)
-	status, err := conjugateGradient(context.Background(), denseOp{a}, st, k, 200, 1e-13, nil)
+	st := NewState(b, k)
+	converged, err := CG(context.Background(), denseOp{a}, st, k, 200, 1e-13, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status != StatusConverged {
-		t.Fatalf("status = %v, want converged", status)
+	if !converged {
+		t.Fatalf("CG did not converge in %d iterations", st.Iter)
 	}
 	var want mat.Dense
 	if err := want.Solve(a, mat.NewDense(n, k, b)); err != nil {
@@ -78,16 +78,16 @@ func TestConjugateGradientResume(t *testing.T) {
 	for i := range b {
 		b[i] = float64(i%7) - 3
 	}
-	full := newCGState(b, k)
-	if _, err := conjugateGradient(context.Background(), denseOp{a}, full, k, 9, 0, nil); err != nil {
+	full := NewState(b, k)
+	if _, err := CG(context.Background(), denseOp{a}, full, k, 9, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	part := newCGState(b, k)
-	if _, err := conjugateGradient(context.Background(), denseOp{a}, part, k, 4, 0, nil); err != nil {
+	part := NewState(b, k)
+	if _, err := CG(context.Background(), denseOp{a}, part, k, 4, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := conjugateGradient(context.Background(), denseOp{a}, part, k, 9, 0, nil); err != nil || st != StatusIterationLimit {
-		t.Fatal(err, st)
+	if conv, err := CG(context.Background(), denseOp{a}, part, k, 9, 0, nil); err != nil || conv {
+		t.Fatal(err, conv)
 	}
 	for i := range full.Beta {
 		if full.Beta[i] != part.Beta[i] {
