@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 	"github.com/falkon-ooc/falkon-ooc/metrics"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -120,7 +121,7 @@ func probaRow(task Task, cal *Calibration, dst, s []float64) {
 	if cal != nil && cal.Method == calibrationOwn {
 		sum := 0.0
 		for j, v := range s {
-			dst[j] = sigmoid(v)
+			dst[j] = loss.Sigmoid(v)
 			sum += dst[j]
 		}
 		for j := range dst {
@@ -155,17 +156,9 @@ func binaryProba(cal *Calibration, s float64) float64 {
 	case cal == nil:
 		return min(max((s+1)/2, 0), 1)
 	case cal.Method == calibrationOwn:
-		return sigmoid(s)
+		return loss.Sigmoid(s)
 	}
-	return sigmoid(cal.A*s + cal.B)
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
+	return loss.Sigmoid(cal.A*s + cal.B)
 }
 
 // softmaxTo writes softmax(β s) into dst.
@@ -225,7 +218,7 @@ func probaQuality(m *Model, cal *Calibration, scores []float64, truth []int, w [
 	return quality{accuracy: acc, logLoss: ll.Value(), ece: rel.ECE()}
 }
 
-// fitPlatt returns A, B minimising the log-loss of sigmoid(A s + B)
+// fitPlatt returns A, B minimising the log-loss of σ(A s + B)
 // against Platt's smoothed targets for the classes y (0 or 1).
 func fitPlatt(s []float64, y []int) (a, b float64) {
 	var npos, nneg float64
@@ -243,21 +236,21 @@ func fitPlatt(s []float64, y []int) (a, b float64) {
 		}
 		return lo
 	}
-	loss := func(a, b float64) float64 {
+	obj := func(a, b float64) float64 {
 		var l float64
 		for i, v := range s {
 			z := a*v + b
 			// −t log σ(z) − (1−t) log(1−σ(z)) = log(1+e^z) − t z, stably.
-			l += softplus(z) - target(i)*z
+			l += loss.Softplus(z) - target(i)*z
 		}
 		return l
 	}
 	b = math.Log((npos + 1) / (nneg + 1))
-	cur := loss(a, b)
+	cur := obj(a, b)
 	for range 100 {
 		var ga, gb, haa, hab, hbb float64
 		for i, v := range s {
-			p := sigmoid(a*v + b)
+			p := loss.Sigmoid(a*v + b)
 			d := p - target(i)
 			w := max(p*(1-p), 1e-12)
 			ga += d * v
@@ -281,7 +274,7 @@ func fitPlatt(s []float64, y []int) (a, b float64) {
 		step := 1.0
 		var next float64
 		for ; step > 1e-10; step /= 2 {
-			if next = loss(a+step*da, b+step*db); next <= cur {
+			if next = obj(a+step*da, b+step*db); next <= cur {
 				break
 			}
 		}
@@ -296,13 +289,6 @@ func fitPlatt(s []float64, y []int) (a, b float64) {
 		}
 	}
 	return a, b
-}
-
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
 }
 
 // Bounds of the inverse temperature β = 1/T.

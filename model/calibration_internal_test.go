@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 )
 
 // TestFitPlattRecovers draws scores s ~ N(0, 1.5²) and classes from
@@ -18,7 +20,7 @@ func TestFitPlattRecovers(t *testing.T) {
 		s, y := make([]float64, n), make([]int, n)
 		for i := range n {
 			s[i] = 1.5 * rng.NormFloat64()
-			if rng.Float64() < sigmoid(tc.a*s[i]+tc.b) {
+			if rng.Float64() < loss.Sigmoid(tc.a*s[i]+tc.b) {
 				y[i] = 1
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 	"github.com/falkon-ooc/falkon-ooc/metrics"
 )
 
@@ -120,7 +121,7 @@ func (m *Model) proba1(s float64) float64 {
 	case m.calibration != nil:
 		return binaryProba(m.calibration, s)
 	case m.loss == LossLogistic:
-		return sigmoid(s)
+		return loss.Sigmoid(s)
 	}
 	return binaryProba(nil, s)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/pass"
@@ -723,8 +724,7 @@ func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup) (b, grad []flo
 	hc := make([]float64, m)
 	for j := range m {
 		for o := range k {
-			p := sigmoid(ka[j*k+o])
-			hc[j] += p * (1 - p) / float64(k)
+			hc[j] += loss.Logistic.Curvature(ka[j*k+o]) / float64(k)
 		}
 	}
 	pen := 0.0

@@ -39,18 +39,3 @@ func dedupRows(x []float64, d int) ([]float64, int) {
 // spread subdivides a source of few chunks so that every worker has work
 // (stream.Spread).
 func spread(src stream.Source) stream.Source { return stream.Spread(src) }
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
-}

@@ -2,9 +2,9 @@ package pass
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
+	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -98,83 +98,44 @@ func (w *Worker) addLogistic(dst, x, y, rw []float64, rows int) error {
 	return nil
 }
 
-// weight is row r's weight (1 without row weights).
-func (lg *logisticState) weight(r int) float64 {
-	if lg.rw == nil {
-		return 1
+// tile is the loss's view of a tile of rows r0, r0+1, …, r0+n−1 of
+// the chunk: their scores f (row i's at f[i·stride:], the current
+// group's columns), ±1 targets and weights.
+func (lg *logisticState) tile(f []float64, r0, n, stride int) loss.Tile {
+	t := loss.Tile{F: f, N: n, Cols: lg.cols, Stride: stride, Y: lg.ys[r0*lg.k:], K: lg.k}
+	if lg.rw != nil {
+		t.W = lg.rw[r0:]
 	}
-	return lg.rw[r]
+	return t
 }
 
 // gradTile turns a tile's f = K U (n × Cols) into the gradient weights
 // g, and sums the Hessian weights and the loss per column.
 func (lg *logisticState) gradTile(s []float64, r0, n int) {
-	k, nc := lg.k, lg.cols
-	for i := range n {
-		wi := lg.weight(r0 + i)
-		ys := lg.ys[(r0+i)*k : (r0+i+1)*k]
-		row := s[i*nc : (i+1)*nc]
-		for c, f := range row {
-			y := ys[c%k]
-			p := sigmoid(-y * f) // σ(−y f); σ(f)σ(−f) = p(1 − p)
-			row[c] = -wi * y * p
-			lg.sh[c] += wi * p * (1 - p)
-			lg.sl[c] += wi * softplus(-y*f)
-		}
-	}
+	loss.Logistic.Grad(lg.tile(s, r0, n, lg.cols), lg.sh, lg.sl)
 }
 
 // lineTile is gradTile at α + Δ for a tile's [K α | K Δ] (n × 2·Cols),
 // which it turns into [G | 0], and it also sums the loss per column at
 // α + tΔ for each length t of line: the scores are linear in t.
 func (lg *logisticState) lineTile(s []float64, r0, n int) {
-	k, nc := lg.k, lg.cols
+	nc := lg.cols
+	t := lg.tile(s, r0, n, 2*nc)
+	loss.Logistic.Values(t, s[nc:], lg.line, lg.sline)
 	for i := range n {
-		wi := lg.weight(r0 + i)
-		ys := lg.ys[(r0+i)*k : (r0+i+1)*k]
 		row := s[i*2*nc : (i+1)*2*nc]
 		for c := range nc {
-			y := ys[c%k]
-			f0, d := row[c], row[nc+c]
-			f := f0 + d
-			p := sigmoid(-y * f)
-			row[c], row[nc+c] = -wi*y*p, 0
-			lg.sh[c] += wi * p * (1 - p)
-			lg.sl[c] += wi * softplus(-y*f)
-			for l, t := range lg.line {
-				lg.sline[l*nc+c] += wi * softplus(-y*(f0+t*d))
-			}
+			row[c], row[nc+c] = row[c]+row[nc+c], 0
 		}
 	}
+	loss.Logistic.Grad(t, lg.sh, lg.sl)
 }
 
 // hessTile turns a tile's [K u | K α] (n × 2·Cols) into [H K u | 0].
 func (lg *logisticState) hessTile(s []float64, r0, n int) {
 	nc := lg.cols
+	loss.Logistic.HessMul(lg.tile(s[nc:], r0, n, 2*nc), s)
 	for i := range n {
-		row := s[i*2*nc : (i+1)*2*nc]
-		wi := lg.weight(r0 + i)
-		for c := range nc {
-			p := sigmoid(row[nc+c])
-			row[c] *= wi * p * (1 - p)
-			row[nc+c] = 0
-		}
+		clear(s[i*2*nc+nc : (i+1)*2*nc])
 	}
-}
-
-// sigmoid is 1/(1 + e^(−x)), without overflow.
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-// softplus is log(1 + e^z), without overflow.
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
 }
