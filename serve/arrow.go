@@ -141,11 +141,15 @@ func (dc *decoder) arrowSchema(s *arrow.Schema) ([]int, error) {
 			return nil, badRequest(f.Name, "column %q appears twice", f.Name)
 		}
 		dc.seen[j] = dc.stamp
-		if dc.kinds != nil && dc.kinds[j] == inCategory {
+		switch {
+		case dc.kinds != nil && dc.kinds[j] == inCategory:
 			if !levelType(f.Type) {
 				return nil, badRequest(f.Name, "column %q is of type %s, not a level (strings or integers)", f.Name, f.Type)
 			}
-		} else if !table.Numeric(f.Type) {
+		case !table.Numeric(f.Type):
+			if dc.kinds != nil && dc.kinds[j] == inTime {
+				return nil, badRequest(f.Name, "column %q is of type %s, not a date, a timestamp or a number of days", f.Name, f.Type)
+			}
 			return nil, badRequest(f.Name, "column %q is of type %s, not a number", f.Name, f.Type)
 		}
 		cols[c] = j

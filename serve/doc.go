@@ -31,7 +31,7 @@
 // for JSON, an Arrow IPC stream (and the header Falkon-Model: ID) for
 // Arrow. A refused request is answered with its status and
 //
-//	{"error": "row 3, feature \"x2\": a string, not a number", "row": 3, "field": "x2"}
+//	{"error": "row 3, field \"x2\": a string, not a number", "row": 3, "field": "x2"}
 //
 // naming the row (counted from 0) and the feature or parameter at
 // fault: 400 for a bad body, 413 past MaxBody or MaxRows, 415 for

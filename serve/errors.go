@@ -9,21 +9,25 @@ import (
 
 // RequestError is a request the server refuses: its HTTP status and what
 // is wrong, with the row (counted from 0, the index in the request's
-// rows) and the field (a feature, a column or a query parameter) when
-// one is at fault. It is the body of the error answer:
+// rows) and the field when one is at fault: the name the request gave
+// the value (a row's key or a column: a feature, or an encoded model's
+// input column) or a query parameter. It is the body of the error
+// answer:
 //
-//	{"error": "row 3, feature \"x2\": a string, not a number", "row": 3, "field": "x2"}
+//	{"error": "row 3, field \"x2\": a string, not a number", "row": 3, "field": "x2"}
 type RequestError struct {
 	Status int
 	Row    int    // -1: no row
 	Field  string // "": no field
 	Msg    string
+
+	syntax bool // malformed JSON (a row's and field's, when known)
 }
 
 func (e *RequestError) Error() string {
 	switch {
 	case e.Row >= 0 && e.Field != "":
-		return fmt.Sprintf("row %d, feature %q: %s", e.Row, e.Field, e.Msg)
+		return fmt.Sprintf("row %d, field %q: %s", e.Row, e.Field, e.Msg)
 	case e.Row >= 0:
 		return fmt.Sprintf("row %d: %s", e.Row, e.Msg)
 	}
@@ -39,6 +43,17 @@ func badRow(row int, field, format string, a ...any) *RequestError {
 
 func badRequest(field, format string, a ...any) *RequestError {
 	return &RequestError{Status: 400, Row: -1, Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// inRow places err, when it is malformed JSON known so far by its byte
+// offset only, at row (≥ 0) and field ("": none) of the request, so that
+// a bad value in a large body is found by its row and name. Other errors
+// are returned as they are.
+func inRow(err error, row int, field string) error {
+	if re, ok := err.(*RequestError); ok && re.syntax && re.Row < 0 && re.Field == "" {
+		re.Row, re.Field = row, field
+	}
+	return err
 }
 
 // appendErrorJSON appends e's JSON body to dst.

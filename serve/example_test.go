@@ -52,5 +52,5 @@ func Example() {
 	}
 	// Output:
 	// 200 {"model":"demo","rows":2,"columns":{"y_pred":[5,1]}}
-	// 400 {"error":"row 0, feature \"x2\": a string, not a number","row":0,"field":"x2"}
+	// 400 {"error":"row 0, field \"x2\": a string, not a number","row":0,"field":"x2"}
 }

@@ -103,14 +103,18 @@ type state struct {
 	// with encoded features the input columns they are made from
 	// (featenc.Assembler's Columns), of the kinds kinds (nil: all
 	// numbers).
-	inputs      []string
-	kinds       []inputKind
-	what, one   string // "features" or "input columns", and "a feature" or "an input column", for errors
-	index       map[string]int
-	featureList string
-	nulls       nullPolicy
-	plans       [8]plan
-	scorers     chan Scorer
+	inputs []string
+	kinds  []inputKind
+	// For errors: "features" or "input columns", "a feature" or "an
+	// input column", "feature" or "input column", and the shapes of the
+	// two JSON forms.
+	what, one, noun      string
+	rowsShape, colsShape string
+	index                map[string]int
+	featureList          string
+	nulls                nullPolicy
+	plans                [8]plan
+	scorers              chan Scorer
 }
 
 // inputKind is how a request's column is read.
@@ -131,14 +135,14 @@ func (h *Handler) newState(m Model, id string) (*state, error) {
 	if err := st.info.check(); err != nil {
 		return nil, err
 	}
-	st.inputs, st.what, st.one = st.info.Features, "features", "a feature"
+	st.inputs, st.what, st.one, st.noun = st.info.Features, "features", "a feature", "feature"
 	if st.info.Encoding != nil {
 		asm, err := featenc.NewAssembler(st.info.Encoding, st.info.Features)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		if asm.Encoded() {
-			st.inputs, st.what, st.one = asm.Columns, "input columns", "an input column"
+			st.inputs, st.what, st.one, st.noun = asm.Columns, "input columns", "an input column", "input column"
 			st.kinds = make([]inputKind, len(asm.Columns))
 			for k, c := range asm.Columns {
 				switch col := st.info.Encoding.Column(c); {
@@ -150,6 +154,8 @@ func (h *Handler) newState(m Model, id string) (*state, error) {
 			}
 		}
 	}
+	st.rowsShape = fmt.Sprintf(`an array of rows, [{"%s": value, …}, …]`, st.noun)
+	st.colsShape = fmt.Sprintf(`an object of columns, {"%s": [values], …}`, st.noun)
 	var err error
 	if st.nulls, err = newNullPolicy(h.opt.Nulls, &st.info, st.inputs); err != nil {
 		return nil, err

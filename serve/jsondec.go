@@ -70,7 +70,7 @@ func (jr *jsonReader) syntax(format string, a ...any) error {
 	if jr.err != nil && jr.err != io.EOF {
 		return jr.bodyErr()
 	}
-	return &RequestError{Status: 400, Row: -1, Msg: fmt.Sprintf("malformed JSON at byte %d: %s", jr.where(), fmt.Sprintf(format, a...))}
+	return &RequestError{Status: 400, Row: -1, Msg: fmt.Sprintf("malformed JSON at byte %d: %s", jr.where(), fmt.Sprintf(format, a...)), syntax: true}
 }
 
 // peek skips white space and returns the next byte without consuming it;
@@ -497,14 +497,20 @@ func (jr *jsonReader) value(p *nullPolicy, row, j int, features []string) (float
 
 // read reads the value of request column j at row: a number for a
 // feature, a level or a time for an encoded model's input column.
-func (dc *decoder) read(jr *jsonReader, row, j int) (float64, error) {
-	if dc.kinds == nil || dc.kinds[j] == inNumber {
-		return jr.value(&dc.nulls, row, j, dc.inputs)
+// Malformed JSON in the value is placed at its row and column too.
+func (dc *decoder) read(jr *jsonReader, row, j int) (v float64, err error) {
+	switch {
+	case dc.kinds == nil || dc.kinds[j] == inNumber:
+		v, err = jr.value(&dc.nulls, row, j, dc.inputs)
+	case dc.kinds[j] == inCategory:
+		v, err = jr.level(row, j, dc.inputs)
+	default:
+		v, err = jr.time(&dc.nulls, row, j, dc.inputs)
 	}
-	if dc.kinds[j] == inCategory {
-		return jr.level(row, j, dc.inputs)
+	if err != nil {
+		return 0, inRow(err, row, dc.inputs[j])
 	}
-	return jr.time(&dc.nulls, row, j, dc.inputs)
+	return v, nil
 }
 
 // level reads a categorical value as its level's code (featenc.Code):
@@ -637,9 +643,7 @@ func (dc *decoder) decodeJSON(jr *jsonReader, rb *rowBuf) error {
 
 // jsonRows reads [{"x1": 0.5, …}, …].
 func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
-	features := dc.inputs
-	d := len(features)
-	if err := jr.expect('[', `an array of rows, [{"feature": value, …}, …]`); err != nil {
+	if err := jr.expect('[', dc.rowsShape); err != nil {
 		return err
 	}
 	if jr.peek() == ']' {
@@ -650,7 +654,7 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 		row := rb.n
 		if c := jr.peek(); c != '{' {
 			if c == '[' || c == '"' || c == 'n' || c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9') {
-				return badRow(row, "", "%s; a row is an object keyed by feature name", describe(c))
+				return badRow(row, "", "%s; a row is an object keyed by %s name", describe(c), dc.noun)
 			}
 			return jr.syntax("want an object (a row), found %s", describe(c))
 		}
@@ -659,51 +663,8 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 		if err != nil {
 			return err
 		}
-		dc.stamp++
-		got, next := 0, 0
-		if jr.peek() != '}' {
-			for {
-				if err := jr.str(); err != nil {
-					return err
-				}
-				// Rows usually name the columns in one order: try the
-				// one after the last before the index.
-				j, ok := next, next < d && string(jr.tok) == features[next]
-				if !ok {
-					j, ok = dc.index[string(jr.tok)]
-				}
-				next = j + 1
-				if !ok {
-					return badRow(row, string(jr.tok), "not %s of the model (%s)", dc.one, dc.featureList)
-				}
-				if dc.seen[j] == dc.stamp {
-					return badRow(row, features[j], "given twice")
-				}
-				dc.seen[j] = dc.stamp
-				got++
-				if err := jr.expect(':', "':'"); err != nil {
-					return err
-				}
-				if x[j], err = dc.read(jr, row, j); err != nil {
-					return err
-				}
-				more, err := jr.more('}')
-				if err != nil {
-					return err
-				}
-				if !more {
-					break
-				}
-			}
-		} else {
-			jr.pos++
-		}
-		if got < d {
-			for j := range d {
-				if dc.seen[j] != dc.stamp {
-					return badRow(row, features[j], "missing (the row has %d of the model's %d %s)", got, d, dc.what)
-				}
-			}
+		if err := dc.jsonRow(jr, row, x); err != nil {
+			return inRow(err, row, "")
 		}
 		more, err := jr.more(']')
 		if err != nil {
@@ -715,11 +676,67 @@ func (dc *decoder) jsonRows(jr *jsonReader, rb *rowBuf) error {
 	}
 }
 
+// jsonRow reads the members of the row object whose '{' has been read
+// into x, and its '}'.
+func (dc *decoder) jsonRow(jr *jsonReader, row int, x []float64) error {
+	features := dc.inputs
+	d := len(features)
+	dc.stamp++
+	got, next := 0, 0
+	if jr.peek() != '}' {
+		for {
+			if err := jr.str(); err != nil {
+				return err
+			}
+			// Rows usually name the columns in one order: try the
+			// one after the last before the index.
+			j, ok := next, next < d && string(jr.tok) == features[next]
+			if !ok {
+				j, ok = dc.index[string(jr.tok)]
+			}
+			next = j + 1
+			if !ok {
+				return badRow(row, string(jr.tok), "not %s of the model (%s)", dc.one, dc.featureList)
+			}
+			if dc.seen[j] == dc.stamp {
+				return badRow(row, features[j], "given twice")
+			}
+			dc.seen[j] = dc.stamp
+			got++
+			if err := jr.expect(':', "':'"); err != nil {
+				return err
+			}
+			v, err := dc.read(jr, row, j)
+			if err != nil {
+				return err
+			}
+			x[j] = v
+			more, err := jr.more('}')
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+	} else {
+		jr.pos++
+	}
+	if got < d {
+		for j := range d {
+			if dc.seen[j] != dc.stamp {
+				return badRow(row, features[j], "missing (the row has %d of the model's %d %s)", got, d, dc.what)
+			}
+		}
+	}
+	return nil
+}
+
 // jsonColumns reads {"x1": [0.5, …], …}.
 func (dc *decoder) jsonColumns(jr *jsonReader, rb *rowBuf) error {
 	features := dc.inputs
 	d := len(features)
-	if err := jr.expect('{', `an object of columns, {"feature": [values], …}`); err != nil {
+	if err := jr.expect('{', dc.colsShape); err != nil {
 		return err
 	}
 	dc.stamp++

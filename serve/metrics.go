@@ -113,6 +113,8 @@ func errorKind(e *RequestError) string {
 		return kindTimeout
 	case e.Status >= 500:
 		return kindInternal
+	case e.syntax:
+		return kindMalformed
 	case e.Row >= 0 || e.Field != "":
 		return kindBadRow
 	}

@@ -132,16 +132,16 @@ func TestBadRequests(t *testing.T) {
 		{"malformed", "application/json", "", `{"rows": [{"a": 1, "b": 2}`, 400, `malformed JSON at byte 26: want ',' or ']', found the end of the body`},
 		{"truncated", "application/json", "", `{"rows": [`, 400, `malformed JSON at byte 10: want an object (a row), found the end of the body`},
 		{"not json", "application/json", "", `a=1&b=2`, 400, `malformed JSON at byte 0: want a JSON object {"rows": [...]} or {"columns": {...}}, found 'a'`},
-		{"string", "application/json", "", `{"rows": [{"a": "1", "b": 2}]}`, 400, `row 0, feature "a": a string, not a number`},
-		{"bool", "application/json", "", `{"rows": [{"a": 1, "b": 2}, {"a": 1, "b": true}]}`, 400, `row 1, feature "b": true or false, not a number`},
+		{"string", "application/json", "", `{"rows": [{"a": "1", "b": 2}]}`, 400, `row 0, field "a": a string, not a number`},
+		{"bool", "application/json", "", `{"rows": [{"a": 1, "b": 2}, {"a": 1, "b": true}]}`, 400, `row 1, field "b": true or false, not a number`},
 		{"array row", "application/json", "", `{"rows": [[1, 2]]}`, 400, `row 0: an array; a row is an object keyed by feature name`},
-		{"missing", "application/json", "", `{"rows": [{"a": 1, "b": 2}, {"a": 1}]}`, 400, `row 1, feature "b": missing (the row has 1 of the model's 2 features)`},
-		{"extra", "application/json", "", `{"rows": [{"a": 1, "b": 2, "c": 3}]}`, 400, `row 0, feature "c": not a feature of the model (its features: "a", "b")`},
-		{"twice", "application/json", "", `{"rows": [{"a": 1, "a": 2}]}`, 400, `row 0, feature "a": given twice`},
-		{"NaN", "application/json", "", `{"rows": [{"a": NaN, "b": 2}]}`, 400, `malformed JSON at byte 16: NaN and Infinity are not JSON; a missing value is null`},
-		{"null", "application/json", "", `{"rows": [{"a": null, "b": 2}]}`, 400, `row 0, feature "a": null (the server runs with --nulls error; mean or zero read it as a value)`},
-		{"overflow", "application/json", "", `{"rows": [{"a": 1, "b": -1e999}]}`, 400, `row 0, feature "b": value -Inf is not a finite number`},
-		{"bad number", "application/json", "", `{"rows": [{"a": 01, "b": 2}]}`, 400, `malformed JSON at byte 18: "01" is not a JSON number`},
+		{"missing", "application/json", "", `{"rows": [{"a": 1, "b": 2}, {"a": 1}]}`, 400, `row 1, field "b": missing (the row has 1 of the model's 2 features)`},
+		{"extra", "application/json", "", `{"rows": [{"a": 1, "b": 2, "c": 3}]}`, 400, `row 0, field "c": not a feature of the model (its features: "a", "b")`},
+		{"twice", "application/json", "", `{"rows": [{"a": 1, "a": 2}]}`, 400, `row 0, field "a": given twice`},
+		{"NaN", "application/json", "", `{"rows": [{"a": NaN, "b": 2}]}`, 400, `row 0, field "a": malformed JSON at byte 16: NaN and Infinity are not JSON; a missing value is null`},
+		{"null", "application/json", "", `{"rows": [{"a": null, "b": 2}]}`, 400, `row 0, field "a": null (the server runs with --nulls error; mean or zero read it as a value)`},
+		{"overflow", "application/json", "", `{"rows": [{"a": 1, "b": -1e999}]}`, 400, `row 0, field "b": value -Inf is not a finite number`},
+		{"bad number", "application/json", "", `{"rows": [{"a": 01, "b": 2}]}`, 400, `row 0, field "a": malformed JSON at byte 18: "01" is not a JSON number`},
 		{"column short", "application/json", "", `{"columns": {"a": [1, 2], "b": [1]}}`, 400, `column "b" has 1 values, column "a" has 2`},
 		{"column long", "application/json", "", `{"columns": {"a": [1], "b": [1, 2]}}`, 400, `column "b" has more values than column "a"'s 1`},
 		{"column missing", "application/json", "", `{"columns": {"a": [1]}}`, 400, `column "b" is missing (the body has 1 of the model's 2 features)`},
@@ -279,7 +279,7 @@ func TestArrow(t *testing.T) {
 	rec = arrowRecord(t, []int64{1, 2}, []float32{0.5, float32(math.NaN())}, nil)
 	_, err = client.New(srv2.URL, nil).PredictArrow(context.Background(), rec, client.Query{})
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.Status != 400 || ce.Row != 1 || ce.Field != "b" || !strings.Contains(ce.Msg, `row 1, feature "b": value NaN is not a finite number`) {
+	if !errors.As(err, &ce) || ce.Status != 400 || ce.Row != 1 || ce.Field != "b" || !strings.Contains(ce.Msg, `row 1, field "b": value NaN is not a finite number`) {
 		t.Errorf("NaN: %v", err)
 	}
 }
