@@ -7,6 +7,17 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
+// rowReader returns the pass.RowReader of an executor that is one, as a
+// rootRows (so that it reads a view's rows where the data is), or nil: a
+// fit or search then draws its centres through it, and reads no chunk of
+// the data itself.
+func rowReader(e pass.Executor) pass.RowReader {
+	if r, ok := e.(pass.RowReader); ok {
+		return rootRows{r}
+	}
+	return nil
+}
+
 // rootRows reads rows of a view of the data (the training rows of a
 // hold-out) through rr at the rows of the source the view wraps
 // (stream.RootRows), where an executor finds the data: the searches draw
@@ -25,4 +36,12 @@ func weightValues(job *pass.Job) int {
 		return 1
 	}
 	return 0
+}
+
+// plain is the scoredPass as a passFunc: the values of the rows it
+// scores stay in its result.
+func (p scoredPass) plain() passFunc {
+	return func(ctx context.Context, job *pass.Job, report func(done, chunks int, rows int64)) ([]float64, error) {
+		return p(ctx, job, report, nil)
+	}
 }

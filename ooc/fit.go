@@ -57,7 +57,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	report := reporter(opts.Progress, start)
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	rr, _ := opts.Executor.(pass.RowReader)
+	rr := rowReader(opts.Executor)
 	cs, err := sampleCentres(ctx, plan, report, rr)
 	if err != nil {
 		return nil, err

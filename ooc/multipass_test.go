@@ -2,7 +2,6 @@ package ooc_test
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"testing"
 
@@ -22,19 +21,15 @@ type countingExecutor struct {
 
 func (e *countingExecutor) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	e.kinds[job.Kind]++
-	b, err := json.Marshal(job)
+	remote, err := ship(job)
 	if err != nil {
-		return nil, err
-	}
-	var remote pass.Job
-	if err := json.Unmarshal(b, &remote); err != nil {
 		return nil, err
 	}
 	view := e.view
 	if view == nil {
 		view = src
 	}
-	return pass.LocalExecutor{Workers: 1}.Pass(ctx, view, &remote)
+	return pass.LocalExecutor{Workers: 1}.Pass(ctx, view, remote)
 }
 
 // TestTuneThroughExecutor runs Tune's passes through an Executor that

@@ -39,6 +39,21 @@ type remoteExecutor struct {
 }
 
 func (e *remoteExecutor) Pass(ctx context.Context, _ stream.Source, job *pass.Job) ([]float64, error) {
+	remote, err := ship(job)
+	if err != nil {
+		return nil, err
+	}
+	return pass.LocalExecutor{Workers: 1}.Pass(ctx, e.view, remote)
+}
+
+func (e *remoteExecutor) ReadRows(ctx context.Context, _ stream.Source, idx []int64) ([]float64, error) {
+	e.rows += len(idx)
+	return readRows(ctx, e.view, idx)
+}
+
+// ship returns job after the round trip through its encoding, as an
+// executor ships it to a remote worker.
+func ship(job *pass.Job) (*pass.Job, error) {
 	b, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
@@ -47,18 +62,23 @@ func (e *remoteExecutor) Pass(ctx context.Context, _ stream.Source, job *pass.Jo
 	if err := json.Unmarshal(b, &remote); err != nil {
 		return nil, err
 	}
-	return pass.LocalExecutor{Workers: 1}.Pass(ctx, e.view, &remote)
+	return &remote, nil
 }
 
-func (e *remoteExecutor) ReadRows(ctx context.Context, _ stream.Source, idx []int64) ([]float64, error) {
-	d := e.view.Dim()
+// readRows reads the features of rows idx (ascending) of src.
+func readRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error) {
+	d := src.Dim()
 	out := make([]float64, 0, len(idx)*d)
 	var lo int64
 	p := 0
-	for c := range e.view.NumChunks() {
-		n := e.view.ChunkRows(c)
-		x, y := make([]float64, n*d), make([]float64, n*e.view.NumTargets())
-		if err := e.view.ReadChunk(ctx, c, x, y); err != nil {
+	for c := 0; c < src.NumChunks() && p < len(idx); c++ {
+		n := src.ChunkRows(c)
+		if idx[p] >= lo+int64(n) {
+			lo += int64(n)
+			continue
+		}
+		x, y := make([]float64, n*d), make([]float64, n*src.NumTargets())
+		if err := src.ReadChunk(ctx, c, x, y); err != nil {
 			return nil, err
 		}
 		for ; p < len(idx) && idx[p] < lo+int64(n); p++ {
@@ -67,7 +87,6 @@ func (e *remoteExecutor) ReadRows(ctx context.Context, _ stream.Source, idx []in
 		}
 		lo += int64(n)
 	}
-	e.rows += len(idx)
 	return out, nil
 }
 

@@ -262,15 +262,11 @@ type jsonExecutor struct{ passes int }
 
 func (e *jsonExecutor) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	e.passes++
-	b, err := json.Marshal(job)
+	remote, err := ship(job)
 	if err != nil {
 		return nil, err
 	}
-	var remote pass.Job
-	if err := json.Unmarshal(b, &remote); err != nil {
-		return nil, err
-	}
-	return pass.LocalExecutor{Workers: 1}.Pass(ctx, src, &remote)
+	return pass.LocalExecutor{Workers: 1}.Pass(ctx, src, remote)
 }
 
 // A resumed fit may use another worker count, and a finished fit can be

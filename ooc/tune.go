@@ -378,11 +378,7 @@ func tuneOnce(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	}
 	t.progress(TuneProgress{Memory: &t.mem, N: t.plan.N, ValRows: t.nval, M: t.plan.Config.Centers, MaxPasses: t.maxPasses()})
 	t.ph.start("sample", 0)
-	var rr pass.RowReader
-	if r, ok := t.run.Executor.(pass.RowReader); ok {
-		rr = rootRows{r}
-	}
-	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, rr); err != nil {
+	if t.cs, err = sampleCentres(ctx, t.plan, func(p Progress) { t.progress(TuneProgress{Progress: p}) }, rowReader(t.run.Executor)); err != nil {
 		return nil, err
 	}
 	t.passes++

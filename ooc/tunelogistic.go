@@ -94,7 +94,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	ph := &phaseClock{}
 	ph.start("sample", 0)
-	cs, err := sampleCentres(ctx, plan, report, nil)
+	// The centres are drawn where the data is (RowReader), as Tune's.
+	cs, err := sampleCentres(ctx, plan, report, rowReader(opts.Executor))
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,13 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	if len(scored) > 0 {
 		ph.start("validation", run.steps*base.Iterations)
 		report(Progress{Stage: StageValidate})
-		vals, err := passOver(val, opts)(ctx, job, func(done, chunks int, rows int64) {
+		valPass := passOver(val, opts)
+		if opts.Validation != nil {
+			// A validation source of its own is scored locally, as Tune
+			// scores it: an executor's passes read the training data.
+			valPass = passOver(val, RunOptions{Workers: opts.Workers})
+		}
+		vals, err := valPass(ctx, job, func(done, chunks int, rows int64) {
 			report(Progress{Stage: StageValidate, Chunk: done, Chunks: chunks, Rows: rows})
 		})
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/dense"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
 	"github.com/falkon-ooc/falkon-ooc/model"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -265,14 +266,10 @@ func precondModel(ctx context.Context, centres []float64, c64, c64m *kernel.Cent
 	return vm, nil
 }
 
-// exactModel is UncertaintyExact: G = K_nMᵀK_nM from one pass over src,
+// exactModel is UncertaintyExact: G = K_nMᵀK_nM (exactGram),
 // K_MM + εMI = TᵀT, and the eigenpairs of Ŝ = T⁻ᵀ(G/n)T⁻¹.
-func exactModel(ctx context.Context, src stream.Source, c64m *kernel.Centers, kmm func(dst []float64, lo, hi int),
-	m int, n float64, weighted bool, jitter float64, r, workers int, seed uint64, report func(done, chunks int)) (*varModel, error) {
-	g, err := gramPass(ctx, src, c64m, m, weighted, workers, report)
-	if err != nil {
-		return nil, err
-	}
+func exactModel(ctx context.Context, g []float64, c64m *kernel.Centers, kmm func(dst []float64, lo, hi int),
+	m int, n float64, jitter float64, r, workers int, seed uint64) (*varModel, error) {
 	t := make([]float64, m*m)
 	kmm(t, 0, m)
 	for i := range m {
@@ -397,60 +394,153 @@ func parallelRows(m, workers int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// gramPass forms K_nMᵀK_nM (K_nMᵀ W K_nM with the source's row weights
-// when weighted) in one pass over src, reduced in chunk order (the same
-// result for any number of workers).
-func gramPass(ctx context.Context, src stream.Source, c64m *kernel.Centers, m int, weighted bool, workers int, report func(done, chunks int)) ([]float64, error) {
-	if workers < 1 {
-		workers = 1
+// gramFn and varianceRowsFn are the exact variance's passes, exactGram
+// and varianceRows (a reference test swaps in the local passes they
+// replaced).
+var gramFn, varianceRowsFn = exactGram, varianceRows
+
+// exactGram forms K_nMᵀK_nM (K_nMᵀ W K_nM with the row weights) over the
+// fit's training rows in one pass.Gram through the fit's executor: over
+// the whole data with the validation rows' hold-out when they are held out
+// of it (so that an executor reads the data where it is), else over the
+// training source. The sums are reduced in chunk order (the same result
+// for any number of workers).
+func exactGram(ctx context.Context, plan *FitPlan, cs *centreSample, c64m *kernel.Centers, op *fitOperator, opts RunOptions, report func(done, chunks int)) ([]float64, error) {
+	job := &pass.Job{Kind: pass.Gram, Kernel: plan.Config.Kernel, Precision: kernel.Float64, M: cs.m, D: plan.D, K: 1,
+		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Features: plan.Features, Weight: plan.Weight, Prepared: c64m}
+	run := passOver(plan.src, opts)
+	if op.held != nil {
+		job.Holdout, run = op.held.job.Holdout, op.held.passFn.plain()
 	}
-	const tile = 256
-	g := make([]float64, m*m)
-	chunks := src.NumChunks()
-	done := 0
-	err := stream.Run(ctx, src, stream.Options{Workers: workers, InFlight: workers}, stream.Job[[]float64]{
-		Weights:    weighted,
-		NewPartial: func() []float64 { return make([]float64, m*m) },
-		NewWorker: func() func(context.Context, stream.Chunk, []float64) error {
-			ws := c64m.NewWorkspace()
-			blk := make([]float64, tile*m)
-			return func(ctx context.Context, c stream.Chunk, p []float64) error {
-				clear(p)
-				d := len(c.X) / max(c.Rows, 1)
-				for r0 := 0; r0 < c.Rows; r0 += tile {
-					n := min(tile, c.Rows-r0)
-					c64m.BlockTo(ws, blk, c.X[r0*d:(r0+n)*d], n)
-					if r := ws.NonFinite(); r >= 0 {
-						return fmt.Errorf("chunk %d row %d: a feature is not finite", c.Index, r0+r)
-					}
-					if c.W != nil { // row i of K_b times √wᵢ: K_bᵀ W K_b
-						for i, w := range c.W[r0 : r0+n] {
-							sw := math.Sqrt(w)
-							for j := range blk[i*m : (i+1)*m] {
-								blk[i*m+j] *= sw
-							}
-						}
-					}
-					dense.Gemm(true, false, m, m, n, 1, blk, m, blk, m, p, m, 1)
-				}
-				return nil
-			}
-		},
-		Reduce: func(_ int, p []float64) error {
-			for i, v := range p {
-				g[i] += v
-			}
-			done++
-			if report != nil {
-				report(done, chunks)
-			}
-			return nil
-		},
-	})
+	g, err := run(ctx, job, func(done, chunks int, _ int64) { report(done, chunks) })
 	if err != nil {
 		return nil, fmt.Errorf("uncertainty pass: %w", err)
 	}
 	return g, nil
+}
+
+// varianceRows returns, for the first maxVarianceRows validation rows,
+// the residuals e (rows × K) of the model m and the squared projections
+// (uᵢᵀk_x)² (rows × rank) on the variance's directions w (M × rank), and
+// the first rankCheckRows rows' features, raw, for the rank check.
+//
+// The residuals and projections come from one pass.GroupKernelProduct
+// that scores the rows by K(x, C)·[α | w]: through the fit's executor over
+// the whole data when the validation rows are held out of it (more than
+// maxVarianceRows of them: a random sample of about maxVarianceRows, the
+// rows that a hold-out of a smaller fraction with the same seed holds
+// out), else locally over the validation source's first chunks, as Fit's
+// other validations on a source of their own run. The rank check's rows
+// are read through the executor when it is a pass.RowReader.
+func varianceRows(ctx context.Context, m *Model, plan *FitPlan, cs *centreSample, op *fitOperator, w []float64, rank int,
+	opts RunOptions) (e, p2, check []float64, err error) {
+	val, d, k := opts.Validation, plan.D, m.K()
+	alpha := m.Alpha()
+	aug := make([]float64, cs.m*(k+rank))
+	for i := range cs.m {
+		copy(aug[i*(k+rank):], alpha[i*k:(i+1)*k])
+		copy(aug[i*(k+rank)+k:], w[i*rank:(i+1)*rank])
+	}
+	job := &pass.Job{Kind: pass.GroupKernelProduct, Precision: plan.Config.Precision, M: cs.m, D: d, K: k,
+		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Task: TaskRegression,
+		Features: plan.Features, Targets: plan.Targets,
+		Groups:         []pass.Group{{Kernel: plan.Config.Kernel, Cols: k + rank, Alpha: aug}},
+		PreparedGroups: []*kernel.Centers{op.passJob.Prepared}}
+	var run scoredPass
+	if op.held != nil {
+		h := *op.held.job.Holdout
+		job.ScoreRows = stream.Rows(val)
+		if job.ScoreRows > maxVarianceRows {
+			root, _ := stream.RootRows(val, nil)
+			h.Fraction *= maxVarianceRows / float64(job.ScoreRows)
+			job.ScoreRows = heldRows(root, h)
+		}
+		job.Holdout, run = &h, op.held.passFn
+	} else {
+		var prefix firstChunks
+		prefix.Source, job.ScoreRows = val, 0
+		for prefix.n < val.NumChunks() && job.ScoreRows < maxVarianceRows {
+			job.ScoreRows += int64(val.ChunkRows(prefix.n))
+			prefix.n++
+		}
+		run = scoredPassOver(prefix, RunOptions{Workers: opts.Workers})
+	}
+	if job.ScoreRows == 0 {
+		return nil, nil, nil, nil
+	}
+	rowLen := job.RowLen()
+	out, err := run(ctx, job, func(int, int, int64) {}, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tm := m.TargetMean()
+	vals := out[job.SumLen():]
+	n := min(int(job.ScoreRows), maxVarianceRows)
+	e, p2 = make([]float64, 0, n*k), make([]float64, 0, n*rank)
+	for i := range n {
+		row := vals[i*rowLen : (i+1)*rowLen]
+		for j := range k {
+			e = append(e, row[k+rank+j]-(row[j]+tm[j]))
+		}
+		for _, x := range row[k : k+rank] {
+			p2 = append(p2, x*x)
+		}
+	}
+	nc := int(min(stream.Rows(val), rankCheckRows))
+	idx := make([]int64, nc)
+	for i := range idx {
+		idx[i] = int64(i)
+	}
+	if rr := rowReader(opts.Executor); rr != nil && op.held != nil {
+		check, err = rr.ReadRows(ctx, val, idx)
+		if err == nil && len(check) != nc*d {
+			err = fmt.Errorf("the executor read %d values for %d rows of %d features", len(check), nc, d)
+		}
+	} else {
+		check, err = firstRows(ctx, val, nc)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("the rank check's rows: %w", err)
+	}
+	return e, p2, check, nil
+}
+
+// heldRows returns the number of rows of src that the hold-out h holds
+// out (stream.HeldOutRows), from the chunks' row counts alone.
+func heldRows(src stream.Source, h pass.Holdout) int64 {
+	var n, first int64
+	var held []int32
+	for c := range src.NumChunks() {
+		r := src.ChunkRows(c)
+		held = stream.HeldOutRows(held[:0], first, r, h.Fraction, h.Seed)
+		n += int64(len(held))
+		first += int64(r)
+	}
+	return n
+}
+
+// firstChunks is the first n chunks of a source.
+type firstChunks struct {
+	stream.Source
+	n int
+}
+
+func (f firstChunks) NumChunks() int { return f.n }
+
+// firstRows reads the features of the first n rows of src, row-major.
+func firstRows(ctx context.Context, src stream.Source, n int) ([]float64, error) {
+	d := src.Dim()
+	out := make([]float64, 0, n*d)
+	var x, y []float64
+	for c := 0; c < src.NumChunks() && len(out) < n*d; c++ {
+		r := src.ChunkRows(c)
+		x, y = slices.Grow(x[:0], r*d)[:r*d], slices.Grow(y[:0], r*src.NumTargets())[:r*src.NumTargets()]
+		if err := src.ReadChunk(ctx, c, x, y); err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", c, err)
+		}
+		out = append(out, x[:min(r*d, n*d-len(out))]...)
+	}
+	return out, nil
 }
 
 // fitVariance returns, per output, the a² and s² that maximise the
@@ -608,9 +698,13 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		report(Progress{Stage: StageUncertainty, Fraction: 0})
 		vm, err = precondModel(ctx, cs.centres, c64, c64m, kmm, mm, d, rank, workers, cfg.Seed)
 	case UncertaintyExact:
-		vm, err = exactModel(ctx, plan.src, c64m, kmm, mm, math.Ldexp(op.n, -plan.WeightExp), plan.Weight != "", cmp.Or(op.pre.Jitter(), precond.DefaultJitter), rank, workers, cfg.Seed, func(done, chunks int) {
+		var g []float64
+		g, err = gramFn(ctx, plan, cs, c64m, op, opts, func(done, chunks int) {
 			report(Progress{Stage: StageUncertainty, Chunk: done, Chunks: chunks})
 		})
+		if err == nil {
+			vm, err = exactModel(ctx, g, c64m, kmm, mm, math.Ldexp(op.n, -plan.WeightExp), cmp.Or(op.pre.Jitter(), precond.DefaultJitter), rank, workers, cfg.Seed)
+		}
 		report(Progress{Stage: StageUncertainty, Fraction: 0})
 	default:
 		err = configErr("Config.Uncertainty", "unknown uncertainty method %q (want precond or exact)", cfg.Uncertainty)
@@ -620,60 +714,9 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	}
 	rank = len(vm.sigma)
 	u := &Uncertainty{Method: cfg.Uncertainty, Rank: rank, Prior: prior, Sigma: vm.sigma, Lambda: cfg.Lambda, FitLambda: cfg.Lambda}
-	// The validation pass needs only the directions: a model with a
-	// provisional scale and noise, fitted below.
-	pu := *u
-	pu.Scale, pu.Noise = make([]float64, m.K()), make([]float64, m.K())
-	mu, err := m.withUncertainty(&pu, vm.u)
-	if err != nil {
-		return nil, err
-	}
-
 	// The validation rows: residuals and the projections (uᵢᵀk_x)².
 	k := m.K()
-	var e, p2 []float64
-	var check []float64 // raw rows for the rank check
-	type valPart struct {
-		rows         int
-		scores, p, y []float64
-		x            []float64 // the first rows, for the rank check
-	}
-	err = stream.Run(ctx, opts.Validation, stream.Options{Workers: workers}, stream.Job[*valPart]{
-		Targets:    true,
-		NewPartial: func() *valPart { return &valPart{} },
-		NewWorker: func() func(context.Context, stream.Chunk, *valPart) error {
-			pr := mu.NewProjector()
-			return func(_ context.Context, c stream.Chunk, p *valPart) error {
-				p.rows = c.Rows
-				p.scores = slices.Grow(p.scores[:0], c.Rows*k)[:c.Rows*k]
-				p.p = slices.Grow(p.p[:0], c.Rows*rank)[:c.Rows*rank]
-				if err := pr.ProjectTo(p.scores, p.p, c.X, c.Rows); err != nil {
-					return err
-				}
-				p.y = append(p.y[:0], c.Y...)
-				p.x = append(p.x[:0], c.X[:min(c.Rows, rankCheckRows)*d]...)
-				return nil
-			}
-		},
-		Reduce: func(_ int, p *valPart) error {
-			nt := len(p.y) / max(p.rows, 1)
-			for i := range p.rows {
-				if len(p2) >= maxVarianceRows*rank {
-					break
-				}
-				for j := range k {
-					e = append(e, p.y[i*nt+j]-p.scores[i*k+j])
-				}
-				for _, x := range p.p[i*rank : (i+1)*rank] {
-					p2 = append(p2, x*x)
-				}
-			}
-			if c := rankCheckRows*d - len(check); c > 0 {
-				check = append(check, p.x[:min(c, len(p.x))]...)
-			}
-			return nil
-		},
-	})
+	e, p2, check, err := varianceRowsFn(ctx, m, plan, cs, op, vm.u, rank, opts)
 	if err != nil {
 		return nil, fmt.Errorf("uncertainty: validation: %w", err)
 	}
@@ -764,7 +807,8 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 		u.RankError, u.RankErrorMax = rel[nc/2], rel[nc-1]
 	}
 	u.Seconds = time.Since(t0).Seconds()
-	if mu, err = m.withUncertainty(u, vm.u); err != nil { // complete, at the chosen λ
+	mu, err := m.withUncertainty(u, vm.u) // complete, at the chosen λ
+	if err != nil {
 		return nil, err
 	}
 	cm, err := mu.Model.WithConformal(conf)

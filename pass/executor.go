@@ -47,6 +47,11 @@ type LocalExecutor struct {
 	OnChunk func(chunk int, placed []float64)
 }
 
+// bigPartial is the number of summed values from which LocalExecutor
+// keeps only as many chunks' partial sums in flight as it has workers
+// (8 MiB each).
+const bigPartial = 1 << 20
+
 // Pass implements Executor.
 func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([]float64, error) {
 	workers, onChunk := e.Workers, e.OnChunk
@@ -72,7 +77,11 @@ func (e LocalExecutor) Pass(ctx context.Context, src stream.Source, job *Job) ([
 	if job.Weight != "" && stream.WeightColumn(src) == "" {
 		return nil, fmt.Errorf("pass: the job weighs the rows by %q, and the source carries no weights", job.Weight)
 	}
-	err := stream.Run(ctx, src, stream.Options{Workers: workers}, stream.Job[*part]{
+	opt := stream.Options{Workers: workers}
+	if ns >= bigPartial {
+		opt.InFlight = max(workers, 1) // as many partials as workers (a Gram pass's are M × M)
+	}
+	err := stream.Run(ctx, src, opt, stream.Job[*part]{
 		Targets:    job.readsTargets(),
 		Weights:    job.Weight != "",
 		NewPartial: func() *part { return &part{sum: make([]float64, ns)} },

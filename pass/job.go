@@ -60,7 +60,20 @@ const (
 	// group, K_gᵀ (H ∘ K_g u) (M × Cols_g), H_ic = wᵢ σ(f_ic)σ(−f_ic) with
 	// f = K_g α, from the same kernel block.
 	LogisticHessianProduct Kind = "logistic_hessian_product"
+	// Gram computes, per chunk, K_bᵀ W K_b (M × M, row-major; W the
+	// rows' weights with Weight, else I) over its training rows (see
+	// Holdout; nil: every row), in tiles of GramTile rows: the exact
+	// predictive variance's K_nMᵀ W K_nM. Its Kernel is the kernel of
+	// K_b; it reads no targets.
+	Gram Kind = "gram"
 )
+
+// GramTile is the number of rows of the kernel blocks whose products a
+// Gram pass sums, one tile after the other, within a chunk.
+const GramTile = 256
+
+// maxGramM bounds M in a Gram pass, whose sums are M × M.
+const maxGramM = 1 << 16
 
 // Group is one kernel of a job with Groups and its right-hand sides. The kernel block K_g is between a chunk's rows,
 // standardised as the job says, and the job's centres.
@@ -117,8 +130,8 @@ type Job struct {
 	// and the logistic passes (Kernel is not read): one set of centres,
 	// one kernel block per group.
 	Groups []Group `json:"groups,omitempty"`
-	// Holdout, for GroupKernelProduct and GroupTargetProduct, splits each
-	// chunk: the rows it holds out are the scored rows, the others the training
+	// Holdout, for GroupKernelProduct, GroupTargetProduct and Gram,
+	// splits each chunk: the rows it holds out are the scored rows, the others the training
 	// rows. nil: every row is both (a pass over a validation source has
 	// no U, so it trains nothing).
 	Holdout *Holdout `json:"holdout,omitempty"`
@@ -172,6 +185,8 @@ func (j *Job) SumLen() int {
 		return j.M*(j.K+1) + j.K + j.weighted()
 	case GroupTargetProduct:
 		return len(j.Groups)*j.M*(j.K+1) + j.K + j.weighted()
+	case Gram:
+		return j.M * j.M
 	case GroupKernelProduct:
 		n := 0
 		for _, g := range j.Groups {
@@ -260,8 +275,12 @@ func (j *Job) validate() error {
 	}
 	multi := j.Kind == GroupKernelProduct || j.Kind == GroupTargetProduct
 	switch {
-	case j.Kind != TargetProduct && j.Kind != KernelProduct && !multi && !j.logistic():
+	case j.Kind != TargetProduct && j.Kind != KernelProduct && j.Kind != Gram && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
+	case j.Kind == Gram && j.M > maxGramM:
+		return bad("a %s pass of M = %d centres: at most %d", j.Kind, j.M, maxGramM)
+	case j.Kind == Gram && j.Holdout != nil && !(j.Holdout.Fraction > 0 && j.Holdout.Fraction < 1):
+		return bad("hold-out fraction %v", j.Holdout.Fraction)
 	case j.logistic() && j.Task != model.TaskBinary && j.Task != model.TaskMulticlass:
 		return bad("a %s pass of a %s task: the logistic loss is for classification", j.Kind, j.Task)
 	case j.M < 1 || j.D < 1 || j.K < 1 || j.M > maxDim || j.D > maxDim || j.K > maxDim:
@@ -318,7 +337,7 @@ func (j *Job) validate() error {
 			}
 		}
 	}
-	if j.Kind != KernelProduct || j.ClassWeights != nil {
+	if j.Kind != KernelProduct && j.Kind != Gram || j.ClassWeights != nil {
 		switch j.Task {
 		case model.TaskRegression:
 		case model.TaskBinary:

@@ -62,6 +62,7 @@ type Worker struct {
 	cw                []float64    // rows' weights times their classes' (ClassWeights)
 	sw                []float64    // rows' weights times 2^WeightExp
 	lg                *logisticState
+	gram              *gramState
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -90,6 +91,9 @@ func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows in
 	} else {
 		rw = nil
 	}
+	if w.job.Kind == Gram {
+		return placed, w.addGram(dst, first, x, rw, rows)
+	}
 	if w.multi == nil || w.job.logistic() {
 		return placed, w.add(dst, x, y, rw, rows)
 	}
@@ -112,6 +116,9 @@ func (w *Worker) Add(dst, x, y []float64, rows int) error {
 	if w.multi != nil && !j.logistic() {
 		_, err := w.addMulti(dst, 0, x, y, nil, rows, nil)
 		return err
+	}
+	if j.Kind == Gram {
+		return w.addGram(dst, 0, x, nil, rows)
 	}
 	return w.add(dst, x, y, nil, rows)
 }
