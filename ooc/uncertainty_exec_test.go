@@ -2,6 +2,7 @@ package ooc_test
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 
@@ -16,11 +17,15 @@ import (
 type remoteKey struct{}
 
 // driverReads is a source that counts the chunks read from it by the
-// driver, that is, not by driverExecutor's passes and rows.
+// driver, that is, not by driverExecutor's passes and rows. It knows its
+// feature statistics, as a chunk store's manifest does.
 type driverReads struct {
 	stream.Source
-	reads *atomic.Int64
+	reads     *atomic.Int64
+	mean, std []float64
 }
+
+func (s driverReads) FeatureStats() (mean, std []float64) { return s.mean, s.std }
 
 func (s driverReads) ReadChunk(ctx context.Context, i int, x, y []float64) error {
 	if ctx.Value(remoteKey{}) == nil {
@@ -75,9 +80,19 @@ func TestExactVarianceThroughExecutor(t *testing.T) {
 			cfg := ooc.Config{Centers: M, Lambda: 1e-4, Iterations: 30, Seed: 5, Task: ooc.TaskRegression,
 				Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigma: 2}, Uncertainty: ooc.UncertaintyExact, UncertaintyRank: 12}
 			var reads atomic.Int64
-			var src stream.Source = driverReads{mem, &reads}
+			mean, std := make([]float64, d), make([]float64, d)
+			for j := range d {
+				for i := range n {
+					mean[j] += x[i*d+j] / n
+				}
+				for i := range n {
+					std[j] += (x[i*d+j] - mean[j]) * (x[i*d+j] - mean[j]) / n
+				}
+				std[j] = math.Sqrt(std[j])
+			}
+			var src stream.Source = driverReads{mem, &reads, mean, std}
 			if weighted {
-				src = weightedReads{driverReads{mem, &reads}, mem}
+				src = weightedReads{driverReads{mem, &reads, mean, std}, mem}
 			}
 			rest, held := stream.Holdout(src, 0.25, 7)
 			ex := &driverExecutor{kinds: map[pass.Kind]int{}}

@@ -3,6 +3,7 @@ package pass_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestGram(t *testing.T) {
 		w[i] = 0.25 + float64(i%5)
 	}
 	src := stream.NewMemSource(x, d, y, 1, 128).WithWeights(w, "w")
-	centres := x[:m*d]
+	centres := slices.Clone(x[:m*d])
 	kn := kernel.Kernel{Kind: kernel.Gaussian, Sigma: 1.7}
 	hold := &pass.Holdout{Fraction: 0.3, Seed: 9}
 	job := &pass.Job{Kind: pass.Gram, Kernel: kn, Precision: kernel.Float64, M: m, D: d, K: 1, Centers: centres,

@@ -245,18 +245,19 @@ func parentScratch(src Source, n int) int64 {
 // root.
 func RootRows(src Source, idx []int64) (root Source, rows []int64) {
 	root = src
+	wrapped := false // not root == src: a source may be of an uncomparable type
 	for {
 		switch w := root.(type) {
 		case *subdivided:
-			root = w.src
+			root, wrapped = w.src, true
 			continue
 		case *filtered:
-			root = w.src
+			root, wrapped = w.src, true
 			continue
 		}
 		break
 	}
-	if root == src {
+	if !wrapped {
 		return src, idx
 	}
 	first := make([]int64, root.NumChunks()+1) // each root chunk's first row
