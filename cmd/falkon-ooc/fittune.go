@@ -36,6 +36,9 @@ func writeHandoff(w io.Writer, res *ooc.TuneResult, ho *ooc.Handoff) {
 	if l := searchCapLine(res); l != "" {
 		fmt.Fprintln(w, l)
 	}
+	for _, l := range failedLines(res) {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "handoff    λ = %g (--handoff %s), σ as chosen\n", ho.Lambda, ho.Rule)
 }
 

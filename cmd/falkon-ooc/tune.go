@@ -167,6 +167,9 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 	if l := searchCapLine(res); l != "" {
 		fmt.Fprintln(e.stdout, l)
 	}
+	for _, l := range failedLines(res) {
+		fmt.Fprintln(e.stdout, l)
+	}
 	fmt.Fprintf(e.stdout, "model      %s (summary in %s.json)\n", fo.Out, fo.Out)
 	fmt.Fprintf(e.stdout, "data       n = %d training, %d validation rows, d = %d, M = %d centres\n", res.N, res.ValRows, m.D(), res.M)
 	fmt.Fprintf(e.stdout, "time       %.2f s, %d passes over the data\n", res.Seconds, res.Passes)
@@ -379,6 +382,28 @@ func searchCapLine(res *ooc.TuneResult) string {
 	}
 	return fmt.Sprintf("cap        %d candidate(s) stopped at the cap with the validation still improving: %s%s; a larger --max-passes (or --iters) lets them run on",
 		n, strings.Join(still, "; "), more)
+}
+
+// failedLines say which candidates failed and why, one line per error
+// (the candidates of a σ whose K_MM could not be factorised share one):
+// none when no candidate failed.
+func failedLines(res *ooc.TuneResult) []string {
+	var errs []string
+	who := map[string][]string{}
+	for i, c := range res.Candidates {
+		if c.Stop != ooc.StopFailed {
+			continue
+		}
+		if _, ok := who[c.Err]; !ok {
+			errs = append(errs, c.Err)
+		}
+		who[c.Err] = append(who[c.Err], strconv.Itoa(i+1))
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = fmt.Sprintf("failed     candidate(s) %s: %s", strings.Join(who[e], ", "), e)
+	}
+	return lines
 }
 
 // capLine says that a fit stopped at its cap of iters iterations, with
