@@ -34,7 +34,9 @@ type PredictConfig struct {
 	Inputs []string `json:"inputs"`
 	// Keep names input columns copied beside the predictions.
 	Keep []string `json:"keep,omitempty"`
-	// Nulls: error (default), drop, mean or zero.
+	// Nulls: error, drop, mean or zero; "" is the model's policy
+	// (predictfile.DefaultNulls: mean for a model fitted on data whose
+	// NULL features were filled with their means, else error).
 	Nulls    string   `json:"nulls"`
 	NoHeader bool     `json:"no_header,omitempty"`
 	Columns  []string `json:"columns,omitempty"`
@@ -108,6 +110,9 @@ type PredictResult struct {
 	// order): classification's exactly, regression's but for the
 	// rounding of the merged sums.
 	Metrics *ooc.Metrics `json:"metrics,omitempty"`
+	// Nulls is the NULL policy applied: PredictConfig.Nulls, or the
+	// model's when that was "".
+	Nulls string `json:"nulls"`
 }
 
 // predictOutputs expands cfg.Inputs (paths, folders, globs, URLs) into
@@ -429,9 +434,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	}
 	defer done()
 	switch cfg.Nulls {
-	case "":
-		cfg.Nulls = "error"
-	case "error", "drop", "mean", "zero":
+	case "", "error", "drop", "mean", "zero":
 	default:
 		return nil, fmt.Errorf("--nulls must be error, drop, mean or zero, not %q", cfg.Nulls)
 	}
@@ -441,6 +444,9 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	m, err := ooc.Load(cfg.Model)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Nulls == "" {
+		cfg.Nulls = predictfile.DefaultNulls(m.Model)
 	}
 	if _, err := predictfile.TableOptions(m.Model, cfg.Model, predictfile.Input{Nulls: cfg.Nulls}); err != nil {
 		return nil, err
@@ -470,7 +476,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if err != nil {
 		return nil, err
 	}
-	out := &PredictResult{Skipped: skipped}
+	out := &PredictResult{Skipped: skipped, Nulls: cfg.Nulls}
 	for i, b := range res {
 		var pf PredictFile
 		if err := json.Unmarshal(b, &pf); err != nil {

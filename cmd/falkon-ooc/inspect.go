@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/summary"
 )
 
 func init() {
@@ -231,30 +231,8 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 }
 
 // printTable prints rows as aligned columns two spaces apart: the first
-// left columns flush left, the others flush right.
-func printTable(w io.Writer, rows [][]string, left int) {
-	width := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for j, c := range r {
-			width[j] = max(width[j], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for j, c := range r {
-			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(c))
-			if j > 0 {
-				b.WriteString("  ")
-			}
-			if j < left {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-}
+// left columns flush left, the others flush right (summary.Table).
+func printTable(w io.Writer, rows [][]string, left int) { summary.Table(w, rows, left) }
 
 // num formats a statistic with 6 significant digits.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

@@ -205,9 +205,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return err
 	}
 	if o.nulls == "" { // the training's policy travels with the model
-		o.nulls = "error"
-		if m.Nulls() == "mean" {
-			o.nulls = "mean"
+		if o.nulls = predictfile.DefaultNulls(m.Model); o.nulls == "mean" {
 			fmt.Fprintf(e.stderr, "predict: model %s was fitted on data whose NULL features were filled with their means (--nulls mean): NULL, NaN and ±Inf features read as their training means; --nulls error refuses them\n", o.model)
 		}
 	}

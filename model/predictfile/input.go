@@ -13,10 +13,21 @@ import (
 // Input says how predict reads its input files (its flags).
 type Input struct {
 	Keep     []string // columns copied beside the predictions
-	Nulls    string   // error, drop, mean or zero
+	Nulls    string   // error, drop, mean or zero (DefaultNulls when not given)
 	NoHeader bool
 	Names    []string // the columns of headerless text files
 	MaxLine  int
+}
+
+// DefaultNulls is the NULL policy of predict when none is given: the
+// training data's, which travels with the model (model.Nulls): "mean" for
+// a model fitted on data whose NULL features were filled with their
+// means, else "error".
+func DefaultNulls(m *model.Model) string {
+	if m.Nulls() == "mean" {
+		return "mean"
+	}
+	return "error"
 }
 
 // TableOptions returns the tabular.Options that read the inputs of model

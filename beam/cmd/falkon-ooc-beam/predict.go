@@ -10,7 +10,9 @@ import (
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/summary"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
+	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
@@ -41,9 +43,12 @@ read), each copied to the worker and its predictions written as an
 object beside it. A NULL, NaN or ±Inf
 feature stops the job with falkon-ooc predict's message (the first input
 in order that has one), and no output is left; --nulls as in falkon-ooc
-predict. When every input has the model's target column(s), the metrics
-are printed as falkon-ooc predict prints them (each task's rows scored
-by its code, merged in input order). The runner flags are fit's.
+predict, whose default is the model's: mean for a model fitted on data
+ingested with --nulls mean. When every input has the model's target
+column(s), the metrics, and for a classifier its decision and each
+class's precision, recall, F1 and the confusion matrix, are printed as
+falkon-ooc predict prints them (each task's rows scored by its code,
+merged in input order). The runner flags are fit's.
 
 flags:
 `
@@ -60,7 +65,7 @@ type predictOpts struct {
 func predictFlags(fs *flag.FlagSet, o *predictOpts) {
 	fs.StringVar(&o.model, "model", "", "the model `file` (required)")
 	fs.StringVar(&o.keep, "keep", "", "input `column`s copied beside the predictions, comma-separated (ids, keys; any type)")
-	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0)")
+	fs.StringVar(&o.nulls, "nulls", "", "what a NULL, NaN or ±Inf in a feature does: error, drop (the row), mean (read as the feature's training mean) or zero (read as 0); default: mean for a model fitted on data ingested with --nulls mean, else error")
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (models fitted with fit --uncertainty)")
 	fs.Float64Var(&o.interval, "interval", 0, "write a central `level` interval, e.g. 0.9")
@@ -90,7 +95,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		return usagef("--model MODEL is required")
 	case len(args) == 0:
 		return usagef("no INPUT given")
-	case o.nulls != "error" && o.nulls != "drop" && o.nulls != "mean" && o.nulls != "zero":
+	case o.nulls != "" && o.nulls != "error" && o.nulls != "drop" && o.nulls != "mean" && o.nulls != "zero":
 		return usagef("--nulls must be error, drop, mean or zero, not %q", o.nulls)
 	case o.interval != 0 && !(o.interval > 0 && o.interval < 1):
 		return usagef("--interval must be a level in (0, 1) such as 0.9, got %g", o.interval)
@@ -129,6 +134,9 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		}
 		return guardErr(err)
 	}
+	if o.nulls == "" && res.Nulls == "mean" { // the training's policy travels with the model
+		fmt.Fprintf(stderr, "falkon-ooc-beam: model %s was fitted on data whose NULL features were filled with their means (--nulls mean): NULL, NaN and ±Inf features read as their training means; --nulls error refuses them\n", o.model)
+	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(stderr, "falkon-ooc-beam: %s\n", ingest.SkippedNote(len(res.Skipped)))
 	}
@@ -160,6 +168,18 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	}
 	if res.Metrics != nil {
 		fmt.Fprintf(stdout, "metrics    %s\n", predictfile.MetricsLine(res.Metrics))
+		if len(res.Metrics.Classes) > 0 {
+			// A classifier: its decision and the classes' lines, as
+			// falkon-ooc predict prints them.
+			m, err := ooc.Load(o.model)
+			if err != nil {
+				return err
+			}
+			if l := summary.DecisionLine(m); l != "" {
+				fmt.Fprintf(stdout, "decision   %s\n", l)
+			}
+			summary.ClassReport(stdout, res.Metrics)
+		}
 		if res.Unscored > 0 {
 			fmt.Fprintf(stdout, "unscored   %d rows with a NULL, NaN or ±Inf target\n", res.Unscored)
 		}
