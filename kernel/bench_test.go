@@ -212,3 +212,35 @@ func BenchmarkShapes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKvToRows: a prediction call of 1 to 4 rows at M = 10⁴, d =
+// 28 (KvWeightsTo, the model's path), with a tail of 1 to 3 rows taken
+// row by row (tail=3) or padded to the micro-tile (tail=0). ns/row
+// shows what a row costs.
+func BenchmarkKvToRows(b *testing.B) {
+	defer func(r int) { rowTail = r }(rowTail)
+	const m, d = 10000, 28
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, cen, u := randMat(rng, 4, d), randMat(rng, m, d), randMat(rng, m, 1)
+	for _, p := range []Precision{Float64, Float32} {
+		cs := NewCenters(Kernel{Kind: Gaussian, Sigma: 3}, cen, m, d, p)
+		w := cs.NewWeights(u, 1)
+		ws := cs.NewWorkspace()
+		out := make([]float64, 4)
+		for _, rows := range []int{1, 2, 3, 4} {
+			for _, tail := range []int{0, tile.MR - 1} {
+				if rows == tile.MR && tail > 0 {
+					continue
+				}
+				b.Run(fmt.Sprintf("%v/rows=%d/tail=%d", p, rows, tail), func(b *testing.B) {
+					rowTail = tail
+					b.ReportAllocs()
+					for b.Loop() {
+						cs.KvWeightsTo(ws, out, x, rows, w)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+				})
+			}
+		}
+	}
+}

@@ -21,6 +21,12 @@ var (
 	// bfloat16 centres (6·d bytes a centre) from memory once, so the
 	// AMX cross term wants more rows per pass than the FMA loop.
 	bf16TileRows = 64
+	// rowTail is the most rows of a tile's tail (its rows past the last
+	// multiple of tile.MR) that the products of rows alone (KvTo,
+	// KvWeightsTo) compute one row at a time rather than padded with
+	// zero rows to a micro-tile of tile.MR: a call of one row then costs
+	// one row's kernel values, not four. 0 pads every tail.
+	rowTail = tile.MR - 1
 )
 
 // Centers holds the M centres of a kernel, prepared for repeated block
@@ -496,24 +502,73 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int, bf bool) {
 	}
 }
 
+// kernelRow computes the kernel values of row i of the loaded tile alone
+// over the columns [c0, c0+nc) into the workspace tile: the values
+// kernelBlock gives the row, bit for bit (the same products and the same
+// kernel function), without the rows of a micro-tile.
+func (c *Centers) kernelRow(ws *Workspace, i, c0, nc int) {
+	d, ld := c.d, c.mpad
+	if c.prec == Float64 {
+		g := ws.t64[i*ld+c0 : i*ld+c0+nc]
+		tile.Gram1x64(g, ws.xs64[i*d:i*d+d], d, c.p64[c0*d:(c0+nc)*d], nc)
+		if c.dist {
+			tile.ApplyDist64(g, ws.xn64[i], c.n64[c0:c0+nc], c.distP)
+		} else {
+			tile.ApplyDot64(g, &c.dotP)
+		}
+		return
+	}
+	g := ws.t32[i*ld+c0 : i*ld+c0+nc]
+	tile.Gram1x32(g, ws.xs32[i*d:i*d+d], d, c.p32[c0*d:(c0+nc)*d], nc)
+	if c.dist {
+		tile.ApplyDist32(g, ws.xn32[i], c.n32[c0:c0+nc], c.distP)
+	} else {
+		tile.ApplyDot32(g, &c.dotP)
+	}
+}
+
 // ktile computes the kernel tile of rows [r0, r0+n) and, if u is loaded
 // (withU), s[i*k+l] = Σⱼ K_ij u_jl for the np padded rows (entries of the
 // padding rows are meaningless), block by block while each block is in
-// cache. bf is kernelBlock's. It returns np.
-func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf bool) int {
+// cache. bf is kernelBlock's. With alone (the products of rows alone:
+// KvTo), a tail of up to rowTail rows past the last multiple of tile.MR
+// is computed row by row (kernelRow) and the padding rows are left out
+// (their entries are garbage). It returns np.
+func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf, alone bool) int {
 	np := c.loadTile(ws, x, r0, n)
 	ld := c.mpad
 	if withU {
 		clear(ws.s[:np*k])
 	}
+	// Rows [0, n4) go through the micro-tiles, [n4, n) one by one.
+	n4 := np
+	if t := n % tile.MR; alone && t > 0 && t <= rowTail && c.pb == nil {
+		n4 = n - t
+	}
 	out := &ws.out4
 	for c0 := 0; c0 < c.mpad; c0 += c.colBlock {
 		nc := min(c.colBlock, c.mpad-c0)
-		c.kernelBlock(ws, np, n, c0, nc, bf)
+		if n4 > 0 {
+			c.kernelBlock(ws, n4, min(n, n4), c0, nc, bf)
+		}
+		for i := n4; i < n; i++ {
+			c.kernelRow(ws, i, c0, nc)
+		}
 		if !withU {
 			continue
 		}
-		for i := 0; i < np; i += tile.MR {
+		for i := n4; i < n; i++ {
+			t := i*ld + c0
+			for l := 0; l < k; l++ {
+				u := ws.uT[l*ld+c0 : l*ld+c0+nc]
+				if c.prec == Float64 {
+					ws.s[i*k+l] += tile.Dot1x64(ws.t64[t:t+nc], u)
+				} else {
+					ws.s[i*k+l] += tile.Dot1x32(ws.t32[t:t+nc], u)
+				}
+			}
+		}
+		for i := 0; i < n4; i += tile.MR {
 			for l := 0; l < k; l++ {
 				u := ws.uT[l*ld+c0 : l*ld+c0+nc]
 				if c.prec == Float64 {
@@ -592,7 +647,7 @@ func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw,
 	alpha := &ws.alpha4
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		np := c.ktile(ws, x, r0, n, k, u != nil, true)
+		np := c.ktile(ws, x, r0, n, k, u != nil, true, false)
 		s := ws.s[:np*k]
 		if u != nil && rw != nil {
 			for i, wi := range rw[r0 : r0+n] {
@@ -650,7 +705,7 @@ func (c *Centers) KvTo(ws *Workspace, out []float64, x []float64, rows int, u []
 	c.loadU(ws, u, k)
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, k, true, true)
+		c.ktile(ws, x, r0, n, k, true, true, true)
 		copy(out[r0*k:(r0+n)*k], ws.s[:n*k])
 	}
 }
@@ -669,7 +724,7 @@ func (c *Centers) BlockTo(ws *Workspace, dst []float64, x []float64, rows int) {
 	ld := c.mpad
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, 0, false, false)
+		c.ktile(ws, x, r0, n, 0, false, false, false)
 		for i := 0; i < n; i++ {
 			out := dst[(r0+i)*c.m : (r0+i+1)*c.m]
 			if c.prec == Float64 {

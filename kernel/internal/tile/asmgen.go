@@ -994,6 +994,130 @@ func axpy4(pr prec, is isa) {
 	p("")
 }
 
+// gram1 emits gram1x{64,32}{AVX512,AVX2}(dst, x, d, cp, npanels): the Gram
+// products of one row x with the centres of npanels panels, dst[c] =
+// x · centre_c, each accumulated like gram's (from zero, feature 0 first,
+// one fused multiply-add a feature), so that a row computed alone has
+// the bits it has in a block of MR rows. One row has no rows to reuse a
+// loaded panel across, so it covers several panels at once to keep
+// eight independent accumulators in flight: 4 panels of 2 zmm (AVX-512)
+// or 2 panels of 4 ymm (AVX2), then the rest one panel at a time.
+func gram1(pr prec, is isa) {
+	fn := "gram1x" + pr.name + is.name
+	R := is.reg
+	v := 128 / is.vbyte // vectors per panel
+	g := 8 / v          // panels per group
+	p("// func %s(dst *float%s, x *float%s, d int, cp *float%s, npanels int)", fn, pr.name, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-40", fn)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ x+8(FP), SI")
+	p("\tMOVQ d+16(FP), R10")
+	p("\tMOVQ cp+24(FP), DX")
+	p("\tMOVQ npanels+32(FP), R11")
+	p("\tMOVQ R10, R12")
+	p("\tSHLQ $7, R12") // panel stride in bytes: d × 128
+	// bases[q] addresses panel q of a group; the loop advances CX and BX.
+	bases := []string{"(CX)", "(CX)(R12*1)", "(BX)", "(BX)(R12*1)"}
+	for _, grp := range []int{g, 1} {
+		lbl := fmt.Sprintf("%s_g%d", fn, grp)
+		p("%s:", lbl)
+		p("\tCMPQ R11, $%d", grp)
+		if grp == 1 {
+			p("\tJB %s_done", fn)
+		} else {
+			p("\tJB %s_g1", fn)
+		}
+		nacc := grp * v
+		for a := 0; a < nacc; a++ {
+			p("\tVXORP%s %s%d, %s%d, %s%d", pr.sfx, R, a, R, a, R, a)
+		}
+		p("\tMOVQ SI, R14")
+		p("\tMOVQ DX, CX")
+		if grp > 2 {
+			p("\tLEAQ (DX)(R12*2), BX")
+		}
+		p("\tMOVQ R10, R13")
+		p("%s_k:", lbl)
+		p("\t%s (R14), %s%d", pr.bcast, R, nacc)
+		for q := 0; q < grp; q++ {
+			for h := 0; h < v; h++ {
+				p("\tVFMADD231P%s %d%s, %s%d, %s%d", pr.sfx, h*is.vbyte, bases[q], R, nacc, R, q*v+h)
+			}
+		}
+		p("\tADDQ $%d, R14", pr.esize)
+		p("\tADDQ $128, CX")
+		if grp > 2 {
+			p("\tADDQ $128, BX")
+		}
+		p("\tDECQ R13")
+		p("\tJNZ %s_k", lbl)
+		for a := 0; a < nacc; a++ {
+			p("\tVMOVUP%s %s%d, %d(DI)", pr.sfx, R, a, a*is.vbyte)
+		}
+		p("\tADDQ $%d, DI", grp*128)
+		for q := 0; q < grp; q++ {
+			p("\tADDQ R12, DX")
+		}
+		p("\tSUBQ $%d, R11", grp)
+		p("\tJMP %s", lbl)
+	}
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+// dot1 emits dot1x{64,32}{AVX512,AVX2}(a *float, b *float64, n int)
+// float64: Σ_j a_j b_j for one row, accumulated and reduced exactly as
+// dot4 does each of its rows, so that a row alone gives the bits it gets
+// among four; n a multiple of 16.
+func dot1(pr prec, is isa) {
+	fn := "dot1x" + pr.name + is.name
+	R := is.reg
+	step := 2 * is.vbyte / 8
+	p("// func %s(a *float%s, b *float64, n int) float64", fn, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-32", fn)
+	p("\tMOVQ a+0(FP), SI")
+	p("\tMOVQ b+8(FP), DI")
+	p("\tMOVQ n+16(FP), CX")
+	p("\tSHRQ $%d, CX", log2(step))
+	for a := 0; a < 2; a++ {
+		p("\tVXORPD %s%d, %s%d, %s%d", R, a, R, a, R, a)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_red", fn)
+	p("%s_loop:", fn)
+	p("\tVMOVUPD (DI), %s8", R)
+	p("\tVMOVUPD %d(DI), %s9", is.vbyte, R)
+	for h := 0; h < 2; h++ {
+		mem := fmt.Sprintf("%d(SI)", h*is.vbyte*pr.esize/8)
+		if pr.esize == 8 {
+			p("\tVFMADD231PD %s, %s%d, %s%d", mem, R, 8+h, R, h)
+		} else {
+			p("\tVCVTPS2PD %s, %s%d", mem, R, 10+h)
+			p("\tVFMADD231PD %s%d, %s%d, %s%d", R, 10+h, R, 8+h, R, h)
+		}
+	}
+	p("\tADDQ $%d, SI", step*pr.esize)
+	p("\tADDQ $%d, DI", step*8)
+	p("\tDECQ CX")
+	p("\tJNZ %s_loop", fn)
+	p("%s_red:", fn)
+	p("\tVADDPD %s1, %s0, %s0", R, R, R)
+	if is.name == "AVX512" {
+		p("\tVEXTRACTF64X4 $1, Z0, Y1")
+		p("\tVADDPD Y1, Y0, Y0")
+	}
+	p("\tVEXTRACTF128 $1, Y0, X1")
+	p("\tVADDPD X1, X0, X0")
+	p("\tVPERMILPD $1, X0, X1")
+	p("\tVADDSD X1, X0, X0")
+	p("\tVMOVSD X0, ret+24(FP)")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
 // peak emits peakFMA{AVX512,AVX2}(n): n × 12 independent float64 FMAs, the
 // machine's FMA throughput for benchmarks to compare with.
 func peak(is isa) {
@@ -1036,6 +1160,12 @@ func main() {
 			applyDot(pr, is)
 			dot(pr, is)
 			axpy(pr, is)
+		}
+	}
+	for _, is := range []isa{avx512, avx2} {
+		for _, pr := range []prec{p64, p32} {
+			gram1(pr, is)
+			dot1(pr, is)
 		}
 	}
 	norms32()

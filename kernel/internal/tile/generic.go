@@ -294,3 +294,61 @@ func Axpy4x32Generic(alpha *[4]float64, x []float32, ldx int, y []float64) {
 		Axpy32Generic(a, x[r*ldx:r*ldx+len(y)], y)
 	}
 }
+
+// Gram1x64Generic is the reference for Gram1x64, the loop of
+// Gram64Generic for one row:
+//
+//	for c := 0; c < ncols; c++ {
+//		p, q := c/NR64, c%NR64
+//		acc := 0.0
+//		for j := 0; j < d; j++ {
+//			acc = math.FMA(x[j], cp[p*NR64*d+j*NR64+q], acc)
+//		}
+//		dst[c] = acc
+//	}
+func Gram1x64Generic(dst, x []float64, d int, cp []float64, ncols int) {
+	x = x[:d]
+	for p := 0; p < ncols/NR64; p++ {
+		panel := cp[p*NR64*d : (p+1)*NR64*d]
+		o := dst[p*NR64 : (p+1)*NR64]
+		for q := 0; q < NR64; q += 4 {
+			var a0, a1, a2, a3 float64
+			for j, u := range x {
+				c := panel[j*NR64+q : j*NR64+q+4]
+				a0 = math.FMA(u, c[0], a0)
+				a1 = math.FMA(u, c[1], a1)
+				a2 = math.FMA(u, c[2], a2)
+				a3 = math.FMA(u, c[3], a3)
+			}
+			o[q], o[q+1], o[q+2], o[q+3] = a0, a1, a2, a3
+		}
+	}
+}
+
+// Gram1x32Generic is the reference for Gram1x32: Gram32Generic's loop
+// for one row.
+func Gram1x32Generic(dst, x []float32, d int, cp []float32, ncols int) {
+	x = x[:d]
+	for p := 0; p < ncols/NR32; p++ {
+		panel := cp[p*NR32*d : (p+1)*NR32*d]
+		o := dst[p*NR32 : (p+1)*NR32]
+		for q := 0; q < NR32; q += 4 {
+			var a0, a1, a2, a3 float32
+			for j, u := range x {
+				c := panel[j*NR32+q : j*NR32+q+4]
+				a0 = fma32(u, c[0], a0)
+				a1 = fma32(u, c[1], a1)
+				a2 = fma32(u, c[2], a2)
+				a3 = fma32(u, c[3], a3)
+			}
+			o[q], o[q+1], o[q+2], o[q+3] = a0, a1, a2, a3
+		}
+	}
+}
+
+// Dot1x64Generic is the reference for Dot1x64: Dot64Generic, as
+// Dot4x64Generic is on each row.
+func Dot1x64Generic(a, b []float64) float64 { return Dot64Generic(a, b) }
+
+// Dot1x32Generic is the reference for Dot1x32.
+func Dot1x32Generic(a []float32, b []float64) float64 { return Dot32Generic(a, b) }

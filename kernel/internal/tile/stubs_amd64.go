@@ -43,6 +43,7 @@ func variantImpl(v Variant) (impl, bool) {
 			applyDist64AVX2, applyDist32AVX2, applyDot64AVX2, applyDot32AVX2,
 			dot64AVX2, dot32AVX2, axpy64AVX2, axpy32AVX2,
 			dot4x64AVX2, dot4x32AVX2, axpy4x64AVX2, axpy4x32AVX2,
+			gram1x64AVX2, gram1x32AVX2, dot1x64AVX2, dot1x32AVX2,
 		}.impl(), true
 	case v == AVX512 && hasAVX512:
 		return asmSet{
@@ -50,6 +51,7 @@ func variantImpl(v Variant) (impl, bool) {
 			applyDist64AVX512, applyDist32AVX512, applyDot64AVX512, applyDot32AVX512,
 			dot64AVX512, dot32AVX512, axpy64AVX512, axpy32AVX512,
 			dot4x64AVX512, dot4x32AVX512, axpy4x64AVX512, axpy4x32AVX512,
+			gram1x64AVX512, gram1x32AVX512, dot1x64AVX512, dot1x32AVX512,
 		}.impl(), true
 	}
 	return impl{}, false
@@ -73,6 +75,10 @@ type asmSet struct {
 	dot4x32     func(a *float32, lda int, b *float64, n int, out *float64)
 	axpy4x64    func(alpha *float64, x *float64, ldx int, y *float64, n int)
 	axpy4x32    func(alpha *float64, x *float32, ldx int, y *float64, n int)
+	gram1x64    func(dst *float64, x *float64, d int, cp *float64, npanels int)
+	gram1x32    func(dst *float32, x *float32, d int, cp *float32, npanels int)
+	dot1x64     func(a, b *float64, n int) float64
+	dot1x32     func(a *float32, b *float64, n int) float64
 }
 
 // impl wraps the routines in the bounds-checking slice API.
@@ -108,7 +114,39 @@ func (a asmSet) impl() impl {
 		dot4x32:    func(x []float32, ld int, y []float64, out *[4]float64) { dot4x32Asm(a.dot4x32, x, ld, y, out) },
 		axpy4x64:   func(alpha *[4]float64, x []float64, ld int, y []float64) { axpy4x64Asm(a.axpy4x64, alpha, x, ld, y) },
 		axpy4x32:   func(alpha *[4]float64, x []float32, ld int, y []float64) { axpy4x32Asm(a.axpy4x32, alpha, x, ld, y) },
+		gram1x64: func(dst, x []float64, d int, cp []float64, ncols int) {
+			checkGram1(len(dst), len(x), d, len(cp), ncols, NR64)
+			if ncols > 0 {
+				a.gram1x64(&dst[0], &x[0], d, &cp[0], ncols/NR64)
+			}
+		},
+		gram1x32: func(dst, x []float32, d int, cp []float32, ncols int) {
+			checkGram1(len(dst), len(x), d, len(cp), ncols, NR32)
+			if ncols > 0 {
+				a.gram1x32(&dst[0], &x[0], d, &cp[0], ncols/NR32)
+			}
+		},
+		dot1x64: func(x, y []float64) float64 { return dot64Asm(a.dot1x64, x, y) },
+		dot1x32: func(x []float32, y []float64) float64 { return dot1x32Asm(a.dot1x32, x, y) },
 	}
+}
+
+func checkGram1(ndst, nx, d, ncp, ncols, nr int) {
+	if ncols%nr != 0 || d < 1 || nx < d || ncp < ncols*d || ndst < ncols {
+		panic("tile: Gram1: bad shape")
+	}
+}
+
+// dot1x32Asm is dot32Asm for lengths that are a multiple of 16.
+func dot1x32Asm(f func(a *float32, b *float64, n int) float64, a []float32, b []float64) float64 {
+	n := len(a)
+	if n%16 != 0 || len(b) < n {
+		panic("tile: Dot1x32: bad shape")
+	}
+	if n == 0 {
+		return 0
+	}
+	return f(&a[0], &b[0], n)
 }
 
 // Bounds are checked here, once per call, so that the assembly can trust
@@ -456,3 +494,27 @@ func dot4x32AVX2(a *float32, lda int, b *float64, n int, out *float64)
 
 //go:noescape
 func axpy4x32AVX2(alpha *float64, x *float32, ldx int, y *float64, n int)
+
+//go:noescape
+func gram1x64AVX512(dst *float64, x *float64, d int, cp *float64, npanels int)
+
+//go:noescape
+func gram1x32AVX512(dst *float32, x *float32, d int, cp *float32, npanels int)
+
+//go:noescape
+func gram1x64AVX2(dst *float64, x *float64, d int, cp *float64, npanels int)
+
+//go:noescape
+func gram1x32AVX2(dst *float32, x *float32, d int, cp *float32, npanels int)
+
+//go:noescape
+func dot1x64AVX512(a, b *float64, n int) float64
+
+//go:noescape
+func dot1x32AVX512(a *float32, b *float64, n int) float64
+
+//go:noescape
+func dot1x64AVX2(a, b *float64, n int) float64
+
+//go:noescape
+func dot1x32AVX2(a *float32, b *float64, n int) float64

@@ -91,6 +91,10 @@ type impl struct {
 	dot4x32     func(a []float32, lda int, b []float64, out *[4]float64)
 	axpy4x64    func(alpha *[4]float64, x []float64, ldx int, y []float64)
 	axpy4x32    func(alpha *[4]float64, x []float32, ldx int, y []float64)
+	gram1x64    func(dst, x []float64, d int, cp []float64, ncols int)
+	gram1x32    func(dst, x []float32, d int, cp []float32, ncols int)
+	dot1x64     func(a, b []float64) float64
+	dot1x32     func(a []float32, b []float64) float64
 }
 
 var generic = impl{
@@ -112,6 +116,10 @@ var generic = impl{
 	dot4x32:     Dot4x32Generic,
 	axpy4x64:    Axpy4x64Generic,
 	axpy4x32:    Axpy4x32Generic,
+	gram1x64:    Gram1x64Generic,
+	gram1x32:    Gram1x32Generic,
+	dot1x64:     Dot1x64Generic,
+	dot1x32:     Dot1x32Generic,
 }
 
 var (
@@ -212,3 +220,20 @@ func Axpy4x64(alpha *[4]float64, x []float64, ldx int, y []float64) { cur.axpy4x
 
 // Axpy4x32 is Axpy4x64 with float32 rows, converted to float64.
 func Axpy4x32(alpha *[4]float64, x []float32, ldx int, y []float64) { cur.axpy4x32(alpha, x, ldx, y) }
+
+// Gram1x64 sets dst[c] = x · centre_c for c < ncols (a multiple of NR64)
+// for the one row x (d values): a row of Gram64, bit for bit, computed
+// without the MR − 1 rows Gram64 would pad it with.
+func Gram1x64(dst, x []float64, d int, cp []float64, ncols int) { cur.gram1x64(dst, x, d, cp, ncols) }
+
+// Gram1x32 is Gram1x64 in float32 (a row of Gram32, bit for bit), ncols a
+// multiple of NR32.
+func Gram1x32(dst, x []float32, d int, cp []float32, ncols int) { cur.gram1x32(dst, x, d, cp, ncols) }
+
+// Dot1x64 returns Σ_j a_j b_j over len(a) (a multiple of 16; len(b) ≥
+// len(a)), summed as Dot4x64 sums each of its rows, bit for bit.
+func Dot1x64(a, b []float64) float64 { return cur.dot1x64(a, b) }
+
+// Dot1x32 is Dot1x64 with a float32 row, converted to float64 (Dot4x32's
+// sum of a row).
+func Dot1x32(a []float32, b []float64) float64 { return cur.dot1x32(a, b) }

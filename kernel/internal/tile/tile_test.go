@@ -479,3 +479,99 @@ func TestDot4Axpy4(t *testing.T) {
 		})
 	}
 }
+
+// TestGram1Dot1: the one-row routines give, in every variant, the bits
+// of the same row in the 4-row routines of that variant (Gram64, Gram32,
+// Dot4x64, Dot4x32), for panel counts that cover the routines' groups
+// of panels and their remainders; and the generic twins match the
+// generic 4-row loops.
+func TestGram1Dot1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, sz := range []struct{ m, d int }{{1, 1}, {16, 3}, {40, 28}, {70, 7}, {130, 28}, {200, 90}} {
+		const rows = MR
+		x := randF64(rng, rows*sz.d, -1, 1)
+		c := randF64(rng, sz.m*sz.d, -1, 1)
+		cp, mp := pack64(c, sz.m, sz.d)
+		x32, c32 := to32(x), to32(c)
+		cp32, mp32 := pack32(c32, sz.m, sz.d)
+		u := randF64(rng, mp32, -1, 1)
+		forEach(t, func(v Variant) {
+			tag := fmt.Sprintf("%v/m=%d/d=%d", v, sz.m, sz.d)
+			g4 := make([]float64, rows*mp)
+			Gram64(g4, mp, x, rows, sz.d, cp, mp)
+			g432 := make([]float32, rows*mp32)
+			Gram32(g432, mp32, x32, rows, sz.d, cp32, mp32)
+			var d4, d432 [4]float64
+			Dot4x64(g4, mp, u[:mp], &d4)
+			Dot4x32(g432, mp32, u[:mp32], &d432)
+			for r := range rows {
+				g1 := make([]float64, mp)
+				Gram1x64(g1, x[r*sz.d:(r+1)*sz.d], sz.d, cp, mp)
+				for i, g := range g1 {
+					if math.Float64bits(g) != math.Float64bits(g4[r*mp+i]) {
+						t.Fatalf("%s: Gram1x64 row %d [%d] = %v, Gram64 %v", tag, r, i, g, g4[r*mp+i])
+					}
+				}
+				g132 := make([]float32, mp32)
+				Gram1x32(g132, x32[r*sz.d:(r+1)*sz.d], sz.d, cp32, mp32)
+				for i, g := range g132 {
+					if math.Float32bits(g) != math.Float32bits(g432[r*mp32+i]) {
+						t.Fatalf("%s: Gram1x32 row %d [%d] = %v, Gram32 %v", tag, r, i, g, g432[r*mp32+i])
+					}
+				}
+				if got := Dot1x64(g4[r*mp:(r+1)*mp], u); math.Float64bits(got) != math.Float64bits(d4[r]) {
+					t.Fatalf("%s: Dot1x64 row %d = %v, Dot4x64 %v", tag, r, got, d4[r])
+				}
+				if got := Dot1x32(g432[r*mp32:(r+1)*mp32], u); math.Float64bits(got) != math.Float64bits(d432[r]) {
+					t.Fatalf("%s: Dot1x32 row %d = %v, Dot4x32 %v", tag, r, got, d432[r])
+				}
+			}
+		})
+		// The twins against the generic 4-row loops.
+		want := make([]float64, rows*mp)
+		Gram64Generic(want, mp, x, rows, sz.d, cp, mp)
+		want32 := make([]float32, rows*mp32)
+		Gram32Generic(want32, mp32, x32, rows, sz.d, cp32, mp32)
+		for r := range rows {
+			g1 := make([]float64, mp)
+			Gram1x64Generic(g1, x[r*sz.d:(r+1)*sz.d], sz.d, cp, mp)
+			g132 := make([]float32, mp32)
+			Gram1x32Generic(g132, x32[r*sz.d:(r+1)*sz.d], sz.d, cp32, mp32)
+			for i := range g1 {
+				if g1[i] != want[r*mp+i] {
+					t.Fatalf("m=%d d=%d: Gram1x64Generic row %d [%d] = %v, Gram64Generic %v", sz.m, sz.d, r, i, g1[i], want[r*mp+i])
+				}
+			}
+			for i := range g132 {
+				if g132[i] != want32[r*mp32+i] {
+					t.Fatalf("m=%d d=%d: Gram1x32Generic row %d [%d] = %v, Gram32Generic %v", sz.m, sz.d, r, i, g132[i], want32[r*mp32+i])
+				}
+			}
+		}
+	}
+}
+
+// FuzzGram1x64 holds the one-row assembly Gram kernel to the generic
+// loop, bit for bit.
+func FuzzGram1x64(f *testing.F) {
+	f.Add(uint64(1), uint8(17), uint8(3))
+	f.Add(uint64(2), uint8(79), uint8(28))
+	f.Fuzz(func(t *testing.T, seed uint64, m, d uint8) {
+		mm, dd := int(m)%200+1, int(d)%40+1
+		rng := rand.New(rand.NewPCG(seed, 0))
+		x := randF64(rng, dd, -10, 10)
+		c := randF64(rng, mm*dd, -10, 10)
+		cp, mp := pack64(c, mm, dd)
+		want := make([]float64, mp)
+		Gram1x64Generic(want, x, dd, cp, mp)
+		forEach(t, func(v Variant) {
+			got := make([]float64, mp)
+			Gram1x64(got, x, dd, cp, mp)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%v: [%d] = %v, want %v", v, i, got[i], want[i])
+				}
+			}
+		})
+	})
+}
