@@ -98,18 +98,18 @@ type Config struct {
 	// Tolerance stops CG early once every output's residual ‖r‖/‖b‖ is
 	// below it. 0 means run all Iterations.
 	Tolerance float64 `json:"tolerance,omitempty"`
-	// Patience, when > 0 and the fit validates (RunOptions.Validation),
-	// stops CG once this many validations in a row bring no relative
-	// improvement of MinImprovement in the validation metric (RMSE, or
-	// 1 − AUC for classification) over the best so far; the model is then
-	// the one at the best validated iteration, and Iterations is the
-	// cap. 0 means the default: no patience (all Iterations, the last
-	// iterate), except for a fit whose memory plan chose the Nyström
-	// preconditioner (Preconditioner ""), which needs more iterations than
-	// a count made for the exact one and so stops by DefaultPatience on
-	// validation rows (held out of the data, DefaultValFraction, when
-	// RunOptions.Validation is nil). A negative value never stops on
-	// patience, as in TuneConfig.
+	// Patience stops CG once this many validations in a row bring no
+	// relative improvement of MinImprovement in the validation metric
+	// (RMSE, or 1 − AUC for classification) over the best so far; the
+	// model is then the one at the best validated iteration, and
+	// Iterations is the cap. It needs validation rows: RunOptions.Validation,
+	// or the rows a fit whose memory plan chose the Nyström
+	// preconditioner (Preconditioner "") holds out of the data
+	// (DefaultValFraction) when it has none. 0 means DefaultPatience
+	// wherever there are validation rows, as in TuneConfig and FitTuned
+	// (without them there is nothing to stop by: all Iterations, the last
+	// iterate); a negative value never stops on patience. The logistic
+	// loss runs its Newton steps and takes no patience: 0 or negative.
 	Patience int `json:"patience,omitempty"`
 	// MinImprovement is the relative improvement of the validation metric
 	// that Patience counts as one. 0 means DefaultMinImprovement (0.1 %:
@@ -256,9 +256,14 @@ type RunOptions struct {
 	// Workers is the number of goroutines of the local passes, K_MM and
 	// the preconditioner. 0 means GOMAXPROCS.
 	Workers int
-	// Progress, when set, receives progress reports on the goroutine
-	// that called Fit. It must return quickly.
+	// Progress, when set, receives a fit's progress reports (Fit, and
+	// FitTuned's final fit) on the goroutine that called it. It must
+	// return quickly.
 	Progress func(Progress)
+	// SearchProgress, when set, receives a search's progress reports
+	// (Tune, and FitTuned's search with its subsampling pass) on the
+	// goroutine that called it. It must return quickly.
+	SearchProgress func(TuneProgress)
 	// Checkpoint, when set, is called after every CG iteration with the
 	// solver state, for Resume. An error stops the fit.
 	Checkpoint func(*Checkpoint) error

@@ -219,10 +219,13 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 			q.train, q.held = train, held
 			return q, nil
 		}
-		p.Config.Patience = DefaultPatience
 		if cfg.Iterations == 0 {
 			p.Config.Iterations = DefaultNystromIterations
 		}
+	}
+	if p.Config.Patience == 0 && p.Config.Loss != LossLogistic && opts.Validation != nil {
+		// Config.Patience 0: a fit with validation rows stops by them.
+		p.Config.Patience = DefaultPatience
 	}
 	if opts.Resume != nil && p.Config.Loss == LossLogistic {
 		if steps := cmp.Or(p.Config.NewtonSteps, DefaultNewtonSteps); opts.Resume.Iteration > steps {
@@ -542,8 +545,9 @@ func DefaultSigmas(d int) []float64 {
 	return []float64{s / 4, s / 2, s, 2 * s, 4 * s}
 }
 
-// DefaultLambdas is FitTuned's λ grid when TunedConfig.Search.Lambdas is
-// nil: 1e-8 … 1e-3, one value a decade.
+// DefaultLambdas is a search's λ grid when its Lambdas is nil and its
+// base Config gives no λ (TuneConfig.LambdaGrid): 1e-8 … 1e-3, one value
+// a decade.
 func DefaultLambdas() []float64 { return []float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3} }
 
 // SigmaGrid returns the length scales σ the search of tc tries on data of
@@ -559,10 +563,23 @@ func (tc TuneConfig) SigmaGrid(d int) []float64 {
 	return DefaultSigmas(d)
 }
 
+// LambdaGrid returns the λ the search of tc tries: Lambdas, or when it
+// is nil {Base.Lambda} for a Base that gives one, else DefaultLambdas()
+// (as SigmaGrid does for σ).
+func (tc TuneConfig) LambdaGrid() []float64 {
+	switch {
+	case tc.Lambdas != nil:
+		return tc.Lambdas
+	case tc.Base.Lambda != 0:
+		return []float64{tc.Base.Lambda}
+	}
+	return DefaultLambdas()
+}
+
 // searchGrid is the grid of a search of tc whose base Config resolved to
 // cfg on data of d features: its kernels (one per σ of SigmaGrid, or
 // cfg's kernel alone; with ARD, cfg's kernel first, whose learned scales
-// replace it later) and its λ (Lambdas, or {cfg.Lambda}).
+// replace it later) and its λ (LambdaGrid).
 func searchGrid(tc TuneConfig, cfg Config, d int) (kernels []kernel.Kernel, lambdas []float64) {
 	kernels = []kernel.Kernel{cfg.Kernel}
 	if sigmas := tc.SigmaGrid(d); sigmas != nil {
@@ -575,11 +592,7 @@ func searchGrid(tc TuneConfig, cfg Config, d int) (kernels []kernel.Kernel, lamb
 			kernels = append(kernels, kn)
 		}
 	}
-	lambdas = tc.Lambdas
-	if lambdas == nil {
-		lambdas = []float64{cfg.Lambda}
-	}
-	return kernels, lambdas
+	return kernels, tc.LambdaGrid()
 }
 
 // isZero reports whether v is its type's zero value.

@@ -40,8 +40,8 @@ type TuneConfig struct {
 	// the default (SigmaGrid): Base.Kernel alone when it gives a length
 	// scale (Sigma or per-feature Sigmas), else DefaultSigmas(d).
 	Sigmas []float64
-	// Lambdas are the λ > 0 tried. nil means {Base.Lambda}, or
-	// DefaultLambda when that is 0.
+	// Lambdas are the λ > 0 tried. nil means the default (LambdaGrid):
+	// {Base.Lambda} when Base gives one, else DefaultLambdas().
 	Lambdas []float64
 	// ValFraction is the fraction of src's rows held out for validation
 	// (stream.Holdout with Base.Seed) when RunOptions.Validation is nil; those
@@ -102,9 +102,6 @@ type TuneConfig struct {
 	// LastImprovement). 0 means DefaultMaxPasses(Base.Iterations,
 	// Patience, validation held out). It must be 0 or ≥ 4.
 	MaxPasses int
-	// Progress, when set, receives progress reports on the goroutine that
-	// called Tune. It must return quickly.
-	Progress func(TuneProgress)
 }
 
 // TuneProgress is one progress report of Tune.
@@ -439,9 +436,11 @@ type tuner struct {
 	enc   targetEncoding // its task
 	run   RunOptions     // workers and executor only
 	start time.Time
-	pass  stream.Source // the source the passes read (training and held-out rows)
-	frac  float64       // the fraction of pass's rows held out (0: Validation source)
-	val   stream.Source // separate validation source, or nil
+	// report is RunOptions.SearchProgress (nil: silent).
+	report func(TuneProgress)
+	pass   stream.Source // the source the passes read (training and held-out rows)
+	frac   float64       // the fraction of pass's rows held out (0: Validation source)
+	val    stream.Source // separate validation source, or nil
 	// passFn runs a pass over pass through RunOptions.Executor (or
 	// locally), valFn one over val locally.
 	passFn, valFn scoredPass
@@ -598,6 +597,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	// The candidates' memory is the search's to check (below), and their
 	// preconditioner is Cholesky.
 	t.run = RunOptions{Workers: opts.Workers, Executor: opts.Executor, MaxMemory: -1}
+	t.report = opts.SearchProgress
 	base.Preconditioner = cmp.Or(base.Preconditioner, precond.MethodCholesky)
 	t.passFn = scoredPassOver(t.pass, t.run)
 	if t.val != nil {
@@ -668,9 +668,9 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 }
 
 func (t *tuner) progress(p TuneProgress) {
-	if t.tc.Progress != nil {
+	if t.report != nil {
 		p.Elapsed = time.Since(t.start)
-		t.tc.Progress(p)
+		t.report(p)
 	}
 }
 

@@ -486,11 +486,10 @@ func TestTuneProgressPrecond(t *testing.T) {
 	x, y := synth(1500, 3, 31)
 	var stages []ooc.TuneProgress
 	_, err := ooc.Tune(context.Background(), stream.NewMemSource(x, 3, y, 1, 150), ooc.TuneConfig{
-		Base:     ooc.Config{Centers: 80, Iterations: 3, Seed: 2},
-		Sigmas:   []float64{0.5, 2},
-		Lambdas:  []float64{1e-3, 1e-6},
-		Progress: func(p ooc.TuneProgress) { stages = append(stages, p) },
-	}, ooc.RunOptions{Workers: 2})
+		Base:    ooc.Config{Centers: 80, Iterations: 3, Seed: 2},
+		Sigmas:  []float64{0.5, 2},
+		Lambdas: []float64{1e-3, 1e-6},
+	}, ooc.RunOptions{Workers: 2, SearchProgress: func(p ooc.TuneProgress) { stages = append(stages, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,12 +51,13 @@ const (
 type TunedConfig struct {
 	// Fit is the final fit. Its Kernel's Sigma or Sigmas and its Lambda
 	// are replaced by the search's choice; Iterations is its cap, and a
-	// Patience of 0 means DefaultPatience here (FitTuned stops the final
-	// fit by its validation metric: see Config.Patience).
+	// Patience of 0 means DefaultPatience, as in every fit with validation
+	// rows (Config.Patience): FitTuned stops the final fit by its
+	// validation metric.
 	Fit Config
 	// Search is the search: Sigmas (nil: TuneConfig.SigmaGrid of Fit's
-	// kernel), Lambdas (nil: DefaultLambdas), ARD,
-	// Patience, Halving, SigmaSteps and Progress as Tune reads them
+	// kernel), Lambdas (nil: TuneConfig.LambdaGrid of Fit's Lambda), ARD,
+	// Patience, Halving and SigmaSteps as Tune reads them
 	// (RunOptions.MaxMemory bounds the search and the fit). Its Base must
 	// be zero: the search's base is Fit with the search's Centers (a
 	// non-zero Base is refused). ValFraction is the fraction of all rows
@@ -99,7 +100,7 @@ type Handoff struct {
 }
 
 // StageSubsample is the stage of FitTuned that reads its row subsamples
-// (reported through TunedConfig.Search.Progress).
+// (reported through RunOptions.SearchProgress).
 const StageSubsample Stage = "subsample"
 
 // FitTuned is the whole job in one call: it holds out validation rows
@@ -187,9 +188,6 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	if int64(m) > rows {
 		return nil, configErr("TunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
 	}
-	if search.Lambdas == nil {
-		search.Lambdas = DefaultLambdas()
-	}
 	search.Base = fitCfg
 	search.Base.Centers = m
 	search.Base.Patience = 0
@@ -205,8 +203,8 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	// One read of the data draws both subsamples.
 	sub := func(s stream.Source, k int64, salt uint64, what string) (stream.Source, error) {
 		report := func(done, chunks int) {
-			if search.Progress != nil {
-				search.Progress(TuneProgress{Progress: Progress{Stage: StageSubsample, Chunk: done, Chunks: chunks,
+			if opts.SearchProgress != nil {
+				opts.SearchProgress(TuneProgress{Progress: Progress{Stage: StageSubsample, Chunk: done, Chunks: chunks,
 					Elapsed: time.Since(start)}})
 			}
 		}
@@ -235,7 +233,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		return nil, err
 	}
 	subSeconds := time.Since(start).Seconds()
-	res, err := Tune(ctx, st, search, RunOptions{Workers: opts.Workers, Validation: sv, MaxMemory: opts.MaxMemory})
+	res, err := Tune(ctx, st, search, RunOptions{Workers: opts.Workers, Validation: sv, MaxMemory: opts.MaxMemory, SearchProgress: opts.SearchProgress})
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -331,11 +331,12 @@ func TestFitTunedReusesSearchMemory(t *testing.T) {
 	var search uint64 // the heap's size during the search, at most
 	tc := ooc.TunedConfig{Fit: ooc.Config{Centers: m, Iterations: 3, Seed: 7}, Rows: 6000, Centers: 1000,
 		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
-			ValFraction: 0.1, Progress: func(ooc.TuneProgress) {
-				runtime.ReadMemStats(&st)
-				search = max(search, st.HeapSys)
-			}}}
-	if _, err := ooc.FitTuned(context.Background(), src, tc, ooc.RunOptions{Workers: 2}); err != nil {
+			ValFraction: 0.1}}
+	run := ooc.RunOptions{Workers: 2, SearchProgress: func(ooc.TuneProgress) {
+		runtime.ReadMemStats(&st)
+		search = max(search, st.HeapSys)
+	}}
+	if _, err := ooc.FitTuned(context.Background(), src, tc, run); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&st)

@@ -61,9 +61,9 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	res := &TuneResult{N: plan.N, ValRows: stream.Rows(val), M: plan.Config.Centers, Metric: "error_rate"}
 	live := len(kernels) * len(lambdas)
 	report := func(p Progress) {
-		if tc.Progress != nil {
+		if opts.SearchProgress != nil {
 			p.Elapsed = time.Since(start)
-			tc.Progress(TuneProgress{Progress: p, Live: live})
+			opts.SearchProgress(TuneProgress{Progress: p, Live: live})
 		}
 	}
 	// Memory, before any pass: per σ a preconditioner (T and an unused A),

@@ -42,7 +42,8 @@ func TestFitValidationCarriesAlpha(t *testing.T) {
 			}
 			src := stream.NewMemSource(x, d, y, tc.k, 150)
 			train, held := stream.Holdout(src, 0.25, 5)
-			cfg := ooc.Config{Centers: 150, Iterations: 9, Lambda: 1e-7, Seed: 2, Kernel: kernelSigma(0.8)}
+			// Patience −1: every iteration validated, none stopped.
+			cfg := ooc.Config{Centers: 150, Iterations: 9, Lambda: 1e-7, Seed: 2, Kernel: kernelSigma(0.8), Patience: -1}
 			tc.cfg(&cfg)
 			ctx := context.Background()
 			m, err := ooc.Fit(ctx, train, cfg, ooc.RunOptions{Validation: held, ValEvery: tc.every, Workers: 2})
@@ -87,7 +88,7 @@ func TestFitValidationLeavesModel(t *testing.T) {
 	x, y := synth(n, d, 62)
 	src := stream.NewMemSource(x, d, y, 1, 100)
 	train, held := stream.Holdout(src, 0.2, 9)
-	cfg := ooc.Config{Centers: 120, Iterations: 7, Lambda: 1e-6, Seed: 4, Kernel: kernelSigma(1)}
+	cfg := ooc.Config{Centers: 120, Iterations: 7, Lambda: 1e-6, Seed: 4, Kernel: kernelSigma(1), Patience: -1}
 	ctx := context.Background()
 	with, err := ooc.Fit(ctx, train, cfg, ooc.RunOptions{Validation: held, Workers: 2})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,10 +19,10 @@ import (
 // The zero value of each Config, TuneConfig and TunedConfig field means
 // one thing everywhere: these tests pin the fields that used to differ.
 
-// TestZeroPatience: Config.Patience 0 is no patience for a fit with the
-// exact preconditioner (all Iterations, the last iterate), and a negative
-// Patience is accepted and never stops (as TuneConfig's); the Nyström
-// case is TestPlanNystromStops.
+// TestZeroPatience: Config.Patience 0 is DefaultPatience wherever the
+// fit has validation rows, as TuneConfig's and FitTuned's (the Nyström
+// case, which holds its rows out, is TestPlanNystromStops); without them
+// it runs all Iterations, and a negative Patience never stops.
 func TestZeroPatience(t *testing.T) {
 	x, y := synth(1200, 3, 21)
 	src := stream.NewMemSource(x, 3, y, 1, 200)
@@ -29,25 +30,91 @@ func TestZeroPatience(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// On these data DefaultPatience stops the fit early, so that the
-	// checks below see what 0 means.
-	m, err := ooc.Fit(context.Background(), train, ooc.Config{Centers: 100, Iterations: 12, Patience: ooc.DefaultPatience, Lambda: 1e-9},
-		ooc.RunOptions{Validation: val, MaxMemory: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr := m.Training(); tr.Status != ooc.StatusPatience {
-		t.Fatalf("Patience %d did not stop the fit (%d iterations, %s): the data do not test Patience 0", ooc.DefaultPatience, tr.Iterations, tr.Status)
-	}
-	for _, p := range []int{0, -1} {
-		m, err := ooc.Fit(context.Background(), train, ooc.Config{Centers: 100, Iterations: 12, Patience: p, Lambda: 1e-9},
-			ooc.RunOptions{Validation: val, MaxMemory: -1})
+	fit := func(p int, v stream.Source) *ooc.Model {
+		t.Helper()
+		run := ooc.RunOptions{MaxMemory: -1}
+		if v != nil {
+			run.Validation = v
+		}
+		m, err := ooc.Fit(context.Background(), train, ooc.Config{Centers: 100, Iterations: 12, Patience: p, Lambda: 1e-9}, run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tr := m.Training(); tr.Iterations != 12 || tr.Status == ooc.StatusPatience || m.Config().Patience != p {
-			t.Errorf("Patience %d: %d iterations (%s), resolved Patience %d", p, tr.Iterations, tr.Status, m.Config().Patience)
+		return m
+	}
+	// On these data DefaultPatience stops the fit early, so that the
+	// checks below see what 0 means.
+	def := fit(ooc.DefaultPatience, val).Training()
+	if def.Status != ooc.StatusPatience {
+		t.Fatalf("Patience %d did not stop the fit (%d iterations, %s): the data do not test Patience 0", ooc.DefaultPatience, def.Iterations, def.Status)
+	}
+	m := fit(0, val)
+	if tr := m.Training(); tr.Status != ooc.StatusPatience || tr.Iterations != def.Iterations || tr.BestIteration != def.BestIteration ||
+		m.Config().Patience != ooc.DefaultPatience {
+		t.Errorf("Patience 0 with validation rows: %d iterations, best %d (%s), resolved Patience %d; want DefaultPatience's %d, best %d",
+			tr.Iterations, tr.BestIteration, tr.Status, m.Config().Patience, def.Iterations, def.BestIteration)
+	}
+	for _, c := range []struct {
+		p   int
+		val stream.Source
+	}{{-1, val}, {0, nil}} {
+		m := fit(c.p, c.val)
+		if tr := m.Training(); tr.Iterations != 12 || tr.Status == ooc.StatusPatience || m.Config().Patience != c.p {
+			t.Errorf("Patience %d (validation %v): %d iterations (%s), resolved Patience %d", c.p, c.val != nil, tr.Iterations, tr.Status, m.Config().Patience)
 		}
+	}
+}
+
+// TestZeroLambdas: TuneConfig.Lambdas nil is the same grid in Tune and
+// FitTuned (LambdaGrid): {Base.Lambda} when the base gives a λ, else
+// DefaultLambdas(). FitTuned reports its search through
+// RunOptions.SearchProgress and its final fit through Progress.
+func TestZeroLambdas(t *testing.T) {
+	for _, c := range []struct {
+		tc   ooc.TuneConfig
+		want []float64
+	}{
+		{ooc.TuneConfig{}, ooc.DefaultLambdas()},
+		{ooc.TuneConfig{Base: ooc.Config{Lambda: 1e-3}}, []float64{1e-3}},
+		{ooc.TuneConfig{Base: ooc.Config{Lambda: 1e-3}, Lambdas: []float64{1e-5, 1e-4}}, []float64{1e-5, 1e-4}},
+	} {
+		if got := c.tc.LambdaGrid(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("LambdaGrid of Base.Lambda %g, Lambdas %v: %v, want %v", c.tc.Base.Lambda, c.tc.Lambdas, got, c.want)
+		}
+	}
+	lambdas := func(res *ooc.TuneResult) []float64 {
+		var out []float64
+		for _, c := range res.Candidates {
+			out = append(out, c.Lambda)
+		}
+		return out
+	}
+	x, y := synth(1500, 2, 26)
+	src := stream.NewMemSource(x, 2, y, 1, 250)
+	res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Centers: 60, Iterations: 2}, Sigmas: []float64{1}},
+		ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lambdas(res); !reflect.DeepEqual(got, ooc.DefaultLambdas()) {
+		t.Errorf("Tune with Lambdas nil and no Base.Lambda tried λ = %v, want %v", got, ooc.DefaultLambdas())
+	}
+	var search, fit []ooc.Stage
+	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: ooc.Config{Centers: 60, Iterations: 2, Lambda: 1e-3},
+		Rows: 1000, Centers: 50, Search: ooc.TuneConfig{Sigmas: []float64{1}}},
+		ooc.RunOptions{SearchProgress: func(p ooc.TuneProgress) { search = append(search, p.Stage) },
+			Progress: func(p ooc.Progress) { fit = append(fit, p.Stage) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lambdas(m.Training().Search); !reflect.DeepEqual(got, []float64{1e-3}) {
+		t.Errorf("FitTuned with Lambdas nil and Fit.Lambda 1e-3 tried λ = %v, want [0.001]", got)
+	}
+	if !slices.Contains(search, ooc.StageSubsample) || !slices.Contains(search, ooc.StageIterate) || slices.Contains(search, ooc.StageDone) {
+		t.Errorf("SearchProgress saw stages %v: want the subsample and the search's iterations, not the fit's end", search)
+	}
+	if !slices.Contains(fit, ooc.StageDone) || slices.Contains(fit, ooc.StageSubsample) {
+		t.Errorf("Progress saw stages %v: want the final fit's, not the search's", fit)
 	}
 }
 

@@ -244,15 +244,15 @@ func tuneARD(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sour
 	t0 := time.Now()
 	var ardStart, ardEnd time.Duration
 	ac := &ooc.ARDConfig{Rows: *ardRowsFlag, Centers: *ardCentersFlag, Steps: *ardStepsFlag}
-	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac,
-		Progress: func(p ooc.TuneProgress) {
+	res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac, ARD: ac},
+		ooc.RunOptions{Workers: te.workers, SearchProgress: func(p ooc.TuneProgress) {
 			switch {
 			case p.Stage == ooc.StageARD && ardStart == 0:
 				ardStart = time.Since(t0)
 			case p.Stage == ooc.StageARD:
 				ardEnd = time.Since(t0)
 			}
-		}}, ooc.RunOptions{Workers: te.workers})
+		}})
 	if err != nil {
 		return err
 	}

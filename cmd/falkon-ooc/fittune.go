@@ -19,7 +19,7 @@ func runTuned(ctx context.Context, o *fitOpts, cfg ooc.Config, set map[string]bo
 	}
 	o.SearchValRows(&tc, stream.Rows(train))
 	var subStart time.Time
-	tc.Search.Progress = tuneProgress(pr, "fit --tune: search", dim, &subStart)
+	run.SearchProgress = tuneProgress(pr, "fit --tune: search", dim, &subStart)
 	pr.printf("fit --tune: searching σ × λ on a row subsample, then fitting all %d training rows at M = %d", stream.Rows(train), cfg.Centers)
 	return ooc.FitTuned(ctx, train, tc, run)
 }

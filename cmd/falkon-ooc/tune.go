@@ -110,7 +110,7 @@ func runTune(ctx context.Context, e *env, o *tuneOpts, set map[string]bool, args
 		taskNote(pr, "tune", base.Task, plan)
 	}
 	var passStart time.Time
-	tc.Progress = tuneProgress(pr, "tune", r.Dim(), &passStart)
+	run.SearchProgress = tuneProgress(pr, "tune", r.Dim(), &passStart)
 	ns := max(len(tc.SigmaGrid(r.Dim())), 1)
 	pr.printf("tune: %d σ × %d λ = %d candidates on %s%s", ns, len(tc.Lambdas), ns*len(tc.Lambdas), storePath,
 		budgetNote(tc, base, run.Validation != nil))

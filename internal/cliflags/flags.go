@@ -163,7 +163,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.Int64Var(&f.TuneRows, "tune-rows", 0, fmt.Sprintf("with --tune: training rows of the search's subsample (0: min(n, %d))", ooc.DefaultTuneRows))
 		fs.IntVar(&f.TuneCenters, "tune-centers", 0, fmt.Sprintf("with --tune: the search's M (0: min(%d, --centers, rows/10))", ooc.DefaultTuneCenters))
 		fs.StringVar(&f.Handoff, "handoff", string(ooc.DefaultHandoff), "with --tune: how λ carries from the search's n_s rows to the fit's n: keep, sqrt (λ·√(n_s/n)) or linear (λ·n_s/n); σ carries unchanged")
-		fs.IntVar(&f.Patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (0: run all --iters; with --tune the default is 3, and it also stops the search's candidates)")
+		fs.IntVar(&f.Patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (default 3 wherever there are validation rows, --val-fraction or --val; with --tune it also stops the search's candidates; 0: run all --iters)")
 		fs.Float64Var(&f.MinImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 		fs.BoolVar(&f.ARD, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
 		fs.IntVar(&f.Extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
@@ -408,6 +408,10 @@ func (f *Flags) TunedConfig(cfg ooc.Config, set map[string]bool) (ooc.TunedConfi
 	}
 	if set["lambda"] {
 		s.Lambdas = f.Lambda.Values
+	} else {
+		// The search's default grid (TuneConfig.LambdaGrid): the search
+		// replaces the fit's λ anyway.
+		tc.Fit.Lambda = 0
 	}
 	steps, off, err := parseSteps(f.SigmaHalving)
 	if err != nil {

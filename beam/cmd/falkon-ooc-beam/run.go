@@ -642,7 +642,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 	if tuned != nil {
 		tc := *tuned
 		o.SearchValRows(&tc, stream.Rows(train))
-		tc.Search.Progress = func(p ooc.TuneProgress) {
+		run.SearchProgress = func(p ooc.TuneProgress) {
 			if p.Note != "" {
 				say("fit --tune: search: %s", p.Note)
 			}
@@ -729,19 +729,19 @@ func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string
 	defer done()
 	store := args[0]
 	var br beamResult
-	tc.Progress = func(p ooc.TuneProgress) {
-		if p.Note != "" {
-			say("tune: %s", p.Note)
-		} else if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
-			say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
-		}
-	}
 	e, err := fbeam.NewExecutor(ctx, o.beamOptions(store, &br, say))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	run := ooc.RunOptions{Executor: e, Workers: o.Workers, MaxMemory: o.MaxMemoryBytes}
+	run.SearchProgress = func(p ooc.TuneProgress) {
+		if p.Note != "" {
+			say("tune: %s", p.Note)
+		} else if p.Stage == ooc.StageIterate && p.Iteration > 0 && p.Chunks == 0 {
+			say("iteration %d/%d: %d candidates live, %s elapsed", p.Iteration, p.Iterations, p.Live, p.Elapsed.Round(time.Millisecond))
+		}
+	}
 	if o.Val != "" {
 		vs, closeVal, err := openVal(o.Val, e.Source())
 		if err != nil {

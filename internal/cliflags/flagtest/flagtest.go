@@ -67,6 +67,6 @@ func tuneText(tc ooc.TuneConfig) string {
 	if tc.ARD != nil {
 		ard = fmt.Sprintf("%+v", *tc.ARD)
 	}
-	tc.ARD, tc.Progress = nil, nil
+	tc.ARD = nil
 	return fmt.Sprintf("%+v ard %s", tc, ard)
 }
