@@ -81,7 +81,9 @@ func catFiles(t *testing.T, dir string) []string {
 // with a weight column and dropped rows, and for CSV files with
 // categorical columns (levels counted per file, merged by the driver)
 // and a date with time features: the same levels, encoding and one-hot
-// features; a failed task is run again.
+// features, or, above --max-levels, the same target encoding (sums of
+// the target per file and fold, merged by the driver); a failed task is
+// run again.
 func TestIngestMatchesLocal(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -94,7 +96,9 @@ func TestIngestMatchesLocal(t *testing.T) {
 		{"hive", []string{interop + "hive/data"}, ingest.Config{Targets: []string{"color"}, ChunkRows: 37}, 5},
 		{"csv", csvFiles(t, dir), ingest.Config{Targets: []string{"y"}, Weight: "w", Nulls: "drop", ChunkRows: 8}, 3},
 		{"categorical", catFiles(t, dir), ingest.Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 5,
-			TimeFeatures: []string{"hour", "doy"}, Nulls: "drop", ChunkRows: 16}, 4},
+			TimeFeatures: []string{"hour", "doy"}, Nulls: "drop", ChunkRows: 16, AboveMaxLevels: "onehot"}, 4},
+		{"target", catFiles(t, dir), ingest.Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 5,
+			TimeFeatures: []string{"hour", "doy"}, Nulls: "drop", ChunkRows: 16}, 3},
 	}
 	var failed atomic.Int32
 	taskHook = func(kind string, i int) error {
@@ -130,6 +134,9 @@ func TestIngestMatchesLocal(t *testing.T) {
 		if c.name == "categorical" && (!slices.Contains(got.Features, "shop=(other)") || !slices.Contains(got.Features, "shop=(null)") ||
 			!slices.Contains(got.Features, "kind=2") || !slices.Contains(got.Features, "day:doy_sin")) {
 			t.Fatalf("categorical: features %q", got.Features)
+		}
+		if c.name == "target" && (!slices.Contains(got.Features, "shop:target_mean") || !slices.Contains(got.Features, "kind=2")) {
+			t.Fatalf("target: features %q", got.Features)
 		}
 		t.Logf("%s: %d rows, %d files, %d chunks; jobs %+v", c.name, got.Rows, len(got.Files), got.Chunks, jobs)
 	}

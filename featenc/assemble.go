@@ -76,7 +76,7 @@ func NewAssembler(spec *Spec, features []string) (*Assembler, error) {
 		}
 		a.src = append(a.src, len(a.Columns))
 		a.Columns = append(a.Columns, col.Source)
-		if col.Kind == OneHot {
+		if col.Kind == OneHot || col.Kind == Target {
 			a.Categorical = append(a.Categorical, col.Source)
 		}
 	}
@@ -129,8 +129,9 @@ func (a *Assembler) Assemble(x []float64, cols [][]float64, rows int) {
 type Unseen struct {
 	Column string // the input column
 	Count  int64
-	// To names the feature they count as ("column=(other)"), or "" when
-	// the column has none (all its features 0).
+	// To names the feature they count as ("column=(other)"; a
+	// target-encoded column's: "column:target_mean 3.5, the training
+	// mean"), or "" when the column has none (all its features 0).
 	To string
 }
 
@@ -144,7 +145,10 @@ func (a *Assembler) Unseen() []Unseen {
 		}
 		col := a.enc.spec.Columns[c]
 		to := ""
-		if col.Other {
+		switch {
+		case col.Kind == Target:
+			to = fmt.Sprintf("%s %.6g, the training mean", col.Features[0], col.Prior)
+		case col.Other:
 			to = col.Source + "=" + OtherLevel
 		}
 		out = append(out, Unseen{Column: col.Source, Count: a.unseen[u], To: to})

@@ -225,10 +225,18 @@ func (c *Counter) Levels(max int) (levels []string, other bool) {
 }
 
 // Column returns the one-hot encoding of the column named source with at
-// most max levels.
+// most max levels; OtherLevels are the other levels the counter holds.
 func (c *Counter) Column(source string, max int) Column {
 	levels, other := c.Levels(max)
 	col := Column{Source: source, Kind: OneHot, Levels: levels, Other: other, Null: c.nulls > 0, Scale: Scale}
+	if other {
+		for _, e := range c.counts {
+			if _, kept := slices.BinarySearch(levels, e.name); !kept {
+				col.OtherLevels = append(col.OtherLevels, e.name)
+			}
+		}
+		slices.Sort(col.OtherLevels)
+	}
 	col.Features = FeatureNames(col)
 	return col
 }
@@ -246,22 +254,12 @@ func (c *Counter) Note(max int) string {
 	}
 	var s string
 	if levels, other := c.Levels(max); other {
-		kept := map[string]bool{}
-		for _, l := range levels {
-			kept[l] = true
-		}
-		var in int64
-		for _, e := range c.counts {
-			if kept[e.name] {
-				in += e.n
-			}
-		}
 		cover := "cover"
 		if c.reduced { // the summary's counts are lower bounds
 			cover = "cover at least"
 		}
 		s = fmt.Sprintf("one-hot: the %d most frequent of %s%d distinct levels (%s) %s %.1f %% of the values, the rest as %s (more levels than --max-levels %d)",
-			len(levels), about(exact), n, how, cover, 100*float64(in)/float64(max64(c.total, 1)), OtherLevel, max)
+			len(levels), about(exact), n, how, cover, 100*c.cover(max), OtherLevel, max)
 	} else {
 		s = fmt.Sprintf("one-hot: %d levels (%s)", len(levels), how)
 	}

@@ -111,6 +111,33 @@ func TestExpandUnseen(t *testing.T) {
 	}
 }
 
+// TestFoldedNotUnseen: a training level folded into (other) (the
+// counter's levels beyond the cap, OtherLevels) reads as (other) and is
+// not counted as unseen; a level the training never held is.
+func TestFoldedNotUnseen(t *testing.T) {
+	c := NewCounter(0)
+	for _, l := range strings.Fields("a a a b b c d") {
+		c.Add(l)
+	}
+	col := c.Column("k", 2)
+	if !slices.Equal(col.Levels, []string{"a", "b"}) || !slices.Equal(col.OtherLevels, []string{"c", "d"}) {
+		t.Fatalf("levels %q, other levels %q", col.Levels, col.OtherLevels)
+	}
+	e, err := NewEncoder(&Spec{Columns: []Column{col}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := [][]float64{make([]float64, 4), make([]float64, 4), make([]float64, 4)}
+	if u := e.Expand(0, []float64{Code("c"), Code("zz"), Code("d"), Code("a")}, dst); u != 1 || !slices.Equal(dst[2], []float64{1, 1, 1, 0}) {
+		t.Fatalf("unseen %d, (other) %v; want 1, [1 1 1 0]", u, dst[2])
+	}
+	bad := col
+	bad.OtherLevels = []string{"a"}
+	if err := (&Spec{Columns: []Column{bad}}).Validate(); err == nil || err.Error() != `encoding: column "k": level "a" both kept and read as (other)` {
+		t.Fatalf("kept level among the other levels: %v", err)
+	}
+}
+
 func TestPhase(t *testing.T) {
 	// 2024-03-04 (a Monday) 06:00 UTC.
 	days := float64(19786) + 0.25
@@ -240,6 +267,183 @@ func TestCounterJSON(t *testing.T) {
 		var c Counter
 		if err := json.Unmarshal([]byte(bad), &c); err == nil || !strings.HasPrefix(err.Error(), "featenc: a counter") {
 			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+}
+
+// oofRef is the definition of a row's out-of-fold value, from the rows
+// themselves: the mean of the row's level over the rows of the other
+// folds (row r in fold r mod Folds), shrunk by Smooth rows towards those
+// rows' mean.
+func oofRef(codes, y []float64, r int) float64 {
+	var n, s, ln, ls float64
+	for i := range codes {
+		if i%Folds == r%Folds {
+			continue
+		}
+		n++
+		s += y[i]
+		if codes[i] == codes[r] {
+			ln++
+			ls += y[i]
+		}
+	}
+	prior := s / n
+	return (ls + Smooth*prior) / (ln + Smooth)
+}
+
+// TestTargetSums: sums added by file and merged with the files' first
+// rows give every row the out-of-fold value of its definition, whatever
+// the files' sizes; the model's column holds the means over every row;
+// JSON round trips are exact; Complement gives the other class's sums.
+func TestTargetSums(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	var codes, y, ind []float64
+	c := NewCounter(0)
+	for i := range 103 {
+		l := names[(i*i+i/3)%4]
+		code := c.Add(l)
+		if i%17 == 5 {
+			code = NullCode
+			c.Remove(Code(l))
+			c.AddNull()
+		}
+		codes = append(codes, code)
+		y = append(y, float64((i*7)%11))
+		ind = append(ind, float64(i%3%2)) // class codes 0 and 1
+	}
+	total := NewTargetSums(0)
+	for _, cut := range [][2]int{{0, 7}, {7, 8}, {8, 60}, {60, 103}} {
+		f := NewTargetSums(0)
+		for a := cut[0]; a < cut[1]; a += 4 { // batches of 4 rows
+			b := min(a+4, cut[1])
+			f.Add(codes[a:b], y[a:b], int64(a-cut[0]), false)
+		}
+		var back TargetSums
+		if b, err := json.Marshal(f); err != nil {
+			t.Fatal(err)
+		} else if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		total.Merge(&back, int64(cut[0]))
+	}
+	col, oof := total.Encode("shop", "y", c)
+	if col.Kind != Target || !slices.Equal(col.Levels, names) || !col.Null || !slices.Equal(col.Features, []string{"shop:target_mean"}) {
+		t.Fatalf("column %+v", col)
+	}
+	got := make([]float64, len(codes))
+	oof.Expand(codes[:50], 0, got[:50])
+	oof.Expand(codes[50:], 50, got[50:])
+	for r := range codes {
+		if want := oofRef(codes, y, r); math.Abs(got[r]-want) > 1e-12 {
+			t.Fatalf("row %d: %v, want %v", r, got[r], want)
+		}
+	}
+	// The model's means: every row.
+	var all float64
+	for _, v := range y {
+		all += v
+	}
+	prior := all / float64(len(y))
+	if math.Abs(col.Prior-prior) > 1e-12 {
+		t.Fatalf("prior %v, want %v", col.Prior, prior)
+	}
+	enc, err := NewEncoder(&Spec{Columns: []Column{col}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := [][]float64{make([]float64, 3)}
+	if unseen := enc.Expand(0, []float64{Code("b"), Code("zz"), NullCode}, dst); unseen != 1 {
+		t.Fatalf("unseen %d, want 1", unseen)
+	}
+	var ls, ln, ns, nn float64
+	for i, code := range codes {
+		switch code {
+		case Code("b"):
+			ls, ln = ls+y[i], ln+1
+		case NullCode:
+			ns, nn = ns+y[i], nn+1
+		}
+	}
+	want := []float64{(ls + Smooth*prior) / (ln + Smooth), prior, (ns + Smooth*prior) / (nn + Smooth)}
+	for i := range want {
+		if math.Abs(dst[0][i]-want[i]) > 1e-12 {
+			t.Fatalf("Expand: %v, want %v", dst[0], want)
+		}
+	}
+	// An indicator of class 0, complemented: the share of class 1.
+	cls := NewTargetSums(0)
+	cls.Add(codes, ind, 0, true)
+	cls.Complement()
+	ccol, _ := cls.Encode("shop", "y", c)
+	var ones float64
+	for _, v := range ind {
+		ones += v
+	}
+	if math.Abs(ccol.Prior-ones/float64(len(ind))) > 1e-12 {
+		t.Fatalf("class prior %v, want %v", ccol.Prior, ones/float64(len(ind)))
+	}
+}
+
+// TestTargetSumsBounded: a file of more levels than the cap tracks the
+// first ones; the merge keeps the most frequent; untracked levels read
+// as the prior.
+func TestTargetSumsBounded(t *testing.T) {
+	s := NewTargetSums(3)
+	c := NewCounter(0)
+	var codes []float64
+	for _, l := range strings.Fields("a a b c d d d e") {
+		codes = append(codes, c.Add(l))
+	}
+	s.Add(codes, []float64{1, 1, 2, 3, 4, 4, 4, 5}, 0, false)
+	if !s.Full() || s.Rows() != 8 {
+		t.Fatalf("full %v rows %d", s.Full(), s.Rows())
+	}
+	col, _ := s.Encode("k", "y", c)
+	if !slices.Equal(col.Levels, []string{"a", "b", "c"}) {
+		t.Fatalf("levels %q, want the first three", col.Levels)
+	}
+	o := NewTargetSums(3)
+	o.Add([]float64{Code("d"), Code("d"), Code("d"), Code("e")}, []float64{4, 4, 4, 5}, 0, false)
+	m := NewTargetSums(3)
+	m.Merge(s, 0)
+	m.Merge(o, 8)
+	col, _ = m.Encode("k", "y", c)
+	// d (3 rows) and a (2) are kept; of b, c and e (1 each) the lowest code.
+	third := "b"
+	for _, l := range []string{"c", "e"} {
+		if Code(l) < Code(third) {
+			third = l
+		}
+	}
+	want := []string{"a", "d", third}
+	slices.Sort(want)
+	if !slices.Equal(col.Levels, want) {
+		t.Fatalf("merged levels %q, want %q", col.Levels, want)
+	}
+}
+
+// TestValidateTarget: a target-encoded column's fields are checked.
+func TestValidateTarget(t *testing.T) {
+	ok := Column{Source: "s", Kind: Target, Levels: []string{"a", "b"}, Means: []float64{1, 2}, Prior: 1.5, Smooth: Smooth, Folds: Folds, Features: []string{"s:target_mean"}}
+	if err := (&Spec{Columns: []Column{ok}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mod  func(*Column)
+		want string
+	}{
+		{func(c *Column) { c.Means = c.Means[:1] }, `encoding: column "s": 1 means for 2 levels`},
+		{func(c *Column) { c.Means = []float64{1, math.NaN()} }, `encoding: column "s": a mean of NaN`},
+		{func(c *Column) { c.Levels = []string{"b", "a"} }, `encoding: column "s": levels not sorted and distinct at "a"`},
+		{func(c *Column) { c.Other = true }, `encoding: column "s": a target-encoded column has no (other) level, scale or cyclic features`},
+		{func(c *Column) { c.Features = []string{"s"} }, `encoding: column "s": features ["s"], want ["s:target_mean"]`},
+	} {
+		col := ok
+		col.Levels, col.Means = slices.Clone(ok.Levels), slices.Clone(ok.Means)
+		c.mod(&col)
+		if err := (&Spec{Columns: []Column{col}}).Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%v, want %q", err, c.want)
 		}
 	}
 }

@@ -18,6 +18,9 @@ const (
 	// Time is a date or timestamp: days since the epoch, then a sine and a
 	// cosine per cyclic feature.
 	Time Kind = "time"
+	// Target is a categorical column of many levels: one feature, the
+	// mean target of the row's level (see Smooth and Folds).
+	Target Kind = "target"
 )
 
 // Scale is what a fit divides one-hot features by instead of their
@@ -55,6 +58,11 @@ type Column struct {
 	// data held levels beyond Levels. Without it, a level not in Levels
 	// has all its features 0.
 	Other bool `json:"other,omitempty"`
+	// OtherLevels are the training's levels read as "(other)", sorted:
+	// every one while the column had at most DefaultCap distinct levels,
+	// else those the bounded count kept. A value of one of them is not
+	// counted as unseen.
+	OtherLevels []string `json:"other_levels,omitempty"`
 	// Null says that the column has a "(null)" feature: the training data
 	// held NULLs.
 	Null bool `json:"null,omitempty"`
@@ -66,7 +74,23 @@ type Column struct {
 	Cyclic []string `json:"cyclic,omitempty"`
 	// Features names the stored features, in order (FeatureNames).
 	Features []string `json:"features"`
+
+	// A target-encoded column (Kind Target): Target names the target
+	// column whose mean it is; Means holds each of Levels' mean over
+	// every training row (shrunk by Smooth rows towards Prior, the mean
+	// of all of them); NullMean is the NULL level's when Null. Folds is
+	// the number of folds of the store's values. A level not in Levels
+	// reads as Prior.
+	Target   string    `json:"target,omitempty"`
+	Means    []float64 `json:"means,omitempty"`
+	Prior    float64   `json:"prior,omitempty"`
+	NullMean float64   `json:"null_mean,omitempty"`
+	Smooth   float64   `json:"smooth,omitempty"`
+	Folds    int       `json:"folds,omitempty"`
 }
+
+// TargetFeature is the name of a target-encoded column's feature.
+func TargetFeature(source string) string { return source + ":target_mean" }
 
 // FeatureNames returns the names of c's features: for a one-hot column
 // "source=level" per level, then "source=(other)" and "source=(null)";
@@ -85,6 +109,8 @@ func FeatureNames(c Column) []string {
 		if c.Null {
 			out = append(out, c.Source+"="+NullLevel)
 		}
+	case Target:
+		out = append(out, TargetFeature(c.Source))
 	case Time:
 		out = append(out, c.Source)
 		for _, k := range c.Cyclic {
@@ -112,15 +138,30 @@ func (s *Spec) Validate() error {
 			if c.Scale != Scale {
 				return fmt.Errorf("encoding: column %q: scale %v, want %v", c.Source, c.Scale, Scale)
 			}
+			if len(c.OtherLevels) > 0 && !c.Other {
+				return fmt.Errorf("encoding: column %q: levels read as %s without an %s feature", c.Source, OtherLevel, OtherLevel)
+			}
+			for i, l := range c.OtherLevels {
+				if i > 0 && c.OtherLevels[i-1] >= l {
+					return fmt.Errorf("encoding: column %q: other levels not sorted and distinct at %q", c.Source, l)
+				}
+				if _, kept := slices.BinarySearch(c.Levels, l); kept {
+					return fmt.Errorf("encoding: column %q: level %q both kept and read as %s", c.Source, l, OtherLevel)
+				}
+			}
 			if len(c.Cyclic) > 0 {
 				return fmt.Errorf("encoding: column %q: a one-hot column has no cyclic features", c.Source)
 			}
 		case Time:
-			if len(c.Levels) > 0 || c.Other || c.Null || c.Scale != 0 {
+			if len(c.Levels) > 0 || len(c.OtherLevels) > 0 || c.Other || c.Null || c.Scale != 0 {
 				return fmt.Errorf("encoding: column %q: a time column has no levels or scale", c.Source)
 			}
 			if _, err := ParseCyclic(c.Cyclic); err != nil {
 				return fmt.Errorf("encoding: column %q: %w", c.Source, err)
+			}
+		case Target:
+			if err := validTarget(&c); err != nil {
+				return err
 			}
 		default:
 			return fmt.Errorf("encoding: column %q: unknown kind %q", c.Source, c.Kind)
@@ -233,6 +274,8 @@ type colEnc struct {
 	index       map[float64]int // one-hot: raw value -> feature
 	other, null int             // one-hot: feature, or -1
 	cyclic      []string
+	means       map[float64]float64 // target: raw value -> mean
+	prior       float64             // target: an unseen level's value
 }
 
 // NewEncoder validates s and returns its Encoder.
@@ -243,14 +286,27 @@ func NewEncoder(s *Spec) (*Encoder, error) {
 	e := &Encoder{spec: *s, cols: make([]colEnc, len(s.Columns))}
 	for c, col := range s.Columns {
 		ce := colEnc{width: len(col.Features), other: -1, null: -1, cyclic: col.Cyclic}
+		if col.Kind == Target {
+			ce.means = make(map[float64]float64, len(col.Levels)+1)
+			for k, l := range col.Levels {
+				ce.means[Code(l)] = col.Means[k]
+			}
+			if col.Null {
+				ce.means[NullCode] = col.NullMean
+			}
+			ce.prior = col.Prior
+		}
 		if col.Kind == OneHot {
-			ce.index = make(map[float64]int, len(col.Levels))
+			ce.index = make(map[float64]int, len(col.Levels)+len(col.OtherLevels))
 			for k, l := range col.Levels {
 				ce.index[Code(l)] = k
 			}
 			k := len(col.Levels)
 			if col.Other {
 				ce.other = k
+				for _, l := range col.OtherLevels {
+					ce.index[Code(l)] = k
+				}
 				k++
 			}
 			if col.Null {
@@ -271,10 +327,24 @@ func (e *Encoder) Width(c int) int { return e.cols[c].width }
 // Expand writes column c's features for the raw values raw into dst
 // (dst[k][i] is feature k of row i; len(dst) == Width(c), each of
 // len(raw)). It returns the number of rows whose level was not among the
-// training's: they go to "(other)" (all features 0 without one). A NULL
-// in a column whose training held none counts as unseen too.
+// training's (Levels and OtherLevels): they go to "(other)" (all features
+// 0 without one), or to
+// the prior of a target-encoded column. A NULL in a column whose training
+// held none counts as unseen too.
 func (e *Encoder) Expand(c int, raw []float64, dst [][]float64) (unseen int) {
 	ce := &e.cols[c]
+	if ce.means != nil {
+		out := dst[0][:len(raw)]
+		for i, v := range raw {
+			m, ok := ce.means[v]
+			if !ok {
+				unseen++
+				m = ce.prior
+			}
+			out[i] = m
+		}
+		return unseen
+	}
 	if ce.index == nil {
 		expandTime(ce.cyclic, raw, dst)
 		return 0

@@ -48,7 +48,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // capabilities are the names a version-3 file may list in "requires"
 // that this build knows how to predict with (docs/MODEL_FORMAT.md).
-var capabilities = map[string]bool{capDecision: true, capEncoding: true, capConformal: true}
+var capabilities = map[string]bool{capDecision: true, capEncoding: true, capConformal: true, capTargetEncoding: true}
 
 // capDecision is the capability of a binary model with a Decision: a
 // reader that ignored it would label rows at another threshold.
@@ -58,6 +58,12 @@ const capDecision = "decision"
 // categorical and time columns (meta.Encoding): a reader that ignored it
 // would read the encoded features as input columns.
 const capEncoding = "encoding"
+
+// capTargetEncoding is the capability of a model whose encoding has a
+// target-encoded column (featenc.Target): a reader that knew only
+// "encoding" would refuse its kind, and one that knew neither would read
+// its feature as an input column.
+const capTargetEncoding = "target-encoding"
 
 // capConformal is the capability of a model with a Conformal calibration
 // of its intervals: a reader that ignored it would give Gaussian
@@ -128,6 +134,9 @@ func (m *Model) requires() []string {
 	}
 	if m.encoding != nil {
 		caps = append(caps, capEncoding)
+		if slices.ContainsFunc(m.encoding.Columns, func(c featenc.Column) bool { return c.Kind == featenc.Target }) {
+			caps = append(caps, capTargetEncoding)
+		}
 	}
 	return caps
 }

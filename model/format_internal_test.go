@@ -43,7 +43,8 @@ func TestRequiresUnknown(t *testing.T) {
 }
 
 // TestEncodingCapability: a model with an encoding is written as version
-// 3 requiring "encoding" and reads back with it; the NULL policy travels
+// 3 requiring "encoding" (and "target-encoding" with a target-encoded
+// column) and reads back with it; the NULL policy travels
 // without a capability (a version-1 file), and the same model without
 // either is written byte for byte as before.
 func TestEncodingCapability(t *testing.T) {
@@ -62,6 +63,10 @@ func TestEncodingCapability(t *testing.T) {
 	col := featenc.Column{Source: m.features[0], Kind: featenc.Time, Cyclic: []string{featenc.Hour}}
 	col.Features = featenc.FeatureNames(col) // the model uses the days only
 	spec := &featenc.Spec{Columns: []featenc.Column{col}}
+	te := featenc.Column{Source: "shop", Kind: featenc.Target, Target: m.targets[0], Levels: []string{"a", "b"}, Means: []float64{0.25, 1.5},
+		Prior: 0.75, Null: true, NullMean: 0.5, Smooth: featenc.Smooth, Folds: featenc.Folds}
+	te.Features = featenc.FeatureNames(te)
+	target := &featenc.Spec{Columns: []featenc.Column{col, te}}
 	for _, tc := range []struct {
 		enc      *featenc.Spec
 		nulls    string
@@ -69,6 +74,7 @@ func TestEncodingCapability(t *testing.T) {
 		requires []string
 	}{
 		{spec, "", 3, []string{"encoding"}},
+		{target, "", 3, []string{"encoding", "target-encoding"}},
 		{nil, "mean", 1, nil},
 	} {
 		cp := *m

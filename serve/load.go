@@ -16,9 +16,10 @@ type fitted struct{ m *model.Model }
 // that the server applies: "decision", the threshold of a binary model,
 // is applied by package model's Predictor to the classes it answers;
 // "conformal", the calibration of the intervals, by Info.IntervalZ;
-// "encoding", the categorical and time features, by the decoders
-// (Info.Encoding).
-var applies = map[string]bool{"decision": true, "conformal": true, "encoding": true}
+// "encoding", the categorical and time features, and "target-encoding",
+// categorical columns read as their levels' mean target, by the decoders
+// (Info.Encoding, through featenc.Assembler).
+var applies = map[string]bool{"decision": true, "conformal": true, "encoding": true, "target-encoding": true}
 
 // FromModel returns m as the server serves it. A model that uses a
 // capability of the model format the server does not apply is refused,

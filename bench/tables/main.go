@@ -25,7 +25,13 @@
 //     target encoding of y;
 //
 //   - with -auc PRED.csv: the RMSE and the AUC of a score column for the
-//     label "column > -over" in a CSV of predictions.
+//     label "column > -over" in a CSV of predictions;
+//
+//   - with -same STORE -ref FILE.csv: the largest difference between a
+//     feature of the store (-feature, default shop:target_mean, ingest's
+//     target encoding) and a column of the CSV file it was ingested from
+//     (-column, default shop_te, the encoding this command computes by
+//     the same definition).
 //
 //     go run ./bench/tables -dir /tmp/tables
 //
@@ -61,7 +67,15 @@ func main() {
 	score := flag.String("score", "delay_pred", "with -auc: the score column")
 	label := flag.String("label", "delay", "with -auc: the label column")
 	over := flag.Float64("over", 15, "with -auc: a row is positive when its label is above this")
+	same := flag.String("same", "", "print the largest difference between -feature of this store and -column of the CSV file -ref it was ingested from (and write nothing)")
+	feature := flag.String("feature", "shop:target_mean", "with -same: the store's feature")
+	ref := flag.String("ref", "", "with -same: the CSV file")
+	column := flag.String("column", "shop_te", "with -same: the CSV file's column")
 	flag.Parse()
+	if *same != "" {
+		sameValues(*same, *feature, *ref, *column)
+		return
+	}
 	if *auc != "" {
 		scoreAUC(*auc, *score, *label, *over)
 		return

@@ -47,7 +47,7 @@ func TestCategorical(t *testing.T) {
 	writeText(t, a, "region,k,x,y", 700, row(0))
 	writeText(t, b, "region,k,x,y", 300, row(700))
 	out := filepath.Join(dir, "store")
-	res, st := mustIngest(t, []string{a, b}, Config{Out: out, Targets: []string{"y"}, Categorical: []string{"k"}, MaxLevels: 3, BatchRows: 128})
+	res, st := mustIngest(t, []string{a, b}, Config{Out: out, Targets: []string{"y"}, Categorical: []string{"k"}, MaxLevels: 3, BatchRows: 128, AboveMaxLevels: "onehot"})
 
 	wantFeat := []string{"region=a", "region=b", "region=c", "region=(other)", "region=(null)", "k=1", "k=2", "k=3", "x"}
 	if !slices.Equal(res.Features, wantFeat) {
@@ -260,7 +260,7 @@ func TestIdentifierLevels(t *testing.T) {
 	if got := report(res.Columns); got != "token:skipped(identifier) shop:feature x:feature y:target" {
 		t.Fatalf("report %s", got)
 	}
-	want := "looks like a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as one-hot features of its 64 most frequent levels"
+	want := "looks like a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as its target encoding (one feature)"
 	if note := res.Columns[0].Note; note != want {
 		t.Fatalf("note %q\nwant %q", note, want)
 	}
@@ -269,9 +269,17 @@ func TestIdentifierLevels(t *testing.T) {
 	}
 	for _, cfg := range []Config{{Features: []string{"token", "x"}}, {Categorical: []string{"token"}}} {
 		cfg.Targets = []string{"y"}
-		if res, _ := mustIngest(t, []string{in}, cfg); !slices.Contains(res.Features, "token=(other)") {
+		if res, _ := mustIngest(t, []string{in}, cfg); !slices.Contains(res.Features, "token:target_mean") {
 			t.Fatalf("named: features %q", res.Features)
 		}
+		cfg.AboveMaxLevels = "onehot"
+		if res, _ := mustIngest(t, []string{in}, cfg); !slices.Contains(res.Features, "token=(other)") {
+			t.Fatalf("named, onehot: features %q", res.Features)
+		}
+	}
+	onehot, _ := mustIngest(t, []string{in}, Config{Targets: []string{"y"}, AboveMaxLevels: "onehot"})
+	if want := "looks like a row identifier: 150 distinct levels (exact) in 150 values; name it in --features or --categorical to keep it as one-hot features of its 64 most frequent levels"; onehot.Columns[0].Note != want {
+		t.Fatalf("onehot: note %q\nwant %q", onehot.Columns[0].Note, want)
 	}
 	small := filepath.Join(dir, "s.csv")
 	writeText(t, small, "token,shop,x,y", 30, row)

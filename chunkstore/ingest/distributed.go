@@ -47,7 +47,12 @@ import (
 // stores the raw codes of its levels in its piece and returns the file's
 // featenc.Counter in its summary; Layout merges the counters in file
 // order, as Run merges them, and chooses the levels (Layout.Encoding);
-// WritePart expands the codes, and time columns, into their features.
+// WritePart expands the codes, and time columns, into their features. A
+// column target-encoded above Config.MaxLevels is summed per file
+// (FileSummary.Targets, by row of the file), merged by Layout in file
+// order with the folds rotated by the file's offset, as Run merges them,
+// and WritePart writes each row's out-of-fold value from
+// Layout.TargetFolds.
 
 // Plan is a distributed ingest as every task sees it. Its fields are
 // exported for encoding/json only.
@@ -118,6 +123,9 @@ type FileSummary struct {
 	// Levels holds, per categorical feature (Plan.Categorical), the
 	// file's levels as its counter counted them.
 	Levels []*featenc.Counter `json:"levels,omitempty"`
+	// Targets holds, per categorical feature that may be target-encoded,
+	// the file's sums of the target per level, by row of the file.
+	Targets []*featenc.TargetSums `json:"targets,omitempty"`
 	// Err is the error that stopped the file's reading, as Run reports it;
 	// ValueErr and ParseErr hold it when it is one of those types.
 	Err      string      `json:"err,omitempty"`
@@ -174,6 +182,9 @@ type Layout struct {
 	// Encoding is the encoding of the categorical and time features, as
 	// Run chooses it from the merged levels (nil: none).
 	Encoding *featenc.Spec `json:"encoding,omitempty"`
+	// TargetFolds holds, per target-encoded column (by source column),
+	// the values its stored rows get, out of fold.
+	TargetFolds map[string]*featenc.OutOfFold `json:"target_folds,omitempty"`
 }
 
 // NewPlan checks cfg and the inputs, inspects them and chooses the
@@ -308,13 +319,14 @@ func (p *Plan) session() *session {
 		}
 		s.times[j] = j < len(p.Time) && p.Time[j]
 	}
+	s.initTargets()
 	return s
 }
 
 // encodedSession is session with lay's encoding of the features.
 func (p *Plan) encodedSession(lay *Layout) (*session, error) {
 	s := p.session()
-	if err := s.useEncoding(lay.Encoding, lay.Keep); err != nil {
+	if err := s.useEncoding(lay.Encoding, lay.TargetFolds, lay.Keep); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -467,6 +479,7 @@ func (p *Plan) read(ctx context.Context, i int, s *session, w *chunkstore.Writer
 				cancel()
 			}
 		}
+		s.sumTargets(f, b, sum.Rows)
 		sum.Rows += int64(b.n)
 		sum.Dropped += int64(b.dropped)
 		s.putBatch(b)
@@ -498,6 +511,15 @@ func (p *Plan) read(ctx context.Context, i int, s *session, w *chunkstore.Writer
 	for j, c := range s.cats {
 		if c != nil {
 			sum.Levels = append(sum.Levels, f.types[f.index[s.names[j]]].cat.counter)
+		}
+	}
+	for j, t := range s.te {
+		if t != nil {
+			sums := f.types[f.index[s.names[j]]].cat.sums
+			if sums == nil { // no rows
+				sums = featenc.NewTargetSums(0)
+			}
+			sum.Targets = append(sum.Targets, sums)
 		}
 	}
 	return nil
@@ -537,8 +559,11 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 		}
 	}
 	s := p.session()
-	nchecks, nlabels, ncats := 0, 0, 0
+	nchecks, nlabels, ncats, ntargets := 0, 0, 0, 0
 	for j := range p.Names {
+		if s.te[j] != nil {
+			ntargets++
+		}
 		if s.checks[j] != nil {
 			nchecks++
 		}
@@ -555,6 +580,7 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 	firstFile := -1
 	for i, fs := range byFile {
 		if len(fs.Checks) != nchecks || len(fs.Labels) != nlabels || len(fs.Levels) != ncats || slices.Contains(fs.Levels, nil) ||
+			len(fs.Targets) != ntargets || slices.Contains(fs.Targets, nil) ||
 			(fs.Rows > 0) != (len(fs.First) == len(p.Names)) {
 			return nil, fmt.Errorf("ingest: the summary of %s does not fit the plan", p.Files[i].Path)
 		}
@@ -619,10 +645,33 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 		lay.Labels[s.names[j]] = labels
 		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
+	// The sums of the target, in file order, each file's of the final
+	// codes (see finishTargets).
+	for i, fs := range byFile {
+		k := 0
+		for _, total := range s.te {
+			if total == nil {
+				continue
+			}
+			sums := fs.Targets[k]
+			k++
+			if t := s.nfeat; s.labels[t] != nil && len(firstCode[i][t]) > 0 {
+				code := firstCode[i][t][0] // piece code 0, as the first pass would code it
+				if f := final[t]; f != nil {
+					code = int(f[code])
+				}
+				if code != 1 {
+					sums.Complement()
+				}
+			}
+			total.Merge(sums, lay.Offsets[i])
+		}
+	}
 	if err := s.encode(keep); err != nil {
 		return nil, err
 	}
 	lay.Encoding = s.spec
+	lay.TargetFolds = s.targetFolds()
 	for i := range p.Files {
 		lay.Remap[i] = make([][]float64, len(p.Names))
 		for j, codes := range firstCode[i] {
@@ -655,7 +704,7 @@ func (p *Plan) Layout(ctx context.Context, sums []*FileSummary) (*Layout, error)
 				for q := range dst {
 					dst[q] = make([]float64, 1)
 				}
-				s.enc.Expand(c, []float64{v}, dst)
+				s.expandStored(c, []float64{v}, 0, dst)
 				for _, d := range dst {
 					lay.Shift = append(lay.Shift, d[0])
 				}
@@ -762,7 +811,7 @@ func (p *Plan) WritePartFrom(ctx context.Context, lay *Layout, k, parts int, dir
 						out = append(out, ebuf[e*p.ChunkRows:e*p.ChunkRows+len(cols[q])])
 						e++
 					}
-					s.enc.Expand(c, cols[q], out[len(out)-width:])
+					s.expandStored(c, cols[q], from, out[len(out)-width:])
 					continue
 				}
 				out = append(out, cols[q])

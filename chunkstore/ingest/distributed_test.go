@@ -163,7 +163,7 @@ func TestDistributedCategorical(t *testing.T) {
 		})
 		ins = append(ins, in)
 	}
-	cfg := Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 6,
+	cfg := Config{Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 6, AboveMaxLevels: "onehot",
 		TimeFeatures: []string{"dow", "doy"}, Nulls: "drop", ChunkRows: 16}
 	for _, parts := range []int{1, 3, 8} {
 		res := sameIngest(t, ins, cfg, parts)

@@ -66,7 +66,25 @@
 // (chunkstore.Reader.FeatureStats), so that a change of level weighs as
 // one standard deviation of a numeric feature in the kernel's distance.
 // The column report says how many levels each column had (exact or
-// estimated) and how many got features. A categorical column chosen by
+// estimated) and how many got features.
+//
+// A categorical column of more than Config.MaxLevels levels is instead
+// target-encoded (Config.AboveMaxLevels "target", the default), when the
+// store has one target, numeric or of two classes: one feature,
+// "column:target_mean" (featenc.Target), the mean target of the row's
+// level shrunk towards the overall mean by featenc.Smooth rows. The pass
+// that counts the levels also sums the target per level and fold
+// (featenc.TargetSums, as bounded as the counter), by each row's place
+// in its file, and the sums are merged in file order with the folds
+// rotated by the file's first row, so that store row r is in fold r mod
+// featenc.Folds. Install's copy writes each row's value from the other
+// folds' sums only (featenc.OutOfFold): a fit on in-fold means would
+// learn the noise of rare levels' own targets. The manifest (and so the
+// model) keeps every level's mean over all rows, which predict uses. A
+// two-class string target is encoded as the share of its second class
+// (sorted). With several targets, a multiclass target or none, or
+// AboveMaxLevels "onehot", the column gets one-hot features of its
+// MaxLevels most frequent levels, and the report says why. A categorical column chosen by
 // default (not named in Config.Features or Config.Categorical) whose
 // distinct levels are at least 90 % of its values (100 values or more) is
 // a row identifier, and left out like one. A text column whose sampled
@@ -145,6 +163,7 @@
 //	Chunks  = 2(W+2) · R · C' · 8 + (W+3) · C' · 2 KiB,
 //	          C' = C + K · (Config.MaxLevels + 1) for K categorical columns
 //	Levels  = K · (F + 1) · (2¹⁶ · (64 + 64) + 16 KiB)
+//	          + T · (F + 1) · 2¹⁶ · 144 for T columns that may be target-encoded
 //
 // A categorical column's levels are counted exactly up to 2¹⁶ distinct
 // levels, then by a summary of bounded size (featenc.Counter), so a column

@@ -85,12 +85,15 @@ func dryRun(ctx context.Context, inputs []string, cfg Config, mem memory.Allocat
 	if err != nil {
 		return nil, err
 	}
+	remap := make([][]float64, len(s.names))
 	for j, l := range s.labels {
 		if l != nil {
-			labels, _ := l.finish()
+			var labels []string
+			labels, remap[j] = l.finish()
 			s.report[s.reportAt[j]].Note = labelNote(len(labels))
 		}
 	}
+	s.finishTargets(remap)
 	if err := s.encode(keep); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,13 @@ type Config struct {
 	// most frequent ones; the others share one "(other)" feature. 0:
 	// DefaultMaxLevels.
 	MaxLevels int `json:"max_levels,omitempty"`
+	// AboveMaxLevels is the encoding of a categorical column of more
+	// levels than MaxLevels: "target" (the default) makes it one feature,
+	// the mean of the target over the rows of the row's level, out of
+	// fold (featenc.Target), when the store has one target, numeric or of
+	// two classes; "onehot", or any other store, gives its MaxLevels most
+	// frequent levels one-hot features and the rest "(other)".
+	AboveMaxLevels string `json:"above_max_levels,omitempty"`
 	// TimeFeatures lists cyclic features (featenc: "hour", "dow", "doy")
 	// of every date and timestamp feature: each adds a sine and a cosine
 	// of its phase beside the days since 1970-01-01 (featenc.Time). Date
@@ -190,6 +197,13 @@ type session struct {
 	// times, per chosen column: a date or timestamp feature encoded with
 	// Config.TimeFeatures.
 	times []bool
+	// te, per chosen column: nil, or the sums of the target per level of
+	// a categorical feature that may be target-encoded, merged over the
+	// files done so far (in file order, as cats).
+	te []*featenc.TargetSums
+	// oof, per column of spec: nil, or the store's values of a
+	// target-encoded column.
+	oof []*featenc.OutOfFold
 	// count (DryRun with Nulls "error"): bad values are counted per
 	// column (counts, under countMu) instead of stopping the pass, and
 	// their rows handled as Nulls "mean" handles them.
@@ -281,6 +295,13 @@ func checkConfig(cfg *Config) error {
 	}
 	if cfg.MaxLevels == 0 {
 		cfg.MaxLevels = DefaultMaxLevels
+	}
+	switch cfg.AboveMaxLevels {
+	case "":
+		cfg.AboveMaxLevels = "target"
+	case "target", "onehot":
+	default:
+		return fmt.Errorf("the encoding above --max-levels must be \"target\" or \"onehot\", not %q", cfg.AboveMaxLevels)
 	}
 	tf, err := featenc.ParseCyclic(cfg.TimeFeatures)
 	if err != nil {
@@ -445,6 +466,7 @@ func run1(ctx context.Context, inputs []string, cfg Config, mem memory.Allocator
 		}
 		s.report[s.reportAt[j]].Note = labelNote(len(labels))
 	}
+	s.finishTargets(remap)
 	if err := s.encode(keep); err != nil {
 		return nil, errors.Join(err, w.Abort())
 	}
@@ -584,6 +606,7 @@ func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time
 	werr := func() error {
 		for i, f := range s.files {
 			var fileBytes int64
+			fileFirst, fileRows := rows, int64(0)
 			for {
 				var b *batch
 				var ok bool
@@ -615,6 +638,8 @@ func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time
 					if err := s.appendMask(b); err != nil {
 						return err
 					}
+					s.sumTargets(f, b, fileRows)
+					fileRows += int64(b.n)
 				}
 				rows += int64(b.n)
 				dropped += int64(b.dropped)
@@ -629,7 +654,7 @@ func (s *session) pump(ctx context.Context, w sink, total int64, start time.Time
 			if !f.ok {
 				return errReader // the reader's error comes from g.Wait
 			}
-			s.mergeLevels(f)
+			s.mergeLevels(f, fileFirst)
 			bytesIn += f.size - fileBytes
 		}
 		return nil

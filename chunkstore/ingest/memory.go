@@ -27,7 +27,9 @@ type Memory struct {
 	// Levels is the counters of the categorical features' levels: per
 	// categorical column, one per file read at once and one for the
 	// totals, each of at most featenc.DefaultCap levels of levelBytes
-	// (featenc.CounterBytes), whatever the number of distinct levels.
+	// (featenc.CounterBytes), whatever the number of distinct levels,
+	// and as many sums of the target per level (featenc.TargetSumsBytes)
+	// for the columns that may be target-encoded.
 	Levels int64 `json:"levels,omitempty"`
 	// Base is the program and its fixed buffers.
 	Base int64 `json:"base"`
@@ -81,6 +83,11 @@ func (s *session) memoryEstimate(chunkRows, inFlight int) Memory {
 	}
 	m.Chunks = chunks(cols + wide)
 	m.Levels = cats * int64(inFlight+1) * featenc.CounterBytes(featenc.DefaultCap, levelBytes)
+	for _, t := range s.te {
+		if t != nil {
+			m.Levels += int64(inFlight+1) * featenc.TargetSumsBytes(featenc.DefaultCap)
+		}
+	}
 	if s.cfg.Nulls == "mean" {
 		m.Chunks += chunks(int64(s.nfeat))
 	}

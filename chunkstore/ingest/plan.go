@@ -286,6 +286,7 @@ func (s *session) choose() error {
 			s.times[j] = true
 		}
 	}
+	s.initTargets()
 	s.buildReport(excluded)
 	if err := s.checkStrays(categorical); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"unicode"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
-	"github.com/falkon-ooc/falkon-ooc/featenc"
 )
 
 // idExactLimit bounds the values kept to check that a column named like
@@ -252,12 +251,8 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 		switch {
 		case j < s.nfeat && s.encCol[j] >= 0:
 			col := s.spec.Columns[s.encCol[j]]
-			typ := "bool" // one-hot: 0 or 1
-			if col.Kind == featenc.Time {
-				typ = "float64"
-			}
 			for _, f := range col.Features {
-				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: typ})
+				feats = append(feats, chunkstore.ColumnSpec{Name: f, Type: storedType(&col)})
 			}
 		case j < s.nfeat:
 			feats = append(feats, chunkstore.ColumnSpec{Name: m.Features[j].Name, Type: m.Features[j].Type})
@@ -329,7 +324,7 @@ func (s *session) install(ctx context.Context, tmp string, keep []int, remap [][
 			}
 			if c := s.encCol[j]; j < s.nfeat && c >= 0 {
 				width := s.enc.Width(c)
-				s.enc.Expand(c, cols[k], out[at:at+width])
+				s.expandStored(c, cols[k], int64(i)*int64(m.ChunkRows), out[at:at+width])
 				at += width - 1
 			}
 			at++

@@ -14,12 +14,14 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 )
 
 // inputOptions are the flags of fit and tune that say how Parquet/CSV
 // inputs become the training store.
 type inputOptions struct {
 	target, features, exclude, nulls, cache, weight string
+	tables                                          cliflags.Tables
 }
 
 // cacheKey identifies a training store: the inputs (absolute path, size,
@@ -31,6 +33,11 @@ type cacheKey struct {
 	Exclude  []string    `json:"exclude"`
 	Nulls    string      `json:"nulls"`
 	Weight   string      `json:"weight,omitempty"`
+	// The encoding of categorical and time columns (cliflags.Tables).
+	Categorical    []string `json:"categorical,omitempty"`
+	TimeFeatures   []string `json:"time_features,omitempty"`
+	MaxLevels      int      `json:"max_levels,omitempty"`
+	AboveMaxLevels string   `json:"above_max_levels,omitempty"`
 }
 
 type cacheFile struct {
@@ -59,8 +66,18 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	default:
 		return "", usagef("--nulls must be error, drop or mean, not %q", o.nulls)
 	}
+	var tc ingest.Config
+	if err := o.tables.Apply(&tc); err != nil {
+		return "", err
+	}
 	key := cacheKey{Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude), Nulls: o.nulls,
-		Weight: strings.TrimSpace(o.weight)}
+		Weight: strings.TrimSpace(o.weight), Categorical: tc.Categorical, TimeFeatures: tc.TimeFeatures, MaxLevels: tc.MaxLevels}
+	if tc.AboveMaxLevels != "target" { // the default, absent from keys made before the flag
+		key.AboveMaxLevels = tc.AboveMaxLevels
+	}
+	if tc.MaxLevels == ingest.DefaultMaxLevels {
+		key.MaxLevels = 0
+	}
 	for _, f := range files {
 		st, err := os.Stat(f)
 		if err != nil {
@@ -104,7 +121,7 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	}
 	pr.printf("ingest: %d input files into %s", len(files), store)
 	cfg := ingest.Config{Out: store, Targets: key.Targets, Features: key.Features, Exclude: key.Exclude, Nulls: o.nulls, Weight: key.Weight,
-		Workers: workers}
+		Workers: workers, Categorical: tc.Categorical, TimeFeatures: tc.TimeFeatures, MaxLevels: tc.MaxLevels, AboveMaxLevels: tc.AboveMaxLevels}
 	cfg.Progress = func(p ingest.Progress) { pr.update("ingest", progressLine(p), false) }
 	res, err := ingest.Run(ctx, args, cfg)
 	if err != nil {

@@ -111,6 +111,7 @@ func (o *fitOpts) register(fs *flag.FlagSet, cmd cliflags.Command) {
 	fs.StringVar(&o.input.weight, "weight", "", "Parquet/CSV inputs: a `column` of row weights (finite, ≥ 0), as ingest --weight; a STORE carries its own")
 	fs.StringVar(&o.input.nulls, "nulls", "error", "Parquet/CSV inputs: what a NULL, NaN or ±Inf does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.StringVar(&o.input.cache, "cache", "", "Parquet/CSV inputs: keep their store in this `directory` (default: MODEL.store beside the model)")
+	o.input.tables.Add(fs, "Parquet/CSV inputs: ")
 }
 
 // weightLines describes a model's row weights, class weights and loss,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
@@ -34,10 +35,17 @@ statistics, which fit and predict read out of core.
 Features are by default every numeric, bool or string column of the
 first input except the targets and --exclude; every input must have them
 with compatible types. A string column (and an integer column named in
---categorical) is categorical: one feature of 0 and 1 per level among its
---max-levels most frequent, named column=level; the other levels share
-column=(other), and NULL is a level of its own, column=(null). A fit
-weighs a change of level as one standard deviation of a numeric feature.
+--categorical) is categorical: with at most --max-levels levels, one
+feature of 0 and 1 per level, named column=level, NULL a level of its
+own, column=(null); a fit weighs a change of level as one standard
+deviation of a numeric feature. A column of more levels becomes one
+feature, column:target_mean: the mean target of the row's level, shrunk
+towards the overall mean by 20 rows; in the store each row's is computed
+from the other four of five folds (store row mod 5), so that it does not
+hold its own target, and predict uses the means over every row. This
+needs one target, numeric or of two classes (the share of the second);
+else, or with --above-max-levels onehot, the --max-levels most frequent
+levels get one-hot features and the others share column=(other).
 Date and timestamp columns are stored only when named (or with
 --time-features), as days since 1970-01-01 UTC (fractional for
 timestamps); --time-features hour,dow,doy adds the sine and cosine of the
@@ -72,9 +80,10 @@ The store appears at --out only when complete.`,
 
 type ingestOpts struct {
 	out, target, features, exclude, nulls, codec, columns string
-	weight, categorical, timeFeatures                     string
-	chunkRows, workers, maxLine, maxLevels                int
+	weight                                                string
+	chunkRows, workers, maxLine                           int
 	noHeader, jsonOut, quiet, force                       bool
+	tables                                                cliflags.Tables
 }
 
 func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -83,7 +92,7 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	fs.StringVar(&o.target, "target", "", "target `column`s, comma-separated (none: a store without targets)")
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
-	categoricalFlags(fs, &o.categorical, &o.maxLevels, &o.timeFeatures)
+	o.tables.Add(fs, "")
 	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0): fit, tune and validation weigh each row by it")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, drop (the row) or mean (a feature's mean over its other values; a row with a bad target is dropped)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for inputs of more than %d columns, so that a chunk holds at most %d MiB of float64)", chunkstore.DefaultChunkRows, ingest.MaxChunkBytes/8/chunkstore.DefaultChunkRows, ingest.MaxChunkBytes>>20))
@@ -98,14 +107,6 @@ func ingestFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 	return func(ctx context.Context, e *env, args []string) error {
 		return runIngest(ctx, e, o, args)
 	}
-}
-
-// categoricalFlags declares --categorical and --max-levels, which ingest
-// and inspect share.
-func categoricalFlags(fs *flag.FlagSet, categorical *string, maxLevels *int, timeFeatures *string) {
-	fs.StringVar(timeFeatures, "time-features", "", "cyclic `features` of every date and timestamp column, comma-separated: hour, dow, doy (a sine and a cosine each, beside the days since 1970-01-01); date and timestamp columns are then default features")
-	fs.StringVar(categorical, "categorical", "", "integer `column`s that are categorical features (one-hot levels), comma-separated; string columns always are")
-	fs.IntVar(maxLevels, "max-levels", ingest.DefaultMaxLevels, "one-hot features for at most this many of a categorical column's most frequent levels; the rest share column=(other)")
 }
 
 // baseCodecs lists chunkstore's codecs without their +shuffle variants.
@@ -156,29 +157,27 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 		return usagef("--chunk-rows must not be negative")
 	case o.workers < 0:
 		return usagef("--workers must not be negative")
-	case o.maxLevels < 1:
-		return usagef("--max-levels must be at least 1")
 	}
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q (known: %s, each optionally +shuffle)", o.codec, strings.Join(baseCodecs(), ", "))
 	}
 	cfg := ingest.Config{
-		Out:          o.out,
-		Targets:      splitList(o.target),
-		Features:     splitList(o.features),
-		Exclude:      splitList(o.exclude),
-		Weight:       strings.TrimSpace(o.weight),
-		Categorical:  splitList(o.categorical),
-		TimeFeatures: splitList(o.timeFeatures),
-		MaxLevels:    o.maxLevels,
-		Nulls:        o.nulls,
-		ChunkRows:    o.chunkRows,
-		Codec:        o.codec,
-		Workers:      o.workers,
-		NoHeader:     o.noHeader || o.columns != "",
-		Columns:      splitList(o.columns),
-		Force:        o.force,
-		MaxLine:      o.maxLine,
+		Out:       o.out,
+		Targets:   splitList(o.target),
+		Features:  splitList(o.features),
+		Exclude:   splitList(o.exclude),
+		Weight:    strings.TrimSpace(o.weight),
+		Nulls:     o.nulls,
+		ChunkRows: o.chunkRows,
+		Codec:     o.codec,
+		Workers:   o.workers,
+		NoHeader:  o.noHeader || o.columns != "",
+		Columns:   splitList(o.columns),
+		Force:     o.force,
+		MaxLine:   o.maxLine,
+	}
+	if err := o.tables.Apply(&cfg); err != nil {
+		return err
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/summary"
 )
 
@@ -79,12 +80,12 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, *env, []string) error 
 	fs.BoolVar(&o.data.noHeader, "no-header", false, "INPUTs: text files have no header row; their columns are c0, c1, …")
 	fs.StringVar(&o.data.columns, "columns", "", "INPUTs: names for the columns of headerless text files, comma-separated (implies --no-header)")
 	maxLineFlag(fs, &o.data.maxLine)
-	categoricalFlags(fs, &o.data.categorical, &o.data.maxLevels, &o.data.timeFeatures)
+	o.data.tables.Add(fs, "INPUTs: ")
 	return func(ctx context.Context, e *env, args []string) error {
 		o.set = o.set[:0]
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line", "categorical", "max-levels", "time-features":
+			case "target", "features", "exclude", "weight", "nulls", "no-header", "columns", "max-line", "categorical", "max-levels", "above-max-levels", "time-features":
 				o.set = append(o.set, "--"+f.Name)
 			}
 		})
@@ -220,6 +221,10 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 		add(c, "target")
 	}
 	printTable(w, rows, 3)
+	if m.Encoding != nil && len(m.Encoding.Columns) > 0 {
+		fmt.Fprintln(w)
+		printEncoding(w, m.Encoding, m.InputColumns)
+	}
 	if d.Classes != nil {
 		fmt.Fprintln(w)
 		printClasses(w, d.Classes)
@@ -228,6 +233,44 @@ func printInspect(w io.Writer, dir string, d *inspectJSON) {
 		fmt.Fprintln(w)
 		printColumnReport(w, m.InputColumns, true)
 	}
+}
+
+// printEncoding prints how each encoded input column became features:
+// its encoding, its features and the column report's note, which says
+// why.
+func printEncoding(w io.Writer, spec *featenc.Spec, report []chunkstore.InputColumn) {
+	rows := [][]string{{"input column", "encoding", "features", "note"}}
+	for _, c := range spec.Columns {
+		var how string
+		switch c.Kind {
+		case featenc.OneHot:
+			how = fmt.Sprintf("one-hot, %s", plural(len(c.Levels), "level"))
+			if c.Other {
+				how += " + " + featenc.OtherLevel
+			}
+			if c.Null {
+				how += " + " + featenc.NullLevel
+			}
+		case featenc.Target:
+			how = fmt.Sprintf("target: mean of %s over %s (prior %s)", c.Target, plural(len(c.Levels), "level"), num(c.Prior))
+			if c.Null {
+				how += " + " + featenc.NullLevel
+			}
+		case featenc.Time:
+			how = "time: days since 1970-01-01"
+			if len(c.Cyclic) > 0 {
+				how += " + " + strings.Join(c.Cyclic, ", ")
+			}
+		default:
+			how = string(c.Kind)
+		}
+		note := ""
+		if i := slices.IndexFunc(report, func(r chunkstore.InputColumn) bool { return r.Name == c.Source }); i >= 0 {
+			note = report[i].Note
+		}
+		rows = append(rows, []string{c.Source, how, strconv.Itoa(len(c.Features)), note})
+	}
+	printTable(w, rows, 4)
 }
 
 // printTable prints rows as aligned columns two spaces apart: the first

@@ -54,26 +54,23 @@ func inspectData(ctx context.Context, e *env, o *inspectOpts, args []string) err
 	if d.nulls != "error" && d.nulls != "drop" && d.nulls != "mean" {
 		return usagef("--nulls must be error, drop or mean, not %q", d.nulls)
 	}
-	if d.maxLevels < 1 {
-		return usagef("--max-levels must be at least 1")
-	}
 	for _, a := range args {
 		if a == "-" {
 			return usagef("inspect reads files, not standard input (-): ingest - reads it")
 		}
 	}
 	cfg := ingest.Config{
-		Targets:      splitList(d.target),
-		Features:     splitList(d.features),
-		Exclude:      splitList(d.exclude),
-		Weight:       strings.TrimSpace(d.weight),
-		Categorical:  splitList(d.categorical),
-		TimeFeatures: splitList(d.timeFeatures),
-		MaxLevels:    d.maxLevels,
-		Nulls:        d.nulls,
-		NoHeader:     d.noHeader || d.columns != "",
-		Columns:      splitList(d.columns),
-		MaxLine:      d.maxLine,
+		Targets:  splitList(d.target),
+		Features: splitList(d.features),
+		Exclude:  splitList(d.exclude),
+		Weight:   strings.TrimSpace(d.weight),
+		Nulls:    d.nulls,
+		NoHeader: d.noHeader || d.columns != "",
+		Columns:  splitList(d.columns),
+		MaxLine:  d.maxLine,
+	}
+	if err := d.tables.Apply(&cfg); err != nil {
+		return err
 	}
 	pr := newProgress(e.stderr, o.quiet)
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))

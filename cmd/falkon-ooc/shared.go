@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
@@ -49,7 +50,7 @@ func (o *fitOpts) openTraining(ctx context.Context, set map[string]bool, args []
 	var storePath string
 	if !rawInputs {
 		storePath = args[0]
-		for _, f := range []string{"target", "features", "exclude", "cache", "weight"} {
+		for _, f := range append([]string{"target", "features", "exclude", "cache", "weight"}, cliflags.TableFlags...) {
 			if set[f] {
 				return cfg, nil, "", usagef("--%s applies to Parquet/CSV inputs; %s is a store", f, args[0])
 			}

@@ -12,6 +12,7 @@ import (
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 )
 
 const ingestUsage = `usage: falkon-ooc-beam ingest --out STORE [flags] INPUT…
@@ -50,9 +51,9 @@ flags:
 type ingestOpts struct {
 	fitOpts
 	target, features, exclude, nulls, codec, columns, weight string
-	categorical, timeFeatures                                string
-	chunkRows, maxLine, maxLevels                            int
+	chunkRows, maxLine                                       int
 	noHeader, force                                          bool
+	tables                                                   cliflags.Tables
 }
 
 func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
@@ -61,9 +62,7 @@ func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
 	fs.StringVar(&o.features, "features", "", "feature `column`s, comma-separated (default: every numeric, bool or string column but the targets)")
 	fs.StringVar(&o.exclude, "exclude", "", "`column`s that are not features, comma-separated")
 	fs.StringVar(&o.weight, "weight", "", "a numeric `column` of row weights (finite, ≥ 0)")
-	fs.StringVar(&o.categorical, "categorical", "", "integer `column`s that are categorical features (one-hot levels), comma-separated; string columns always are")
-	fs.IntVar(&o.maxLevels, "max-levels", ingest.DefaultMaxLevels, "one-hot features for at most this many of a categorical column's most frequent levels; the rest share column=(other)")
-	fs.StringVar(&o.timeFeatures, "time-features", "", "cyclic `features` of every date and timestamp column, comma-separated: hour, dow, doy (a sine and a cosine each, beside the days since 1970-01-01); date and timestamp columns are then default features")
+	o.tables.Add(fs, "")
 	fs.StringVar(&o.nulls, "nulls", "error", "what a NULL, NaN or ±Inf in a chosen column does: error, or drop (the row)")
 	fs.IntVar(&o.chunkRows, "chunk-rows", 0, fmt.Sprintf("rows per stored chunk (0: %d, fewer for wide inputs)", chunkstore.DefaultChunkRows))
 	fs.StringVar(&o.codec, "codec", chunkstore.DefaultCodec, "chunk codec, as falkon-ooc ingest's")
@@ -107,11 +106,13 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 		return usagef("--nulls must be error or drop, not %q (--nulls mean needs falkon-ooc ingest)", o.nulls)
 	case o.chunkRows < 0:
 		return usagef("--chunk-rows must not be negative")
-	case o.maxLevels < 1:
-		return usagef("--max-levels must be at least 1")
 	}
 	if err := chunkstore.CheckCodec(o.codec); err != nil {
 		return usagef("unknown --codec %q", o.codec)
+	}
+	var tc ingest.Config
+	if err := o.tables.Apply(&tc); err != nil {
+		return err
 	}
 	if err := o.checkRunner(); err != nil {
 		return err
@@ -125,7 +126,7 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 		Out: o.Out, Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude),
 		Weight: strings.TrimSpace(o.weight), Nulls: o.nulls, ChunkRows: o.chunkRows, Codec: o.codec, Workers: o.Workers,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), Force: o.force, MaxLine: o.maxLine,
-		Categorical: splitList(o.categorical), MaxLevels: o.maxLevels, TimeFeatures: splitList(o.timeFeatures),
+		Categorical: tc.Categorical, MaxLevels: tc.MaxLevels, AboveMaxLevels: tc.AboveMaxLevels, TimeFeatures: tc.TimeFeatures,
 	}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)

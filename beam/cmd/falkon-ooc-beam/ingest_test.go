@@ -107,9 +107,10 @@ func TestProgramName(t *testing.T) {
 	}
 }
 
-// TestIngestCategorical: --categorical, --max-levels and --time-features
-// reach the distributed ingest, whose store is falkon-ooc ingest's with
-// the same flags: the same levels and one-hot and time features.
+// TestIngestCategorical: --categorical, --max-levels, --above-max-levels
+// and --time-features reach the distributed ingest, whose store is
+// falkon-ooc ingest's with the same flags: the same levels, one-hot,
+// target-encoded and time features.
 func TestIngestCategorical(t *testing.T) {
 	dir := t.TempDir()
 	var ins []string
@@ -125,29 +126,35 @@ func TestIngestCategorical(t *testing.T) {
 		}
 		ins = append(ins, p)
 	}
-	out := filepath.Join(dir, "beam.store")
-	args := append([]string{"ingest", "--quiet", "--out", out, "--target", "y", "--categorical", "kind", "--max-levels", "4",
-		"--time-features", "dow", "--chunk-rows", "16", "--partitions", "3", "--json"}, ins...)
-	code, stdout, stderr := runCmd(args...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	for _, above := range []string{"target", "onehot"} {
+		out := filepath.Join(dir, above+"-beam.store")
+		args := append([]string{"ingest", "--quiet", "--out", out, "--target", "y", "--categorical", "kind", "--max-levels", "4", "--above-max-levels", above,
+			"--time-features", "dow", "--chunk-rows", "16", "--partitions", "3", "--json"}, ins...)
+		code, stdout, stderr := runCmd(args...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var doc struct {
+			Features []string `json:"features"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		shop := map[string]string{"target": "shop:target_mean", "onehot": "shop=(other)"}[above]
+		if got := strings.Join(doc.Features, ","); !strings.Contains(got, shop) || !strings.Contains(got, "kind=0,kind=1,kind=2") || !strings.Contains(got, "day:dow_cos") {
+			t.Fatalf("%s: features %s", above, got)
+		}
+		local := filepath.Join(dir, above+"-local.store")
+		if _, err := ingest.Run(t.Context(), ins, ingest.Config{Out: local, Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 4,
+			AboveMaxLevels: above, TimeFeatures: []string{"dow"}, ChunkRows: 16}); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := storecmp.Diff(local, out); err != nil || d != "" {
+			t.Fatalf("%s: %v %s", above, err, d)
+		}
 	}
-	var doc struct {
-		Features []string `json:"features"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
-	if got := strings.Join(doc.Features, ","); !strings.Contains(got, "shop=(other)") || !strings.Contains(got, "kind=0,kind=1,kind=2") || !strings.Contains(got, "day:dow_cos") {
-		t.Fatalf("features %s", got)
-	}
-	local := filepath.Join(dir, "local.store")
-	if _, err := ingest.Run(t.Context(), ins, ingest.Config{Out: local, Targets: []string{"y"}, Categorical: []string{"kind"}, MaxLevels: 4,
-		TimeFeatures: []string{"dow"}, ChunkRows: 16}); err != nil {
-		t.Fatal(err)
-	}
-	if d, err := storecmp.Diff(local, out); err != nil || d != "" {
-		t.Fatalf("%v %s", err, d)
+	if code, _, stderr := runCmd("ingest", "--out", filepath.Join(dir, "x"), "--above-max-levels", "hash", ins[0]); code != exitUsage || !strings.Contains(stderr, `--above-max-levels must be target or onehot, not "hash"`) {
+		t.Fatalf("--above-max-levels hash: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := runCmd("ingest", "--out", filepath.Join(dir, "x"), "--max-levels", "0", ins[0]); code != exitUsage || !strings.Contains(stderr, "--max-levels must be at least 1") {
 		t.Fatalf("--max-levels 0: exit %d: %s", code, stderr)
