@@ -215,8 +215,8 @@ func BenchmarkShapes(b *testing.B) {
 
 // BenchmarkKvToRows: a prediction call of 1 to 4 rows at M = 10⁴, d =
 // 28 (KvWeightsTo, the model's path), with a tail of 1 to 3 rows taken
-// row by row (tail=3) or padded to the micro-tile (tail=0). ns/row
-// shows what a row costs.
+// row by row (tail=3) or padded to the micro-tile (tail=0): the
+// measurement behind rowTail. ns/row shows what a row costs.
 func BenchmarkKvToRows(b *testing.B) {
 	defer func(r int) { rowTail = r }(rowTail)
 	const m, d = 10000, 28

@@ -20,7 +20,7 @@
 // sqrt); K·u is taken from each column block while it is in cache, then
 // Kᵀ(K·u + v) from the tile, four rows per pass. KvTo (predictions, K·u)
 // and BlockTo (dense blocks, K_MM) share the same tiles. KvTo and
-// KvWeightsTo take the last 1 to 3 rows of a tile one row at a time (a
+// KvWeightsTo take the last 1 or 2 rows of a tile one row at a time (a
 // one-row micro-kernel over several panels, then the kernel function on
 // the row) instead of padding them with zero rows to a micro-tile: a
 // call of one row costs one row's kernel values, not four, and gets the
