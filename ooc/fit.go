@@ -205,21 +205,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 		// model's prediction: the calibration scores the model itself.
 		lastVal, bestVal = nil, nil
 	}
-	tr.N = plan.N
-	if plan.Weight != "" || op.passJob.ClassWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, math.Ldexp(op.n, -plan.WeightExp), op.passJob.ClassWeights
-	}
+	tr.setUp(plan, cs, op.pre, op.n, op.passJob.ClassWeights)
 	tr.Seconds = time.Since(start).Seconds()
-	tr.PrecondSeconds = op.precondSeconds
-	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
-	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
-		tr.MemoryPlan = mp
-	}
-	tr.PrecondBytes = op.pre.Bytes()
-	tr.Rank = op.pre.Rank()
-	tr.Jitter = op.pre.Jitter()
-	tr.DuplicateCenters = cs.dropped
-	tr.LambdaLeverage = cs.lambdaLeverage
+	tr.PrecondSeconds, tr.PrecondCache = op.precondSeconds, op.cacheNote
 	final := st
 	if bestBeta != nil && plan.Config.Patience > 0 && tr.BestIteration != st.Iter {
 		// Config.Patience: the model of the best validated iteration.

@@ -12,6 +12,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/internal/loss"
 	"github.com/falkon-ooc/falkon-ooc/internal/procstat"
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 )
@@ -66,7 +67,7 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	nc := &newtonCand{path: newtonPath(cfg.Lambda, steps), alpha: make([]float64, m*k)}
 	g := newNewtonGroup(plan, cs, cfg.Kernel, op)
 	g.cands = []*newtonCand{nc}
-	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, tol: cfg.Tolerance, base: op.rhsJob,
+	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, workers: plan.Workers, tol: cfg.Tolerance, base: op.rhsJob,
 		targets: plan.Targets[:1], pass: passFn, groups: []*newtonGroup{g},
 		balance: cfg.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	first := 0
@@ -133,16 +134,9 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if err := run.run(ctx, first); err != nil {
 		return nil, err
 	}
-	tr := Training{N: plan.N, Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
-	if plan.Weight != "" || run.classWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, math.Ldexp(run.n, -plan.WeightExp), run.classWeights
-	}
-	tr.PrecondSeconds, tr.PrecondBytes, tr.Rank, tr.Jitter = op.precondSeconds, op.pre.Bytes(), op.pre.Rank(), op.pre.Jitter()
-	tr.NystromRank, tr.NystromResidual, tr.PrecondCache = op.pre.NystromRank(), op.pre.NystromResidual(), op.cacheNote
-	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
-		tr.MemoryPlan = mp
-	}
-	tr.DuplicateCenters, tr.LambdaLeverage = cs.dropped, cs.lambdaLeverage
+	tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
+	tr.setUp(plan, cs, op.pre, run.n, run.classWeights)
+	tr.PrecondSeconds, tr.PrecondCache = op.precondSeconds, op.cacheNote
 	if nc.iters > 0 {
 		tr.SecondsPerIteration = time.Since(start).Seconds() / float64(nc.iters+steps)
 	}
@@ -251,6 +245,7 @@ func newNewtonGroup(plan *FitPlan, cs *centreSample, kern kernel.Kernel, op *fit
 // passes changes no value.
 type newtonRun struct {
 	m, k, steps, iters int
+	workers            int // goroutines of the candidates' solves
 	tol                float64
 	base               *pass.Job // the template of the passes (the fit's right-hand side's job)
 	targets            []string
@@ -583,11 +578,8 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 				i++
 			}
 		}
-		op := &newtonOperator{r: r, live: live, ncols: ncols, n: r.n}
 		st := newCGState(b, ncols)
-		hess := r.job(pass.LogisticHessianProduct, live, false)
-		op.job = hess
-		if _, err := conjugateGradient(ctx, op, st, ncols, r.iters, r.tol, func(st *cgState) error {
+		if _, err := conjugateGradient(ctx, r.grid(live, ncols), st, ncols, r.iters, r.tol, func(st *cgState) error {
 			for _, g := range live {
 				for _, c := range g.live {
 					for j := c.col; j < c.col+k; j++ {
@@ -771,89 +763,66 @@ func (r *newtonRun) prepare(c *newtonCand, t int, g *newtonGroup) (b, grad []flo
 	return b, grad, nil
 }
 
-// newtonOperator is, on each live candidate's K columns, W(p) = Bᵀ
-// (K_nMᵀ H K_nM / n + λ K̃) B p in FALKON's form with the candidate's
-// preconditioner, H from its α: one pass.LogisticHessianProduct for all. A failed
-// candidate's columns get 0, which freezes them.
-type newtonOperator struct {
-	r     *newtonRun
-	live  []*newtonGroup
-	job   *pass.Job
-	ncols int
-	n     float64
-	iter  int
-}
-
-func (op *newtonOperator) MulTo(ctx context.Context, dst, src []float64) error {
-	r := op.r
+// grid is the CG operator of a Newton step on the live candidates (each
+// with its step's preconditioner, c.pre, and λ): an engine.Grid that
+// applies, on each candidate's K columns, W(p) = Bᵀ (K_nMᵀ H K_nM / n +
+// λ K̃) B p in FALKON's form, H from the candidate's α, with one
+// pass.LogisticHessianProduct for every candidate. Each candidate is a
+// group of the grid: its T is its own (WithCenterWeights gives a
+// Nyström preconditioner a T of its own), while the pass shares one
+// kernel block per σ (the newtonGroup).
+func (r *newtonRun) grid(live []*newtonGroup, ncols int) *engine.Grid {
 	m, k := r.m, r.k
-	vs := make([][]float64, 0)
-	us := make([][]float64, 0) // each candidate's u, for an explicit λ·K_MM·u
-	u := make([]float64, m*k)
-	for gi, g := range op.live {
-		gc := op.job.Groups[gi]
-		nc := gc.Cols
-		for _, c := range g.live {
-			v := make([]float64, m*k)
-			vs = append(vs, v)
-			if c.pre == nil {
-				clear(u)
-			} else {
-				getCols(v, k, src, op.ncols, c.col)
-				c.pre.SolveA(v, k)
-				c.pre.SolveTTo(u, v, k)
-			}
-			if c.pre != nil && c.pre.ExplicitLambda() {
-				us = append(us, slices.Clone(u))
-			} else {
-				us = append(us, nil)
-			}
-			for i := range m {
-				copy(gc.U[2*i*nc+c.gcol:2*i*nc+c.gcol+k], u[i*k:(i+1)*k])
-				copy(gc.U[2*i*nc+nc+c.gcol:2*i*nc+nc+c.gcol+k], c.alpha[i*k:(i+1)*k])
-			}
-		}
+	hess := r.job(pass.LogisticHessianProduct, live, false)
+	type place struct {
+		g   int // the newtonGroup, in live and hess.Groups
+		off int // its products' offset in the pass's output
+		c   *newtonCand
 	}
-	op.iter++
-	it := op.iter
-	w, err := r.pass(ctx, op.job, func(done, chunks int, rows int64) { r.iterReport(it, done, chunks, rows, 0) })
-	if err != nil {
-		return fmt.Errorf("CG pass: %w", err)
-	}
-	clear(dst)
-	off, vi := 0, 0
-	wc := make([]float64, m*k)
-	for gi, g := range op.live {
-		nc := op.job.Groups[gi].Cols
+	var groups []*engine.Group
+	var places []place
+	off := 0
+	for gi, g := range live {
 		for _, c := range g.live {
-			v := vs[vi]
-			vi++
-			if c.pre == nil {
-				continue
-			}
-			getCols(wc, k, w[off:off+m*nc], nc, c.gcol)
-			for i := range wc {
-				wc[i] /= op.n
-			}
-			z := make([]float64, c.pre.Rank()*k)
-			lam := c.path[len(c.steps)-1]
-			if uc := us[vi-1]; uc != nil {
+			ec := &engine.Cand{Lambda: c.path[len(c.steps)-1], A: c.pre, Live: true, Alpha: c.alpha}
+			eg := &engine.Group{T: c.pre, Cands: []*engine.Cand{ec}}
+			if c.pre.ExplicitLambda() {
 				// Bᵀ(K_nMᵀHK_nM u/n + λ K_MM u): the Nyström
 				// preconditioner has no identity for the λ term.
-				if err := kmmMulAdd(ctx, g.c64, g.centres, wc, uc, make([]float64, m*k), k, lam, runtime.GOMAXPROCS(0), nil); err != nil {
-					return err
-				}
-				c.pre.SolveTTTo(z, wc, k)
-			} else {
-				c.pre.SolveTTTo(z, wc, k)
-				for i := range z {
-					z[i] += lam * v[i]
+				g, scratch := g, make([]float64, m*k)
+				eg.KMM = func(ctx context.Context, dst, u []float64, k int, a float64) error {
+					return kmmMulAdd(ctx, g.c64, g.centres, dst, u, scratch, k, a, runtime.GOMAXPROCS(0), nil)
 				}
 			}
-			c.pre.SolveAT(z, k)
-			setCols(dst, op.ncols, c.col, z, k)
+			groups = append(groups, eg)
+			places = append(places, place{gi, off, c})
 		}
-		off += m * nc
+		off += m * hess.Groups[gi].Cols
 	}
-	return nil
+	grid := engine.NewGrid(m, k, r.n, r.workers, groups)
+	out := make([]float64, m*ncols)
+	grid.Pass = func(ctx context.Context) ([]float64, error) {
+		// [u | α] per σ, each candidate's columns in its group's place.
+		for i, eg := range groups {
+			p := places[i]
+			gc := hess.Groups[p.g]
+			nc := gc.Cols
+			for j := range m {
+				copy(gc.U[2*j*nc+p.c.gcol:2*j*nc+p.c.gcol+k], eg.U[j*k:(j+1)*k])
+				copy(gc.U[2*j*nc+nc+p.c.gcol:2*j*nc+nc+p.c.gcol+k], p.c.alpha[j*k:(j+1)*k])
+			}
+		}
+		it := grid.Iter + 1
+		w, err := r.pass(ctx, hess, func(done, chunks int, rows int64) { r.iterReport(it, done, chunks, rows, 0) })
+		if err != nil {
+			return nil, fmt.Errorf("CG pass: %w", err)
+		}
+		// The products per candidate, M × K each, in the grid's order.
+		for i, p := range places {
+			nc := hess.Groups[p.g].Cols
+			getCols(out[i*m*k:(i+1)*m*k], k, w[p.off:p.off+m*nc], nc, p.c.gcol)
+		}
+		return out, nil
+	}
+	return grid
 }

@@ -1,5 +1,11 @@
 package ooc
 
+import (
+	"math"
+
+	"github.com/falkon-ooc/falkon-ooc/precond"
+)
+
 // Training records how a model was fitted.
 type Training struct {
 	N int64 `json:"n"`
@@ -64,4 +70,24 @@ type Training struct {
 	Search *TuneResult `json:"search,omitempty"`
 	// Handoff is what FitTuned carried from the search to the fit.
 	Handoff *Handoff `json:"handoff,omitempty"`
+}
+
+// setUp records what every model's Training says of its set-up, the same
+// for a fit (squared or logistic) and a search's candidate: the rows and
+// their weights (weightSum the passes' Σ w in plan.WeightExp's scale,
+// classWeights the balanced class weights, nil for none), the
+// preconditioner pre (its size, rank, jitter and Nyström basis), the
+// centres' sample and the memory plan when it reduced the fit. The
+// caller records how the solve went.
+func (tr *Training) setUp(plan *FitPlan, cs *centreSample, pre *precond.Preconditioner, weightSum float64, classWeights []float64) {
+	tr.N = plan.N
+	if plan.Weight != "" || classWeights != nil {
+		tr.Weight, tr.WeightSum, tr.ClassWeights = plan.Weight, math.Ldexp(weightSum, -plan.WeightExp), classWeights
+	}
+	tr.PrecondBytes, tr.Rank, tr.Jitter = pre.Bytes(), pre.Rank(), pre.Jitter()
+	tr.NystromRank, tr.NystromResidual = pre.NystromRank(), pre.NystromResidual()
+	if mp := plan.MemoryPlan; mp != nil && mp.Reduced {
+		tr.MemoryPlan = mp
+	}
+	tr.DuplicateCenters, tr.LambdaLeverage = cs.dropped, cs.lambdaLeverage
 }

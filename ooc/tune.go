@@ -1274,15 +1274,12 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 	cfg := t.plan.Config
 	cfg.Lambda, cfg.Kernel, cfg.Iterations = c.Lambda, c.Kernel, c.BestIteration
 	tr := Training{
-		N: t.plan.N, Iterations: c.BestIteration, Status: StatusIterationLimit,
+		Iterations: c.BestIteration, Status: StatusIterationLimit,
 		Residuals:  slices.Clone(c.Residuals[:min(c.BestIteration, len(c.Residuals))]),
 		Validation: slices.Clone(c.Validation[:c.bestPoint()+1]),
-		Seconds:    c.Seconds, PrecondBytes: c.pre.Bytes(), Rank: c.pre.Rank(), Jitter: c.pre.Jitter(),
-		DuplicateCenters: t.cs.dropped,
+		Seconds:    c.Seconds,
 	}
-	if t.plan.Weight != "" || t.classWeights != nil {
-		tr.Weight, tr.WeightSum, tr.ClassWeights = t.plan.Weight, math.Ldexp(t.n, -t.plan.WeightExp), t.classWeights
-	}
+	tr.setUp(t.plan, t.cs, c.pre, t.n, t.classWeights)
 	if c.Iterations > 0 {
 		tr.SecondsPerIteration = c.Seconds / float64(c.Iterations)
 	}

@@ -117,7 +117,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		op  *fitOperator
 	}
 	var cands []*cand
-	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, tol: base.Tolerance,
+	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, workers: plan.Workers, tol: base.Tolerance,
 		targets: plan.Targets[:1], pass: passFn,
 		balance: base.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	var ops []*fitOperator
@@ -203,12 +203,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			continue
 		}
 		nc := c.nc
-		tr := Training{N: plan.N, Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals,
-			Weight: plan.Weight, ClassWeights: run.classWeights, PrecondBytes: c.op.pre.Bytes(), Rank: c.op.pre.Rank(), Jitter: c.op.pre.Jitter(),
-			DuplicateCenters: cs.dropped}
-		if plan.Weight != "" || run.classWeights != nil {
-			tr.WeightSum = math.Ldexp(run.n, -plan.WeightExp)
-		}
+		tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
+		tr.setUp(plan, cs, c.op.pre, run.n, run.classWeights)
 		err := finiteAlpha(nc.alpha, nil, enc.k)
 		var m *Model
 		if err == nil {
