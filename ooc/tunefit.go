@@ -35,6 +35,16 @@ const (
 	// HandoffLinear scales λ by n_s/n (λ·n, the weight of the penalty
 	// against the summed loss, is kept).
 	HandoffLinear HandoffRule = "linear"
+	// HandoffSlope measures how λ moves with n at the search's scale and
+	// carries it that far: a λ-only search (σ as chosen, the search's λ
+	// grid and M) on a quarter of the search's rows gives the largest λ
+	// that the validation rows tolerate there (within one standard error
+	// of the lowest metric); with the search's own, the exponent
+	// α = log(λ_probe/λ_search)/log 4 within [0, 1], and the fit's λ is
+	// the search's λ·(n_s/n)^α (Handoff.Slope). Where more rows no longer
+	// change the tolerated λ (the search already sees the function) it
+	// keeps λ; where they do, it follows them, as linear does.
+	HandoffSlope HandoffRule = "slope"
 	// DefaultHandoff is the rule that measured best: with the search on
 	// an eighth of the rows of protein, kin40k, elevators, bike and
 	// California housing, the final fit's test RMSE was 0.1–33 % above
@@ -93,6 +103,9 @@ type Handoff struct {
 	// Sigma or Sigmas is the length scale carried.
 	Sigma  float64   `json:"sigma,omitempty"`
 	Sigmas []float64 `json:"sigmas,omitempty"`
+	// Slope is what the slope rule measured (nil for the other rules and
+	// when the search ran on all the rows).
+	Slope *HandoffSlopeResult `json:"slope,omitempty"`
 	// SubsampleSeconds is the time to draw the subsamples (one read of
 	// the data), SearchSeconds the search's.
 	SubsampleSeconds float64 `json:"subsample_seconds"`
@@ -130,13 +143,11 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	if tc.Rows < 0 || tc.Centers < 0 || tc.ValRows < 0 {
 		return nil, configErr("TunedConfig.Rows", "rows, centres and validation rows must be ≥ 0 (0: the default)")
 	}
-	switch tc.Handoff {
-	case "":
-		tc.Handoff = DefaultHandoff
-	case HandoffKeep, HandoffSqrt, HandoffLinear:
-	default:
-		return nil, configErr("TunedConfig.Handoff", "unknown hand-off rule %q (want keep, sqrt or linear)", tc.Handoff)
+	rule, err := ParseHandoffRule(string(tc.Handoff))
+	if err != nil {
+		return nil, configErr("TunedConfig.Handoff", "%v", err)
 	}
+	tc.Handoff = rule
 	fitCfg := tc.Fit
 	if fitCfg.Patience == 0 && fitCfg.Loss != LossLogistic { // the logistic loss runs its Newton steps
 		fitCfg.Patience = DefaultPatience
@@ -240,7 +251,20 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	best := res.Candidates[res.Best]
 	ho := &Handoff{Rule: tc.Handoff, SearchRows: rows, SearchValRows: vrows, SearchCenters: res.M,
 		SearchLambda: best.Lambda, SubsampleSeconds: subSeconds, SearchSeconds: res.Seconds}
-	ho.Lambda = handoffLambda(tc.Handoff, best.Lambda, rows, n)
+	if tc.Handoff == HandoffSlope && rows < n {
+		if ho.Slope, err = handoffSlope(ctx, st, sv, search, res, best, n, plan.Config.Centers, sub, opts); err != nil {
+			return nil, err
+		}
+	}
+	ho.Lambda = handoffLambda(tc.Handoff, best.Lambda, rows, n, ho.Slope)
+	if search.Progress != nil {
+		note := fmt.Sprintf("hand-off: λ = %g for the fit, from the search's %g by TunedConfig.Handoff %s", ho.Lambda, best.Lambda, tc.Handoff)
+		if sl := ho.Slope; sl != nil && sl.Rows > 0 {
+			note += fmt.Sprintf(" (the λ tolerated within one standard error: %.3g on %d rows, %.3g on %d: α = %.2f)",
+				sl.Tolerated, rows, sl.ProbeTolerated, sl.Rows, sl.Exponent)
+		}
+		search.Progress(TuneProgress{Progress: Progress{Note: note, Elapsed: time.Since(start)}})
+	}
 	fitCfg.Lambda = ho.Lambda
 	fitCfg.Kernel = best.Kernel
 	ho.Sigma, ho.Sigmas = best.Kernel.Sigma, slices.Clone(best.Kernel.Sigmas)
@@ -261,10 +285,15 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	return mdl, nil
 }
 
-// handoffLambda carries λ from a search on ns rows to a fit on n rows.
-func handoffLambda(rule HandoffRule, lambda float64, ns, n int64) float64 {
+// handoffLambda carries λ from a search on ns rows to a fit on n rows
+// (sl: the slope rule's measurement; nil with all rows searched).
+func handoffLambda(rule HandoffRule, lambda float64, ns, n int64, sl *HandoffSlopeResult) float64 {
 	r := float64(ns) / float64(n)
 	switch rule {
+	case HandoffSlope:
+		if sl != nil {
+			return lambda * math.Pow(r, sl.Exponent)
+		}
 	case HandoffSqrt:
 		return lambda * math.Sqrt(r)
 	case HandoffLinear:

@@ -20,18 +20,24 @@ import (
 // rule of ooc.FitTuned carries λ best.
 //
 // On the training part (validation rows held out as Tune holds them out):
-//   - the grid at M = -m, one ooc.Tune per σ (patience and halving off,
-//     so every candidate is the separate fit at its best validated
-//     iteration), each candidate scored on the test part;
+//   - with -handoff-grid, the grid at M = -m, one ooc.Tune per σ
+//     (patience and halving off, so every candidate is the separate fit
+//     at its best validated iteration), each candidate scored on the test
+//     part;
 //   - ooc.FitTuned with the search on all the training rows (only M
-//     differs; every rule gives the same λ) and on 1/8 of them with each
-//     rule (keep, sqrt, linear), each scored on the test part.
+//     differs; every rule gives the same λ) and on 1/-handoff-div of them
+//     with each rule of -handoff-rules, each scored on the test part, with
+//     the final fit's iterations (run, and best) and the slope rule's
+//     exponent.
 func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Source, base ooc.Config, valFrac float64) error {
 	run := ooc.RunOptions{Workers: te.workers}
 	type point struct{ sigma, lambda, val, test float64 }
 	var grid []point
 	t0 := time.Now()
 	for _, s := range te.sigmas {
+		if !*handoffGridFlag {
+			break
+		}
 		res, err := ooc.Tune(ctx, trs, ooc.TuneConfig{Base: base, Sigmas: []float64{s}, Lambdas: te.lambdas, ValFraction: valFrac,
 			Patience: -1, SigmaHalving: -1}, run)
 		if err != nil {
@@ -69,12 +75,22 @@ func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 		lambda, test, secs float64
 		searchSecs         float64
 		iters, best        int
+		slope              *ooc.HandoffSlopeResult
 	}
-	var out []tuned
-	for _, c := range []struct {
+	type job struct {
 		rows int64
 		rule ooc.HandoffRule
-	}{{0, ooc.HandoffKeep}, {ntrain / 8, ooc.HandoffKeep}, {ntrain / 8, ooc.HandoffSqrt}, {ntrain / 8, ooc.HandoffLinear}} {
+	}
+	jobs := []job{{0, ooc.HandoffKeep}}
+	for _, r := range strings.Split(*handoffRulesFlag, ",") {
+		rule, err := ooc.ParseHandoffRule(strings.TrimSpace(r))
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, job{ntrain / int64(*handoffDivFlag), rule})
+	}
+	var out []tuned
+	for _, c := range jobs {
 		t1 := time.Now()
 		cfg := base
 		cfg.Iterations = 50
@@ -91,17 +107,38 @@ func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 		tr := m.Training()
 		ho := tr.Handoff
 		out = append(out, tuned{ho.SearchRows, c.rule, ho.Sigma, ho.SearchLambda, ho.Lambda, *tm.RMSE, secs, ho.SearchSeconds,
-			tr.Iterations, tr.BestIteration})
-		logf("%s: FitTuned search on %d rows at M=%d: σ=%g λ=%.0e → %s λ=%.2e; final M=%d: %d iterations (best %d), test %.4f, %.1f s (search %.1f s)",
-			name, ho.SearchRows, ho.SearchCenters, ho.Sigma, ho.SearchLambda, c.rule, ho.Lambda, m.M(), tr.Iterations,
-			tr.BestIteration, *tm.RMSE, secs, ho.SearchSeconds)
+			tr.Iterations, tr.BestIteration, ho.Slope})
+		slope := ""
+		if sl := ho.Slope; sl != nil {
+			slope = fmt.Sprintf("; slope: tolerated λ %.3g on %d rows, %.3g on %d, α %.2f (%d passes, %.1f s)", sl.Tolerated,
+				ho.SearchRows, sl.ProbeTolerated, sl.Rows, sl.Exponent, sl.Passes, sl.Seconds)
+		}
+		logf("%s: FitTuned search on %d rows at M=%d: σ=%g λ=%.0e → %s λ=%.2e%s; final M=%d: %d iterations (best %d), test %.4f, %.1f s (search %.1f s) (load %s)",
+			name, ho.SearchRows, ho.SearchCenters, ho.Sigma, ho.SearchLambda, c.rule, ho.Lambda, slope, m.M(), tr.Iterations,
+			tr.BestIteration, *tm.RMSE, secs, ho.SearchSeconds, loadavg())
 	}
-	fmt.Printf("| %s | %d | %d | %.4f (σ %g, λ %.0e) | %.4f (σ %g, λ %.0e) |", name, ntrain, base.Centers,
-		bestTest.test, bestTest.sigma, bestTest.lambda, bestVal.test, bestVal.sigma, bestVal.lambda)
+	if len(grid) > 0 {
+		fmt.Printf("| %s | %d | %d | %.4f (σ %g, λ %.0e) | %.4f (σ %g, λ %.0e) |", name, ntrain, base.Centers,
+			bestTest.test, bestTest.sigma, bestTest.lambda, bestVal.test, bestVal.sigma, bestVal.lambda)
+	} else {
+		fmt.Printf("| %s | %d | %d | – | – |", name, ntrain, base.Centers)
+	}
 	for _, t := range out {
-		fmt.Printf(" %.4f (%+.2f %%; σ %g, λ %.0e→%.1e; %d it) |", t.test, 100*(t.test/bestTest.test-1), t.sigma, t.searchLam, t.lambda, t.best)
+		rel := ""
+		if len(grid) > 0 {
+			rel = fmt.Sprintf("%+.2f %%; ", 100*(t.test/bestTest.test-1))
+		}
+		alpha := ""
+		if t.slope != nil {
+			alpha = fmt.Sprintf(", α %.2f", t.slope.Exponent)
+		}
+		fmt.Printf(" %.4f (%sσ %g, λ %.0e→%.1e%s; %d it, best %d) |", t.test, rel, t.sigma, t.searchLam, t.lambda, alpha, t.iters, t.best)
 	}
-	fmt.Printf(" %.0f s |\n", gridSecs)
+	if len(grid) > 0 {
+		fmt.Printf(" %.0f s |\n", gridSecs)
+	} else {
+		fmt.Printf(" – |\n")
+	}
 	return nil
 }
 

@@ -340,7 +340,11 @@ func tuneMain(ctx context.Context, te *tuneEnv, want map[string]bool) bool {
 		case "lowrank":
 			fmt.Println("| data | n train | kernel, λ (search at M = 1000) | preconditioner | bytes | set-up s | s/iteration | iterations to 1e-3 / 1e-5 | final residual | test RMSE | load |")
 		case "handoff":
-			fmt.Println("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows | on n/8, keep | n/8, sqrt | n/8, linear | grid s |")
+			fmt.Print("| data | n train | M | best of the grid at M, on test | grid at M, best on validation: test | fit --tune, search on all rows |")
+			for _, r := range strings.Split(*handoffRulesFlag, ",") {
+				fmt.Printf(" n/%d, %s |", *handoffDivFlag, strings.TrimSpace(r))
+			}
+			fmt.Println(" grid s |")
 		}
 		r, err := runTuneBench(ctx, te, ds)
 		if err != nil {

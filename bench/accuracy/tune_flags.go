@@ -9,11 +9,14 @@ import (
 
 // Flags of the -tune modes beyond those main declares (bench/TUNE.md).
 var (
-	tuneLambdasFlag = flag.String("tune-lambdas", "", "with -tune: comma-separated λ grid (default 1e-8,…,1e-3)")
-	tuneSigmasFlag  = flag.String("tune-sigmas", "", "with -tune: comma-separated σ grid (default 0.5,1,2,4,8)")
-	ardRowsFlag     = flag.Int("ard-rows", 0, "with -tune-mode ard: rows of the ARD subsample (0: ooc's default)")
-	ardCentersFlag  = flag.Int("ard-centers", 0, "with -tune-mode ard: centres of the subsample's model (0: ooc's default)")
-	ardStepsFlag    = flag.Int("ard-steps", 0, "with -tune-mode ard: gradient steps (0: ooc's default)")
+	tuneLambdasFlag  = flag.String("tune-lambdas", "", "with -tune: comma-separated λ grid (default 1e-8,…,1e-3)")
+	tuneSigmasFlag   = flag.String("tune-sigmas", "", "with -tune: comma-separated σ grid (default 0.5,1,2,4,8)")
+	ardRowsFlag      = flag.Int("ard-rows", 0, "with -tune-mode ard: rows of the ARD subsample (0: ooc's default)")
+	ardCentersFlag   = flag.Int("ard-centers", 0, "with -tune-mode ard: centres of the subsample's model (0: ooc's default)")
+	ardStepsFlag     = flag.Int("ard-steps", 0, "with -tune-mode ard: gradient steps (0: ooc's default)")
+	handoffGridFlag  = flag.Bool("handoff-grid", true, "with -tune-mode handoff: fit the grid at -m as the reference (the slow part)")
+	handoffRulesFlag = flag.String("handoff-rules", "keep,sqrt,linear,slope", "with -tune-mode handoff: the rules run with the search on 1/-handoff-div of the rows")
+	handoffDivFlag   = flag.Int("handoff-div", 8, "with -tune-mode handoff: the search's rows are the training rows / this")
 )
 
 // floatList parses a comma-separated list of numbers; "" gives def.

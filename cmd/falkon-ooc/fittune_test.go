@@ -98,7 +98,7 @@ func TestFitTuneUsage(t *testing.T) {
 		{[]string{"--tune-rows", "100"}, "--tune-rows goes with --tune"},
 		{[]string{"--pick", "1se"}, "--pick goes with --tune"},
 		{[]string{"--tune", "--pick", "2se"}, `--pick: unknown pick rule "2se" (want best or 1se)`},
-		{[]string{"--tune", "--handoff", "cubic"}, `--handoff must be keep, sqrt or linear, got "cubic"`},
+		{[]string{"--tune", "--handoff", "cubic"}, `--handoff must be keep, sqrt, linear or slope, got "cubic"`},
 		{[]string{"--patience", "2"}, "--patience stops by the validation metric: give --val-fraction or --val"},
 		{[]string{"--tune", "--lambda", "1e-3:1e-8:3"}, `invalid value "1e-3:1e-8:3" for flag --lambda: "1e-3:1e-8:3": want LO:HI:COUNT with 0 < LO ≤ HI`},
 		{[]string{"--tune", "--ard", "--sigmas", "1,2,3"}, "--ard learns the per-feature length scales: give no --sigmas"},

@@ -162,7 +162,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.BoolVar(&f.Tune, "tune", false, "the whole job: search --sigma × --lambda (LISTs or LO:HI:COUNT; default √d × {1/4, 1/2, 1, 2, 4} × 1e-8:1e-3:6) on a subsample of --tune-rows rows at M = --tune-centers, every candidate sharing each pass, then fit all rows at --centers with the pick, stopped by --patience on the validation rows (--val-fraction, default 0.1, or --val), with --iters a cap (default 50)")
 		fs.Int64Var(&f.TuneRows, "tune-rows", 0, fmt.Sprintf("with --tune: training rows of the search's subsample (0: min(n, %d))", ooc.DefaultTuneRows))
 		fs.IntVar(&f.TuneCenters, "tune-centers", 0, fmt.Sprintf("with --tune: the search's M (0: min(%d, --centers, rows/10))", ooc.DefaultTuneCenters))
-		fs.StringVar(&f.Handoff, "handoff", string(ooc.DefaultHandoff), "with --tune: how λ carries from the search's n_s rows to the fit's n: keep, sqrt (λ·√(n_s/n)) or linear (λ·n_s/n); σ carries unchanged")
+		fs.StringVar(&f.Handoff, "handoff", string(ooc.DefaultHandoff), "with --tune: how λ carries from the search's n_s rows to the fit's n: keep, sqrt (λ·√(n_s/n)), linear (λ·n_s/n) or slope (λ·(n_s/n)^α, α in [0, 1] measured by a λ-only search on n_s/4 rows); σ carries unchanged")
 		fs.IntVar(&f.Patience, "patience", 0, "stop when the validation metric has not improved for N validations and keep the best iteration (default 3 wherever there are validation rows, --val-fraction or --val; with --tune it also stops the search's candidates; 0: run all --iters)")
 		fs.Float64Var(&f.MinImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 		fs.BoolVar(&f.ARD, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
@@ -356,10 +356,8 @@ func (f *Flags) CheckFit(set map[string]bool) error {
 	if f.TuneRows < 0 || f.TuneCenters < 0 || f.Patience < 0 || f.ARDRows < 0 || f.ARDSteps < 0 || f.Extend < 0 {
 		return Usagef("--tune-rows, --tune-centers, --patience, --ard-rows, --ard-steps and --extend must be ≥ 0")
 	}
-	switch ooc.HandoffRule(f.Handoff) {
-	case ooc.HandoffKeep, ooc.HandoffSqrt, ooc.HandoffLinear:
-	default:
-		return Usagef("--handoff must be keep, sqrt or linear, got %q", f.Handoff)
+	if _, err := ooc.ParseHandoffRule(f.Handoff); err != nil || f.Handoff == "" {
+		return Usagef("--handoff must be keep, sqrt, linear or slope, got %q", f.Handoff)
 	}
 	if f.ARD && f.Sigmas != "" {
 		return Usagef("--ard learns the per-feature length scales: give no --sigmas")
