@@ -30,7 +30,8 @@ func ParseHandoffRule(s string) (HandoffRule, error) {
 type HandoffSlopeResult struct {
 	// Rows and Centers are the probe's: a λ-only search, σ as chosen, on a
 	// uniform quarter of the search's rows, scored on the search's
-	// validation rows.
+	// validation rows. Rows is 0 when nothing was measured (a probe of
+	// fewer than slopeMinProbeRows rows, or one λ): Exponent is then 1.
 	Rows    int64 `json:"rows"`
 	Centers int   `json:"centers"`
 	// Tolerated is the largest λ whose validation metric lies within one
@@ -53,6 +54,14 @@ type HandoffSlopeResult struct {
 // slopeProbeDivisor is the ratio of the search's rows to the probe's.
 const slopeProbeDivisor = 4
 
+// slopeMinProbeRows is the fewest rows the slope rule measures on. On
+// fewer the tolerated λ moves with the sample more than with n (on
+// elevators, a search of 1680 rows and a probe of 420 measured α = 0.24
+// and lost 1.2 % of test RMSE against linear: bench/PAPER.md,
+// "Hand-off"), and a search that small does not see the function, so the
+// rule scales λ as linear does. A variable so that tests can lower it.
+var slopeMinProbeRows int64 = 10_000
+
 // handoffSlope measures the slope rule's exponent for a fit of n rows at
 // M centres: it draws a quarter of the search's rows st (draw, as
 // FitTuned draws its subsamples), runs a λ-only search there with the
@@ -67,11 +76,11 @@ func handoffSlope(ctx context.Context, st, sv stream.Source, search TuneConfig, 
 	ns := stream.Rows(st)
 	q := ns / slopeProbeDivisor
 	lams, tol := toleratedLambda(res.Candidates, best.Kernel)
-	if q < 2 || len(lams) < 2 {
+	if q < max(slopeMinProbeRows, 2) || len(lams) < 2 {
 		// Nothing to measure: one λ, or too few rows for a probe. The
-		// search's λ carries linearly (Exponent 1), as the smallest λ the
-		// data supports is the safer side for a fit stopped by validation.
-		return &HandoffSlopeResult{Tolerated: tol, ProbeTolerated: tol, Exponent: 1}, nil
+		// search's λ carries linearly (Exponent 1): the smaller λ is the
+		// safer side for a fit stopped by its validation rows.
+		return &HandoffSlopeResult{Tolerated: tol, Exponent: 1}, nil
 	}
 	sq, err := draw(st, q, 0x736c6f7065, "slope probe") // "slope"
 	if err != nil {

@@ -1,10 +1,13 @@
 package ooc
 
 import (
+	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/kernel"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // TestToleratedLambda: the tolerated λ is where the validation metric,
@@ -73,5 +76,83 @@ func TestHandoffLambda(t *testing.T) {
 		if got := handoffLambda(tc.rule, lam, ns, n, tc.sl); math.Abs(got-tc.want) > 1e-12*tc.want {
 			t.Errorf("%s %+v: λ %g, want %g", tc.rule, tc.sl, got, tc.want)
 		}
+	}
+}
+
+// smoothRows draws n rows of d standard normal features with the target
+// Σⱼ sin(j·xⱼ) plus Gaussian noise: a function a few hundred rows show.
+func smoothRows(n, d int, noise float64, seed uint64) (x, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	x, y = make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		s := 0.0
+		for j := range d {
+			v := rng.NormFloat64()
+			x[i*d+j] = v
+			s += math.Sin(v * float64(j+1))
+		}
+		y[i] = s + noise*rng.NormFloat64()
+	}
+	return x, y
+}
+
+// TestFitTunedSlope: on a smooth function that the search's 600 rows
+// already show, the linear rule's λ (the search's divided by 36) is too
+// small: the final fit validates no better and takes more iterations. The
+// slope rule measures that the λ the validation rows tolerate barely
+// moves between a quarter of the search's rows and all of them, carries
+// λ nearer keep than linear (an exponent below 0.5), and the fit stops
+// sooner, at least as well validated. The
+// probe is recorded: a quarter of the rows, the centres stepped back
+// along the path from the search's (n_s, M_s) to the fit's (n, M).
+//
+// Below slopeMinProbeRows (lowered here to 100) the rule measures nothing
+// and gives linear's λ.
+func TestFitTunedSlope(t *testing.T) {
+	const d = 2
+	x, y := smoothRows(24000, d, 0.3, 5)
+	src := stream.NewMemSource(x, d, y, 1, 1000)
+	fitWith := func(rule HandoffRule) Training {
+		tc := TunedConfig{Fit: Config{Centers: 300, Iterations: 60, Seed: 3}, Rows: 600, Centers: 60, Handoff: rule,
+			Search: TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1},
+				MinImprovement: 1e-4}}
+		m, err := FitTuned(context.Background(), src, tc, RunOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Training()
+	}
+	lin := fitWith(HandoffLinear)
+	if tr := fitWith(HandoffSlope); tr.Handoff.Slope == nil || tr.Handoff.Slope.Rows != 0 || tr.Handoff.Slope.Exponent != 1 ||
+		tr.Handoff.Lambda != lin.Handoff.Lambda {
+		t.Errorf("a probe of 150 rows: %+v, λ %g; want no measurement, exponent 1, linear's λ %g", tr.Handoff.Slope,
+			tr.Handoff.Lambda, lin.Handoff.Lambda)
+	}
+	defer func(v int64) { slopeMinProbeRows = v }(slopeMinProbeRows)
+	slopeMinProbeRows = 100
+	slo := fitWith(HandoffSlope)
+	ho, sl := slo.Handoff, slo.Handoff.Slope
+	if sl == nil {
+		t.Fatal("the slope rule recorded no measurement")
+	}
+	t.Logf("linear: λ %g, %d iterations (best %d); slope: %+v, λ %g, %d iterations (best %d)", lin.Handoff.Lambda,
+		lin.Iterations, lin.BestIteration, *sl, ho.Lambda, slo.Iterations, slo.BestIteration)
+	n := slo.N
+	beta := math.Log(300.0/60) / math.Log(float64(n)/600)
+	if sl.Rows != 150 || sl.Centers != int(math.Round(60/math.Pow(4, beta))) || sl.Passes < 3 {
+		t.Errorf("probe: %d rows, M = %d, %d passes; want 150 rows, M = round(60/4^%.3f)", sl.Rows, sl.Centers, sl.Passes, beta)
+	}
+	want := ho.SearchLambda * math.Pow(600/float64(n), sl.Exponent)
+	if sl.Exponent >= 0.5 || math.Abs(ho.Lambda-want) > 1e-12*want {
+		t.Errorf("exponent %g (tolerated λ %g on the search's rows, %g on the probe's), λ %g; want an exponent below 0.5 (nearer keep than linear) and λ %g",
+			sl.Exponent, sl.Tolerated, sl.ProbeTolerated, ho.Lambda, want)
+	}
+	if lin.Handoff.Lambda*4 > ho.Lambda {
+		t.Errorf("λ %g, not above linear's %g by 4×", ho.Lambda, lin.Handoff.Lambda)
+	}
+	bestRMSE := func(tr Training) float64 { return *tr.Validation[tr.BestIteration-1].RMSE }
+	if slo.Iterations >= lin.Iterations || bestRMSE(slo) > bestRMSE(lin)*1.001 {
+		t.Errorf("slope: %d iterations, validation RMSE %.5f; linear: %d, %.5f: want fewer iterations, no worse", slo.Iterations,
+			bestRMSE(slo), lin.Iterations, bestRMSE(lin))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,74 +407,4 @@ func heapChild(t *testing.T) bool {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return false
-}
-
-// smoothRows draws n rows of d standard normal features with the target
-// Σⱼ sin(j·xⱼ) plus Gaussian noise: a function a few hundred rows show.
-func smoothRows(n, d int, noise float64, seed uint64) (x, y []float64) {
-	rng := rand.New(rand.NewPCG(seed, 9))
-	x, y = make([]float64, n*d), make([]float64, n)
-	for i := range n {
-		s := 0.0
-		for j := range d {
-			v := rng.NormFloat64()
-			x[i*d+j] = v
-			s += math.Sin(v * float64(j+1))
-		}
-		y[i] = s + noise*rng.NormFloat64()
-	}
-	return x, y
-}
-
-// TestFitTunedSlope: on a smooth function that the search's 600 rows
-// already show, the linear rule's λ (the search's divided by 36) is too
-// small: the final fit validates no better and takes more iterations. The
-// slope rule measures that the λ the validation rows tolerate barely
-// moves between a quarter of the search's rows and all of them, carries
-// λ nearer keep than linear (an exponent below 0.5), and the fit stops
-// sooner, at least as well validated. The
-// probe is recorded: a quarter of the rows, the centres stepped back
-// along the path from the search's (n_s, M_s) to the fit's (n, M).
-func TestFitTunedSlope(t *testing.T) {
-	if testing.Short() && runtime.GOARCH != "amd64" {
-		t.Skip("slow without the kernel's assembly")
-	}
-	const d = 2
-	x, y := smoothRows(24000, d, 0.3, 5)
-	src := stream.NewMemSource(x, d, y, 1, 1000)
-	fitWith := func(rule ooc.HandoffRule) ooc.Training {
-		tc := ooc.TunedConfig{Fit: ooc.Config{Centers: 300, Iterations: 60, Seed: 3}, Rows: 600, Centers: 60, Handoff: rule,
-			Search: ooc.TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1},
-				MinImprovement: 1e-4}}
-		m, err := ooc.FitTuned(context.Background(), src, tc, ooc.RunOptions{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.Training()
-	}
-	lin, slo := fitWith(ooc.HandoffLinear), fitWith(ooc.HandoffSlope)
-	ho, sl := slo.Handoff, slo.Handoff.Slope
-	if sl == nil {
-		t.Fatal("the slope rule recorded no measurement")
-	}
-	t.Logf("linear: λ %g, %d iterations (best %d); slope: %+v, λ %g, %d iterations (best %d)", lin.Handoff.Lambda,
-		lin.Iterations, lin.BestIteration, *sl, ho.Lambda, slo.Iterations, slo.BestIteration)
-	n := slo.N
-	beta := math.Log(300.0/60) / math.Log(float64(n)/600)
-	if sl.Rows != 150 || sl.Centers != int(math.Round(60/math.Pow(4, beta))) || sl.Passes < 3 {
-		t.Errorf("probe: %d rows, M = %d, %d passes; want 150 rows, M = round(60/4^%.3f)", sl.Rows, sl.Centers, sl.Passes, beta)
-	}
-	want := ho.SearchLambda * math.Pow(600/float64(n), sl.Exponent)
-	if sl.Exponent >= 0.5 || math.Abs(ho.Lambda-want) > 1e-12*want {
-		t.Errorf("exponent %g (tolerated λ %g on the search's rows, %g on the probe's), λ %g; want an exponent below 0.5 (nearer keep than linear) and λ %g",
-			sl.Exponent, sl.Tolerated, sl.ProbeTolerated, ho.Lambda, want)
-	}
-	if lin.Handoff.Lambda*4 > ho.Lambda {
-		t.Errorf("λ %g, not above linear's %g by 4×", ho.Lambda, lin.Handoff.Lambda)
-	}
-	bestRMSE := func(tr ooc.Training) float64 { return *tr.Validation[tr.BestIteration-1].RMSE }
-	if slo.Iterations >= lin.Iterations || bestRMSE(slo) > bestRMSE(lin)*1.001 {
-		t.Errorf("slope: %d iterations, validation RMSE %.5f; linear: %d, %.5f: want fewer iterations, no worse", slo.Iterations,
-			bestRMSE(slo), lin.Iterations, bestRMSE(lin))
-	}
 }

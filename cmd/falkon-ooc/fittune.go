@@ -40,9 +40,14 @@ func writeHandoff(w io.Writer, res *ooc.TuneResult, ho *ooc.Handoff) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintf(w, "handoff    λ = %g (--handoff %s), σ as chosen\n", ho.Lambda, ho.Rule)
-	if sl := ho.Slope; sl != nil && sl.Rows > 0 {
+	switch sl := ho.Slope; {
+	case sl == nil:
+	case sl.Rows > 0:
 		fmt.Fprintf(w, "slope      λ tolerated within 1 SE: %.3g on %d rows, %.3g on %d (M = %d, %d passes, %.2f s): α = %.2f\n",
 			sl.Tolerated, ho.SearchRows, sl.ProbeTolerated, sl.Rows, sl.Centers, sl.Passes, sl.Seconds, sl.Exponent)
+	default:
+		fmt.Fprintf(w, "slope      not measured (%d search rows: too few for a probe on a quarter of them, or one λ): α = 1, as linear\n",
+			ho.SearchRows)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestFitTune(t *testing.T) {
 	train := makeStore(t, dir, 4000, 3, "y")
 	model := filepath.Join(dir, "m.falkon")
 	code, out, errOut := runCLI("fit", "--tune", "--out", model, "--centers", "400", "--tune-centers", "100",
-		"--tune-rows", "2000", "--sigma", "0.7,1.4,2.8", "--lambda", "1e-7:1e-3:3", "--json", train)
+		"--tune-rows", "2000", "--sigma", "0.7,1.4,2.8", "--lambda", "1e-7:1e-3:3", "--handoff", "linear", "--json", train)
 	if code != 0 {
 		t.Fatalf("fit --tune exit %d: %s", code, errOut)
 	}
@@ -49,7 +49,9 @@ func TestFitTune(t *testing.T) {
 	if len(res.Phases) == 0 || res.PeakRSS <= 0 {
 		t.Errorf("--json lacks the phases or the peak RSS: %d phases, %d bytes", len(res.Phases), res.PeakRSS)
 	}
-	for _, want := range []string{"fit --tune: searching σ × λ", "fit --tune: search: n = 2000 training rows"} {
+	for _, want := range []string{"fit --tune: searching σ × λ", "fit --tune: search: n = 2000 training rows",
+		"fit --tune: search: hand-off: λ = " + fmt.Sprint(res.Config.Lambda) + " for the fit, from the search's " +
+			fmt.Sprint(best.Lambda) + " by --handoff linear"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
@@ -72,13 +74,16 @@ func TestFitTune(t *testing.T) {
 		}
 	}
 	// All 431 validation rows: fewer than the search's 1000.
-	// The text output: the table, the pick and the hand-off.
+	// The text output: the table, the pick and the hand-off; the slope
+	// rule measures nothing on 2000 search rows and says so.
 	code, out, errOut = runCLI("fit", "--tune", "--out", model, "--centers", "300", "--tune-centers", "100",
-		"--sigma", "1,2", "--lambda", "1e-6,1e-4", "--quiet", train)
+		"--tune-rows", "2000", "--sigma", "1,2", "--lambda", "1e-6,1e-4", "--handoff", "slope", "--quiet", train)
 	if code != 0 {
 		t.Fatalf("fit --tune exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"best rmse      ± se      R²     MAE  best iteration", "search     candidate", "handoff    λ = ", "model      "} {
+	for _, want := range []string{"best rmse      ± se      R²     MAE  best iteration", "search     candidate",
+		"handoff    λ = ", "(--handoff slope)", "slope      not measured (2000 search rows: too few for a probe on a quarter of them, or one λ): α = 1, as linear",
+		"model      "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
