@@ -96,7 +96,8 @@ func handoffSlope(ctx context.Context, st, sv stream.Source, search TuneConfig, 
 	probe.Base.Centers = max(1, min(int(q), int(math.Round(float64(res.M)/math.Pow(slopeProbeDivisor, beta)))))
 	probe.Sigmas, probe.Lambdas, probe.ARD = nil, lams, nil
 	probe.Extend, probe.Halving, probe.SigmaHalving, probe.SigmaSteps = 0, 0, -1, nil
-	pr, err := Tune(ctx, sq, probe, RunOptions{Workers: opts.Workers, Validation: sv, MaxMemory: opts.MaxMemory})
+	pr, err := Tune(ctx, sq, probe, RunOptions{Workers: opts.Workers, Validation: sv, MaxMemory: opts.MaxMemory,
+		SearchProgress: opts.SearchProgress})
 	if err != nil {
 		return nil, fmt.Errorf("slope probe: %w", err)
 	}

@@ -261,13 +261,13 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		}
 	}
 	ho.Lambda = handoffLambda(tc.Handoff, best.Lambda, rows, n, ho.Slope)
-	if search.Progress != nil {
+	if opts.SearchProgress != nil {
 		note := fmt.Sprintf("hand-off: λ = %g for the fit, from the search's %g by TunedConfig.Handoff %s", ho.Lambda, best.Lambda, tc.Handoff)
 		if sl := ho.Slope; sl != nil && sl.Rows > 0 {
 			note += fmt.Sprintf(" (the λ tolerated within one standard error: %.3g on %d rows, %.3g on %d: α = %.2f)",
 				sl.Tolerated, rows, sl.ProbeTolerated, sl.Rows, sl.Exponent)
 		}
-		search.Progress(TuneProgress{Progress: Progress{Note: note, Elapsed: time.Since(start)}})
+		opts.SearchProgress(TuneProgress{Progress: Progress{Note: note, Elapsed: time.Since(start)}})
 	}
 	fitCfg.Lambda = ho.Lambda
 	fitCfg.Kernel = best.Kernel
