@@ -153,11 +153,24 @@ func (e *Executor) Close() error {
 }
 
 // Pass runs one pass of job over the store as a Beam job and returns its
-// result. src must hold every row of the store (a fit over a held-out
-// subset cannot run on Beam: the workers read the store itself).
+// result. src must hold every row of the store, or be the training side
+// of stream.Holdout of it (as ooc.HoldOut makes): the workers read the
+// store itself, so such a pass runs over the store with the job's
+// Holdout, which gives the pass over the training rows (pass.Holdout).
 func (e *Executor) Pass(ctx context.Context, src stream.Source, job *pass.Job) ([]float64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if parent, frac, seed, held, ok := stream.HoldoutOf(src); ok {
+		switch {
+		case held:
+			return nil, fmt.Errorf("beam: a %s pass over the rows held out of the store %s: a Beam pass reads the training rows, and scores held-out rows only in a pass over the whole store", job.Kind, e.opts.Store)
+		case job.Holdout != nil:
+			return nil, fmt.Errorf("beam: a %s pass that holds out rows of rows already held out of the store %s", job.Kind, e.opts.Store)
+		}
+		j := *job
+		j.Holdout = &pass.Holdout{Fraction: frac, Seed: seed}
+		src, job = parent, &j
+	}
 	n := stream.Rows(src)
 	if n != e.r.Rows() || src.Dim() != e.r.Dim() {
 		return nil, fmt.Errorf("beam: the pass's source has %d rows × %d features, the store %s %d × %d: a Beam fit runs over a whole store",

@@ -9,8 +9,9 @@
 // right-hand side K_nMᵀ[Y 1] (TargetProduct), a CG iteration's K_nMᵀ
 // K_nM U (KernelProduct), a search's every σ and λ at once with the
 // held-out rows scored in the same pass (GroupTargetProduct,
-// GroupKernelProduct), and a Newton step of the logistic loss
-// (LogisticGradient, LogisticHessianProduct). A Job says which (its
+// GroupKernelProduct), a Newton step of the logistic loss
+// (LogisticGradient, LogisticHessianProduct), and the exact predictive
+// variance's K_nMᵀ W K_nM (Gram). A Job says which (its
 // Kind) with everything it needs (centres, kernel, standardisation,
 // target encoding, right-hand sides, the hold-out, row and class
 // weights), so that it can be shipped to another process: its JSON
@@ -45,7 +46,10 @@
 // is the same, bit for bit, for any number of workers, and so is a
 // remote executor's that keeps the order. The rows a job holds out
 // depend on their numbers in the source (stream.HeldOutRows), not on the
-// chunking. A steady-state chunk allocates nothing in a Worker beyond the
+// chunking; a pass of any kind with a Holdout is, bit for bit, the pass
+// without it over the training side of stream.Holdout with the same
+// fraction and seed, so that an executor that reads only whole sources
+// runs a fit over held-out data. A steady-state chunk allocates nothing in a Worker beyond the
 // growth of the scored rows. Inputs are never modified; a NaN or
 // infinite value in a chunk is an error naming its row and column
 // (*stream.ValueError). The encoding round trip is exact (float64 values

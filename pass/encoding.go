@@ -9,11 +9,14 @@ import (
 // Version is a version of the wire encoding of a Job.
 type Version uint8
 
-// The versions of the encoding this package writes (MaxVersion) and
-// reads (MinVersion to MaxVersion).
+// The versions of the encoding this package reads (MinVersion to
+// MaxVersion). It writes the lowest version that carries the job's
+// meaning: 2 for a Gram pass, and for a TargetProduct, KernelProduct or
+// logistic pass that holds rows out (version 1 readers do not know the
+// kind, or would read every row); 1 otherwise.
 const (
 	MinVersion Version = 1
-	MaxVersion Version = 1
+	MaxVersion Version = 2
 )
 
 // ErrVersion is returned (wrapped) when a job's encoding has a version
@@ -25,13 +28,24 @@ var ErrVersion = errors.New("pass: unsupported job encoding version")
 type jobFields Job
 
 // MarshalJSON encodes the job as a JSON object of its fields (the names
-// in their tags) and "version": MaxVersion. The round trip through
-// UnmarshalJSON is exact: float64 values keep every bit.
+// in their tags) and "version", the lowest that carries its meaning
+// (see MaxVersion). The round trip through UnmarshalJSON is exact:
+// float64 values keep every bit.
 func (j Job) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Version Version `json:"version"`
 		*jobFields
-	}{MaxVersion, (*jobFields)(&j)})
+	}{j.version(), (*jobFields)(&j)})
+}
+
+// version is the lowest version of the encoding that carries the job's
+// meaning.
+func (j *Job) version() Version {
+	multi := j.Kind == GroupKernelProduct || j.Kind == GroupTargetProduct
+	if j.Kind == Gram || j.Holdout != nil && !multi {
+		return 2
+	}
+	return 1
 }
 
 // UnmarshalJSON decodes a job that MarshalJSON encoded. An encoding

@@ -130,10 +130,12 @@ type Job struct {
 	// and the logistic passes (Kernel is not read): one set of centres,
 	// one kernel block per group.
 	Groups []Group `json:"groups,omitempty"`
-	// Holdout, for GroupKernelProduct, GroupTargetProduct and Gram,
-	// splits each chunk: the rows it holds out are the scored rows, the others the training
-	// rows. nil: every row is both (a pass over a validation source has
-	// no U, so it trains nothing).
+	// Holdout splits each chunk: the rows it holds out are the scored
+	// rows (GroupKernelProduct), the others the training rows, over which
+	// every kind sums. A pass over a source with a Holdout is the pass
+	// over the training side of stream.Holdout(src, Fraction, Seed),
+	// chunk by chunk. nil: every row is both (a pass over a validation
+	// source has no U, so it trains nothing).
 	Holdout *Holdout `json:"holdout,omitempty"`
 	// ScoreRows is the number of rows of the source a GroupKernelProduct
 	// with an Alpha scores (the held-out rows, or every row without Holdout); 0
@@ -279,7 +281,7 @@ func (j *Job) validate() error {
 		return bad("unknown kind %q", j.Kind)
 	case j.Kind == Gram && j.M > maxGramM:
 		return bad("a %s pass of M = %d centres: at most %d", j.Kind, j.M, maxGramM)
-	case j.Kind == Gram && j.Holdout != nil && !(j.Holdout.Fraction > 0 && j.Holdout.Fraction < 1):
+	case j.Holdout != nil && !(j.Holdout.Fraction > 0 && j.Holdout.Fraction < 1):
 		return bad("hold-out fraction %v", j.Holdout.Fraction)
 	case j.logistic() && j.Task != model.TaskBinary && j.Task != model.TaskMulticlass:
 		return bad("a %s pass of a %s task: the logistic loss is for classification", j.Kind, j.Task)
@@ -387,9 +389,6 @@ func (j *Job) validateMulti() error {
 			}
 		}
 	}
-	if h := j.Holdout; h != nil && !(h.Fraction > 0 && h.Fraction < 1) {
-		return fmt.Errorf("hold-out fraction %v", h.Fraction)
-	}
 	if j.ScoreRows < 0 || (j.RowLen() == 0) != (j.ScoreRows == 0) {
 		return fmt.Errorf("%d rows scored with %d values each", j.ScoreRows, j.RowLen())
 	}
@@ -412,8 +411,8 @@ func (j *Job) validateLogistic() error {
 	if len(j.Groups) == 0 || len(j.Groups) > maxDim {
 		return fmt.Errorf("%d groups", len(j.Groups))
 	}
-	if j.Holdout != nil || j.ScoreRows != 0 {
-		return fmt.Errorf("a %s pass holds out and scores no rows", j.Kind)
+	if j.ScoreRows != 0 {
+		return fmt.Errorf("a %s pass scores no rows", j.Kind)
 	}
 	u := 1
 	if j.Kind == LogisticHessianProduct || j.Line != nil {

@@ -63,6 +63,7 @@ type Worker struct {
 	sw                []float64    // rows' weights times 2^WeightExp
 	lg                *logisticState
 	gram              *gramState
+	hold              *holdState // TargetProduct, KernelProduct and the logistic passes with a Holdout
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -95,6 +96,9 @@ func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows in
 		return placed, w.addGram(dst, first, x, rw, rows)
 	}
 	if w.multi == nil || w.job.logistic() {
+		if w.job.Holdout != nil {
+			return placed, w.addTraining(dst, first, x, y, rw, rows)
+		}
 		return placed, w.add(dst, x, y, rw, rows)
 	}
 	return w.addMulti(dst, first, x, y, rw, rows, placed)
@@ -188,7 +192,7 @@ func (w *Worker) classWeigh(y, rw []float64, rows int) ([]float64, error) {
 	for r := range rows {
 		ci, ok := slices.BinarySearch(j.Classes, y[r])
 		if !ok {
-			return nil, fmt.Errorf("target %q: value %v in row %d of the chunk is not one of the classes %v", w.targets[0], y[r], r, j.Classes)
+			return nil, &classError{target: w.targets[0], value: y[r], row: r, classes: j.Classes}
 		}
 		w.cw[r] = j.ClassWeights[ci]
 		if rw != nil {
@@ -256,8 +260,7 @@ func EncodeTargets(task model.Task, classes []float64, names []string, y []float
 		default:
 			ci, ok := slices.BinarySearch(classes, y[r])
 			if !ok {
-				return fmt.Errorf("target %q: value %v in row %d of the chunk is not one of the classes %v",
-					names[0], y[r], r, classes)
+				return &classError{target: names[0], value: y[r], row: r, classes: classes}
 			}
 			if task == model.TaskBinary {
 				out[0] = float64(2*ci - 1) // −1 for the first class, +1 for the second

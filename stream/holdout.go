@@ -58,6 +58,27 @@ func HoldoutPair(rest, held Source) (src Source, fraction float64, seed uint64, 
 	return r.src, r.split.fraction, r.split.seed, true
 }
 
+// HoldoutOf reports whether src is a side of a call Holdout(parent,
+// fraction, seed), or a Subdivide of one (the same rows in the same
+// order), and returns parent, fraction, seed and which side src is
+// (held: the rows held out): a pass over parent that holds out the rows
+// HeldOutRows names reads the rows of the side held false as its
+// training rows, in order.
+func HoldoutOf(src Source) (parent Source, fraction float64, seed uint64, held, ok bool) {
+	for {
+		s, sub := src.(*subdivided)
+		if !sub {
+			break
+		}
+		src = s.src
+	}
+	f, ok := src.(*filtered)
+	if !ok || f.split == nil {
+		return nil, 0, 0, false, false
+	}
+	return f.src, f.split.fraction, f.split.seed, f.held, true
+}
+
 // HeldOutRows appends to dst the rows i in [0, n) of a chunk whose first
 // row is row first of its source (counting from 0 over every chunk, in
 // order) that Holdout(src, fraction, seed) puts in held, and returns dst:

@@ -252,6 +252,32 @@ func TestHoldoutPair(t *testing.T) {
 	}
 }
 
+// HoldoutOf recognises either side of a Holdout call, through Subdivide,
+// and nothing else.
+func TestHoldoutOf(t *testing.T) {
+	x, y := randData(100, 2, 1, 11)
+	src := stream.NewMemSource(x, 2, y, 1, 16)
+	rest, held := stream.Holdout(src, 0.25, 3)
+	for _, c := range []struct {
+		name string
+		side stream.Source
+		held bool
+	}{
+		{"rest", rest, false}, {"held", held, true},
+		{"a subdivided rest", stream.Subdivide(stream.Subdivide(rest, 2), 3), false},
+	} {
+		parent, frac, seed, h, ok := stream.HoldoutOf(c.side)
+		if !ok || parent != stream.Source(src) || frac != 0.25 || seed != 3 || h != c.held {
+			t.Errorf("%s: HoldoutOf = %v, %v, %v, %v, %v; want the source, 0.25, 3, %v, true", c.name, parent, frac, seed, h, ok, c.held)
+		}
+	}
+	for name, s := range map[string]stream.Source{"the source": src, "a subdivided source": stream.Subdivide(src, 2)} {
+		if _, _, _, _, ok := stream.HoldoutOf(s); ok {
+			t.Errorf("%s: HoldoutOf says ok", name)
+		}
+	}
+}
+
 // A ValueError from a worker names the chunk and row of the underlying
 // source, through Subdivide and Holdout.
 func TestRunValueErrorLocation(t *testing.T) {

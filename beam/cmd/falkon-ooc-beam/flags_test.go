@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,16 +69,17 @@ func TestSharedSettings(t *testing.T) {
 
 // TestRefusedFlags: every flag of falkon-ooc fit and tune that a Beam run
 // cannot honour parses, and is refused by name with the reason, before
-// any work; the help leaves it out.
+// any work; the help leaves it out. --val-fraction's mistakes are refused
+// as falkon-ooc refuses them.
 func TestRefusedFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{"fit", "--val-fraction", "0.2"}, "falkon-ooc-beam fit: --val-fraction: a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads (tune holds rows out: its jobs score them) (falkon-ooc fit has it)"},
-		{[]string{"fit", "--uncertainty"}, "falkon-ooc-beam fit: --uncertainty needs validation rows, and a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads"},
-		{[]string{"fit", "--tune"}, "falkon-ooc-beam fit: --tune needs validation rows, and a Beam fit runs its passes"},
-		{[]string{"fit", "--threshold", "f1"}, "falkon-ooc-beam fit: --threshold needs validation rows, and a Beam fit runs its passes"},
+		{[]string{"fit", "--val-fraction", "1"}, "falkon-ooc-beam fit: --val-fraction must be in [0, 1), got 1\n"},
+		{[]string{"fit", "--val-fraction", "0.2", "--val", "v.store"}, "falkon-ooc-beam fit: --val and --val-fraction exclude each other\n"},
+		{[]string{"fit", "--uncertainty", "--val-fraction", "0"}, "falkon-ooc-beam fit: --uncertainty fits the standard deviations on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)\n"},
+		{[]string{"fit", "--val-fraction", "0.0001"}, "falkon-ooc-beam fit: --val-fraction: holding out 0.0001 of 100 rows leaves 100 training and 0 validation rows, and both need some: give a larger fraction"},
 		{[]string{"tune", "--threshold", "f1"}, "falkon-ooc-beam tune: --threshold: a Beam tune writes its pick without the pass over the validation rows that calibrates its probabilities and chooses the threshold: fit with falkon-ooc-beam fit --threshold (its --tune searches too) (falkon-ooc tune has it)"},
 		{[]string{"fit", "--plot", "p.png"}, "falkon-ooc-beam fit: --plot: falkon-ooc-beam draws no plots (falkon-ooc fit has it)"},
 		{[]string{"tune", "--plot", "p.png"}, "falkon-ooc-beam tune: --plot: falkon-ooc-beam draws no plots (falkon-ooc tune has it)"},
@@ -117,22 +119,8 @@ func TestRefusedFlags(t *testing.T) {
 // same flags: the same candidate, every candidate's best metric within
 // 1e-9 relative, and the two models' predictions within 1e-9.
 func TestTuneAsFalkonOOC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds falkon-ooc")
-	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build falkon-ooc with")
-	}
+	bin := buildFalkonOOC(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "falkon-ooc")
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(goCmd, "-C", root, "build", "-o", bin, "./cmd/falkon-ooc").CombinedOutput(); err != nil {
-		t.Fatalf("go build falkon-ooc: %v\n%s", err, b)
-	}
 	s := store(t, 4000)
 	flags := []string{"--sigma", "2,4", "--lambda", "1e-6,1e-4", "--centers", "80", "--iters", "6", "--json", "--quiet"}
 	type result struct {
@@ -196,6 +184,118 @@ func TestTuneAsFalkonOOC(t *testing.T) {
 	for i := range pl {
 		if math.Abs(pl[i]-pb[i]) > 1e-9*max(1, math.Abs(pl[i])) {
 			t.Fatalf("row %d: falkon-ooc-beam's model predicts %.15g, falkon-ooc's %.15g", i, pb[i], pl[i])
+		}
+	}
+}
+
+// buildFalkonOOC builds falkon-ooc into a temporary directory and returns
+// its path; the test is skipped with -short or without a go command.
+func buildFalkonOOC(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds falkon-ooc")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build falkon-ooc with")
+	}
+	bin := filepath.Join(t.TempDir(), "falkon-ooc")
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command(goCmd, "-C", root, "build", "-o", bin, "./cmd/falkon-ooc").CombinedOutput(); err != nil {
+		t.Fatalf("go build falkon-ooc: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// TestFitValFractionAsFalkonOOC: 'falkon-ooc-beam fit --val-fraction 0.2
+// --uncertainty STORE' gives the model 'falkon-ooc fit' gives with the
+// same flags: the same centres (drawn from the training rows), the same
+// iterations and best iteration (patience on the held-out rows), the
+// validation metrics, the predictions and the standard deviations within
+// 1e-9. --uncertainty alone holds out 0.1 of the store in both.
+func TestFitValFractionAsFalkonOOC(t *testing.T) {
+	bin := buildFalkonOOC(t)
+	dir := t.TempDir()
+	s := store(t, 4000)
+	for _, flags := range [][]string{
+		{"--val-fraction", "0.2", "--patience", "2", "--uncertainty", "--uncertainty-method", "exact", "--uncertainty-rank", "10"},
+		{"--uncertainty"},
+	} {
+		flags = append(flags, "--centers", "80", "--sigma", "1.5", "--lambda", "1e-6", "--iters", "12", "--json", "--quiet", "--no-checkpoint")
+		type result struct {
+			Iterations    int `json:"iterations"`
+			BestIteration int `json:"best_iteration"`
+		}
+		local := filepath.Join(dir, "local.falkon")
+		out, err := exec.Command(bin, append([]string{"fit", "--force", "--out", local, s}, flags...)...).Output()
+		if err != nil {
+			t.Fatalf("falkon-ooc fit %q: %v", flags, err)
+		}
+		var want result
+		if err := json.Unmarshal(out, &want); err != nil {
+			t.Fatal(err)
+		}
+		onBeam := filepath.Join(dir, "beam.falkon")
+		// One chunk per range (the store has 8), as TestTuneAsFalkonOOC.
+		code, stdout, stderr := runCmd(append([]string{"fit", "--force", "--out", onBeam, "--partitions", "8", s}, flags...)...)
+		if code != exitOK {
+			t.Fatalf("falkon-ooc-beam fit %q: exit %d: %s", flags, code, stderr)
+		}
+		var got result
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%q: falkon-ooc-beam fit %+v, falkon-ooc fit %+v", flags, got, want)
+		}
+		ml, err := ooc.Load(local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := ooc.Load(onBeam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ml.Centers(), mb.Centers()) {
+			t.Fatalf("%q: the centres differ", flags)
+		}
+		near := func(what string, got, want float64) {
+			t.Helper()
+			if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+				t.Fatalf("%q: %s: falkon-ooc-beam's model %.15g, falkon-ooc's %.15g", flags, what, got, want)
+			}
+		}
+		lt, bt := ml.Training(), mb.Training()
+		if len(lt.Validation) == 0 || len(lt.Validation) != len(bt.Validation) {
+			t.Fatalf("%q: %d validations on Beam, %d locally", flags, len(bt.Validation), len(lt.Validation))
+		}
+		for i, v := range bt.Validation {
+			near("validation RMSE", *v.RMSE, *lt.Validation[i].RMSE)
+		}
+		lu, bu := ml.Uncertainty(), mb.Uncertainty()
+		near("the variance's λ", bu.Lambda, lu.Lambda)
+		if bu.Rows != lu.Rows {
+			t.Errorf("%q: the uncertainty fitted on %d rows on Beam, %d locally", flags, bu.Rows, lu.Rows)
+		}
+		r, err := chunkstore.Open(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := make([]float64, r.ChunkRows(0)*r.Dim()), make([]float64, r.ChunkRows(0))
+		err = r.ReadChunk(context.Background(), 0, x, y)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, pb, sl, sb := make([]float64, len(y)), make([]float64, len(y)), make([]float64, len(y)), make([]float64, len(y))
+		ml.PredictStdTo(pl, sl, x, len(y))
+		mb.PredictStdTo(pb, sb, x, len(y))
+		for i := range pl {
+			near("prediction", pb[i], pl[i])
+			near("standard deviation", sb[i], sl[i])
 		}
 	}
 }

@@ -64,14 +64,17 @@ iteration, the checkpoint MODEL.ckpt, kept after the fit: --resume
 continues an interrupted fit from it, or extends a finished one to a
 larger --iters.
 
-The passes run over the whole store, so the validation rows that
---patience, --uncertainty, a --threshold rule and --tune need come from
---val STORE, a store this process reads (falkon-ooc fit's --val-fraction
-is refused). --tune draws its search's row subsample in this process and
+The validation rows that --patience, --uncertainty, a --threshold rule
+and --tune need are held out of the store by --val-fraction (by --seed;
+0.1 by default for --uncertainty, a --threshold rule and --tune): every
+job reads the whole store and holds the same rows out, the centres are
+drawn from the other rows, and the conjugate-gradient passes score the
+held-out ones. --val STORE gives them from a store this process reads
+instead. --tune draws its search's row subsample in this process and
 searches there, then fits on Beam. Flags of falkon-ooc fit that a Beam fit
-cannot honour are refused by name: --val-fraction, --plot, and those of
-Parquet/CSV inputs (--target, --features, --exclude, --weight, --nulls,
---cache, --categorical, --max-levels, --time-features).
+cannot honour are refused by name: --plot, and those of Parquet/CSV inputs
+(--target, --features, --exclude, --weight, --nulls, --cache,
+--categorical, --max-levels, --time-features).
 
 STORE is a path every worker can read (a shared filesystem), or a gs:// or
 s3:// URL. On a cluster, --temp names a directory (path or URL) that the
@@ -121,7 +124,6 @@ var notOnBeam = []struct {
 	cmd    cliflags.Command
 	only   bool // cmd's only
 }{
-	{"a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads (tune holds rows out: its jobs score them)", []string{"val-fraction"}, cliflags.Fit, true},
 	{"falkon-ooc-beam draws no plots", []string{"plot"}, 0, false},
 	{"a Beam tune writes its pick without the pass over the validation rows that calibrates its probabilities and chooses the threshold: fit with falkon-ooc-beam fit --threshold (its --tune searches too)", []string{"threshold"}, cliflags.Tune, true},
 	{"falkon-ooc-beam reads a chunk store: make one from Parquet/CSV files with falkon-ooc-beam ingest", []string{"target", "features", "exclude", "weight", "nulls", "cache", "categorical", "max-levels", "time-features"}, 0, false},
@@ -316,7 +318,14 @@ type fitResult struct {
 	SecondsPerIteration float64    `json:"seconds_per_iteration"`
 	Config              ooc.Config `json:"config"`
 	Precision           string     `json:"precision"`
-	Beam                beamResult `json:"beam"`
+	// Validation, BestIteration and Uncertainty are as in falkon-ooc
+	// fit's document: the validation after each iteration, the
+	// iteration of the model with --patience, and the predictive
+	// standard deviations (--uncertainty).
+	Validation    []ooc.ValPoint   `json:"validation,omitempty"`
+	BestIteration int              `json:"best_iteration,omitempty"`
+	Uncertainty   *ooc.Uncertainty `json:"uncertainty,omitempty"`
+	Beam          beamResult       `json:"beam"`
 }
 
 type beamResult struct {
@@ -537,16 +546,6 @@ func (o *fitOpts) fitConfig(set map[string]bool) (ooc.Config, *ooc.TunedConfig, 
 	if err := o.Holdout(set); err != nil {
 		return ooc.Config{}, nil, err
 	}
-	if o.ValFraction > 0 { // what --tune, --uncertainty or a --threshold rule hold out without --val
-		flag := "threshold"
-		switch {
-		case o.Tune:
-			flag = "tune"
-		case o.Uncertainty:
-			flag = "uncertainty"
-		}
-		return ooc.Config{}, nil, usagef("--%s needs validation rows, and a Beam fit runs its passes over the whole store and cannot hold rows out of it: give --val STORE, validation rows this process reads", flag)
-	}
 	cfg, err := o.Config(set)
 	if err != nil {
 		return cfg, nil, err
@@ -629,6 +628,16 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 	defer e.Close()
 	run.Executor, run.Workers, run.ValEvery, run.MaxMemory = e, o.Workers, o.ValEvery, o.MaxMemoryBytes
 	var train stream.Source = e.Source()
+	if o.ValFraction > 0 {
+		// The jobs read the whole store and hold these rows out of
+		// every pass; the centres are drawn from the others.
+		rest, held, err := ooc.HoldOut(train, o.ValFraction, o.Seed)
+		if err != nil {
+			return cliflags.FlagErr(err)
+		}
+		train, run.Validation = rest, held
+		say("fit: %d rows held out for validation (--val-fraction %g)", stream.Rows(held), o.ValFraction)
+	}
 	if o.Val != "" {
 		vs, closeVal, err := openVal(o.Val, e.Source())
 		if err != nil {
@@ -671,6 +680,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 		Version: version, Store: store, Model: o.Out, N: tr.N, D: m.D(), K: m.K(), Task: m.Task(),
 		Centers: m.M(), Iterations: tr.Iterations, Status: tr.Status, Seconds: tr.Seconds,
 		SecondsPerIteration: tr.SecondsPerIteration, Config: m.Config(), Precision: m.Precision().String(), Beam: br,
+		Validation: tr.Validation, BestIteration: tr.BestIteration, Uncertainty: m.Uncertainty(),
 	}
 	if len(tr.Residuals) > 0 {
 		res.Residual = tr.Residuals[len(tr.Residuals)-1]
@@ -688,6 +698,9 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 	fmt.Fprintf(stdout, "data       n = %d, d = %d\n", tr.N, m.D())
 	fmt.Fprintf(stdout, "kernel     %s, M = %d centres, λ = %g, %s\n", m.Kernel(), m.M(), m.Config().Lambda, m.Precision())
 	fmt.Fprintf(stdout, "solver     %d iterations (%s), residual %.3g\n", tr.Iterations, tr.Status, res.Residual)
+	if tr.Status == ooc.StatusPatience {
+		fmt.Fprintf(stdout, "patience   the model is iteration %d's, the best on the validation rows\n", tr.BestIteration)
+	}
 	fmt.Fprintf(stdout, "time       %.2f s, %.3f s per iteration\n", tr.Seconds, tr.SecondsPerIteration)
 	fmt.Fprintf(stdout, "beam       %s, %d partitions, %d jobs (%d failed), %.2f s in jobs\n", br.Runner, br.Partitions, br.Jobs, br.Failed, br.JobSeconds)
 	return nil
