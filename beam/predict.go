@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/featenc"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/internal/outguard"
+	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
@@ -46,6 +47,10 @@ type PredictConfig struct {
 	Proba    bool    `json:"proba,omitempty"`
 	Std      bool    `json:"std,omitempty"`
 	Interval float64 `json:"interval,omitempty"`
+	// IntervalMethod sets the interval's multipliers: "conformal",
+	// "gaussian", or "" for the model's conformal calibration when it
+	// reaches the level, else gaussian (model.IntervalMethod).
+	IntervalMethod string `json:"interval_method,omitempty"`
 	// Out is where the predictions go: a directory, under which each
 	// input's predictions take the input's path relative to the argument
 	// that named it (a folder's subfolders, Hive's key=value ones
@@ -104,6 +109,15 @@ type PredictResult struct {
 	// Unseen sums the files' Unseen per column, in order of first
 	// appearance in input order.
 	Unseen []featenc.Unseen `json:"unseen,omitempty"`
+	// IntervalMethod and IntervalZ are how the intervals' bounds were
+	// set (Interval): score ± IntervalZ·std; IntervalZOutputs holds each
+	// output's multiplier instead when they differ (a model calibrated
+	// output by output).
+	IntervalMethod   model.IntervalMethod `json:"interval_method,omitempty"`
+	IntervalZ        float64              `json:"interval_z,omitempty"`
+	IntervalZOutputs []float64            `json:"interval_z_outputs,omitempty"`
+	// Targets are the model's target names, which name the outputs.
+	Targets []string `json:"-"`
 	// Metrics are those of every input's rows against their targets, when
 	// every input has the model's target columns (falkon-ooc predict's,
 	// from the same code: each task's ooc.Evaluator, merged in input
@@ -407,6 +421,7 @@ func predictOne(ctx context.Context, m *ooc.Model, cfg *PredictConfig, input, ou
 func predictOptions(cfg *PredictConfig) predictfile.Options {
 	popt := predictfile.Options{Workers: cfg.Workers, Proba: cfg.Proba, Std: cfg.Std || cfg.Interval > 0, ShowStd: cfg.Std, Keep: cfg.Keep}
 	popt.Interval = cfg.Interval // the model's calibrated multiplier when it has one
+	popt.IntervalMethod = model.IntervalMethod(cfg.IntervalMethod)
 	return popt
 }
 
@@ -457,7 +472,19 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if (cfg.Std || cfg.Interval > 0) && m.Uncertainty() == nil {
 		return nil, fmt.Errorf("--std, --interval: model %s has no predictive standard deviations: it was fitted without --uncertainty", cfg.Model)
 	}
-	if _, err := predictfile.New(m.Model, predictOptions(&cfg)); err != nil { // --keep against the output columns
+	method, err := model.ParseIntervalMethod(cfg.IntervalMethod)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--interval-method: %v", err)
+	case method != model.IntervalAuto && cfg.Interval == 0:
+		return nil, fmt.Errorf("--interval-method %s needs --interval", method)
+	case method == model.IntervalConformal:
+		if _, _, err := m.IntervalMultipliers(cfg.Interval, method); err != nil {
+			return nil, fmt.Errorf("--interval-method conformal: model %s: %v; fit it again with --uncertainty and more validation rows, or use --interval-method gaussian", cfg.Model, err)
+		}
+	}
+	pp, err := predictfile.New(m.Model, predictOptions(&cfg)) // --keep against the output columns
+	if err != nil {
 		return nil, err
 	}
 	args := cfg.Inputs
@@ -476,7 +503,11 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if err != nil {
 		return nil, err
 	}
-	out := &PredictResult{Skipped: skipped, Nulls: cfg.Nulls}
+	out := &PredictResult{Skipped: skipped, Nulls: cfg.Nulls, Targets: m.Targets()}
+	if cfg.Interval > 0 {
+		out.IntervalMethod = pp.IntervalMethod
+		out.IntervalZ, out.IntervalZOutputs = predictfile.SplitZ(pp.Z())
+	}
 	for i, b := range res {
 		var pf PredictFile
 		if err := json.Unmarshal(b, &pf); err != nil {

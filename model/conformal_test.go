@@ -78,19 +78,19 @@ func TestIntervalMultiplierOldModel(t *testing.T) {
 		t.Fatal("a version-2 fixture has a conformal calibration")
 	}
 	for _, q := range []float64{0.5, 0.9, 0.95} {
-		z, used, err := m.IntervalMultiplier(q, model.IntervalAuto)
+		z, used, err := oneOutput(m.IntervalMultipliers(q, model.IntervalAuto))
 		if err != nil || used != model.IntervalGaussian || z != model.IntervalZ(q) {
 			t.Errorf("level %v: %v %v %v, want the Gaussian %v", q, z, used, err, model.IntervalZ(q))
 		}
 	}
-	if _, _, err := m.IntervalMultiplier(0.9, model.IntervalConformal); !errors.Is(err, model.ErrNoConformal) {
+	if _, _, err := oneOutput(m.IntervalMultipliers(0.9, model.IntervalConformal)); !errors.Is(err, model.ErrNoConformal) {
 		t.Errorf("conformal on an old model: %v", err)
 	}
-	if _, _, err := m.IntervalMultiplier(1.5, model.IntervalAuto); err == nil || err.Error() != "interval level 1.5: want a level in (0, 1)" {
+	if _, _, err := oneOutput(m.IntervalMultipliers(1.5, model.IntervalAuto)); err == nil || err.Error() != "interval level 1.5: want a level in (0, 1)" {
 		t.Errorf("level 1.5: %v", err)
 	}
 	plain := fixture(t, "ooc/testdata/model_v1_regression_f32.fkom")
-	if _, _, err := plain.IntervalMultiplier(0.9, model.IntervalAuto); !errors.Is(err, model.ErrNoUncertainty) {
+	if _, _, err := oneOutput(plain.IntervalMultipliers(0.9, model.IntervalAuto)); !errors.Is(err, model.ErrNoUncertainty) {
 		t.Errorf("model without uncertainty: %v", err)
 	}
 	if _, err := plain.WithConformal(model.NewConformal([]float64{1, 2, 3})); !errors.Is(err, model.ErrNoUncertainty) {
@@ -136,16 +136,16 @@ func TestConformalCapability(t *testing.T) {
 	if got := back.Requires(); len(got) != 1 || got[0] != "conformal" {
 		t.Errorf("requires %v", got)
 	}
-	z, used, err := back.IntervalMultiplier(0.9, model.IntervalAuto)
+	z, used, err := oneOutput(back.IntervalMultipliers(0.9, model.IntervalAuto))
 	if err != nil || used != model.IntervalConformal || z != r[int(math.Ceil(1001*0.9))-1] {
 		t.Errorf("0.9: %v %v %v", z, used, err)
 	}
 	// 1000 rows reach 0.99 (rank 991) but not 0.995 (rank 996 ≤ 1000: yes).
-	if _, _, err := back.IntervalMultiplier(0.999, model.IntervalConformal); !errors.Is(err, model.ErrNoConformal) ||
+	if _, _, err := oneOutput(back.IntervalMultipliers(0.999, model.IntervalConformal)); !errors.Is(err, model.ErrNoConformal) ||
 		!strings.Contains(err.Error(), "its 1000 validation rows reach 0.995") {
 		t.Errorf("0.999 conformal: %v", err)
 	}
-	if z, used, _ := back.IntervalMultiplier(0.999, model.IntervalAuto); used != model.IntervalGaussian || z != model.IntervalZ(0.999) {
+	if z, used, _ := oneOutput(back.IntervalMultipliers(0.999, model.IntervalAuto)); used != model.IntervalGaussian || z != model.IntervalZ(0.999) {
 		t.Errorf("0.999 by default: %v %v, want the Gaussian", z, used)
 	}
 	// A decreasing multiplier, or a calibration without an uncertainty,
@@ -171,4 +171,12 @@ func TestConformalCapability(t *testing.T) {
 			t.Errorf("%s: New accepts the calibration", name)
 		}
 	}
+}
+
+// oneOutput is IntervalMultipliers' result for a model of one output.
+func oneOutput(z []float64, used model.IntervalMethod, err error) (float64, model.IntervalMethod, error) {
+	if len(z) == 0 {
+		return 0, used, err
+	}
+	return z[0], used, err
 }

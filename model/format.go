@@ -48,7 +48,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // capabilities are the names a version-3 file may list in "requires"
 // that this build knows how to predict with (docs/MODEL_FORMAT.md).
-var capabilities = map[string]bool{capDecision: true, capEncoding: true, capConformal: true, capTargetEncoding: true}
+var capabilities = map[string]bool{capDecision: true, capEncoding: true, capConformal: true, capConformalOutputs: true, capTargetEncoding: true}
 
 // capDecision is the capability of a binary model with a Decision: a
 // reader that ignored it would label rows at another threshold.
@@ -69,6 +69,13 @@ const capTargetEncoding = "target-encoding"
 // of its intervals: a reader that ignored it would give Gaussian
 // intervals, which miss their level when the errors are not Gaussian.
 const capConformal = "conformal"
+
+// capConformalOutputs is the capability of a model of several outputs
+// whose Conformal calibrates each output on its own (Conformal.Outputs):
+// a reader that ignored it would give every output the pooled
+// multiplier, which misses the level on an output whose errors have
+// another shape.
+const capConformalOutputs = "conformal-outputs"
 
 // meta is the JSON metadata of a model file (docs/MODEL_FORMAT.md); its
 // keys and their order are those of format version 1, then the keys
@@ -106,7 +113,7 @@ type meta struct {
 	// time input columns.
 	Encoding *featenc.Spec `json:"encoding,omitempty"`
 	// Capability "conformal": the split-conformal multipliers of the
-	// intervals.
+	// intervals; "conformal-outputs" when they are per output.
 	Conformal *Conformal `json:"conformal,omitempty"`
 	// Added within version 1 (older builds ignore it and keep predict's
 	// strict default): the NULL policy of the training data, "mean".
@@ -128,6 +135,9 @@ func (m *Model) requires() []string {
 	var caps []string
 	if m.conformal != nil {
 		caps = append(caps, capConformal)
+		if len(m.conformal.Outputs) > 0 {
+			caps = append(caps, capConformalOutputs)
+		}
 	}
 	if m.decision != nil {
 		caps = append(caps, capDecision)

@@ -95,7 +95,7 @@ type Params struct {
 	Uncertainty       *Uncertainty
 	UncertaintyFactor []float64
 	// Conformal, when not nil, calibrates the central intervals of an
-	// Uncertainty (IntervalMultiplier).
+	// Uncertainty (IntervalMultipliers).
 	Conformal *Conformal
 	// Config and Training are the trainer's record of how the model was
 	// made, JSON documents that the model stores and writes back but does
@@ -348,7 +348,7 @@ func (m *Model) validate() error {
 		if m.uncertainty == nil {
 			return fmt.Errorf("a conformal calibration without an uncertainty")
 		}
-		if err := m.conformal.validate(); err != nil {
+		if err := m.conformal.validate(m.k); err != nil {
 			return err
 		}
 	}

@@ -774,11 +774,11 @@ func buildUncertainty(ctx context.Context, m *Model, plan *FitPlan, cs *centreSa
 	cov, u.NLPD, u.NLPDConstant = intervalQuality(e, vr, k)
 	u.Coverage50, u.Coverage90, u.Coverage95 = cov[0], cov[1], cov[2]
 	// The split-conformal calibration: the standardised residuals'
-	// quantiles (vr is no longer needed).
+	// quantiles, per output (vr is no longer needed).
 	for i, x := range e {
 		vr[i] = math.Abs(x) / math.Sqrt(vr[i])
 	}
-	conf := model.NewConformal(vr)
+	conf := model.NewConformalOutputs(vr, k)
 	u.RankKept = 1
 	switch nc := len(check) / d; {
 	case vm.full == nil:

@@ -48,7 +48,7 @@ func TestDecodeAllocs(t *testing.T) {
 		if err := sc.Score(&it.res, it.rb.x, it.rows, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := it.writeJSON(io.Discard, st, st.plans[0], 0); err != nil {
+		if err := it.writeJSON(io.Discard, st, st.plans[0], nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		it.rb.release()
@@ -108,7 +108,7 @@ func TestDecodeAllocsEncoded(t *testing.T) {
 		if err := sc.Score(&it.res, it.x, it.rows, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := it.writeJSON(io.Discard, st, st.plans[0], 0); err != nil {
+		if err := it.writeJSON(io.Discard, st, st.plans[0], nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		it.rb.release()

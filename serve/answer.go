@@ -88,8 +88,9 @@ func makePlans(info *Info) [8]plan {
 	return plans
 }
 
-// value is column col's value at row i.
-func (it *item) value(info *Info, col column, z float64, i int) float64 {
+// value is column col's value at row i; z holds the intervals'
+// multipliers, one per output.
+func (it *item) value(info *Info, col column, z []float64, i int) float64 {
 	k := info.K
 	r := &it.res
 	switch col.src {
@@ -100,9 +101,9 @@ func (it *item) value(info *Info, col column, z float64, i int) float64 {
 	case srcStd:
 		return r.Std[i*k+col.idx]
 	case srcLower:
-		return r.Scores[i*k+col.idx] - z*r.Std[i*k+col.idx]
+		return r.Scores[i*k+col.idx] - z[col.idx]*r.Std[i*k+col.idx]
 	case srcUpper:
-		return r.Scores[i*k+col.idx] + z*r.Std[i*k+col.idx]
+		return r.Scores[i*k+col.idx] + z[col.idx]*r.Std[i*k+col.idx]
 	}
 	return 0
 }
@@ -111,13 +112,18 @@ func (it *item) value(info *Info, col column, z float64, i int) float64 {
 //
 //	{"model":"ID","rows":N,"columns":{"y_pred":[…],"score":[…]}}
 //
+// (with "interval_method" after "rows" when it answers intervals)
 // through it.out, flushed to w every 32 KiB.
-func (it *item) writeJSON(w io.Writer, st *state, p plan, z float64) error {
+func (it *item) writeJSON(w io.Writer, st *state, p plan, z []float64, method string) error {
 	info := &st.info
 	b := append(it.out[:0], `{"model":`...)
 	b = appendJSONString(b, st.id)
 	b = append(b, `,"rows":`...)
 	b = strconv.AppendInt(b, int64(it.rows), 10)
+	if method != "" {
+		b = append(b, `,"interval_method":`...)
+		b = appendJSONString(b, method)
+	}
 	if len(it.unseen) > 0 {
 		b = append(b, `,"unseen":`...)
 		b = appendUnseen(b, it.unseen)

@@ -224,7 +224,7 @@ func (dc *decoder) arrowColumn(col arrow.Array, x []float64, base, j int) error 
 // writeArrow writes the answer's columns as an Arrow IPC stream of one
 // record batch: float64 columns, and the labels of a labelled
 // classifier's prediction as strings.
-func writeArrow(w io.Writer, info *Info, p plan, z float64, it *item) error {
+func writeArrow(w io.Writer, info *Info, p plan, z []float64, it *item) error {
 	fields := make([]arrow.Field, len(p))
 	arrs := make([]arrow.Array, len(p))
 	mem := memory.DefaultAllocator

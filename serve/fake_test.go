@@ -18,10 +18,12 @@ type linModel struct {
 	labeled  bool
 	std      bool
 	maxRows  atomic.Int64 // the largest block scored
+	// intervalZ is Info.IntervalZ (nil: the package's Gaussian).
+	intervalZ func(z []float64, level float64, method string) (string, error)
 }
 
 func (m *linModel) Info() Info {
-	in := Info{Features: m.features, K: len(m.w), Std: m.std, Summary: json.RawMessage(`{"centers": 7, "task": "x"}`)}
+	in := Info{Features: m.features, K: len(m.w), Std: m.std, Summary: json.RawMessage(`{"centers": 7, "task": "x"}`), IntervalZ: m.intervalZ}
 	for k := range m.w {
 		in.Targets = append(in.Targets, "y"+strconv.Itoa(k))
 	}

@@ -220,6 +220,7 @@ type item struct {
 	err  error
 	done chan struct{}
 
+	z    []float64 // the intervals' multipliers, one per output
 	rb   rowBuf
 	dc   decoder
 	jr   jsonReader
@@ -571,6 +572,14 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 	}
 	it := h.getItem(st)
 	defer h.putItem(it)
+	method := ""
+	if ask.Interval > 0 {
+		it.z = slices.Grow(it.z[:0], st.info.K)[:st.info.K]
+		if method, err = st.info.intervalZ(it.z, ask); err != nil {
+			h.fail(w, r, err, start, form)
+			return
+		}
+	}
 	it.body.reset(r.Body, h.opt.MaxBody)
 	if form == formJSON {
 		it.jr.reset(&it.body)
@@ -605,23 +614,19 @@ func (h *Handler) predict(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := st.plans[planKey(ask)]
-	z := 0.0
-	if ask.Interval > 0 {
-		z = IntervalZ(ask.Interval)
-		if st.info.IntervalZ != nil {
-			z = st.info.IntervalZ(ask.Interval)
-		}
-	}
 	if form == formJSON {
 		w.Header().Set("Content-Type", "application/json")
-		err = it.writeJSON(w, st, p, z)
+		err = it.writeJSON(w, st, p, it.z, method)
 	} else {
 		w.Header().Set("Content-Type", ArrowStream)
 		w.Header().Set("Falkon-Model", st.id)
 		if len(it.unseen) > 0 {
 			w.Header().Set("Falkon-Unseen", string(appendUnseen(nil, it.unseen)))
 		}
-		err = writeArrow(w, &st.info, p, z, it)
+		if method != "" {
+			w.Header().Set("Falkon-Interval-Method", method)
+		}
+		err = writeArrow(w, &st.info, p, it.z, it)
 	}
 	if err != nil {
 		h.log.Debug("answer not delivered", "remote", r.RemoteAddr, "err", err)

@@ -15,11 +15,12 @@ type fitted struct{ m *model.Model }
 // applies lists the capabilities of the model format (model.Requires)
 // that the server applies: "decision", the threshold of a binary model,
 // is applied by package model's Predictor to the classes it answers;
-// "conformal", the calibration of the intervals, by Info.IntervalZ;
-// "encoding", the categorical and time features, and "target-encoding",
-// categorical columns read as their levels' mean target, by the decoders
-// (Info.Encoding, through featenc.Assembler).
-var applies = map[string]bool{"decision": true, "conformal": true, "encoding": true, "target-encoding": true}
+// "conformal" and "conformal-outputs", the calibration of the intervals
+// (per output), by Info.IntervalZ; "encoding", the categorical and time
+// features, and "target-encoding", categorical columns read as their
+// levels' mean target, by the decoders (Info.Encoding, through
+// featenc.Assembler).
+var applies = map[string]bool{"decision": true, "conformal": true, "conformal-outputs": true, "encoding": true, "target-encoding": true}
 
 // FromModel returns m as the server serves it. A model that uses a
 // capability of the model format the server does not apply is refused,
@@ -47,10 +48,10 @@ func (f fitted) Info() Info {
 			}
 		}
 	}
-	if m.Conformal() != nil {
-		in.IntervalZ = func(level float64) float64 {
-			z, _, _ := m.IntervalMultiplier(level, model.IntervalAuto)
-			return z
+	if m.Uncertainty() != nil {
+		in.IntervalZ = func(z []float64, level float64, method string) (string, error) {
+			used, err := m.IntervalMultipliersTo(z, level, model.IntervalMethod(method))
+			return string(used), err
 		}
 	}
 	if s, err := m.SummaryJSON(); err == nil {

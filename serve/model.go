@@ -74,10 +74,15 @@ type Info struct {
 	Std bool
 	// Summary is the model's summary as inspect --json shows it.
 	Summary json.RawMessage
-	// IntervalZ, when not nil, returns the number of standard deviations
-	// of the central interval of a level, as the model calibrates it (its
-	// conformal calibration); nil: the package's IntervalZ.
-	IntervalZ func(level float64) float64
+	// IntervalZ, when not nil, writes into z, one per output, the number
+	// of standard deviations of the central interval of a level by
+	// method, as the model calibrates it, and returns the method used:
+	// "conformal" (its conformal calibration), "gaussian" (the package's
+	// IntervalZ), or "" for conformal when the calibration reaches the
+	// level, else gaussian; an error when the method cannot give the
+	// level. nil: the package's IntervalZ for every output, and "conformal"
+	// refused.
+	IntervalZ func(z []float64, level float64, method string) (string, error)
 }
 
 func (in *Info) classifier() bool { return in.Task == "binary" || in.Task == "multiclass" }
@@ -109,6 +114,28 @@ func (in *Info) check() error {
 	return nil
 }
 
+// intervalZ writes the multipliers of ask's interval into z (one per
+// output) and returns the method used; a *RequestError naming
+// interval_method when the model cannot give it.
+func (in *Info) intervalZ(z []float64, ask Ask) (string, error) {
+	if in.IntervalZ != nil {
+		used, err := in.IntervalZ(z, ask.Interval, ask.IntervalMethod)
+		if err != nil {
+			return "", &RequestError{Status: 400, Row: -1, Field: "interval_method",
+				Msg: fmt.Sprintf("interval_method=%s: %v; ask for interval_method=gaussian, or fit the model again with --uncertainty and more validation rows", ask.IntervalMethod, err)}
+		}
+		return used, nil
+	}
+	if ask.IntervalMethod == "conformal" {
+		return "", &RequestError{Status: 400, Row: -1, Field: "interval_method",
+			Msg: "interval_method=conformal: the model has no conformal calibration of its intervals; ask for interval_method=gaussian"}
+	}
+	for j := range z {
+		z[j] = IntervalZ(ask.Interval)
+	}
+	return "gaussian", nil
+}
+
 // IntervalZ returns the number of standard deviations of a central
 // interval of the normal distribution holding level of its mass (1.645
 // for 0.9), as falkon-ooc predict --interval computes it.
@@ -122,6 +149,11 @@ type Ask struct {
 	// central interval of that level (0 < Interval < 1).
 	Std      bool
 	Interval float64
+	// IntervalMethod is how the interval's bounds are set: "conformal",
+	// "gaussian", or "" for the model's conformal calibration when it
+	// reaches the level, else gaussian (falkon-ooc predict
+	// --interval-method).
+	IntervalMethod string
 }
 
 // columns returns the names of the answer's columns for ask, as
@@ -189,6 +221,15 @@ func (in *Info) parseAsk(raw string) (Ask, error) {
 			return a, &RequestError{Status: 400, Row: -1, Field: "interval", Msg: fmt.Sprintf("query parameter interval=%q is not a level between 0 and 1 (0.9: the central 90 %% interval)", v)}
 		}
 		a.Interval = l
+	}
+	if v := get("interval_method"); v != "" {
+		if v != "conformal" && v != "gaussian" {
+			return a, &RequestError{Status: 400, Row: -1, Field: "interval_method", Msg: fmt.Sprintf("query parameter interval_method=%q is not conformal or gaussian", v)}
+		}
+		if a.Interval == 0 {
+			return a, &RequestError{Status: 400, Row: -1, Field: "interval_method", Msg: "interval_method sets how the bounds of an interval are found: ask for one with interval too (interval=0.9)"}
+		}
+		a.IntervalMethod = v
 	}
 	switch {
 	case a.Proba && !in.classifier():

@@ -137,10 +137,13 @@ type predictResult struct {
 	Std      bool    `json:"std,omitempty"`
 	Interval float64 `json:"interval,omitempty"`
 	// IntervalMethod and IntervalZ are how the bounds were set:
-	// score ± IntervalZ·std.
-	IntervalMethod ooc.IntervalMethod     `json:"interval_method,omitempty"`
-	IntervalZ      float64                `json:"interval_z,omitempty"`
-	Uncertainty    *predictfile.StdReport `json:"uncertainty,omitempty"`
+	// score ± IntervalZ·std; IntervalZOutputs holds each output's
+	// multiplier instead when they differ (a model calibrated output by
+	// output).
+	IntervalMethod   ooc.IntervalMethod     `json:"interval_method,omitempty"`
+	IntervalZ        float64                `json:"interval_z,omitempty"`
+	IntervalZOutputs []float64              `json:"interval_z_outputs,omitempty"`
+	Uncertainty      *predictfile.StdReport `json:"uncertainty,omitempty"`
 	// Decision is how a binary model labels the rows (model.Decision).
 	Decision *model.Decision `json:"decision,omitempty"`
 	// Unseen counts, per categorical column, the values whose level the
@@ -223,7 +226,8 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		return err
 	}
 	if o.interval > 0 {
-		p.res.IntervalMethod, p.res.IntervalZ = p.IntervalMethod, p.Z()
+		p.res.IntervalMethod = p.IntervalMethod
+		p.res.IntervalZ, p.res.IntervalZOutputs = predictfile.SplitZ(p.Z())
 	}
 	summary := e.stdout
 	if o.out == "-" {
@@ -334,7 +338,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		fmt.Fprintf(summary, "output     %s\n", res.Out)
 	}
 	if res.Interval > 0 {
-		fmt.Fprintf(summary, "interval   %g %% %s: prediction ± %.4g std\n", 100*res.Interval, res.IntervalMethod, res.IntervalZ)
+		fmt.Fprintf(summary, "interval   %s\n", predictfile.IntervalLine(res.Interval, res.IntervalMethod, p.Z(), p.m.Targets()))
 	}
 	switch {
 	case p.WithTargets:

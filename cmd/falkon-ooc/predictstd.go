@@ -30,7 +30,7 @@ func checkStd(o *predictOpts, m *ooc.Model) error {
 	case m.Uncertainty() == nil:
 		return fmt.Errorf("%s: model %s has no predictive standard deviations: it was fitted without --uncertainty; refit with fit --uncertainty", flag, o.model)
 	case o.intervalMethod == string(ooc.IntervalConformal):
-		if _, _, err := m.IntervalMultiplier(o.interval, ooc.IntervalConformal); err != nil {
+		if _, _, err := m.IntervalMultipliers(o.interval, ooc.IntervalConformal); err != nil {
 			return fmt.Errorf("--interval-method conformal: model %s: %v; fit it again with --uncertainty and more validation rows, or use --interval-method gaussian", o.model, err)
 		}
 	}

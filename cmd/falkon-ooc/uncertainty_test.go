@@ -64,7 +64,7 @@ func TestPredictStd(t *testing.T) {
 	}
 	pred, std := make([]float64, len(rows)), make([]float64, len(rows))
 	m.PredictStdTo(pred, std, x, len(rows))
-	z, used, err := m.IntervalMultiplier(0.8, ooc.IntervalAuto)
+	z, used, err := oneOutput(m.IntervalMultipliers(0.8, ooc.IntervalAuto))
 	if err != nil || used != ooc.IntervalConformal || z == ooc.IntervalZ(0.8) {
 		t.Fatalf("multiplier %v %v %v: want the conformal one", z, used, err)
 	}
@@ -163,4 +163,12 @@ func TestUncertaintyErrorMessages(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant %q", c.args, code, e, c.want)
 		}
 	}
+}
+
+// oneOutput is IntervalMultipliers' result for a model of one output.
+func oneOutput(z []float64, used ooc.IntervalMethod, err error) (float64, ooc.IntervalMethod, error) {
+	if len(z) == 0 {
+		return 0, used, err
+	}
+	return z[0], used, err
 }

@@ -31,10 +31,11 @@ type Options struct {
 	// (TARGET_lower, TARGET_upper).
 	Std, ShowStd bool
 	Z            float64
-	// Interval > 0 (a level in (0, 1)) sets Z to the model's multiplier
-	// of that level by IntervalMethod (model.Model.IntervalMultiplier:
-	// by default the conformal one when the model has it), and implies
-	// Std. The method used is Predictor.IntervalMethod.
+	// Interval > 0 (a level in (0, 1)) sets the multipliers to the
+	// model's of that level by IntervalMethod, one per output
+	// (model.Model.IntervalMultipliers: by default the conformal ones when
+	// the model has them), in place of Z, and implies Std. The method
+	// used is Predictor.IntervalMethod, the multipliers Predictor.Z.
 	Interval       float64
 	IntervalMethod model.IntervalMethod
 	// Keep names the input columns copied beside the predictions
@@ -71,6 +72,7 @@ type Predictor struct {
 	prob     []float64 // one row's probabilities
 	sd       []float64
 	asm      *featenc.Assembler // the model's features from the columns read
+	z        []float64          // the intervals' multipliers, per output (nil: none)
 }
 
 // New returns a Predictor of m. It is an error to ask for what the model
@@ -85,17 +87,24 @@ func New(m *model.Model, opt Options) (*Predictor, error) {
 		return nil, errors.New("a regression model has no class probabilities")
 	}
 	var method model.IntervalMethod
-	if opt.Interval != 0 {
-		z, used, err := m.IntervalMultiplier(opt.Interval, opt.IntervalMethod)
+	var zs []float64
+	switch {
+	case opt.Interval != 0:
+		z, used, err := m.IntervalMultipliers(opt.Interval, opt.IntervalMethod)
 		if err != nil {
 			return nil, err
 		}
-		opt.Std, opt.Z, method = true, z, used
+		opt.Std, zs, method = true, z, used
+	case opt.Z > 0:
+		zs = make([]float64, m.K())
+		for j := range zs {
+			zs[j] = opt.Z
+		}
 	}
 	if opt.Std && m.Uncertainty() == nil {
 		return nil, model.ErrNoUncertainty
 	}
-	p := &Predictor{m: m, opt: opt, Ev: m.NewEvaluator(), IntervalMethod: method}
+	p := &Predictor{m: m, opt: opt, Ev: m.NewEvaluator(), IntervalMethod: method, z: zs}
 	if err := CheckKeep(opt.Keep, p.Columns()); err != nil {
 		return nil, err
 	}
@@ -107,9 +116,9 @@ func New(m *model.Model, opt Options) (*Predictor, error) {
 	return p, nil
 }
 
-// Z is the multiplier of the standard deviation of the intervals
-// written (0: none).
-func (p *Predictor) Z() float64 { return p.opt.Z }
+// Z returns the multipliers of the standard deviation of the intervals
+// written, one per output (nil: none).
+func (p *Predictor) Z() []float64 { return slices.Clone(p.z) }
 
 // CheckKeep returns an error when the output would have two columns of
 // one name: a kept input column named like one of the output columns
@@ -303,7 +312,7 @@ func (p *Predictor) Output(scores, sd []float64, n int) [][]float64 {
 	for i := range n {
 		row = p.outputRow(scores[i*k:(i+1)*k], row)
 		if p.opt.Std {
-			row = appendStd(row, scores[i*k:(i+1)*k], sd[i*k:(i+1)*k], p.opt.ShowStd, p.opt.Z)
+			row = appendStd(row, scores[i*k:(i+1)*k], sd[i*k:(i+1)*k], p.opt.ShowStd, p.z)
 		}
 		for j, v := range row {
 			p.cols[j][i] = v
@@ -317,7 +326,7 @@ func (p *Predictor) Output(scores, sd []float64, n int) [][]float64 {
 func (p *Predictor) Columns() []tabular.Column {
 	cols := OutputColumns(p.m, p.opt.Proba)
 	z := 0.0
-	if p.opt.Z > 0 {
+	if p.z != nil {
 		z = 1
 	}
 	for _, c := range StdColumns(p.m.Targets(), p.opt.Std && p.opt.ShowStd, z) {
@@ -405,14 +414,15 @@ func StdColumns(targets []string, std bool, interval float64) []string {
 }
 
 // appendStd appends one row's extra columns (see StdColumns) for its
-// scores and standard deviations.
-func appendStd(dst, scores, sd []float64, std bool, z float64) []float64 {
+// scores and standard deviations; z holds the intervals' multipliers per
+// output (nil: no interval).
+func appendStd(dst, scores, sd []float64, std bool, z []float64) []float64 {
 	if std {
 		dst = append(dst, sd...)
 	}
-	if z > 0 {
+	if z != nil {
 		for j, s := range scores {
-			dst = append(dst, s-z*sd[j], s+z*sd[j])
+			dst = append(dst, s-z[j]*sd[j], s+z[j]*sd[j])
 		}
 	}
 	return dst

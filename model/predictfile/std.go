@@ -70,19 +70,24 @@ func (s *StdMetrics) Report(interval float64) *StdReport {
 	r.NLPD /= float64(n)
 	r.NLPDConstant /= float64(n)
 	sort.Float64s(abs)
+	z := make([]float64, s.k)
 	for _, l := range levels {
-		z, method := model.IntervalZ(l), model.IntervalGaussian
+		method := model.IntervalGaussian
+		for j := range z {
+			z[j] = model.IntervalZ(l)
+		}
 		if s.m != nil {
-			if zm, used, err := s.m.IntervalMultiplier(l, s.method); err == nil {
+			if zm, used, err := s.m.IntervalMultipliers(l, s.method); err == nil {
 				z, method = zm, used
 			}
 		}
 		in, width := 0, 0.0
 		for i, e := range s.e {
-			if math.Abs(e) <= z*s.sd[i] {
+			zi := z[i%s.k]
+			if math.Abs(e) <= zi*s.sd[i] {
 				in++
 			}
-			width += 2 * z * s.sd[i]
+			width += 2 * zi * s.sd[i]
 		}
 		cov := float64(in) / float64(n)
 		// The constant width covering the same share: twice the in-th
@@ -114,4 +119,39 @@ func (r *StdReport) Line() string {
 		}
 	}
 	return s + fmt.Sprintf("; NLPD %.4g (constant variance %.4g)", r.NLPD, r.NLPDConstant)
+}
+
+// SplitZ returns the intervals' multiplier that every output shares, or,
+// when the outputs' differ (a model calibrated output by output), 0 and
+// the multipliers: a --json document's interval_z and interval_z_outputs.
+func SplitZ(z []float64) (float64, []float64) {
+	for _, v := range z {
+		if v != z[0] {
+			return 0, z
+		}
+	}
+	if len(z) == 0 {
+		return 0, nil
+	}
+	return z[0], nil
+}
+
+// IntervalLine is the summary's text of the central intervals of level
+// set by method with the multipliers z of the outputs named targets:
+// "90 % conformal: prediction ± 1.645 std", or with one multiplier per
+// output "90 % conformal: prediction ± z·std, z = 1.7 (y1), 1.9 (y2)".
+func IntervalLine(level float64, method model.IntervalMethod, z []float64, targets []string) string {
+	s := fmt.Sprintf("%g %% %s: prediction ± ", 100*level, method)
+	one, per := SplitZ(z)
+	if per == nil {
+		return s + fmt.Sprintf("%.4g std", one)
+	}
+	s += "z·std, z ="
+	for j, v := range per {
+		if j > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" %.4g (%s)", v, targets[j])
+	}
+	return s
 }

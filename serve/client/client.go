@@ -47,6 +47,10 @@ type Query struct {
 	Proba    bool    // class probabilities instead of scores
 	Std      bool    // predictive standard deviations
 	Interval float64 // the central interval of this level (0: none)
+	// IntervalMethod sets how the interval's bounds are found:
+	// "conformal", "gaussian", or "" for the model's conformal
+	// calibration when it reaches the level, else gaussian.
+	IntervalMethod string
 }
 
 func (q Query) encode() string {
@@ -59,6 +63,9 @@ func (q Query) encode() string {
 	}
 	if q.Interval > 0 {
 		v.Set("interval", strconv.FormatFloat(q.Interval, 'g', -1, 64))
+	}
+	if q.IntervalMethod != "" {
+		v.Set("interval_method", q.IntervalMethod)
 	}
 	if len(v) == 0 {
 		return ""
@@ -76,6 +83,9 @@ type Answer struct {
 	// level the model's encoding does not know (nil: none). They were
 	// answered, read as the column's (other) level or as none.
 	Unseen map[string]int64
+	// IntervalMethod is how the interval's bounds were set ("conformal"
+	// or "gaussian"), when the query asked for one.
+	IntervalMethod string
 }
 
 // Column is one output column: numbers, or the class labels of a model
@@ -197,6 +207,7 @@ func (c *Client) post(ctx context.Context, ct string, body io.Reader, q Query) (
 			if u := resp.Header.Get("Falkon-Unseen"); u != "" {
 				err = json.Unmarshal([]byte(u), &a.Unseen)
 			}
+			a.IntervalMethod = resp.Header.Get("Falkon-Interval-Method")
 		}
 		return a, err
 	}
@@ -245,6 +256,10 @@ func DecodeJSON(r io.Reader) (*Answer, error) {
 			}
 		case "unseen":
 			if err := dec.Decode(&a.Unseen); err != nil {
+				return nil, err
+			}
+		case "interval_method":
+			if err := dec.Decode(&a.IntervalMethod); err != nil {
 				return nil, err
 			}
 		case "columns":

@@ -60,6 +60,7 @@ type predictOpts struct {
 	maxLine                             int
 	noHeader, proba, std, beside        bool
 	interval                            float64
+	intervalMethod                      string
 }
 
 func predictFlags(fs *flag.FlagSet, o *predictOpts) {
@@ -69,6 +70,7 @@ func predictFlags(fs *flag.FlagSet, o *predictOpts) {
 	fs.BoolVar(&o.proba, "proba", false, "write calibrated class probabilities (p_CLASS columns) instead of the scores")
 	fs.BoolVar(&o.std, "std", false, "write each prediction's predictive standard deviation (models fitted with fit --uncertainty)")
 	fs.Float64Var(&o.interval, "interval", 0, "write a central `level` interval, e.g. 0.9")
+	fs.StringVar(&o.intervalMethod, "interval-method", "", "how --interval's bounds are set: conformal (the model's calibration on its validation residuals) or gaussian (± z·std of a normal); default: conformal when the model has it for the level, else gaussian")
 	fs.BoolVar(&o.noHeader, "no-header", false, "CSV inputs have no header row (columns c0, c1, …)")
 	fs.StringVar(&o.columns, "columns", "", "names for the columns of headerless CSV inputs, comma-separated (implies --no-header)")
 	fs.IntVar(&o.maxLine, "max-line", ingest.DefaultMaxLine, "longest text record in `bytes`")
@@ -99,6 +101,10 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		return usagef("--nulls must be error, drop, mean or zero, not %q", o.nulls)
 	case o.interval != 0 && !(o.interval > 0 && o.interval < 1):
 		return usagef("--interval must be a level in (0, 1) such as 0.9, got %g", o.interval)
+	case o.intervalMethod != "" && o.intervalMethod != "conformal" && o.intervalMethod != "gaussian":
+		return usagef("--interval-method: unknown interval method %q (want gaussian or conformal)", o.intervalMethod)
+	case o.intervalMethod != "" && o.interval == 0:
+		return usagef("--interval-method %s needs --interval", o.intervalMethod)
 	case o.suffix == "":
 		return usagef("--suffix must not be empty")
 	}
@@ -123,7 +129,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	defer done()
 	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: splitList(o.keep), Nulls: o.nulls,
 		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), MaxLine: o.maxLine,
-		Proba: o.proba, Std: o.std, Interval: o.interval, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.Force, Workers: o.Workers}
+		Proba: o.proba, Std: o.std, Interval: o.interval, IntervalMethod: o.intervalMethod, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.Force, Workers: o.Workers}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)
 	res, err := fbeam.Predict(ctx, cfg, opts)
@@ -165,6 +171,13 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 	}
 	for _, f := range res.Files {
 		fmt.Fprintf(stdout, "output     %s (%d rows)\n", f.Output, f.Rows)
+	}
+	if o.interval > 0 {
+		z := res.IntervalZOutputs
+		if z == nil {
+			z = []float64{res.IntervalZ}
+		}
+		fmt.Fprintf(stdout, "interval   %s\n", predictfile.IntervalLine(o.interval, res.IntervalMethod, z, res.Targets))
 	}
 	if res.Metrics != nil {
 		fmt.Fprintf(stdout, "metrics    %s\n", predictfile.MetricsLine(res.Metrics))
