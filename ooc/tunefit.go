@@ -1,6 +1,7 @@
 package ooc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -64,10 +65,14 @@ const (
 // default stated in its comment.
 type TunedConfig struct {
 	// Fit is the final fit. Its Kernel's Sigma or Sigmas and its Lambda
-	// are replaced by the search's choice; Iterations is its cap, and a
-	// Patience of 0 means DefaultPatience, as in every fit with validation
-	// rows (Config.Patience): FitTuned stops the final fit by its
-	// validation metric.
+	// are replaced by the search's choice, and a Patience of 0 means
+	// DefaultPatience, as in every fit with validation rows
+	// (Config.Patience): FitTuned stops the final fit by its validation
+	// metric, within the search's budget of passes (Search.MaxPasses, or
+	// DefaultMaxPasses of Iterations): past Iterations it continues while
+	// its validation improves, as the search's candidates do. The model's
+	// Config().Iterations is the cap that budget gives (the logistic loss
+	// runs its Newton steps of Iterations each).
 	Fit Config
 	// Search is the search: Sigmas (nil: TuneConfig.SigmaGrid of Fit's
 	// kernel), Lambdas (nil: TuneConfig.LambdaGrid of Fit's Lambda), ARD,
@@ -104,6 +109,10 @@ type Handoff struct {
 	SearchLambda  float64     `json:"search_lambda"`
 	// Lambda is the final fit's λ: SearchLambda after the rule.
 	Lambda float64 `json:"lambda"`
+	// MaxPasses is the final fit's budget of passes over the data (the
+	// search's), which stops it past TunedConfig.Fit.Iterations; 0 for
+	// the logistic loss.
+	MaxPasses int `json:"max_passes,omitempty"`
 	// Sigma or Sigmas is the length scale carried.
 	Sigma  float64   `json:"sigma,omitempty"`
 	Sigmas []float64 `json:"sigmas,omitempty"`
@@ -272,6 +281,11 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	fitCfg.Lambda = ho.Lambda
 	fitCfg.Kernel = best.Kernel
 	ho.Sigma, ho.Sigmas = best.Kernel.Sigma, slices.Clone(best.Kernel.Sigmas)
+	// The final fit stops by patience within the search's budget.
+	if fitCfg.Loss != LossLogistic {
+		_, _, _, heldOut := stream.HoldoutPair(train, val) // its validation is scored in its passes
+		ho.MaxPasses, fitCfg.Iterations = finalBudget(fitCfg, search.MaxPasses, heldOut)
+	}
 	for i := range res.Candidates {
 		res.Candidates[i].model = nil
 	}
@@ -398,4 +412,21 @@ func (s *sampleSource) TargetLabels() [][]string {
 		return l.TargetLabels()
 	}
 	return nil
+}
+
+// finalBudget returns FitTuned's budget of passes for its final fit of
+// cfg (maxPasses, the search's TuneConfig.MaxPasses; 0: DefaultMaxPasses
+// of cfg's Iterations and Patience) and the CG iterations it allows after
+// the centre sampling and the right-hand side, keeping one pass for the
+// final validation of held-out rows (heldOut): the fit's Iterations,
+// which its patience stops earlier.
+func finalBudget(cfg Config, maxPasses int, heldOut bool) (passes, iters int) {
+	if maxPasses == 0 {
+		maxPasses = DefaultMaxPasses(cmp.Or(cfg.Iterations, DefaultIterations), cfg.Patience, heldOut)
+	}
+	iters = maxPasses - 2
+	if heldOut {
+		iters--
+	}
+	return maxPasses, max(iters, 1)
 }

@@ -159,8 +159,13 @@ func TestFitTuned(t *testing.T) {
 	if got.Kernel().Sigma != best.Sigma || ho.Sigma != best.Sigma {
 		t.Errorf("σ %g, the search chose %g", got.Kernel().Sigma, best.Sigma)
 	}
+	// Patience, within the search's default budget of passes: 2 + 2·15
+	// CG iterations + 1 (TestFitTunedFinalBudget).
 	ref := fit
-	ref.Kernel, ref.Lambda, ref.Patience = best.Kernel, ho.Lambda, ooc.DefaultPatience
+	ref.Kernel, ref.Lambda, ref.Patience, ref.Iterations = best.Kernel, ho.Lambda, ooc.DefaultPatience, 30
+	if ho.MaxPasses != 33 || got.Config().Iterations != 30 {
+		t.Errorf("final fit: budget %d passes, cap %d iterations; want 33 and 30", ho.MaxPasses, got.Config().Iterations)
+	}
 	want, err := ooc.Fit(context.Background(), train, ref, ooc.RunOptions{Workers: 2, Validation: held})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 var (
 	pickRulesFlag = flag.String("pick-rules", "best,1se", "with -tune-mode pick: the TuneConfig.Pick rules to run")
 	pickARDFlag   = flag.Bool("pick-ard", false, "with -tune-mode pick: the search learns ARD length scales beside the σ grid (fit --tune --ard)")
-	pickItersFlag = flag.Int("pick-iters", 50, "with -tune-mode pick: Config.Iterations, the cap of the search's candidates and of the final fit (fit --tune's default)")
+	pickItersFlag = flag.Int("pick-iters", 50, "with -tune-mode pick: Config.Iterations (fit --tune's default --iters), past which the search's candidates and the final fit continue by patience within the budget of passes")
 )
 
 // The -tune-mode pick (bench/TUNE.md, "The one-standard-error rule";
@@ -58,7 +58,7 @@ func tunePick(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sou
 			}
 		}
 		final := "no"
-		if tr.Status != ooc.StatusPatience && tr.Iterations >= cfg.Iterations {
+		if tr.Status != ooc.StatusPatience && tr.Iterations >= m.Config().Iterations { // the cap its budget of passes gave
 			final = "yes"
 			if n := len(tr.Validation); n >= 2 {
 				last := tr.Validation[n-1].Metrics.RMSE

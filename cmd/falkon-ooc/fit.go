@@ -199,8 +199,9 @@ type fitResult struct {
 	// MemoryPlan is what the memory limit made the fit give up (the
 	// preconditioner chosen in its place), absent when nothing.
 	MemoryPlan *ooc.MemoryPlan `json:"memory_plan,omitempty"`
-	// StoppedAtCap is, when the fit ran all --iters while validating,
-	// its last improvement of the validation metric (ooc.StoppedAtCap).
+	// StoppedAtCap is, when the fit ran all --iters (fit --tune: all its
+	// budget of passes) while validating, its last improvement of the
+	// validation metric (ooc.StoppedAtCap).
 	StoppedAtCap *ooc.Improvement `json:"stopped_at_cap,omitempty"`
 }
 
@@ -448,7 +449,7 @@ func runFit(ctx context.Context, e *env, o *fitOpts, set map[string]bool, args [
 	if tr.Status == ooc.StatusPatience {
 		fmt.Fprintf(e.stdout, "patience   the model is iteration %d's, the best on the validation rows\n", tr.BestIteration)
 	}
-	if l := capLine(ooc.StoppedAtCap(m), m.Config().Iterations, m.Task()); l != "" {
+	if l := capLine(m); l != "" {
 		fmt.Fprintf(e.stdout, "cap        %s\n", l)
 	}
 	if l := memoryPlanLine(tr); l != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -20,8 +21,37 @@ func runTuned(ctx context.Context, o *fitOpts, cfg ooc.Config, set map[string]bo
 	o.SearchValRows(&tc, stream.Rows(train))
 	var subStart time.Time
 	run.SearchProgress = tuneProgress(pr, "fit --tune: search", dim, &subStart)
-	pr.printf("fit --tune: searching σ × λ on a row subsample, then fitting all %d training rows at M = %d", stream.Rows(train), cfg.Centers)
+	pr.printf("fit --tune: searching σ × λ on a row subsample, then fitting all %d training rows at M = %d%s", stream.Rows(train), cfg.Centers,
+		finalBudgetNote(tc, run.Validation == nil || heldOutOf(train, run.Validation)))
 	return ooc.FitTuned(ctx, train, tc, run)
+}
+
+// heldOutOf reports whether val is held out of train's data, so that the
+// fit scores it in its own passes.
+func heldOutOf(train, val stream.Source) bool {
+	_, _, _, ok := stream.HoldoutPair(train, val)
+	return ok
+}
+
+// finalBudgetNote states the budget of fit --tune's final fit as
+// ooc.FitTuned sets it (heldOut: its validation rows are held out of its
+// input, scored in its passes, and one more pass scores its last
+// iterate): "" for the logistic loss, which runs its Newton steps.
+func finalBudgetNote(tc ooc.TunedConfig, heldOut bool) string {
+	f := tc.Fit
+	if f.Loss == ooc.LossLogistic {
+		return ""
+	}
+	iters, patience := cmp.Or(f.Iterations, ooc.DefaultIterations), cmp.Or(f.Patience, ooc.DefaultPatience)
+	budget := tc.Search.MaxPasses
+	if budget == 0 {
+		budget = ooc.DefaultMaxPasses(iters, patience, heldOut)
+	}
+	if patience < 0 {
+		return fmt.Sprintf(", at most %d passes over the data (--max-passes)", budget)
+	}
+	return fmt.Sprintf(", at most %d passes over the data (--max-passes): past --iters %d the fit continues while its validation improves (--patience %d)",
+		budget, iters, patience)
 }
 
 // writeHandoff prints the search's pick and what fit --tune carried.

@@ -42,9 +42,15 @@ func TestFitTune(t *testing.T) {
 	if res.Handoff == nil || res.Handoff.Rule != ooc.HandoffLinear || res.Handoff.SearchValRows != 4000-res.N {
 		t.Errorf("--json handoff: %+v", res.Handoff)
 	}
-	if res.Config.Patience != ooc.DefaultPatience || res.Iterations > 50 || len(res.Validation) != res.Iterations {
-		t.Errorf("patience %d, %d iterations, %d validations (want patience 3, a cap of 50, one validation each)",
-			res.Config.Patience, res.Iterations, len(res.Validation))
+	// --iters 50 by default; past it the fit continues by patience
+	// within the budget of 3 + 2·50 passes: a cap of 100 iterations.
+	if res.Config.Patience != ooc.DefaultPatience || res.Config.Iterations != 100 || res.Handoff.MaxPasses != 103 ||
+		res.Iterations > 100 || len(res.Validation) != res.Iterations {
+		t.Errorf("patience %d, cap %d, budget %d passes, %d iterations, %d validations (want patience 3, a cap of 100, 103 passes, one validation each)",
+			res.Config.Patience, res.Config.Iterations, res.Handoff.MaxPasses, res.Iterations, len(res.Validation))
+	}
+	if want := "at M = 400, at most 103 passes over the data (--max-passes): past --iters 50 the fit continues while its validation improves (--patience 3)"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
 	}
 	if len(res.Phases) == 0 || res.PeakRSS <= 0 {
 		t.Errorf("--json lacks the phases or the peak RSS: %d phases, %d bytes", len(res.Phases), res.PeakRSS)

@@ -406,20 +406,29 @@ func failedLines(res *ooc.TuneResult) []string {
 	return lines
 }
 
-// capLine says that a fit stopped at its cap of iters iterations, with
-// its last improvement of the validation metric (RMSE, or error rate for
-// classification): "" for li nil.
-func capLine(li *ooc.Improvement, iters int, task ooc.Task) string {
+// capLine says that the fit of model m stopped at its cap, with its last
+// improvement of the validation metric (RMSE, or error rate for
+// classification; ooc.StoppedAtCap): its --iters, or for fit --tune's
+// final fit the budget of passes (--max-passes). "" when it did not stop
+// there.
+func capLine(m *ooc.Model) string {
+	li := ooc.StoppedAtCap(m)
 	if li == nil {
 		return ""
 	}
 	metric := "RMSE"
-	if task != ooc.TaskRegression {
+	if m.Task() != ooc.TaskRegression {
 		metric = "error rate"
 	}
-	if li.Still {
-		return fmt.Sprintf("stopped at --iters %d with the validation %s still improving (%.6g → %.6g at iteration %d): a larger --iters may give a better model",
-			iters, metric, li.From, li.To, li.Iteration)
+	limit, flag := fmt.Sprintf("--iters %d", m.Config().Iterations), "--iters"
+	ran := "ran all " + limit
+	if ho := m.Training().Handoff; ho != nil && ho.MaxPasses > 0 {
+		limit, flag = fmt.Sprintf("its budget of %d passes (--max-passes; %d iterations)", ho.MaxPasses, m.Config().Iterations), "--max-passes"
+		ran = "used " + limit
 	}
-	return fmt.Sprintf("ran all --iters %d; the validation %s last improved at iteration %d (%.6g → %.6g)", iters, metric, li.Iteration, li.From, li.To)
+	if li.Still {
+		return fmt.Sprintf("stopped at %s with the validation %s still improving (%.6g → %.6g at iteration %d): a larger %s may give a better model",
+			limit, metric, li.From, li.To, li.Iteration, flag)
+	}
+	return fmt.Sprintf("%s; the validation %s last improved at iteration %d (%.6g → %.6g)", ran, metric, li.Iteration, li.From, li.To)
 }

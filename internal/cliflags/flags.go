@@ -159,7 +159,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.BoolVar(&f.Uncertainty, "uncertainty", false, "keep what predict --std and --interval need: predictive standard deviations, fitted on the validation rows (regression; implies --val-fraction 0.1 without --val)")
 		fs.StringVar(&f.UncertaintyMethod, "uncertainty-method", "precond", "with --uncertainty: precond (from FALKON's preconditioner, no extra pass) or exact (one more pass: n·M² flops, (3 + workers)·8M² bytes)")
 		fs.IntVar(&f.UncertaintyRank, "uncertainty-rank", 0, "with --uncertainty: rank r of the variance's factor, M·r more flops per predicted row (0: 2d, within [16, 64])")
-		fs.BoolVar(&f.Tune, "tune", false, "the whole job: search --sigma × --lambda (LISTs or LO:HI:COUNT; default √d × {1/4, 1/2, 1, 2, 4} × 1e-8:1e-3:6) on a subsample of --tune-rows rows at M = --tune-centers, every candidate sharing each pass, then fit all rows at --centers with the pick, stopped by --patience on the validation rows (--val-fraction, default 0.1, or --val), with --iters a cap (default 50)")
+		fs.BoolVar(&f.Tune, "tune", false, "the whole job: search --sigma × --lambda (LISTs or LO:HI:COUNT; default √d × {1/4, 1/2, 1, 2, 4} × 1e-8:1e-3:6) on a subsample of --tune-rows rows at M = --tune-centers, every candidate sharing each pass, then fit all rows at --centers with the pick, stopped by --patience on the validation rows (--val-fraction, default 0.1, or --val): past --iters (default 50) while the validation improves, within --max-passes")
 		fs.Int64Var(&f.TuneRows, "tune-rows", 0, fmt.Sprintf("with --tune: training rows of the search's subsample (0: min(n, %d))", ooc.DefaultTuneRows))
 		fs.IntVar(&f.TuneCenters, "tune-centers", 0, fmt.Sprintf("with --tune: the search's M (0: min(%d, --centers, rows/10))", ooc.DefaultTuneCenters))
 		fs.StringVar(&f.Handoff, "handoff", string(ooc.DefaultHandoff), "with --tune: how λ carries from the search's n_s rows to the fit's n: keep, sqrt (λ·√(n_s/n)), linear (λ·n_s/n) or slope (λ·(n_s/n)^α, α in [0, 1] measured by a λ-only search on n_s/4 rows; linear below 40000 search rows); σ carries unchanged")
@@ -168,6 +168,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.BoolVar(&f.ARD, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
 		fs.IntVar(&f.Extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 		fs.StringVar(&f.Pick, "pick", string(ooc.DefaultPick), "with --tune: how the search picks σ and λ: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
+		fs.IntVar(&f.MaxPasses, "max-passes", 0, "with --tune: the budget of passes over the data of each of the search's candidates and of the final fit: with --patience, past --iters each continues while its validation improves, until the budget runs out (0: 3 + 2 × --iters)")
 		return
 	}
 	fs.BoolVar(&f.Force, "force", false, "replace MODEL, MODEL.json, MODEL.store(.key) and --plot even when they are not files tune wrote")
@@ -335,7 +336,7 @@ func (f *Flags) CheckFit(set map[string]bool) error {
 		return Usagef("--min-improvement must be in [0, 1), got %g", f.MinImprovement)
 	}
 	if !f.Tune {
-		for _, name := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving", "extend", "pick"} {
+		for _, name := range []string{"tune-rows", "tune-centers", "handoff", "ard", "ard-rows", "ard-steps", "sigma-halving", "extend", "pick", "max-passes"} {
 			if set[name] {
 				return Usagef("--%s goes with --tune", name)
 			}
@@ -387,7 +388,7 @@ func (f *Flags) TunedConfig(cfg ooc.Config, set map[string]bool) (ooc.TunedConfi
 	cfg.MinImprovement = f.MinImprovement
 	tc := ooc.TunedConfig{Fit: cfg, Rows: f.TuneRows, Centers: f.TuneCenters, Handoff: ooc.HandoffRule(f.Handoff)}
 	s := &tc.Search
-	s.Extend, s.Pick, s.MinImprovement = f.Extend, ooc.PickRule(f.Pick), SearchMinImprovement
+	s.Extend, s.Pick, s.MinImprovement, s.MaxPasses = f.Extend, ooc.PickRule(f.Pick), SearchMinImprovement, f.MaxPasses
 	switch {
 	case cfg.Loss == ooc.LossLogistic && f.Patience > 0:
 		return tc, Usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: " +

@@ -29,7 +29,7 @@ var Lines = [][]string{
 	{"fit", "--val", "VAL", "--threshold", "balanced", "--task", "binary", "--max-memory", "2GiB"},
 	{"fit", "--val", "VAL", "--tune", "--pick", "1se", "--max-memory", "800MB"},
 	{"fit", "--val", "VAL", "--tune", "--sigma", "1,2", "--lambda", "1e-6:1e-4:3", "--tune-rows", "2000", "--tune-centers", "50",
-		"--handoff", "linear", "--ard", "--ard-rows", "500", "--ard-steps", "5", "--extend", "1", "--sigma-halving", "2,4"},
+		"--handoff", "linear", "--ard", "--ard-rows", "500", "--ard-steps", "5", "--extend", "1", "--sigma-halving", "2,4", "--max-passes", "60"},
 	{"fit", "--val", "VAL", "--tune", "--patience", "0", "--sigma-halving", "0"},
 	{"fit", "--val-fraction", "0.2", "--patience", "3"},
 	{"fit", "--uncertainty", "--threshold", "f1"},
