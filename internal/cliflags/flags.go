@@ -133,7 +133,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 	fs.StringVar(&f.Task, "task", "auto", "auto, regression, binary or multiclass (auto: binary for two distinct target values, multiclass for 3–100 integer or string values, else regression)")
 	fs.StringVar(&f.Precond, "precond", "auto", "preconditioner: cholesky (with --jitter; 4–8·M² bytes), nystrom (a rank-r basis of K_MM, 8·M·r bytes, for M beyond RAM; more iterations when r is small), auto (cholesky when it fits --max-memory, else nystrom), or for a rank-deficient K_MM (duplicate centres, linear kernels) pivoted (pivoted Cholesky, scales like cholesky) or eigen (small M)")
 	if fit {
-		fs.IntVar(&f.PrecondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d))", precond.DefaultNystromRank(1<<30)))
+		fs.IntVar(&f.PrecondRank, "precond-rank", 0, fmt.Sprintf("with --precond nystrom (or auto, when it picks nystrom): the basis's rank r (0: min(M, %d) with nystrom; with auto, the largest rank that fits --max-memory)", precond.DefaultNystromRank(1<<30)))
 	}
 	fs.Float64Var(&f.Jitter, "jitter", 0, "ε added as εM to K_MM's diagonal before its Cholesky factorisation (0: 1e-13, or 1e-5 with a float32 preconditioner)")
 	fs.StringVar(&f.PrecondPrecision, "precond-precision", "auto", "storage of the M × M preconditioner: float64, float32 (half the memory), or auto (float32 only when float64 does not fit --max-memory)")
