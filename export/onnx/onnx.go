@@ -126,9 +126,10 @@ func build(m *model.Model, opt Options) (*pb.ModelProto, Info, error) {
 		return nil, Info{}, errors.New("onnx: Options.Std: the model has no predictive standard deviations (fit it with an uncertainty)")
 	}
 	for _, c := range m.Requires() {
-		// decision: a binary threshold, which classify applies; conformal:
-		// calibrates intervals, which the graph does not compute.
-		if c != "decision" && c != "conformal" {
+		// decision: a binary threshold, which classify applies; conformal
+		// and conformal-outputs (one calibration per output): they
+		// calibrate intervals, which the graph does not compute.
+		if c != "decision" && c != "conformal" && c != "conformal-outputs" {
 			return nil, Info{}, fmt.Errorf("onnx: the model's capability %q: %w", c, ErrUnsupported)
 		}
 	}
