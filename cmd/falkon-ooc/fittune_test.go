@@ -150,7 +150,7 @@ func TestFitTuneLogistic(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := mdl.Training()
-	if mdl.Config().Loss != ooc.LossLogistic || len(tr.NewtonSteps) != ooc.DefaultNewtonSteps || tr.Search == nil || mdl.Config().Iterations != 20 {
+	if mdl.Config().Loss != ooc.LossLogistic || len(tr.NewtonSteps) != ooc.DefaultNewtonSteps || tr.Search == nil || mdl.Config().Iterations != ooc.DefaultLogisticIterations {
 		t.Fatalf("loss %q, %d Newton steps, --iters %d, search %v", mdl.Config().Loss, len(tr.NewtonSteps), mdl.Config().Iterations, tr.Search != nil)
 	}
 	for i, s := range tr.NewtonSteps {
