@@ -212,7 +212,7 @@ func TestPredictUnseen(t *testing.T) {
 	}
 	train := write("train.csv", 200, func(i int) string { return string(rune('a' + i%4)) })
 	store := filepath.Join(dir, "s.store")
-	if _, err := ingest.Run(ctx, []string{train}, ingest.Config{Out: store, Targets: []string{"y"}, MaxLevels: 3}); err != nil {
+	if _, err := ingest.Run(ctx, []string{train}, ingest.Config{Out: store, Targets: []string{"y"}, MaxLevels: 3, AboveMaxLevels: "onehot"}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := chunkstore.Open(store)
