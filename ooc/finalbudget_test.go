@@ -31,7 +31,7 @@ func TestFitTunedFinalBudget(t *testing.T) {
 	} {
 		s := search
 		s.MaxPasses = c.maxPasses
-		got, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: fit, Rows: 1500, Centers: 100, Search: s},
+		got, err := ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{Fit: fit, Rows: 1500, Centers: 100, Search: s},
 			ooc.RunOptions{Workers: 2})
 		if err != nil {
 			t.Fatal(err)

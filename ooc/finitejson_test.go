@@ -70,7 +70,7 @@ func TestTuneFailedCandidateJSON(t *testing.T) {
 		t.Errorf("a failed candidate's metric is not null: %s", b)
 	}
 
-	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{
+	m, err := ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{
 		Fit:    ooc.Config{Centers: 200, Iterations: 5, Seed: 3, Jitter: 1e-300},
 		Search: search, Rows: 1500, Centers: 100,
 	}, ooc.RunOptions{Workers: 2})

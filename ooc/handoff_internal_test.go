@@ -113,7 +113,7 @@ func TestFitTunedSlope(t *testing.T) {
 	x, y := smoothRows(24000, d, 0.3, 5)
 	src := stream.NewMemSource(x, d, y, 1, 1000)
 	fitWith := func(rule HandoffRule) Training {
-		tc := TunedConfig{Fit: Config{Centers: 300, Iterations: 60, Seed: 3}, Rows: 600, Centers: 60, Handoff: rule,
+		tc := FitTunedConfig{Fit: Config{Centers: 300, Iterations: 60, Seed: 3}, Rows: 600, Centers: 60, Handoff: rule,
 			Search: TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1},
 				MinImprovement: 1e-4}}
 		m, err := FitTuned(context.Background(), src, tc, RunOptions{Workers: 2})

@@ -423,7 +423,7 @@ func TestTuneLogistic(t *testing.T) {
 		})
 	}
 	src := stream.NewMemSource(x, d, cls, 1, 200)
-	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: base, Rows: 600, Centers: 20,
+	m, err := ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{Fit: base, Rows: 600, Centers: 20,
 		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-2, 1e-5}}}, ooc.RunOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)

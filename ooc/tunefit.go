@@ -13,7 +13,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// Defaults of TunedConfig, documented on its fields.
+// Defaults of FitTunedConfig, documented on its fields.
 const (
 	DefaultTuneRows    = 100_000
 	DefaultTuneCenters = 2000
@@ -59,11 +59,11 @@ const (
 	DefaultHandoff = HandoffSlope
 )
 
-// TunedConfig configures FitTuned: a search over σ × λ on a row
+// FitTunedConfig configures FitTuned: a search over σ × λ on a row
 // subsample at a small M, then one fit of all the rows at the requested M
 // with what the search chose. The zero value of every field means the
 // default stated in its comment.
-type TunedConfig struct {
+type FitTunedConfig struct {
 	// Fit is the final fit. Its Kernel's Sigma or Sigmas and its Lambda
 	// are replaced by the search's choice, and a Patience of 0 means
 	// DefaultPatience, as in every fit with validation rows
@@ -110,7 +110,7 @@ type Handoff struct {
 	// Lambda is the final fit's λ: SearchLambda after the rule.
 	Lambda float64 `json:"lambda"`
 	// MaxPasses is the final fit's budget of passes over the data (the
-	// search's), which stops it past TunedConfig.Fit.Iterations; 0 for
+	// search's), which stops it past FitTunedConfig.Fit.Iterations; 0 for
 	// the logistic loss.
 	MaxPasses int `json:"max_passes,omitempty"`
 	// Sigma or Sigmas is the length scale carried.
@@ -130,11 +130,11 @@ type Handoff struct {
 const StageSubsample Stage = "subsample"
 
 // FitTuned is the whole job in one call: it holds out validation rows
-// (RunOptions.Validation, or TunedConfig.Search.ValFraction of src),
+// (RunOptions.Validation, or FitTunedConfig.Search.ValFraction of src),
 // draws a row subsample of the training rows and of the validation rows
 // into memory, searches σ × λ there with Tune at a small M (the
 // candidates sharing every pass), and fits all the training rows with the
-// requested M, σ as chosen and λ carried by TunedConfig.Handoff,
+// requested M, σ as chosen and λ carried by FitTunedConfig.Handoff,
 // validating every iteration on all the validation rows and stopping when
 // that stops improving (Config.Patience). The model's Training().Search
 // holds the search's table and Training().Handoff what was carried.
@@ -144,21 +144,21 @@ const StageSubsample Stage = "subsample"
 // validation rows, and the last iterate's validation), plus a part for
 // the centres; an explicit validation source is read once per
 // iteration.
-func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOptions) (*Model, error) {
+func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts RunOptions) (*Model, error) {
 	start := time.Now()
 	search := tc.Search
 	if !isZero(search.Base) {
-		return nil, configErr("TunedConfig.Search.Base", "the search's base is TunedConfig.Fit with the search's Centers: leave Search.Base zero")
+		return nil, configErr("FitTunedConfig.Search.Base", "the search's base is FitTunedConfig.Fit with the search's Centers: leave Search.Base zero")
 	}
 	if search.ValFraction != 0 && opts.Validation != nil {
-		return nil, configErr("TunedConfig.Search.ValFraction", "a validation fraction and a validation source exclude each other")
+		return nil, configErr("FitTunedConfig.Search.ValFraction", "a validation fraction and a validation source exclude each other")
 	}
 	if tc.Rows < 0 || tc.Centers < 0 || tc.ValRows < 0 {
-		return nil, configErr("TunedConfig.Rows", "rows, centres and validation rows must be ≥ 0 (0: the default)")
+		return nil, configErr("FitTunedConfig.Rows", "rows, centres and validation rows must be ≥ 0 (0: the default)")
 	}
 	rule, err := ParseHandoffRule(string(tc.Handoff))
 	if err != nil {
-		return nil, configErr("TunedConfig.Handoff", "%v", err)
+		return nil, configErr("FitTunedConfig.Handoff", "%v", err)
 	}
 	tc.Handoff = rule
 	fitCfg := tc.Fit
@@ -173,7 +173,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 			frac = DefaultValFraction
 		}
 		var err error
-		if train, val, err = holdOut(src, frac, fitCfg.Seed, "TunedConfig.Search.ValFraction"); err != nil {
+		if train, val, err = holdOut(src, frac, fitCfg.Seed, "FitTunedConfig.Search.ValFraction"); err != nil {
 			return nil, err
 		}
 	} else {
@@ -210,7 +210,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 		m = min(DefaultTuneCenters, plan.Config.Centers, int(max(rows/10, 1)))
 	}
 	if int64(m) > rows {
-		return nil, configErr("TunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
+		return nil, configErr("FitTunedConfig.Centers", "the search's centres (M = %d) must not exceed its rows (%d)", m, rows)
 	}
 	search.Base = fitCfg
 	search.Base.Centers = m
@@ -271,7 +271,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc TunedConfig, opts RunOp
 	}
 	ho.Lambda = handoffLambda(tc.Handoff, best.Lambda, rows, n, ho.Slope)
 	if opts.SearchProgress != nil {
-		note := fmt.Sprintf("hand-off: λ = %g for the fit, from the search's %g by TunedConfig.Handoff %s", ho.Lambda, best.Lambda, tc.Handoff)
+		note := fmt.Sprintf("hand-off: λ = %g for the fit, from the search's %g by FitTunedConfig.Handoff %s", ho.Lambda, best.Lambda, tc.Handoff)
 		if sl := ho.Slope; sl != nil && sl.Rows > 0 {
 			note += fmt.Sprintf(" (the λ tolerated within one standard error: %.3g on %d rows, %.3g on %d: α = %.2f)",
 				sl.Tolerated, rows, sl.ProbeTolerated, sl.Rows, sl.Exponent)

@@ -108,7 +108,7 @@ func TestFitTuned(t *testing.T) {
 	x, y := synth(n, d, 51)
 	src := stream.NewMemSource(x, d, y, 1, 300)
 	fit := ooc.Config{Centers: 400, Iterations: 15, Seed: 7}
-	tc := ooc.TunedConfig{Fit: fit, Rows: 1500, Centers: 100, Handoff: ooc.HandoffSqrt,
+	tc := ooc.FitTunedConfig{Fit: fit, Rows: 1500, Centers: 100, Handoff: ooc.HandoffSqrt,
 		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-5, 1e-3}, ValFraction: 0.2}}
 	got, err := ooc.FitTuned(context.Background(), src, tc, ooc.RunOptions{Workers: 2})
 	if err != nil {
@@ -206,13 +206,13 @@ func TestFitTunedErrors(t *testing.T) {
 	src := stream.NewMemSource(x, 2, y, 1, 100)
 	for _, tc := range []struct {
 		name  string
-		cfg   ooc.TunedConfig
+		cfg   ooc.FitTunedConfig
 		field string
 	}{
-		{"rule", ooc.TunedConfig{Handoff: "cubic"}, "TunedConfig.Handoff"},
-		{"rows", ooc.TunedConfig{Rows: -1}, "TunedConfig.Rows"},
-		{"centres over rows", ooc.TunedConfig{Rows: 50, Centers: 60, Fit: ooc.Config{Centers: 100}}, "TunedConfig.Centers"},
-		{"lambda", ooc.TunedConfig{Search: ooc.TuneConfig{Lambdas: []float64{-1}}}, "TuneConfig.Lambdas"},
+		{"rule", ooc.FitTunedConfig{Handoff: "cubic"}, "FitTunedConfig.Handoff"},
+		{"rows", ooc.FitTunedConfig{Rows: -1}, "FitTunedConfig.Rows"},
+		{"centres over rows", ooc.FitTunedConfig{Rows: 50, Centers: 60, Fit: ooc.Config{Centers: 100}}, "FitTunedConfig.Centers"},
+		{"lambda", ooc.FitTunedConfig{Search: ooc.TuneConfig{Lambdas: []float64{-1}}}, "TuneConfig.Lambdas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ooc.FitTuned(context.Background(), src, tc.cfg, ooc.RunOptions{})
@@ -334,7 +334,7 @@ func TestFitTunedReusesSearchMemory(t *testing.T) {
 	src := stream.NewMemSource(x, d, y, 1, 1000)
 	var st runtime.MemStats
 	var search uint64 // the heap's size during the search, at most
-	tc := ooc.TunedConfig{Fit: ooc.Config{Centers: m, Iterations: 3, Seed: 7}, Rows: 6000, Centers: 1000,
+	tc := ooc.FitTunedConfig{Fit: ooc.Config{Centers: m, Iterations: 3, Seed: 7}, Rows: 6000, Centers: 1000,
 		Search: ooc.TuneConfig{Sigmas: []float64{0.5, 1, 2}, Lambdas: []float64{1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
 			ValFraction: 0.1}}
 	run := ooc.RunOptions{Workers: 2, SearchProgress: func(ooc.TuneProgress) {

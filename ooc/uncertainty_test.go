@@ -409,7 +409,7 @@ func TestModelFixtureV2(t *testing.T) {
 func TestFitTunedUncertainty(t *testing.T) {
 	// The search ignores Config.Uncertainty; the final fit keeps it.
 	x, y := synth(2000, 3, 21)
-	m, err := ooc.FitTuned(context.Background(), stream.NewMemSource(x, 3, y, 1, 250), ooc.TunedConfig{
+	m, err := ooc.FitTuned(context.Background(), stream.NewMemSource(x, 3, y, 1, 250), ooc.FitTunedConfig{
 		Fit:    ooc.Config{Centers: 100, Iterations: 15, Uncertainty: ooc.UncertaintyPrecond, UncertaintyRank: 16},
 		Search: ooc.TuneConfig{Sigmas: []float64{1, 2}, Lambdas: []float64{1e-6, 1e-4}},
 	}, ooc.RunOptions{})

@@ -48,7 +48,7 @@ func TestWeightScale(t *testing.T) {
 				Loss: ooc.LossLogistic, NewtonSteps: 4}, ooc.RunOptions{Workers: 2})
 		},
 		"tuned": func(src stream.Source) (*ooc.Model, error) {
-			return ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: ooc.Config{Centers: 50, Iterations: 60, Seed: 3, Patience: 100},
+			return ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{Fit: ooc.Config{Centers: 50, Iterations: 60, Seed: 3, Patience: 100},
 				Rows: 400, Centers: 30, Search: ooc.TuneConfig{Sigmas: []float64{0.5, 2}, Lambdas: []float64{1e-3, 1e-2}}}, ooc.RunOptions{Workers: 2})
 		},
 	}

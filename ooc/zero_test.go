@@ -16,7 +16,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
-// The zero value of each Config, TuneConfig and TunedConfig field means
+// The zero value of each Config, TuneConfig and FitTunedConfig field means
 // one thing everywhere: these tests pin the fields that used to differ.
 
 // TestZeroPatience: Config.Patience 0 is DefaultPatience wherever the
@@ -100,7 +100,7 @@ func TestZeroLambdas(t *testing.T) {
 		t.Errorf("Tune with Lambdas nil and no Base.Lambda tried λ = %v, want %v", got, ooc.DefaultLambdas())
 	}
 	var search, fit []ooc.Stage
-	m, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Fit: ooc.Config{Centers: 60, Iterations: 2, Lambda: 1e-3},
+	m, err := ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{Fit: ooc.Config{Centers: 60, Iterations: 2, Lambda: 1e-3},
 		Rows: 1000, Centers: 50, Search: ooc.TuneConfig{Sigmas: []float64{1}}},
 		ooc.RunOptions{SearchProgress: func(p ooc.TuneProgress) { search = append(search, p.Stage) },
 			Progress: func(p ooc.Progress) { fit = append(fit, p.Stage) }})
@@ -182,13 +182,13 @@ func TestZeroSigmas(t *testing.T) {
 }
 
 // TestSearchBaseRefused: FitTuned's search takes its base from
-// TunedConfig.Fit; a Search.Base that is set is refused, not overwritten.
+// FitTunedConfig.Fit; a Search.Base that is set is refused, not overwritten.
 func TestSearchBaseRefused(t *testing.T) {
 	x, y := synth(600, 2, 24)
 	src := stream.NewMemSource(x, 2, y, 1, 200)
-	_, err := ooc.FitTuned(context.Background(), src, ooc.TunedConfig{Search: ooc.TuneConfig{Base: ooc.Config{Lambda: 1e-3}}}, ooc.RunOptions{})
+	_, err := ooc.FitTuned(context.Background(), src, ooc.FitTunedConfig{Search: ooc.TuneConfig{Base: ooc.Config{Lambda: 1e-3}}}, ooc.RunOptions{})
 	var ce *ooc.ConfigError
-	if !errors.As(err, &ce) || ce.Field != "TunedConfig.Search.Base" || !strings.Contains(ce.Msg, "leave Search.Base zero") {
+	if !errors.As(err, &ce) || ce.Field != "FitTunedConfig.Search.Base" || !strings.Contains(ce.Msg, "leave Search.Base zero") {
 		t.Errorf("err = %v", err)
 	}
 }

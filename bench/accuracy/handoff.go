@@ -94,7 +94,7 @@ func tuneHandoff(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 		t1 := time.Now()
 		cfg := base
 		cfg.Iterations = 50
-		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg, Rows: c.rows, Handoff: c.rule,
+		m, err := ooc.FitTuned(ctx, trs, ooc.FitTunedConfig{Fit: cfg, Rows: c.rows, Handoff: c.rule,
 			Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
 		if err != nil {
 			return fmt.Errorf("FitTuned rows %d %s: %w", c.rows, c.rule, err)
@@ -161,7 +161,7 @@ func tunedTiming(ctx context.Context, te *tuneEnv, name string, trs, tes stream.
 		cfg.Iterations = 50
 		fresh()
 		c0, t0 := cpuSeconds(), time.Now()
-		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg,
+		m, err := ooc.FitTuned(ctx, trs, ooc.FitTunedConfig{Fit: cfg,
 			Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
 		if err != nil {
 			return err

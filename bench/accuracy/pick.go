@@ -43,7 +43,7 @@ func tunePick(ctx context.Context, te *tuneEnv, name string, trs, tes stream.Sou
 			search.ARD = &ooc.ARDConfig{}
 		}
 		t0 := time.Now()
-		m, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg, Search: search}, run)
+		m, err := ooc.FitTuned(ctx, trs, ooc.FitTunedConfig{Fit: cfg, Search: search}, run)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func tuneUncertainty(ctx context.Context, te *tuneEnv, name string, trs, tes str
 	cfg := base
 	cfg.Iterations = 50
 	t0 := time.Now()
-	tuned, err := ooc.FitTuned(ctx, trs, ooc.TunedConfig{Fit: cfg,
+	tuned, err := ooc.FitTuned(ctx, trs, ooc.FitTunedConfig{Fit: cfg,
 		Search: ooc.TuneConfig{Sigmas: te.sigmas, Lambdas: te.lambdas, ValFraction: valFrac}}, run)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ func TestFlagText(t *testing.T) {
 	for in, want := range map[string]string{
 		"raise λ (Config.Lambda) or the jitter (Config.Jitter)":                  "raise λ (--lambda) or the jitter (--jitter)",
 		"over the limit (RunOptions.MaxMemory): Config.PrecondPrecision float32": "over the limit (--max-memory): --precond-precision float32",
-		"TuneConfig.Lambdas, TunedConfig.Search.ValFraction, FitTuned":           "--lambda, --val-fraction, fit --tune",
+		"TuneConfig.Lambdas, FitTunedConfig.Search.ValFraction, FitTuned":        "--lambda, --val-fraction, fit --tune",
 		"Config.Unknown and MyConfig.Lambda stay":                                "Config.Unknown and MyConfig.Lambda stay",
 		"a binary model's probabilities (Model.ProbaTo)":                         "a binary model's probabilities (predict --proba)",
 	} {

@@ -14,7 +14,7 @@ import (
 // runTuned runs fit --tune's search and fit, reporting both.
 func runTuned(ctx context.Context, o *fitOpts, cfg ooc.Config, set map[string]bool, train stream.Source, run ooc.RunOptions,
 	pr *progress, dim int) (*ooc.Model, error) {
-	tc, err := o.TunedConfig(cfg, set)
+	tc, err := o.FitTunedConfig(cfg, set)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func heldOutOf(train, val stream.Source) bool {
 // ooc.FitTuned sets it (heldOut: its validation rows are held out of its
 // input, scored in its passes, and one more pass scores its last
 // iterate): "" for the logistic loss, which runs its Newton steps.
-func finalBudgetNote(tc ooc.TunedConfig, heldOut bool) string {
+func finalBudgetNote(tc ooc.FitTunedConfig, heldOut bool) string {
 	f := tc.Fit
 	if f.Loss == ooc.LossLogistic {
 		return ""

@@ -64,7 +64,7 @@ func parseSettings(line []string) (string, error) {
 	if !o.Tune {
 		return flagtest.Settings(&o.Flags, cfg, nil, nil), nil
 	}
-	tc, err := o.TunedConfig(cfg, set)
+	tc, err := o.FitTunedConfig(cfg, set)
 	return flagtest.Settings(&o.Flags, cfg, &tc, nil), err
 }
 

@@ -1,7 +1,7 @@
 // Package cliflags is the one flag grammar of the command-line tools,
 // falkon-ooc and falkon-ooc-beam: the flags their fit and tune commands
 // share are declared here, once, with one name, one help text and one
-// syntax each, and turned into ooc's Config, TuneConfig and TunedConfig
+// syntax each, and turned into ooc's Config, TuneConfig and FitTunedConfig
 // here, once. The way the go command's subcommands share
 // cmd/go/internal/work's build flags.
 //
@@ -11,7 +11,7 @@
 // command (Fit or Tune) on a flag.FlagSet; a program then declares its
 // own (falkon-ooc: the Parquet/CSV input flags and --plot; falkon-ooc-beam:
 // the runner's). After parsing, Flags.Config, Flags.TuneConfig and
-// Flags.TunedConfig check the values and build the library's settings,
+// Flags.FitTunedConfig check the values and build the library's settings,
 // returning a *UsageError that names the flag for a bad value. FlagErr
 // maps an *ooc.ConfigError to the flag that sets its field.
 //
@@ -36,5 +36,5 @@
 //
 // The same command line gives the same settings in both programs: a flag
 // declared by Add parses to the same field of Config, TuneConfig or
-// TunedConfig whichever program declared it.
+// FitTunedConfig whichever program declared it.
 package cliflags

@@ -46,7 +46,7 @@ func Usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(form
 
 // Flags are the values of the flags that fit and tune share in both
 // programs. A field holds its flag's value as typed; Config, TuneConfig
-// and TunedConfig check and convert them.
+// and FitTunedConfig check and convert them.
 type Flags struct {
 	cmd Command
 
@@ -373,7 +373,7 @@ func (f *Flags) CheckFit(set map[string]bool) error {
 	return nil
 }
 
-// SetPatience gives a plain fit's cfg (not fit --tune's: TunedConfig
+// SetPatience gives a plain fit's cfg (not fit --tune's: FitTunedConfig
 // has its own) --patience and --min-improvement: an explicit --patience 0
 // is never, even where ooc's default stops by validation.
 func (f *Flags) SetPatience(cfg *ooc.Config, set map[string]bool) {
@@ -386,11 +386,11 @@ func (f *Flags) SetPatience(cfg *ooc.Config, set map[string]bool) {
 	}
 }
 
-// TunedConfig returns fit --tune's settings; cfg is the final fit's
+// FitTunedConfig returns fit --tune's settings; cfg is the final fit's
 // Config (Flags.Config).
-func (f *Flags) TunedConfig(cfg ooc.Config, set map[string]bool) (ooc.TunedConfig, error) {
+func (f *Flags) FitTunedConfig(cfg ooc.Config, set map[string]bool) (ooc.FitTunedConfig, error) {
 	cfg.MinImprovement = f.MinImprovement
-	tc := ooc.TunedConfig{Fit: cfg, Rows: f.TuneRows, Centers: f.TuneCenters, Handoff: ooc.HandoffRule(f.Handoff)}
+	tc := ooc.FitTunedConfig{Fit: cfg, Rows: f.TuneRows, Centers: f.TuneCenters, Handoff: ooc.HandoffRule(f.Handoff)}
 	s := &tc.Search
 	s.Extend, s.Pick, s.MinImprovement, s.MaxPasses = f.Extend, ooc.PickRule(f.Pick), SearchMinImprovement, f.MaxPasses
 	switch {
@@ -435,7 +435,7 @@ func (f *Flags) TunedConfig(cfg ooc.Config, set map[string]bool) (ooc.TunedConfi
 // (the command's, train the rows left to fit): the search scores as many
 // of the held-out rows as the fraction gives its subsample, at least
 // 1000.
-func (f *Flags) SearchValRows(tc *ooc.TunedConfig, train int64) {
+func (f *Flags) SearchValRows(tc *ooc.FitTunedConfig, train int64) {
 	if tc.ValRows != 0 || f.ValFraction <= 0 {
 		return
 	}
@@ -538,10 +538,10 @@ var FlagOf = map[string]string{
 	"TuneConfig.MaxPasses":           "--max-passes",
 	"TuneConfig.Pick":                "--pick",
 	"TuneConfig.Extend":              "--extend",
-	"TunedConfig.Rows":               "--tune-rows",
-	"TunedConfig.Centers":            "--tune-centers",
-	"TunedConfig.Handoff":            "--handoff",
-	"TunedConfig.Search.ValFraction": "--val-fraction",
+	"FitTunedConfig.Rows":               "--tune-rows",
+	"FitTunedConfig.Centers":            "--tune-centers",
+	"FitTunedConfig.Handoff":            "--handoff",
+	"FitTunedConfig.Search.ValFraction": "--val-fraction",
 	"ValFraction":                    "--val-fraction", // ooc.HoldOut's
 }
 
@@ -556,8 +556,8 @@ var nameOf = map[string]string{
 
 // fieldName matches the Go path of a field of ooc's configuration in a
 // message (Config.Lambda, RunOptions.MaxMemory,
-// TunedConfig.Search.ValFraction) and the names of nameOf.
-var fieldName = regexp.MustCompile(`\b(?:(?:TunedConfig\.Search\.|TunedConfig\.|TuneConfig\.|Config\.|RunOptions\.|Model\.)[A-Z][A-Za-z]*|FitTuned)\b`)
+// FitTunedConfig.Search.ValFraction) and the names of nameOf.
+var fieldName = regexp.MustCompile(`\b(?:(?:FitTunedConfig\.Search\.|FitTunedConfig\.|TuneConfig\.|Config\.|RunOptions\.|Model\.)[A-Z][A-Za-z]*|FitTuned)\b`)
 
 // FlagText replaces the field names of ooc's configuration in s (an
 // error's or a note's text) with the flags that set them.

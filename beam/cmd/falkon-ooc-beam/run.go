@@ -541,8 +541,8 @@ func (o *fitOpts) beamOptions(store string, br *beamResult, say func(string, ...
 }
 
 // fitConfig checks fit's flags and returns the Config, and with --tune
-// fit --tune's TunedConfig, that they set.
-func (o *fitOpts) fitConfig(set map[string]bool) (ooc.Config, *ooc.TunedConfig, error) {
+// fit --tune's FitTunedConfig, that they set.
+func (o *fitOpts) fitConfig(set map[string]bool) (ooc.Config, *ooc.FitTunedConfig, error) {
 	if err := o.Holdout(set); err != nil {
 		return ooc.Config{}, nil, err
 	}
@@ -557,7 +557,7 @@ func (o *fitOpts) fitConfig(set map[string]bool) (ooc.Config, *ooc.TunedConfig, 
 	if !o.Tune {
 		return cfg, nil, nil
 	}
-	tc, err := o.TunedConfig(cfg, set)
+	tc, err := o.FitTunedConfig(cfg, set)
 	return cfg, &tc, err
 }
 

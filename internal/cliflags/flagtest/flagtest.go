@@ -46,9 +46,9 @@ var Lines = [][]string{
 }
 
 // Settings renders what a command line set: the flags that are no
-// setting of ooc (f), the Config, and fit --tune's TunedConfig or tune's
+// setting of ooc (f), the Config, and fit --tune's FitTunedConfig or tune's
 // TuneConfig (nil for a plain fit), with the functions left out.
-func Settings(f *cliflags.Flags, cfg ooc.Config, tuned *ooc.TunedConfig, tune *ooc.TuneConfig) string {
+func Settings(f *cliflags.Flags, cfg ooc.Config, tuned *ooc.FitTunedConfig, tune *ooc.TuneConfig) string {
 	run := f.RunOptions()
 	s := fmt.Sprintf("flags out=%q val=%q val-fraction=%g json=%v quiet=%v force=%v resume=%v no-checkpoint=%v workers=%d val-every=%d max-memory=%d\n",
 		f.Out, f.Val, f.ValFraction, f.JSON, f.Quiet, f.Force, f.Resume, f.NoCheckpoint, run.Workers, run.ValEvery, run.MaxMemory)
