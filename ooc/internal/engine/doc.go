@@ -3,7 +3,9 @@
 // and the CG operator of σ groups × λ candidates that share every pass
 // over the data (Grid). A fit is a grid of one σ and one λ; a search
 // (ooc.Tune) is a grid of many, whose candidates leave the pass when
-// they stop.
+// they stop. The stopping rules are written here once (Rule, Tracker,
+// IsHalvingStep, WorseHalf): every fit and search, squared or logistic
+// loss, applies them to its candidates' validation metrics.
 //
 // # Overview
 //
@@ -34,4 +36,7 @@
 //   - CG freezes a column whose step is 0 (converged, b = 0, or an
 //     operator's 0), so that noise cannot undo it.
 //   - MulTo makes exactly one call of Pass.
+//   - A Tracker's best iterate is its lowest validation metric; Rule's
+//     MinImprovement decides only when patience runs out, never which
+//     iterate is kept.
 package engine
