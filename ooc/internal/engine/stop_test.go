@@ -125,7 +125,7 @@ func TestWorseHalf(t *testing.T) {
 	}{
 		{[]float64{0.3, 0.1, 0.4, 0.2}, []int{0, 2}},
 		{[]float64{0.3, 0.1, 0.4, 0.2, 0.25}, []int{0, 2}}, // the better ⌈5/2⌉ = 3 stay
-		{[]float64{0.2, 0.2, 0.2}, []int{2}},             // ties keep the earlier
+		{[]float64{0.2, 0.2, 0.2}, []int{2}},               // ties keep the earlier
 		{[]float64{math.Inf(1), 0.5}, []int{0}},
 		{[]float64{0.5}, []int{}},
 	} {
