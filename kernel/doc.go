@@ -14,8 +14,8 @@
 // without ever storing K(X, C). The rows are processed in tiles of
 // Centers.TileRows rows (chosen from M so that the tile's kernel block stays
 // in L2, at most 64), and each tile in column blocks: a register-blocked
-// micro-kernel (4 rows × 16 float64 or 32 float32 centres, centres packed
-// in panels) accumulates the dot products and, while they are still in
+// micro-kernel (4 rows × 16 float64 or 32 float32 centres, 8 rows × 32
+// for float32 with AVX-512; centres packed in panels) accumulates the dot products and, while they are still in
 // registers, turns them into kernel values with a vectorised exp (and
 // sqrt); K·u is taken from each column block while it is in cache, then
 // Kᵀ(K·u + v) from the tile, four rows per pass. KvTo (predictions, K·u)

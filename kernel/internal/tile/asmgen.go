@@ -717,6 +717,166 @@ func kern(pr prec, is isa) {
 	p("")
 }
 
+// kern8 emits kern32AVX512 (same arguments and results as kern) with
+// micro-tiles of 8 rows × 32 centres: 16 accumulators, twice the 8 that
+// the FMA units' latency × throughput needs, so that the Gram chain keeps
+// the FMA units busy while the kernel function of the tile before drains
+// (with 8, the OoO window could not overlap the two and the fused kernel
+// ran at about 65 % of its port limit). The last 4 rows of a row count
+// that is not a multiple of 8 take a 4-row tile with the same registers.
+// Each accumulator still adds feature 0 first, one FMA a feature, and the
+// kernel function is distChain's instruction sequence, so every value is
+// bit for bit the 4-row kernel's (TestKernelDist holds it to Gram32 +
+// ApplyDist32). Registers: Z0–Z15 accumulators, Z16–Z17 the centre panel
+// (then its norms), Z18–Z23 broadcasts and temporaries, Z24–Z31 constants;
+// the other constants are embedded-broadcast memory operands.
+func kern8(pr prec) {
+	is := avx512
+	fn := "kern" + pr.name + is.name
+	p("// func %s(dst *float%s, ldd int, x *float%s, rows, d int, cp *float%s, npanels int, xn, cn, pc *float%s, mode int)", fn, pr.name, pr.name, pr.name, pr.name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-88", fn)
+	p("\tMOVQ pc+72(FP), DX")
+	c := map[string]string{}
+	for i, n := range []string{"c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16"} {
+		src := ""
+		switch n {
+		case "c1":
+			src = "(DX)"
+		case "c2":
+			src = "32(DX)"
+		default:
+			src = csym(pr, n)
+		}
+		r := fmt.Sprintf("Z%d", 31-i)
+		p("\t%s %s, %s", pr.bcast, src, r)
+		c[n] = r
+	}
+	for _, n := range []string{"ln2lo16", "one", "q3", "q2"} {
+		c[n] = "BCST:" + csym(pr, n)
+	}
+	c["tlo"] = "exptab" + pr.name + "<>+0(SB)"
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ ldd+8(FP), R8")
+	p("\tSHLQ $%d, R8", log2(pr.esize))
+	p("\tMOVQ x+16(FP), SI")
+	p("\tMOVQ rows+24(FP), R9")
+	p("\tMOVQ d+32(FP), R12")
+	p("\tSHLQ $%d, R12", log2(pr.esize))
+	p("\tMOVQ cp+40(FP), DX")
+	p("\tMOVQ npanels+48(FP), R11")
+	p("\tIMULQ R12, R9")
+	p("\tADDQ R9, SI") // SI = end of x
+	p("%s_panel:", fn)
+	p("\tTESTQ R11, R11")
+	p("\tJZ %s_done", fn)
+	p("\tMOVQ x+16(FP), AX")
+	p("\tMOVQ DI, BX")
+	p("\tMOVQ xn+56(FP), R10")
+	p("%s_rows:", fn)
+	p("\tLEAQ (AX)(R12*8), R14")
+	p("\tCMPQ R14, SI")
+	p("\tJA %s_tail", fn)
+	kern8Block(pr, c, fn+"_r8", 8)
+	p("\tADDQ $%d, R10", 8*pr.esize)
+	p("\tLEAQ (AX)(R12*8), AX")
+	p("\tLEAQ (BX)(R8*8), BX")
+	p("\tJMP %s_rows", fn)
+	p("%s_tail:", fn)
+	p("\tCMPQ AX, SI")
+	p("\tJAE %s_next", fn)
+	kern8Block(pr, c, fn+"_r4", 4)
+	p("%s_next:", fn)
+	p("\tMOVQ d+32(FP), R14")
+	p("\tSHLQ $7, R14")
+	p("\tADDQ R14, DX")
+	p("\tADDQ $128, DI")
+	p("\tDECQ R11")
+	p("\tJMP %s_panel", fn)
+	p("%s_done:", fn)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+// kern8Block emits one micro-tile of kern8: nr (8 or 4) rows from AX
+// (norms at R10) against the panel at DX, stored at BX.
+func kern8Block(pr prec, c map[string]string, lbl string, nr int) {
+	for a := 0; a < 2*nr; a++ {
+		p("\tVXORPS Z%d, Z%d, Z%d", a, a, a)
+	}
+	// Row r of x: R14 + r·R12 for r < 3, R15 = R14 + 3·R12 for 3..5,
+	// R9 = R14 + 6·R12 for 6..7.
+	p("\tMOVQ AX, R14")
+	p("\tLEAQ (AX)(R12*2), R15")
+	p("\tADDQ R12, R15")
+	if nr == 8 {
+		p("\tLEAQ (R15)(R12*2), R9")
+		p("\tADDQ R12, R9")
+	}
+	p("\tMOVQ DX, CX")
+	p("\tMOVQ d+32(FP), R13")
+	p("%s_k:", lbl)
+	p("\tVMOVUPS (CX), Z16")
+	p("\tVMOVUPS 64(CX), Z17")
+	src := []string{"(R14)", "(R14)(R12*1)", "(R14)(R12*2)", "(R15)", "(R15)(R12*1)", "(R15)(R12*2)", "(R9)", "(R9)(R12*1)"}
+	for r := 0; r < nr; r++ {
+		b := 18 + r%4
+		p("\t%s %s, Z%d", pr.bcast, src[r], b)
+		p("\tVFMADD231PS Z16, Z%d, Z%d", b, 2*r)
+		p("\tVFMADD231PS Z17, Z%d, Z%d", b, 2*r+1)
+	}
+	p("\tADDQ $%d, R14", pr.esize)
+	p("\tADDQ $%d, R15", pr.esize)
+	if nr == 8 {
+		p("\tADDQ $%d, R9", pr.esize)
+	}
+	p("\tADDQ $128, CX")
+	p("\tDECQ R13")
+	p("\tJNZ %s_k", lbl)
+	// Kernel function on the nr × (2 vectors) block.
+	p("\tMOVQ DI, R13")
+	p("\tSUBQ dst+0(FP), R13")
+	p("\tADDQ cn+64(FP), R13")
+	p("\tVMOVUPS (R13), Z16")
+	p("\tVMOVUPS 64(R13), Z17")
+	// Row r of dst: BX + r·R8 for r < 3, R14 = BX + 3·R8 for 3..5,
+	// R15 = BX + 6·R8 for 6..7.
+	p("\tLEAQ (BX)(R8*2), R14")
+	p("\tADDQ R8, R14")
+	p("\tLEAQ (R14)(R8*2), R15")
+	p("\tADDQ R8, R15")
+	dst := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R14)", "(R14)(R8*1)", "(R14)(R8*2)", "(R15)", "(R15)(R8*1)"}
+	p("\tCMPQ mode+80(FP), $0")
+	p("\tJNE %s_gen", lbl)
+	for mode := 0; mode < 2; mode++ {
+		if mode == 1 {
+			p("%s_gen:", lbl)
+		}
+		for r := 0; r < nr; r++ {
+			var chains [2][]string
+			for hv := 0; hv < 2; hv++ {
+				o := chainOps{
+					acc:   fmt.Sprintf("Z%d", 2*r+hv),
+					cn:    fmt.Sprintf("Z%d", 16+hv),
+					store: fmt.Sprintf("%d%s", hv*64, dst[r]),
+					xn:    fmt.Sprintf("BCST:%d(R10)", r*pr.esize),
+					temps: [3]string{fmt.Sprintf("Z%d", 18+3*hv), fmt.Sprintf("Z%d", 19+3*hv), fmt.Sprintf("Z%d", 20+3*hv)},
+					mask:  fmt.Sprintf("K%d", hv+1),
+				}
+				chains[hv] = distChain(pr, avx512, c, o, mode == 1)
+			}
+			for i := range chains[0] {
+				p("\t%s", chains[0][i])
+				p("\t%s", chains[1][i])
+			}
+		}
+		if mode == 0 {
+			p("\tJMP %s_adv", lbl)
+		}
+	}
+	p("%s_adv:", lbl)
+}
+
 // applyDot emits applyDot{64,32}{AVX512,AVX2}(g, n, gamma, coef0, deg):
 // g = (gamma g + coef0)^deg by binary powering, two vectors per step.
 func applyDot(pr prec, is isa) {
@@ -1154,7 +1314,11 @@ func main() {
 		for _, pr := range []prec{p64, p32} {
 			gram(pr, is)
 			applyDist(pr, is)
-			kern(pr, is)
+			if is.name == "AVX512" && pr.esize == 4 {
+				kern8(pr)
+			} else {
+				kern(pr, is)
+			}
 			dot4(pr, is)
 			axpy4(pr, is)
 			applyDot(pr, is)
