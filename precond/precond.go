@@ -157,6 +157,10 @@ type Options struct {
 	// when nil, from the residual's largest diagonal entry (which needed
 	// more iterations on bench/largem).
 	KMul func(dst, src []float64, k int)
+	// OutOfCore, when not nil, makes Build keep the Cholesky method's
+	// factors on disk (OutOfCore): for an M whose M × M buffer does not
+	// fit in memory.
+	OutOfCore *OutOfCore
 }
 
 // Method selects how T is built.
@@ -293,6 +297,15 @@ type Rows func(dst []float64, lo, hi int)
 // garbage collection (reclaim).
 func Build(ctx context.Context, m int, rows Rows, lambda float64, opt Options) (*Preconditioner, error) {
 	p := newPrecond(m, lambda, opt)
+	if opt.OutOfCore != nil {
+		if p.method(opt) != MethodCholesky {
+			return nil, errDiskMethod
+		}
+		if err := p.buildDisk(ctx, rows, opt); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	reclaim(int64(m) * int64(m) * p.prec.size())
 	if meth := p.method(opt); meth == MethodNystrom {
 		panic("precond: Build cannot build MethodNystrom, which needs rows picked by index: use BuildNystrom")

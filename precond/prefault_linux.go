@@ -68,3 +68,13 @@ func populateParts(lo, hi uintptr, workers int) [][2]uintptr {
 	}
 	return append(parts, [2]uintptr{a, hi})
 }
+
+// DiskFree reports the bytes free to this user in the file system of dir
+// (statfs); -1 when it cannot tell.
+func DiskFree(dir string) int64 {
+	var s unix.Statfs_t
+	if unix.Statfs(dir, &s) != nil {
+		return -1
+	}
+	return int64(s.Bavail) * int64(s.Bsize)
+}

@@ -1,6 +1,9 @@
 package dense
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // smallK is the number of right-hand sides below which the solves run as
 // dot products and axpys over a transposed copy of B instead of through the
@@ -29,7 +32,7 @@ func SolveUpperT[E Float](u []E, n, ldu int, b []float64, k, ldb int, workers in
 func SolveUpperVec(u []float64, n, ldu int, x []float64) {
 	checkMat("SolveUpperVec U", u, n, n, ldu)
 	checkMat("SolveUpperVec x", x, n, 1, 1)
-	backSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, [][]float64{x})
+	backSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, n, [][]float64{x})
 }
 
 // SolveUpperTVec solves Uᵀ x = b in place for a contiguous vector x of
@@ -37,7 +40,7 @@ func SolveUpperVec(u []float64, n, ldu int, x []float64) {
 func SolveUpperTVec(u []float64, n, ldu int, x []float64) {
 	checkMat("SolveUpperTVec U", u, n, n, ldu)
 	checkMat("SolveUpperTVec x", x, n, 1, 1)
-	forwSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, [][]float64{x})
+	forwSubst(Tri[float64]{Data: u, N: n, Stride: ldu}, n, [][]float64{x})
 }
 
 // Tri is an n×n upper triangular matrix U in a row-major slice, in one of
@@ -134,22 +137,55 @@ func substitute[E Float](u Tri[E], trans bool, xs [][]float64) {
 	case trans && u.Lower:
 		forwSubstL(u, xs)
 	case trans:
-		forwSubst(u, xs)
+		forwSubst(u, u.N, xs)
 	case u.Lower:
 		backSubstL(u, xs)
 	default:
-		backSubst(u, xs)
+		backSubst(u, u.N, xs)
+	}
+}
+
+// SolvePanel is one row panel's step of a solve with an n × n upper
+// triangular U kept in row panels (an out-of-core factor): p holds rows
+// r0 to r0+h−1 of U, columns r0 to n−1, as h × w (w = n − r0, stride
+// ld ≥ w; entries left of the diagonal are not read), and each x in xs
+// is the solution's rows r0 to n−1 (length w).
+//
+//   - trans false (U x = b, panels taken bottom up): x[h:w] is solved;
+//     SolvePanel solves x[0:h].
+//   - trans true (Uᵀ x = b, panels taken top down): x[0:h] holds b with
+//     the panels above eliminated; SolvePanel solves x[0:h] and
+//     eliminates them from x[h:w].
+//
+// The arithmetic is that of SolveTri's row kernels on the same rows, in
+// the same order, so a factor solved panel by panel gives SolveTri's
+// bits on the whole factor. It allocates nothing.
+func SolvePanel[E Float](p []E, h, w, ld int, trans bool, xs [][]float64) {
+	checkMat("SolvePanel U", p, h, w, ld)
+	if h > w {
+		panic(fmt.Sprintf("dense: SolvePanel: %d rows, more than its %d columns", h, w))
+	}
+	u := Tri[E]{Data: p, N: w, Stride: ld}
+	for _, x := range xs {
+		if len(x) < w {
+			panic(fmt.Sprintf("dense: SolvePanel: x of length %d < %d", len(x), w))
+		}
+	}
+	if trans {
+		forwSubst(u, h, xs)
+	} else {
+		backSubst(u, h, xs)
 	}
 }
 
 // backSubst solves U x = b for each x in xs (U in the upper triangle),
-// four rows at a time: the solved part below a block enters through dot4
+// its rows below h already solved (h = n: none), four rows at a time: the solved part below a block enters through dot4
 // (one pass over the block's rows of U per right-hand side, the block
 // staying in cache across them), then the 4×4 triangle is solved directly.
-func backSubst[E Float](ut Tri[E], xs [][]float64) {
+func backSubst[E Float](ut Tri[E], h int, xs [][]float64) {
 	u, n, ldu := ut.Data, ut.N, ut.Stride
-	i1 := n - n%4
-	for i := n - 1; i >= i1; i-- {
+	i1 := h - h%4
+	for i := h - 1; i >= i1; i-- {
 		row := u[i*ldu+i+1 : i*ldu+n]
 		d := ut.diag(i)
 		for _, x := range xs {
@@ -176,13 +212,14 @@ func backSubst[E Float](ut Tri[E], xs [][]float64) {
 	}
 }
 
-// forwSubst solves Uᵀ x = b for each x in xs (U in the upper triangle),
-// four rows at a time: the 4×4 triangle is solved directly, then its four
+// forwSubst solves Uᵀ x = b for each x in xs (U in the upper triangle)
+// in its first h rows (h = n: all), eliminating them from the rest, four
+// rows at a time: the 4×4 triangle is solved directly, then its four
 // unknowns are eliminated from the rest of x with axpy4.
-func forwSubst[E Float](ut Tri[E], xs [][]float64) {
+func forwSubst[E Float](ut Tri[E], h int, xs [][]float64) {
 	u, n, ldu := ut.Data, ut.N, ut.Stride
 	i0 := 0
-	for ; i0+4 <= n; i0 += 4 {
+	for ; i0+4 <= h; i0 += 4 {
 		rest := i0 + 4
 		for _, x := range xs {
 			for i := i0; i < rest; i++ {
@@ -197,7 +234,7 @@ func forwSubst[E Float](ut Tri[E], xs [][]float64) {
 			}
 		}
 	}
-	for i := i0; i < n; i++ {
+	for i := i0; i < h; i++ {
 		for _, x := range xs {
 			x[i] /= ut.diag(i)
 			axpyG(-x[i], u[i*ldu+i+1:i*ldu+n], x[i+1:n])
