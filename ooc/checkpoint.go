@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
+	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 )
 
@@ -74,13 +75,72 @@ type Checkpoint struct {
 // another source or configuration.
 var ErrCheckpointMismatch = fmt.Errorf("checkpoint does not match this fit")
 
-func newCheckpoint(fp string, st *cgState, mu []float64) *Checkpoint {
+// checkpointWriter writes a fit's checkpoints, the squared loss's after
+// each CG iteration and the logistic loss's after each Newton step alike:
+// it completes the record with what identifies the fit (its fingerprint)
+// and hands it to RunOptions.Checkpoint, naming the step in its error.
+type checkpointWriter struct {
+	save func(*Checkpoint) error // RunOptions.Checkpoint; nil writes none
+	fp   string
+}
+
+// on reports whether checkpoints are written: the callers build no record
+// otherwise.
+func (w checkpointWriter) on() bool { return w.save != nil }
+
+// write saves c, the state after step ("iteration", "Newton step")
+// c.Iteration.
+func (w checkpointWriter) write(c *Checkpoint, step string) error {
+	if w.save == nil {
+		return nil
+	}
+	c.Fingerprint = w.fp
+	if c.TargetMean == nil {
+		c.TargetMean = make([]float64, c.K)
+	}
+	if err := w.save(c); err != nil {
+		return fmt.Errorf("checkpoint after %s %d: %w", step, c.Iteration, err)
+	}
+	return nil
+}
+
+// cgCheckpoint returns the record of the CG state st with target means mu.
+func cgCheckpoint(st *cgState, mu []float64) *Checkpoint {
 	return &Checkpoint{
-		Fingerprint: fp, Iteration: st.Iter, M: len(st.Beta) / len(st.RS), K: len(st.RS),
+		Iteration: st.Iter, M: len(st.Beta) / len(st.RS), K: len(st.RS),
 		TargetMean: slices.Clone(mu),
 		Beta:       slices.Clone(st.Beta), R: slices.Clone(st.R), P: slices.Clone(st.P),
 		RS: slices.Clone(st.RS), BN: slices.Clone(st.BN),
 	}
+}
+
+// setWeights records the sum of the row weights (the n of λ·n), the
+// balanced class weights and the preconditioner's weights at the centres
+// of a weighted fit. The slices are copied.
+func (c *Checkpoint) setWeights(sum float64, class, precond []float64) {
+	c.WeightSum, c.ClassWeights, c.PrecondWeights = sum, slices.Clone(class), slices.Clone(precond)
+}
+
+// setStop records the stopping rule's state t and the β of its best
+// iterate (M × k; nil: the fit keeps none, as without patience): the
+// best iterate only once there is one and its β is kept.
+func (c *Checkpoint) setStop(t *engine.Tracker, best []float64) {
+	c.Validated = t.Validated
+	if t.BestIter > 0 && best != nil {
+		c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = t.BestIter, t.Best, t.Ref, t.Since, slices.Clone(best)
+	}
+}
+
+// stop returns the stopping rule's state c saved and its best iterate's β
+// (nil when it saved none).
+func (c *Checkpoint) stop() (engine.Tracker, []float64) {
+	t := engine.NewTracker()
+	t.Validated = c.Validated
+	if c.BestIteration > 0 {
+		t.Best, t.BestIter, t.Ref, t.Since = c.BestMetric, c.BestIteration, c.RefMetric, c.Since
+		return t, slices.Clone(c.BestBeta)
+	}
+	return t, nil
 }
 
 func (c *Checkpoint) state() *cgState {

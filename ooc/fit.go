@@ -80,8 +80,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	var st *cgState
 	var ymean []float64
-	ps := &patience{metric: math.Inf(1), ref: math.Inf(1)}
+	ps := engine.NewTracker()
 	var bestBeta []float64 // β at the best validation (Config.Patience)
+	ckw := checkpointWriter{save: opts.Checkpoint, fp: fp}
 	if res := opts.Resume; res != nil {
 		if err := res.matches(fp, op.pre.Rank(), enc.k); err != nil {
 			return nil, err
@@ -102,11 +103,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 				return nil, err
 			}
 		}
-		if res.BestIteration > 0 {
-			ps.metric, ps.ref, ps.since, ps.iter = res.BestMetric, res.RefMetric, res.Since, res.BestIteration
-			bestBeta = slices.Clone(res.BestBeta)
-		}
-		ps.validated = res.Validated
+		ps, bestBeta = res.stop()
 	} else {
 		ph.start("rhs", 0)
 		var balance func(w, sum []float64, n float64) (float64, error)
@@ -161,22 +158,16 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 			})
 	}
 	lastValIter := -1
-	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, ps, func(ctx context.Context, st *cgState) error {
-		if opts.Checkpoint == nil {
+	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, &ps, func(ctx context.Context, st *cgState) error {
+		if !ckw.on() {
 			return nil
 		}
-		c := newCheckpoint(fp, st, ymean)
+		c := cgCheckpoint(st, ymean)
 		if plan.Weight != "" || op.passJob.ClassWeights != nil {
-			c.WeightSum, c.ClassWeights, c.PrecondWeights = op.n, op.passJob.ClassWeights, op.precondWeights
+			c.setWeights(op.n, op.passJob.ClassWeights, op.precondWeights)
 		}
-		if ps.iter > 0 && plan.Config.Patience > 0 {
-			c.BestIteration, c.BestMetric, c.RefMetric, c.Since, c.BestBeta = ps.iter, ps.metric, ps.ref, ps.since, bestBeta
-		}
-		c.Validated = ps.validated
-		if err := opts.Checkpoint(c); err != nil {
-			return fmt.Errorf("checkpoint after iteration %d: %w", st.Iter, err)
-		}
-		return nil
+		c.setStop(&ps, bestBeta)
+		return ckw.write(c, "iteration")
 	}, func(ctx context.Context, st *cgState) (*ValPoint, error) {
 		mdl, exact, err := op.val.model(plan, cs, enc, op, st, ymean)
 		if err != nil {
@@ -1096,34 +1087,6 @@ func phaseOfFactorise(m precond.Method, done float64) string {
 	return "chol_a"
 }
 
-// stoppingMetric is the validation metric Config.Patience watches: the
-// RMSE for regression, 1 − AUC for classification (the error rate moves
-// in steps of one row and stalls for several iterations while the scores
-// still improve), the error rate when no AUC could be computed.
-func stoppingMetric(t Task, m *Metrics) float64 {
-	if t != TaskRegression && m.AUC != nil && !math.IsNaN(*m.AUC) {
-		return 1 - *m.AUC
-	}
-	return selectionMetric(t, m)
-}
-
-// errPatience stops conjugateGradient when the validation metric stops
-// improving (Config.Patience); solveCG turns it into StatusPatience.
-var errPatience = errors.New("patience")
-
-// patience is the state of Config.Patience: the best validation metric
-// so far and its iteration (the model kept), the metric of the last
-// improvement by MinImprovement and the validations since then
-// (checkpointed, so that a resumed fit stops where the uninterrupted one
-// would).
-type patience struct {
-	metric    float64
-	iter      int
-	ref       float64
-	since     int
-	validated int // the last iteration validated
-}
-
 // solveCG runs CG on op from st up to cfg.Iterations (or cfg.Tolerance,
 // or cfg.Patience) and returns what it did. After each iteration it
 // validates (when opts.Validation is set, every opts.ValEvery iterations
@@ -1131,7 +1094,7 @@ type patience struct {
 // the best so far (by stoppingMetric), then calls
 // checkpoint, then reports progress.
 func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task Task, opts RunOptions, ph *phaseClock,
-	ps *patience, checkpoint func(context.Context, *cgState) error,
+	ps *engine.Tracker, checkpoint func(context.Context, *cgState) error,
 	validate func(context.Context, *cgState) (*ValPoint, error),
 	best func(*cgState),
 	report func(Progress)) (Training, error) {
@@ -1143,32 +1106,22 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	iterStart := time.Now()
 	startIter := st.Iter
 	op.grid = op.newGrid(st)
-	minImp := cfg.MinImprovement
-	if minImp == 0 {
-		minImp = DefaultMinImprovement
-	}
-	if cfg.Patience > 0 && ps.iter > 0 && ps.since >= cfg.Patience {
+	rule := stopRule(cfg.Patience, cfg.MinImprovement)
+	if rule.Stopped(ps) {
 		// A resumed fit that had already stopped on patience.
-		return Training{Iterations: st.Iter, Status: StatusPatience, BestIteration: ps.iter}, nil
+		return Training{Iterations: st.Iter, Status: StatusPatience, BestIteration: ps.BestIter}, nil
 	}
 	ph.start("iteration", st.Iter+1)
 	due := func(iter int) bool { return opts.Validation != nil && (iter%every == 0 || iter == cfg.Iterations) }
 	// observe records the validation vp of the iterate st and reports
 	// whether patience stops the fit there.
 	observe := func(st *cgState, vp *ValPoint) bool {
-		ps.validated = st.Iter
 		tr.Validation = append(tr.Validation, *vp)
-		v := stoppingMetric(task, &vp.Metrics)
-		if v < ps.metric || (math.IsInf(ps.metric, 1) && !math.IsInf(v, 1)) {
-			ps.metric, ps.iter = v, st.Iter
+		isBest, stop := ps.Observe(rule, st.Iter, stoppingMetric(task, &vp.Metrics))
+		if isBest {
 			best(st)
 		}
-		if v < ps.ref*(1-minImp) || (math.IsInf(ps.ref, 1) && !math.IsInf(v, 1)) {
-			ps.ref, ps.since = v, 0
-			return false
-		}
-		ps.since++
-		return cfg.Patience > 0 && ps.since >= cfg.Patience
+		return stop
 	}
 	if h := op.held; h != nil {
 		// The pass after iterate i scores it: its validation is known
@@ -1176,7 +1129,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 		// and a stop leaves st at iterate i, as a validation of its own
 		// after iteration i would.
 		h.st = st
-		h.due = func(iter int) bool { return iter > ps.validated && due(iter) }
+		h.due = func(iter int) bool { return iter > ps.Validated && due(iter) }
 		h.done = func(vp *ValPoint) error {
 			stop := observe(st, vp)
 			report(Progress{Stage: StageValidate, Iteration: vp.Iteration, Iterations: cfg.Iterations, Val: vp})
@@ -1219,7 +1172,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	}
 	if errors.Is(err, errPatience) {
 		status, err = StatusPatience, nil
-	} else if err == nil && op.held != nil && st.Iter > ps.validated && due(st.Iter) {
+	} else if err == nil && op.held != nil && st.Iter > ps.Validated && due(st.Iter) {
 		// The last iterate, which no CG pass follows: one pass that
 		// scores the held-out rows only.
 		ph.start("validation", st.Iter)
@@ -1233,7 +1186,7 @@ func solveCG(ctx context.Context, op *fitOperator, st *cgState, cfg Config, task
 	if err != nil {
 		return Training{}, err
 	}
-	tr.Iterations, tr.Status, tr.BestIteration = st.Iter, status, ps.iter
+	tr.Iterations, tr.Status, tr.BestIteration = st.Iter, status, ps.BestIter
 	if n := st.Iter - startIter; n > 0 {
 		tr.SecondsPerIteration = time.Since(iterStart).Seconds() / float64(n)
 	}
