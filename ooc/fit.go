@@ -76,7 +76,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	fp := fingerprint(plan, cs, enc)
 	if plan.Config.Loss == LossLogistic {
-		return fitLogistic(ctx, plan, cs, enc, op, passFn, fp, opts, report, ph, start)
+		return fitLogistic(ctx, plan, cs, enc, op, src, fp, opts, report, ph, start)
 	}
 	var st *cgState
 	var ymean []float64

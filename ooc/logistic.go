@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
+	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
 // NewtonStep records one Newton step of the logistic loss.
@@ -55,8 +56,11 @@ func newtonPath(lambda float64, steps int) []float64 {
 // would couple the classes in a K × K Hessian block per row, which a
 // weighted FALKON solve cannot express as row weights): Newton's method
 // (newtonRun) with one candidate, then the model, checkpointed after each
-// step.
-func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, passFn passFunc,
+// step. When the validation rows are held out of the data src is the rest
+// of (RunOptions.Validation), the passes read the whole data and score
+// them in each line search's pass (newtonHeld): each step is validated,
+// and the last with no pass of its own.
+func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, src stream.Source,
 	fp string, opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
 	m, k := cs.m, enc.k
@@ -68,8 +72,21 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	g := newNewtonGroup(plan, cs, cfg.Kernel, op)
 	g.cands = []*newtonCand{nc}
 	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, workers: plan.Workers, tol: cfg.Tolerance, base: op.rhsJob,
-		targets: plan.Targets[:1], pass: passFn, groups: []*newtonGroup{g},
+		targets: plan.Targets[:1], pass: op.pass, groups: []*newtonGroup{g},
 		balance: cfg.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
+	var vals []ValPoint
+	var lastEv *Evaluator // the validation of the last α
+	if root, frac, seed, ok := stream.HoldoutPair(src, opts.Validation); ok {
+		tmpl, err := newModel(newModelMeta(plan, cs, enc, cfg, make([]float64, k), Training{}), cs.centres, make([]float64, m*k), nil, op.cfit)
+		if err != nil {
+			return nil, err
+		}
+		run.pass, run.hold = passOver(spread(root), opts), &pass.Holdout{Fraction: frac, Seed: seed}
+		run.held = &newtonHeld{rows: stream.Rows(opts.Validation), newEval: tmpl.NewEvaluator, done: func(c *newtonCand, ev *Evaluator) error {
+			vals, lastEv = append(vals, ValPoint{Iteration: c.iters, Metrics: ev.Metrics().Brief()}), ev
+			return nil
+		}}
+	}
 	first := 0
 	if res := opts.Resume; res != nil {
 		if err := res.matches(fp, m, k); err != nil {
@@ -148,7 +165,13 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if err != nil {
 		return nil, err
 	}
-	if opts.Validation != nil {
+	if lastEv != nil {
+		// The last α's validation came with the last line search.
+		mdl.training.Validation = vals
+		if mdl, err = decideFit(mdl, lastEv); err != nil {
+			return nil, err
+		}
+	} else if opts.Validation != nil {
 		ph.start("validation", nc.iters)
 		ev, err := mdl.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers})
 		if err != nil {
@@ -193,6 +216,9 @@ type newtonCand struct {
 	note   string
 	regrad bool
 	pv     gradValues // its values from the last gradient pass
+	// vcol is the column of its K α in a row the last line search's
+	// pass scored, vnc its group's columns (K Δ is vnc further on).
+	vcol, vnc int
 }
 
 // gradValues are a candidate's values from a gradient pass: K_nMᵀ G
@@ -269,6 +295,69 @@ type newtonRun struct {
 	classes      []float64
 	rows         int64
 	n            float64 // Σ wᵢ of the last gradient pass
+	// hold, when set, holds the validation rows out of the data every
+	// pass reads, and held scores them in each line search's gradient
+	// pass (nil: no validation in the passes).
+	hold *pass.Holdout
+	held *newtonHeld
+}
+
+// newtonHeld scores a run's validation rows, held out of the data its
+// passes read (newtonRun.hold), inside the gradient pass of each line
+// search: the pass scores K α and K Δ of every candidate on the held-out
+// rows, and once the search has chosen the length s, the candidate's
+// scores after its step are K α + s·K Δ. So each Newton step is validated
+// with no pass of its own, and the last by the run's last pass.
+type newtonHeld struct {
+	rows    int64             // the held-out rows
+	newEval func() *Evaluator // an evaluator for the model's task and loss
+	// done is told of candidate c's validation after its step (ev: the
+	// scores of its α).
+	done func(c *newtonCand, ev *Evaluator) error
+
+	vals       []float64 // the last line search's scored rows
+	rowLen, kt int       // values per scored row, target columns
+	weighted   bool
+	weightExp  int       // the pass's pass.Job.WeightExp, undone on the scored rows' weights
+	sc, y, w   []float64 // scratch of validate
+}
+
+// validate scores candidate c's α after the step its line search just
+// ended (c.steps' last Step: 0 when it took none) from the pass's rows,
+// and hands the evaluator to done.
+func (h *newtonHeld) validate(c *newtonCand, k int) error {
+	n := int(h.rows)
+	s := c.steps[len(c.steps)-1].Step
+	h.sc = slices.Grow(h.sc[:0], n*k)[:n*k]
+	h.y = slices.Grow(h.y[:0], n*h.kt)[:n*h.kt]
+	var w []float64
+	if h.weighted {
+		h.w = slices.Grow(h.w[:0], n)[:n]
+		w = h.w
+	}
+	tcol := h.rowLen - h.kt
+	if h.weighted {
+		tcol--
+	}
+	for r := range n {
+		row := h.vals[r*h.rowLen : (r+1)*h.rowLen]
+		for o := range k {
+			f := row[c.vcol+o]
+			if s != 0 {
+				f += s * row[c.vcol+c.vnc+o]
+			}
+			h.sc[r*k+o] = f
+		}
+		copy(h.y[r*h.kt:(r+1)*h.kt], row[tcol:tcol+h.kt])
+		if w != nil {
+			w[r] = math.Ldexp(row[h.rowLen-1], -h.weightExp)
+		}
+	}
+	ev := h.newEval()
+	if err := ev.AddWeighted(h.sc, h.y, w, n); err != nil {
+		return err
+	}
+	return h.done(c, ev)
 }
 
 // job returns the step's pass of kind with the live groups, U unset
@@ -279,6 +368,7 @@ func (r *newtonRun) job(kind pass.Kind, live []*newtonGroup, line bool) *pass.Jo
 	j.Kind, j.Targets, j.U, j.Prepared = kind, r.targets, nil, nil
 	j.Groups, j.PreparedGroups = nil, nil
 	j.ClassWeights = r.classWeights
+	j.Holdout, j.ScoreRows = r.hold, 0
 	mul := 1
 	if kind == pass.LogisticHessianProduct || line {
 		mul = 2
@@ -362,6 +452,9 @@ func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) b
 			}
 		}
 	}
+	if line && r.held != nil {
+		grad.ScoreRows = r.held.rows
+	}
 	r.passes++
 	var out []float64
 	var err error
@@ -373,6 +466,23 @@ func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) b
 	}
 	if err != nil {
 		return 0, err
+	}
+	if grad.ScoreRows > 0 {
+		h := r.held
+		h.vals, h.rowLen, h.weighted, h.weightExp = out[grad.SumLen():], grad.RowLen(), grad.Weight != "", grad.WeightExp
+		col := 0
+		for gi, g := range live {
+			nc := grad.Groups[gi].Cols
+			for _, c := range g.live {
+				c.vcol, c.vnc = col+c.gcol, nc
+			}
+			col += 2 * nc
+		}
+		h.kt = h.rowLen - col
+		if h.weighted {
+			h.kt--
+		}
+		out = out[:grad.SumLen()]
 	}
 	n := out[len(out)-1]
 	r.n = n
@@ -527,6 +637,11 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 			if searching(c) {
 				if r.search(c) {
 					c.regrad, regrad = true, true
+				}
+				if r.held != nil && r.held.vals != nil {
+					if err := r.held.validate(c, k); err != nil {
+						return fmt.Errorf("Newton step %d: validation: %w", t, err)
+					}
 				}
 				if c.note != "" && r.onStop != nil {
 					r.onStop(c)

@@ -19,11 +19,15 @@ import (
 // columns per σ, K per λ, so one gradient pass per Newton step and one
 // pass per CG iteration for the whole grid, where one Fit per candidate
 // made as many for each). They share the centre sampling and, per σ,
-// K_MM and T. Each is validated once at its end, all in one scoring pass
-// over the validation rows, and the lowest error rate wins. A candidate's
-// model is, up to rounding, the logistic Fit's. Patience, Halving and σ
-// halving do not apply (each candidate runs its NewtonSteps), and a
-// candidate's BestIteration is its CG iterations in all. Memory: a
+// K_MM and T. With validation rows held out of src (ValFraction), the
+// passes read the whole data and each line search's gradient pass scores
+// them (newtonHeld): every candidate is validated after each Newton step
+// with no pass of its own. A validation source of its own is scored once
+// at the end, in one pass for every candidate. The lowest error rate of
+// the last validations wins. A candidate's model is, up to rounding, the
+// logistic Fit's. Patience, Halving and σ halving do not apply (each
+// candidate runs its NewtonSteps), and a candidate's BestIteration is its
+// CG iterations in all. Memory: a
 // preconditioner (8M² bytes) per σ, and during a step one more per
 // candidate.
 func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
@@ -33,6 +37,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	base := tc.Base
 	train, val := src, opts.Validation
+	var hold *pass.Holdout // the validation rows held out of src: the passes score them
 	var err error
 	if val == nil {
 		frac := tc.ValFraction
@@ -42,6 +47,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if train, val, err = holdOut(src, frac, base.Seed, "TuneConfig.ValFraction"); err != nil {
 			return nil, err
 		}
+		hold = &pass.Holdout{Fraction: frac, Seed: base.Seed}
 	} else if val, err = AlignLabels(src, val); err != nil {
 		return nil, err
 	}
@@ -109,12 +115,16 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		steps = DefaultNewtonSteps
 	}
 	passFn := passOver(plan.src, opts)
+	if hold != nil {
+		passFn = passOver(spread(src), opts)
+	}
 	type cand struct {
 		TuneCandidate
-		nc  *newtonCand
-		g   int
-		cfg Config
-		op  *fitOperator
+		nc      *newtonCand
+		g       int
+		cfg     Config
+		op      *fitOperator
+		metrics *Metrics // of its last validation in the passes
 	}
 	var cands []*cand
 	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, workers: plan.Workers, tol: base.Tolerance,
@@ -154,6 +164,37 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			run.groups = append(run.groups, g)
 		}
 	}
+	var rows rowSE // the validation rows' weights, for BestSE
+	if hold != nil && len(run.groups) > 0 {
+		var op *fitOperator
+		for _, o := range ops {
+			op = cmp.Or(op, o)
+		}
+		tmpl, err := newModel(newModelMeta(plan, cs, enc, plan.Config, make([]float64, enc.k), Training{}), cs.centres, make([]float64, cs.m*enc.k), nil, op.cfit)
+		if err != nil {
+			return nil, err
+		}
+		byNewton := map[*newtonCand]*cand{}
+		for _, c := range cands {
+			byNewton[c.nc] = c
+		}
+		run.hold = hold
+		run.held = &newtonHeld{rows: stream.Rows(val), newEval: tmpl.NewEvaluator, done: func(nc *newtonCand, ev *Evaluator) error {
+			c := byNewton[nc]
+			c.metrics = ev.Metrics()
+			c.Validation = append(c.Validation, ValPoint{Iteration: nc.iters, Metrics: c.metrics.Brief()})
+			if rows.sw == 0 {
+				for r := range int(run.held.rows) {
+					wr := 1.0
+					if run.held.weighted {
+						wr = run.held.w[r]
+					}
+					rows.add(0, wr)
+				}
+			}
+			return nil
+		}}
+	}
 	if len(run.groups) > 0 {
 		total := 0
 		run.onStep = func(t int) { ph.start("newton", t+1) }
@@ -186,7 +227,8 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		}
 	}
 	res.Passes = 1 + run.passes
-	// The models, then every candidate's validation in one scoring pass.
+	// The models, then, for a validation source of its own, every
+	// candidate's validation in one scoring pass.
 	centres := slices.Clone(cs.centres)
 	var scored []*cand
 	job := &pass.Job{Kind: pass.GroupKernelProduct, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
@@ -215,6 +257,15 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			continue
 		}
 		c.model, c.Residuals, c.Iterations, c.BestIteration = m, nc.residuals, nc.iters, nc.iters
+		if hold != nil {
+			// Validated in the passes, step by step.
+			if c.metrics != nil {
+				m.training.Validation = slices.Clone(c.Validation)
+				c.BestMetric = selectionMetric(m.Task(), c.metrics)
+				c.BestSE = candidateSE(m.Task(), c.BestMetric, &rows)
+			}
+			continue
+		}
 		gi, ok := groupOf[c.g]
 		if !ok {
 			gi = len(job.Groups)
@@ -257,14 +308,6 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		if job.Weight != "" {
 			w = make([]float64, n)
 		}
-		var rows rowSE // the validation rows' weights, for BestSE
-		for r := range n {
-			wr := 1.0
-			if w != nil {
-				wr = w[r]
-			}
-			rows.add(0, wr)
-		}
 		nextCol := make([]int, len(job.Groups))
 		sc := make([]float64, n*enc.k)
 		for r := range n {
@@ -272,6 +315,11 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			if w != nil {
 				w[r] = vals[(r+1)*rowLen-1]
 			}
+			wr := 1.0
+			if w != nil {
+				wr = w[r]
+			}
+			rows.add(0, wr)
 		}
 		for _, c := range scored {
 			gi := groupOf[c.g]

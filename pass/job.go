@@ -53,7 +53,13 @@ const (
 	// (Cols_g)], f = K_g (α + Δ) above, and after each group's loss sums
 	// come len(Line) × Cols_g more: Σᵢ wᵢ log(1 + e^(−y_ic f_ic(t))) with
 	// f(t) = K_g (α + tΔ), for each length t of Line in order (the scores
-	// are linear in t, so one kernel block serves every length).
+	// are linear in t, so one kernel block serves every length). With
+	// ScoreRows, it also scores the rows (the held-out rows with a
+	// Holdout, else every row) with K_g U_g — [K_g α | K_g Δ] with Line,
+	// so that the scores of α + tΔ are K_g α + t·K_g Δ for any t — as
+	// GroupKernelProduct scores with Alpha: per row, every group's
+	// columns, the target values as read, then the weight: the
+	// validation of a Newton step in its own gradient pass.
 	LogisticGradient Kind = "logistic_gradient"
 	// LogisticHessianProduct is a CG pass of a Newton step: group g's U is
 	// M × 2·Cols_g, each row [u (Cols_g) | α (Cols_g)]; it computes, per
@@ -138,8 +144,9 @@ type Job struct {
 	// source has no U, so it trains nothing).
 	Holdout *Holdout `json:"holdout,omitempty"`
 	// ScoreRows is the number of rows of the source a GroupKernelProduct
-	// with an Alpha scores (the held-out rows, or every row without Holdout); 0
-	// when no group has Alpha.
+	// with an Alpha, or a LogisticGradient, scores (the held-out rows, or
+	// every row without Holdout); 0 when no group has Alpha (and for a
+	// LogisticGradient that scores nothing).
 	ScoreRows int64 `json:"score_rows,omitempty"`
 	// Weight, when not "", names the source's column of row weights
 	// (stream.Weighter): the pass reads them and weighs every row's
@@ -218,8 +225,19 @@ func (j *Job) logistic() bool { return j.Kind == LogisticGradient || j.Kind == L
 
 // RowLen returns the number of values a GroupKernelProduct appends per
 // scored row: the Cols of every group with Alpha and the target columns; 0 when
-// no group has Alpha, and for the other kinds.
+// no group has Alpha. For a LogisticGradient with ScoreRows: the columns
+// of every group's U and the target columns. 0 for the other kinds.
 func (j *Job) RowLen() int {
+	if j.Kind == LogisticGradient && j.ScoreRows > 0 {
+		n := 0
+		for _, g := range j.Groups {
+			n += g.Cols
+		}
+		if j.Line != nil {
+			n *= 2
+		}
+		return n + j.targetCols() + j.weighted()
+	}
 	if j.Kind != GroupKernelProduct {
 		return 0
 	}
@@ -411,8 +429,11 @@ func (j *Job) validateLogistic() error {
 	if len(j.Groups) == 0 || len(j.Groups) > maxDim {
 		return fmt.Errorf("%d groups", len(j.Groups))
 	}
-	if j.ScoreRows != 0 {
+	if j.ScoreRows != 0 && j.Kind != LogisticGradient {
 		return fmt.Errorf("a %s pass scores no rows", j.Kind)
+	}
+	if j.ScoreRows < 0 || j.ScoreRows > 0 && j.ScoreRows*int64(j.RowLen()) > math.MaxInt32*int64(64) {
+		return fmt.Errorf("%d rows scored with %d values each", j.ScoreRows, j.RowLen())
 	}
 	u := 1
 	if j.Kind == LogisticHessianProduct || j.Line != nil {

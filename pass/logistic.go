@@ -2,6 +2,7 @@ package pass
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/falkon-ooc/falkon-ooc/internal/loss"
@@ -138,4 +139,72 @@ func (lg *logisticState) hessTile(s []float64, r0, n int) {
 	for i := range n {
 		clear(s[i*2*nc+nc : (i+1)*2*nc])
 	}
+}
+
+// scoreState is a Worker's scratch for the rows a LogisticGradient
+// scores: which rows of the chunk, their features, and one group's
+// scores.
+type scoreState struct {
+	held   []int32
+	x, out []float64
+}
+
+// scoreLogistic appends the values of the rows a LogisticGradient with
+// ScoreRows scores (the chunk's held-out rows with a Holdout, else every
+// row) to placed: per row, K_g U_g's columns for every group, the
+// target values as read, then the weight.
+func (w *Worker) scoreLogistic(first int64, x, y, rw []float64, rows int, placed []float64) ([]float64, error) {
+	j, mw := w.job, w.multi
+	if rows < 0 || len(x) != rows*j.D || len(y) != rows*j.targetCols() {
+		return placed, fmt.Errorf("pass: worker: %d features and %d targets for %d rows", len(x), len(y), rows)
+	}
+	if err := stream.CheckFinite(x, w.features); err != nil {
+		return placed, err
+	}
+	if w.score == nil {
+		w.score = &scoreState{}
+	}
+	ss, d, kt := w.score, j.D, j.targetCols()
+	xv, nv := x, rows
+	var idx []int32
+	if h := j.Holdout; h != nil {
+		ss.held = stream.HeldOutRows(ss.held[:0], first, rows, h.Fraction, h.Seed)
+		idx, nv = ss.held, len(ss.held)
+		ss.x = ss.x[:0]
+		for _, r := range idx {
+			ss.x = append(ss.x, x[int(r)*d:(int(r)+1)*d]...)
+		}
+		xv = ss.x
+	}
+	if nv == 0 {
+		return placed, nil
+	}
+	row := func(i int) int {
+		if idx != nil {
+			return int(idx[i])
+		}
+		return i
+	}
+	rowLen := j.RowLen()
+	at := len(placed)
+	placed = slices.Grow(placed, nv*rowLen)[:at+nv*rowLen]
+	out := placed[at:]
+	col := 0
+	for i, g := range j.Groups {
+		uc := len(g.U) / j.M
+		ss.out = slices.Grow(ss.out[:0], nv*uc)[:nv*uc]
+		mw.cs[i].KvTo(mw.ws[i], ss.out, xv, nv, g.U, uc)
+		for r := range nv {
+			copy(out[r*rowLen+col:r*rowLen+col+uc], ss.out[r*uc:(r+1)*uc])
+		}
+		col += uc
+	}
+	for r := range nv {
+		src := row(r)
+		copy(out[r*rowLen+col:r*rowLen+col+kt], y[src*kt:(src+1)*kt])
+		if j.Weight != "" {
+			out[(r+1)*rowLen-1] = rw[src]
+		}
+	}
+	return placed, nil
 }

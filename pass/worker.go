@@ -62,13 +62,14 @@ type Worker struct {
 	cw                []float64    // rows' weights times their classes' (ClassWeights)
 	sw                []float64    // rows' weights times 2^WeightExp
 	lg                *logisticState
+	score             *scoreState // the rows a LogisticGradient scores
 	gram              *gramState
 	hold              *holdState // TargetProduct, KernelProduct and the logistic passes with a Holdout
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
 // appends the values of the rows it scores (job.RowLen() each, GroupKernelProduct
-// only) to placed, which it returns. first is the number of the chunk's
+// and LogisticGradient only) to placed, which it returns. first is the number of the chunk's
 // first row in the source (rows counted from 0 over every chunk in
 // order): it decides which rows the job's Holdout holds out. x and y are
 // as for Add, rw the rows' weights (read when job.ReadsWeights(), else
@@ -96,6 +97,12 @@ func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows in
 		return placed, w.addGram(dst, first, x, rw, rows)
 	}
 	if w.multi == nil || w.job.logistic() {
+		if w.job.ScoreRows > 0 {
+			var err error
+			if placed, err = w.scoreLogistic(first, x, y, rw, rows, placed); err != nil {
+				return placed, err
+			}
+		}
 		if w.job.Holdout != nil {
 			return placed, w.addTraining(dst, first, x, y, rw, rows)
 		}
