@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/falkon-ooc/falkon-ooc/model"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
 
@@ -45,7 +46,7 @@ func calibrateFit(ctx context.Context, m *Model, opts RunOptions, ev *Evaluator)
 	}
 	if ev == nil {
 		var err error
-		if ev, err = m.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers}); err != nil {
+		if ev, err = m.evaluateVal(ctx, opts); err != nil {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 	}
@@ -87,4 +88,57 @@ func decideFit(m *Model, ev *Evaluator) (*Model, error) {
 		m.training.ValidationFinal = ev.Rescored(m.Model).Metrics()
 	}
 	return m, nil
+}
+
+// evaluateVal scores the fit's validation rows (opts.Validation) with m
+// into an Evaluator. Rows held out of the data the fit reads (a side of
+// stream.Holdout) are scored by a pass.Scores pass over the whole data
+// through opts' executor, with m's kernel, centres, coefficients and
+// standardisation: the scores m.evaluate gives them, bit for bit, and
+// the calling process of a remote executor (package beam's) reads none
+// of them. Other validation rows are read here (m.evaluate).
+func (m *Model) evaluateVal(ctx context.Context, opts RunOptions) (*Evaluator, error) {
+	val := opts.Validation
+	root, frac, seed, held, ok := stream.HoldoutOf(val)
+	if !ok || !held {
+		return m.evaluate(ctx, val, PredictOptions{Workers: opts.Workers})
+	}
+	targets := m.Targets()
+	if val.NumTargets() != len(targets) {
+		return nil, fmt.Errorf("the data has %d target columns, the model has %d", val.NumTargets(), len(targets))
+	}
+	job := &pass.Job{Kind: pass.Scores, Kernel: m.Kernel(), Precision: m.Precision(), M: m.M(), D: m.D(), K: m.K(),
+		Centers: m.Centers(), Alpha: m.Alpha(), Task: m.Task(), Classes: m.Classes(), Features: m.Features(), Targets: targets,
+		Weight: stream.WeightColumn(val), Holdout: &pass.Holdout{Fraction: frac, Seed: seed}, ScoreRows: stream.Rows(val)}
+	if std := m.FeatureStd(); std != nil {
+		job.Mean, job.InvStd = m.FeatureMean(), invStdOf(std)
+	}
+	out, err := passOver(spread(root), opts)(ctx, job, func(int, int, int64) {})
+	if err != nil {
+		return nil, err
+	}
+	// Each row: k scores without the target mean, the targets, the weight.
+	k, kt, rowLen := job.K, len(targets), job.RowLen()
+	n := int(job.ScoreRows)
+	scores, truth := make([]float64, n*k), make([]float64, n*kt)
+	var w []float64
+	if job.Weight != "" {
+		w = make([]float64, n)
+	}
+	ymean := m.TargetMean()
+	for r := range n {
+		row := out[r*rowLen : (r+1)*rowLen]
+		for j := range k {
+			scores[r*k+j] = row[j] + ymean[j]
+		}
+		copy(truth[r*kt:(r+1)*kt], row[k:k+kt])
+		if w != nil {
+			w[r] = row[rowLen-1]
+		}
+	}
+	ev := m.NewEvaluator()
+	if err := ev.AddWeighted(scores, truth, w, n); err != nil {
+		return nil, err
+	}
+	return ev, nil
 }

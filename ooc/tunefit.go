@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/falkon-ooc/falkon-ooc/featenc"
+	"github.com/falkon-ooc/falkon-ooc/pass"
 	"github.com/falkon-ooc/falkon-ooc/precond"
 	"github.com/falkon-ooc/falkon-ooc/stream"
 )
@@ -225,6 +226,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 	}
 
 	// One read of the data draws both subsamples.
+	_, _, _, heldOut := stream.HoldoutPair(train, val)
 	sub := func(s stream.Source, k int64, salt uint64, what string) (stream.Source, error) {
 		report := func(done, chunks int) {
 			if opts.SearchProgress != nil {
@@ -233,18 +235,19 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 			}
 		}
 		idx := sampleIndices(stream.Rows(s), int(k), fitCfg.Seed^salt)
-		x, y, err := readRows(ctx, s, idx, report)
+		// Rows of the data (the training rows, or validation rows held
+		// out of it) are read where the data is, through the executor.
+		rr := pass.TargetRowReader(nil)
+		if s == train || heldOut {
+			rr = targetRowReader(opts.Executor)
+		}
+		x, y, w, err := readSample(ctx, s, idx, rr, report)
 		if err != nil {
 			return nil, fmt.Errorf("%s subsample: %w", what, err)
 		}
 		mem := stream.NewMemSource(x, s.Dim(), y, s.NumTargets(), 4096)
 		if name := stream.WeightColumn(s); name != "" {
-			// The search minimises the weighted loss too.
-			w, err := readWeights(ctx, s, idx)
-			if err != nil {
-				return nil, fmt.Errorf("%s subsample: %w", what, err)
-			}
-			mem = mem.WithWeights(w, name)
+			mem = mem.WithWeights(w, name) // the search minimises the weighted loss too
 		}
 		return &sampleSource{MemSource: mem, meta: s}, nil
 	}
@@ -283,7 +286,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 	ho.Sigma, ho.Sigmas = best.Kernel.Sigma, slices.Clone(best.Kernel.Sigmas)
 	// The final fit stops by patience within the search's budget.
 	if fitCfg.Loss != LossLogistic {
-		_, _, _, heldOut := stream.HoldoutPair(train, val) // its validation is scored in its passes
+		// heldOut: its validation is scored in its passes.
 		ho.MaxPasses, fitCfg.Iterations = finalBudget(fitCfg, search.MaxPasses, heldOut)
 	}
 	for i := range res.Candidates {

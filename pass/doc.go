@@ -10,8 +10,10 @@
 // K_nM U (KernelProduct), a search's every σ and λ at once with the
 // held-out rows scored in the same pass (GroupTargetProduct,
 // GroupKernelProduct), a Newton step of the logistic loss
-// (LogisticGradient, LogisticHessianProduct), and the exact predictive
-// variance's K_nMᵀ W K_nM (Gram). A Job says which (its
+// (LogisticGradient, LogisticHessianProduct), the exact predictive
+// variance's K_nMᵀ W K_nM (Gram), and a fitted model's scores of the
+// held-out rows with their targets, for its calibration and final
+// validation (Scores). A Job says which (its
 // Kind) with everything it needs (centres, kernel, standardisation,
 // target encoding, right-hand sides, the hold-out, row and class
 // weights), so that it can be shipped to another process: its JSON

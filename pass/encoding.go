@@ -11,12 +11,13 @@ type Version uint8
 
 // The versions of the encoding this package reads (MinVersion to
 // MaxVersion). It writes the lowest version that carries the job's
-// meaning: 2 for a Gram pass, and for a TargetProduct, KernelProduct or
-// logistic pass that holds rows out (version 1 readers do not know the
-// kind, or would read every row); 1 otherwise.
+// meaning: 3 for a Scores pass (version 2 readers do not know the kind);
+// 2 for a Gram pass, and for a TargetProduct, KernelProduct or logistic
+// pass that holds rows out (version 1 readers do not know the kind, or
+// would read every row); 1 otherwise.
 const (
 	MinVersion Version = 1
-	MaxVersion Version = 2
+	MaxVersion Version = 3
 )
 
 // ErrVersion is returned (wrapped) when a job's encoding has a version
@@ -42,6 +43,9 @@ func (j Job) MarshalJSON() ([]byte, error) {
 // meaning.
 func (j *Job) version() Version {
 	multi := j.Kind == GroupKernelProduct || j.Kind == GroupTargetProduct
+	if j.Kind == Scores {
+		return 3
+	}
 	if j.Kind == Gram || j.Holdout != nil && !multi {
 		return 2
 	}

@@ -34,6 +34,18 @@ type RowReader interface {
 	ReadRows(ctx context.Context, src stream.Source, idx []int64) ([]float64, error)
 }
 
+// TargetRowReader is a RowReader that also reads the targets and the
+// weights of given rows where the data is: ooc's FitTuned draws its
+// search's row subsample through it. ReadRowsWithTargets returns, for rows
+// idx (as ReadRows), their features as ReadRows gives them, their
+// targets (len(idx) × src.NumTargets(), row-major, as src.ReadChunk gives
+// them), and their weights when src carries row weights
+// (stream.Weighter), else nil.
+type TargetRowReader interface {
+	RowReader
+	ReadRowsWithTargets(ctx context.Context, src stream.Source, idx []int64) (x, y, w []float64, err error)
+}
+
 // LocalExecutor runs passes on this machine: stream.Run with Workers
 // goroutines (0 means GOMAXPROCS), each with its own Worker, partial
 // results reduced in chunk order, nothing allocated per chunk.

@@ -72,6 +72,16 @@ const (
 	// predictive variance's K_nMᵀ W K_nM. Its Kernel is the kernel of
 	// K_b; it reads no targets.
 	Gram Kind = "gram"
+	// Scores scores rows with a fitted model's coefficients: for each row
+	// it scores (the rows its Holdout holds out, or every row without
+	// one), in order, K_b(x, C)·Alpha (K values, without a target mean),
+	// the row's target values as read (targetCols), then its weight with
+	// Weight (as read, times 2^WeightExp). It sums nothing (SumLen 0): a
+	// classifier's calibration and a final validation on held-out rows,
+	// without the calling process reading them. Its Kernel is the
+	// model's; the scores are Model.Predict's to the bit when Kernel,
+	// Centers, Precision and the standardisation are the model's.
+	Scores Kind = "scores"
 )
 
 // GramTile is the number of rows of the kernel blocks whose products a
@@ -128,6 +138,8 @@ type Job struct {
 	Classes []float64  `json:"classes,omitempty"`
 	// U is the M × K right-hand side of KernelProduct, row-major.
 	U []float64 `json:"u,omitempty"`
+	// Alpha is the M × K coefficients of Scores, row-major.
+	Alpha []float64 `json:"alpha,omitempty"`
 	// Features and Targets name the source's columns in errors about
 	// non-finite values; nil: x0, x1, … and y0, y1, ….
 	Features []string `json:"features,omitempty"`
@@ -144,9 +156,9 @@ type Job struct {
 	// source has no U, so it trains nothing).
 	Holdout *Holdout `json:"holdout,omitempty"`
 	// ScoreRows is the number of rows of the source a GroupKernelProduct
-	// with an Alpha, or a LogisticGradient, scores (the held-out rows, or
-	// every row without Holdout); 0 when no group has Alpha (and for a
-	// LogisticGradient that scores nothing).
+	// with an Alpha, a LogisticGradient, or a Scores pass scores (the
+	// held-out rows, or every row without Holdout); 0 when no group has
+	// Alpha (and for a LogisticGradient that scores nothing).
 	ScoreRows int64 `json:"score_rows,omitempty"`
 	// Weight, when not "", names the source's column of row weights
 	// (stream.Weighter): the pass reads them and weighs every row's
@@ -196,6 +208,8 @@ func (j *Job) SumLen() int {
 		return len(j.Groups)*j.M*(j.K+1) + j.K + j.weighted()
 	case Gram:
 		return j.M * j.M
+	case Scores:
+		return 0
 	case GroupKernelProduct:
 		n := 0
 		for _, g := range j.Groups {
@@ -224,10 +238,15 @@ func (j *Job) SumLen() int {
 func (j *Job) logistic() bool { return j.Kind == LogisticGradient || j.Kind == LogisticHessianProduct }
 
 // RowLen returns the number of values a GroupKernelProduct appends per
-// scored row: the Cols of every group with Alpha and the target columns; 0 when
-// no group has Alpha. For a LogisticGradient with ScoreRows: the columns
-// of every group's U and the target columns. 0 for the other kinds.
+// scored row: the Cols of every group with Alpha and the target columns
+// (and the weight with Weight); 0 when no group has Alpha. For a
+// LogisticGradient with ScoreRows: the columns of every group's U and the
+// target columns (and the weight). A Scores pass appends K values, the
+// target columns and the weight with Weight. 0 for the other kinds.
 func (j *Job) RowLen() int {
+	if j.Kind == Scores {
+		return j.K + j.targetCols() + j.weighted()
+	}
 	if j.Kind == LogisticGradient && j.ScoreRows > 0 {
 		n := 0
 		for _, g := range j.Groups {
@@ -295,7 +314,7 @@ func (j *Job) validate() error {
 	}
 	multi := j.Kind == GroupKernelProduct || j.Kind == GroupTargetProduct
 	switch {
-	case j.Kind != TargetProduct && j.Kind != KernelProduct && j.Kind != Gram && !multi && !j.logistic():
+	case j.Kind != TargetProduct && j.Kind != KernelProduct && j.Kind != Gram && j.Kind != Scores && !multi && !j.logistic():
 		return bad("unknown kind %q", j.Kind)
 	case j.Kind == Gram && j.M > maxGramM:
 		return bad("a %s pass of M = %d centres: at most %d", j.Kind, j.M, maxGramM)
@@ -313,6 +332,10 @@ func (j *Job) validate() error {
 		return bad("precision %v", j.Precision)
 	case j.Kind == KernelProduct && len(j.U) != j.M*j.K:
 		return bad("len(U) = %d, want M × K = %d", len(j.U), j.M*j.K)
+	case j.Kind == Scores && len(j.Alpha) != j.M*j.K || j.Kind != Scores && j.Alpha != nil:
+		return bad("%d coefficients (Alpha) in a %s pass of M × K = %d × %d", len(j.Alpha), j.Kind, j.M, j.K)
+	case j.Kind == Scores && (j.ScoreRows < 0 || j.ScoreRows*int64(j.RowLen()) > math.MaxInt32*int64(64)):
+		return bad("%d rows scored with %d values each", j.ScoreRows, j.RowLen())
 	case j.Features != nil && len(j.Features) != j.D:
 		return bad("%d feature names for D = %d", len(j.Features), j.D)
 	}

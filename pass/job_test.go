@@ -62,14 +62,14 @@ func TestJobVersion(t *testing.T) {
 	for _, c := range []struct {
 		name, enc, want string
 	}{
-		{"newer", strings.Replace(string(good), `"version":1`, `"version":3`, 1),
-			"pass: unsupported job encoding version 3 (this build reads versions 1 to 2)"},
+		{"newer", strings.Replace(string(good), `"version":1`, `"version":4`, 1),
+			"pass: unsupported job encoding version 4 (this build reads versions 1 to 3)"},
 		{"zero", strings.Replace(string(good), `"version":1`, `"version":0`, 1),
-			"pass: unsupported job encoding version 0 (this build reads versions 1 to 2)"},
+			"pass: unsupported job encoding version 0 (this build reads versions 1 to 3)"},
 		{"huge", strings.Replace(string(good), `"version":1`, `"version":4096`, 1),
-			"pass: unsupported job encoding version 4096 (this build reads versions 1 to 2)"},
+			"pass: unsupported job encoding version 4096 (this build reads versions 1 to 3)"},
 		{"none", strings.Replace(string(good), `"version":1,`, ``, 1),
-			"pass: unsupported job encoding version: the job has none (this build reads versions 1 to 2)"},
+			"pass: unsupported job encoding version: the job has none (this build reads versions 1 to 3)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.enc == string(good) {

@@ -64,7 +64,8 @@ type Worker struct {
 	lg                *logisticState
 	score             *scoreState // the rows a LogisticGradient scores
 	gram              *gramState
-	hold              *holdState // TargetProduct, KernelProduct and the logistic passes with a Holdout
+	scores            *scoresState // Scores
+	hold              *holdState   // TargetProduct, KernelProduct and the logistic passes with a Holdout
 }
 
 // AddRows adds one chunk's contribution to dst (len job.SumLen()) and
@@ -93,8 +94,11 @@ func (w *Worker) AddRows(dst []float64, first int64, x, y, rw []float64, rows in
 	} else {
 		rw = nil
 	}
-	if w.job.Kind == Gram {
+	switch w.job.Kind {
+	case Gram:
 		return placed, w.addGram(dst, first, x, rw, rows)
+	case Scores:
+		return w.addScores(dst, first, x, y, rw, rows, placed)
 	}
 	if w.multi == nil || w.job.logistic() {
 		if w.job.ScoreRows > 0 {

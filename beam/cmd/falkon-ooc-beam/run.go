@@ -656,7 +656,7 @@ func runFit(ctx context.Context, o *fitOpts, set map[string]bool, args []string,
 				say("fit --tune: search: %s", p.Note)
 			}
 		}
-		say("fit --tune: searching σ × λ on a row subsample drawn by this process, then fitting all rows on Beam")
+		say("fit --tune: searching σ × λ in this process on a row subsample drawn by a Beam job, then fitting all rows on Beam")
 		m, err = ooc.FitTuned(ctx, train, tc, run)
 	} else {
 		m, err = ooc.Fit(ctx, train, cfg, run)
