@@ -244,3 +244,20 @@ func BenchmarkKvToRows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkXBF is a temporary sweep.
+func BenchmarkXBF(b *testing.B) {
+	defer func(a, c, d, e, f int) {
+		tileBudget, blockBudget, bf16TileRows, maxTileRows, minTileRows = a, c, d, e, f
+	}(tileBudget, blockBudget, bf16TileRows, maxTileRows, minTileRows)
+	for _, d := range []int{18, 90} {
+		for _, rows := range []int{16, 32, 48, 64} {
+			for _, blk := range []int{32 << 10, 64 << 10, 128 << 10} {
+				minTileRows, maxTileRows, bf16TileRows, tileBudget, blockBudget = rows, rows, rows, 0, blk
+				b.Run(fmt.Sprintf("d=%d/rows=%d/block=%dK", d, rows, blk>>10), func(b *testing.B) {
+					benchKtKv(b, Kernel{Kind: Gaussian, Sigma: 0.5 * math.Sqrt(float64(d))}, BF16, 10000, d, 1)
+				})
+			}
+		}
+	}
+}

@@ -51,7 +51,7 @@ var avx2 = isa{"AVX2", "Y", 32}
 
 func constNames(pr prec) []string {
 	n := []string{"neg2", "log2e", "shifter", "ln2hi", "ln2lo", "maxarg", "one", "zero"}
-	n = append(n, "log2e16", "ln2hi16", "ln2lo16", "maxargt")
+	n = append(n, "log2e16", "ln2hi16", "ln2lo16", "maxargt", "sixteenth")
 	for k := 2; k <= pr.deg; k++ {
 		n = append(n, fmt.Sprintf("q%d", k))
 	}
@@ -97,6 +97,8 @@ func constVal(pr prec, name string) float64 {
 		return 86
 	case "one":
 		return 1
+	case "sixteenth":
+		return 1.0 / 16
 	case "zero":
 		return 0
 	}
@@ -341,6 +343,9 @@ func loadConsts512(pr prec, top, nreg int, pcReg string) map[string]string {
 	for k := deg; k >= 2; k-- {
 		names = append(names, fmt.Sprintf("q%d", k))
 	}
+	if tableExp(pr, avx512) {
+		names = append(names, "sixteenth")
+	}
 	for i, n := range names {
 		src := ""
 		switch n {
@@ -542,17 +547,32 @@ func tableChain(pr prec, c map[string]string, o chainOps, general bool) []string
 		op("VFMADD213P"+x, c["c1"], t1, t2)
 		op("VFMADD213P"+x, c["one"], t1, t2) // factor 1 + s(c1 + c2 s)
 	}
+	// The Gaussian (t2 free) scales by 2^(kf>>4) at the end with
+	// VSCALEF: kf/16 is exact and VSCALEF takes its floor, and
+	// 2^n·(T + T·P') rounds as 2^n·T + 2^n·T·P' does (no result of
+	// s ≤ maxargt is subnormal), so the values are those of adding
+	// kf>>4 to T's exponent first, in two instructions fewer (the
+	// shifts, the add and the masking move). The general kernels need
+	// t2 for their factor and add the exponent in integers.
+	scalef := !general
 	if pr.esize == 8 {
 		e("VMOVAPD %s, %s", acc, t1)
 		e("VPERMI2PD %s, %s, %s", c["thi"], c["tlo"], t1) // T = 2^((kf&15)/16)
-		e("VPSRAQ $4, %s, %s", acc, acc)
-		e("VPSLLQ $52, %s, %s", acc, acc)
-		e("VPADDQ %s, %s, %s", acc, t1, t1) // T' = 2^(kf>>4) T
+		if !scalef {
+			e("VPSRAQ $4, %s, %s", acc, acc)
+			e("VPSLLQ $52, %s, %s", acc, acc)
+			e("VPADDQ %s, %s, %s", acc, t1, t1) // T' = 2^(kf>>4) T
+		}
 	} else {
 		e("VPERMPS %s, %s, %s", c["tlo"], acc, t1)
-		e("VPSRAD $4, %s, %s", acc, acc)
-		e("VPSLLD $23, %s, %s", acc, acc)
-		e("VPADDD %s, %s, %s", acc, t1, t1)
+		if !scalef {
+			e("VPSRAD $4, %s, %s", acc, acc)
+			e("VPSLLD $23, %s, %s", acc, acc)
+			e("VPADDD %s, %s, %s", acc, t1, t1)
+		}
+	}
+	if scalef {
+		op("VMULP"+x, c["sixteenth"], t2, t2) // kf/16
 	}
 	deg := tableDeg(pr)
 	mov(c[fmt.Sprintf("q%d", deg)], acc)
@@ -562,10 +582,11 @@ func tableChain(pr prec, c map[string]string, o chainOps, general bool) []string
 	op("VFMSUB213P"+x, c["one"], t3, acc)        // P = q1 + t(...)
 	e("VMULP%s %s, %s, %s", x, t3, acc, acc)     // P' = t P = exp(−t) − 1
 	e("VFMADD213P%s %s, %s, %s", x, t1, t1, acc) // T' P' + T'
-	if general {
+	switch {
+	case general:
 		e("VMULP%s.Z %s, %s, %s, %s", x, t2, acc, o.mask, acc)
-	} else {
-		e("VMOVAP%s.Z %s, %s, %s", x, acc, o.mask, acc)
+	default:
+		e("VSCALEFP%s.Z %s, %s, %s, %s", x, t2, acc, o.mask, acc) // 2^(kf>>4) (T + T P')
 	}
 	e("VMOVUP%s %s, %s", x, acc, o.store)
 	return l
@@ -751,7 +772,7 @@ func kern8(pr prec) {
 		p("\t%s %s, %s", pr.bcast, src, r)
 		c[n] = r
 	}
-	for _, n := range []string{"ln2lo16", "one", "q3", "q2"} {
+	for _, n := range []string{"ln2lo16", "one", "q3", "q2", "sixteenth"} {
 		c[n] = "BCST:" + csym(pr, n)
 	}
 	c["tlo"] = "exptab" + pr.name + "<>+0(SB)"
