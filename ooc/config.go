@@ -137,7 +137,8 @@ type Config struct {
 	// linear), or precond.MethodNystrom, whose memory grows as M·r instead
 	// of M² (for M beyond RAM; each iteration then also computes K_MM·u,
 	// M² kernel entries). "" means the memory plan chooses (FitPlan's
-	// MemoryPlan): MethodCholesky when it fits RunOptions.MaxMemory, else
+	// MemoryPlan): MethodCholesky when it fits RunOptions.MaxMemory, in
+	// memory or with its factors on disk (MemoryPlan.OutOfCore), else
 	// MethodNystrom at the largest rank that fits. The resolved Config
 	// (FitPlan.Config, Model.Config) records the choice. Tune's candidates
 	// use MethodCholesky for "".
@@ -299,6 +300,11 @@ type RunOptions struct {
 	// writes it there (temporary name, fsync, rename), so that a resumed
 	// fit does not redo the set-up. Training.PrecondCache says which.
 	PrecondCache string
+	// TempDir is the directory of the preconditioner's factors when the
+	// memory plan keeps them on disk (MemoryPlan.OutOfCore); "" means
+	// os.TempDir() ($TMPDIR). The files are unlinked as soon as they are
+	// open, so nothing is left there after the fit, a crash or a kill.
+	TempDir string
 	// MaxMemory bounds, in bytes, the estimated peak memory of the run
 	// (FitPlan.Memory, TuneResult.Memory), checked before any pass. Where
 	// the Config leaves the preconditioner or its precision to choose

@@ -74,6 +74,7 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	defer op.closeFactors()()
 	fp := fingerprint(plan, cs, enc)
 	if plan.Config.Loss == LossLogistic {
 		return fitLogistic(ctx, plan, cs, enc, op, src, fp, opts, report, ph, start)
@@ -159,6 +160,9 @@ func Fit(ctx context.Context, src stream.Source, cfg Config, opts RunOptions) (*
 	}
 	lastValIter := -1
 	tr, err := solveCG(ctx, op, st, plan.Config, enc.task, opts, ph, &ps, func(ctx context.Context, st *cgState) error {
+		if err := op.pre.Err(); err != nil { // factors on disk that could not be read
+			return err
+		}
 		if !ckw.on() {
 			return nil
 		}
@@ -801,7 +805,7 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	started := false
 	popt := precond.Options{
 		Jitter: cfg.Jitter, Workers: plan.Workers, Weights: cs.weights, Method: cfg.Preconditioner,
-		Precision: cfg.PrecondPrecision,
+		Precision: cfg.PrecondPrecision, OutOfCore: plan.disk,
 		Progress: func(done float64) {
 			switch name := phaseOfFactorise(cfg.Preconditioner, done); {
 			case !started:
@@ -881,6 +885,19 @@ func newFitOperator(ctx context.Context, plan *FitPlan, cs *centreSample, enc ta
 	}
 	op.passJob = job(pass.KernelProduct)
 	return op, nil
+}
+
+// closeFactors returns the function that releases the files of a
+// preconditioner kept on disk (precond.OutOfCore): the one built and the
+// one weigh may have put in its place.
+func (op *fitOperator) closeFactors() func() {
+	built := op.pre
+	return func() {
+		if op.pre != built {
+			op.pre.Close()
+		}
+		built.Close()
+	}
 }
 
 // newGrid returns the fit as a grid of one σ and one λ (engine.Grid),

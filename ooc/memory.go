@@ -32,6 +32,10 @@ type Memory struct {
 	// runtime (measured: about 31 MiB for falkon-ooc), plus heap slack.
 	Runtime int64 `json:"runtime"`
 	Total   int64 `json:"total"`
+	// Disk is the disk space the preconditioner's factors take when the
+	// memory plan keeps them there (MemoryPlan.OutOfCore; not in Total):
+	// Precond is then its panels in memory.
+	Disk int64 `json:"disk,omitempty"`
 }
 
 // runtimeBytes is the fixed part of Memory.Runtime, measured with
@@ -147,7 +151,11 @@ func (m Memory) String() string {
 		FormatBytes(m.Workspaces), FormatBytes(m.Partials+m.Vectors+m.Centers), FormatBytes(m.Runtime))
 	if m.Uncertainty > 0 {
 		s := b.String()
-		return s[:len(s)-1] + ", uncertainty " + FormatBytes(m.Uncertainty) + ")"
+		b.Reset()
+		b.WriteString(s[:len(s)-1] + ", uncertainty " + FormatBytes(m.Uncertainty) + ")")
+	}
+	if m.Disk > 0 {
+		b.WriteString(", and " + FormatBytes(m.Disk) + " of disk for the preconditioner's factors")
 	}
 	return b.String()
 }

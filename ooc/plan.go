@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -86,6 +87,9 @@ type FitPlan struct {
 	// train and held are the two sides of the hold-out the plan made
 	// (Sources), or nil.
 	train, held stream.Source
+	// disk, when not nil, keeps the preconditioner's factors on disk
+	// (MemoryPlan.OutOfCore).
+	disk *precond.OutOfCore
 }
 
 // MemoryWith returns the memory estimate of the plan with the
@@ -197,7 +201,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 		p.chunkRows = max(p.chunkRows, p.src.ChunkRows(i))
 	}
 	p.scratch = stream.ScratchOf(p.src)
-	if err := p.planMemory(opts.memoryLimit()); err != nil {
+	if err := p.planMemory(opts.memoryLimit(), opts.TempDir); err != nil {
 		return nil, err
 	}
 	if p.MemoryPlan != nil && p.MemoryPlan.Reduced && p.Config.Preconditioner == precond.MethodNystrom &&
@@ -359,8 +363,10 @@ func weightExp(src stream.Source) int {
 // MemoryPlan is what Plan chose where the Config left the preconditioner
 // (Config.Preconditioner "") or its precision (Config.PrecondPrecision
 // "") to choose: the exact preconditioner, Cholesky in float64, when it
-// fits the bound (RunOptions.MaxMemory); else Cholesky in float32; else
-// the Nyström preconditioner of the largest rank that fits. A Nyström
+// fits the bound (RunOptions.MaxMemory); else Cholesky in float32 when
+// λ is large enough for it; else Cholesky in float64 with its factors on
+// disk (OutOfCore); else in float32; else the Nyström preconditioner of
+// the largest rank that fits. A Nyström
 // preconditioner of rank r < M leaves out part of K_MM (Training's
 // NystromResidual says how much), so CG needs more iterations to reach
 // the same model: the fit then stops by its validation rows (Config's
@@ -377,8 +383,14 @@ type MemoryPlan struct {
 	PrecondPrecision precond.Precision `json:"precond_precision"`
 	PrecondRank      int               `json:"precond_rank,omitempty"`
 	// Reduced is true when the bound made the choice something other than
-	// the exact preconditioner.
+	// the exact preconditioner in memory in float64.
 	Reduced bool `json:"reduced"`
+	// OutOfCore is true when the preconditioner is the exact one with its
+	// factors on disk (precond.OutOfCore), DiskBytes of them in Dir
+	// (RunOptions.TempDir), each read twice per CG iteration.
+	OutOfCore bool   `json:"out_of_core,omitempty"`
+	DiskBytes int64  `json:"disk_bytes,omitempty"`
+	Dir       string `json:"dir,omitempty"`
 	// Note says for people what was chosen and why ("" when not Reduced).
 	Note string `json:"note,omitempty"`
 }
@@ -423,76 +435,158 @@ type memoryError struct{ msg string }
 func (e *memoryError) Error() string        { return e.msg }
 func (e *memoryError) Is(target error) bool { return target == ErrMemory }
 
+// float32Safe reports whether a float32 Cholesky preconditioner gives the
+// fit of cfg about the float64 one's: its jitter ε regularises T, which
+// changes the fit unless λ ≥ 10ε (bench/RESULTS.md §8: at λ = 10ε 0.6 %
+// of test MSE, below it 1 % and more).
+func float32Safe(cfg Config) bool {
+	return cfg.Lambda >= 10*cmp.Or(cfg.Jitter, precond.DefaultJitter32)
+}
+
+// onDisk is the plan of the Cholesky preconditioner of cho (in float64)
+// with its factors on disk in dir (precond.OutOfCore): its panels get
+// what limit leaves after the rest of the fit. ok is false when not even
+// one panel fits, or the disk lacks the space (then why says so).
+func (p *FitPlan) onDisk(cho Config, limit int64, dir string) (mem Memory, ooc *precond.OutOfCore, why string, ok bool) {
+	if limit <= 0 {
+		return Memory{}, nil, "", false
+	}
+	cho.Preconditioner, cho.PrecondPrecision, cho.PrecondRank = precond.MethodCholesky, precond.Float64, 0
+	m := cho.Centers
+	mem = p.memoryOf(cho)
+	buffers := mem.Precond / precond.Bytes(m, precond.Float64) // 2 when A sees weights
+	rest := mem.Total - mem.Precond
+	h := precond.DiskPanelRows(m, limit-rest)
+	if h == 0 {
+		return Memory{}, nil, "", false
+	}
+	disk := precond.DiskBytes(m, h)
+	if buffers > 1 {
+		disk += disk / 2 // a second A
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if free, err := precond.DiskFree(dir); err != nil {
+		return Memory{}, nil, fmt.Sprintf("its factors cannot go to disk in %s (RunOptions.TempDir, $TMPDIR): %v", dir, err), false
+	} else if free >= 0 && free < disk {
+		return Memory{}, nil, fmt.Sprintf("its factors on disk need %s, and %s (RunOptions.TempDir, $TMPDIR) has %s free",
+			FormatBytes(disk), dir, FormatBytes(free)), false
+	}
+	mem.Precond = precond.DiskMemoryBytes(m, h)
+	mem.Total = rest + mem.Precond
+	mem.Disk = disk
+	return mem, &precond.OutOfCore{Dir: dir, MaxBytes: limit - rest}, "", true
+}
+
 // planMemory makes the memory plan (MemoryPlan) under limit bytes (0:
 // none): it fills in the preconditioner and its precision where the
 // Config left them to choose, sets Memory, and fails with ErrMemory when
-// the fit does not fit, naming the largest M that would.
-func (p *FitPlan) planMemory(limit int64) error {
+// the fit does not fit, naming the largest M that would. The exact
+// preconditioner (Cholesky) comes first, in this order: float64 in
+// memory; float32 in memory when λ allows it (float32Safe); float64 with
+// its factors on disk in tempDir; float32 in memory. Only then, with the
+// Config's preconditioner left to choose, the Nyström preconditioner of
+// the largest rank that fits.
+func (p *FitPlan) planMemory(limit int64, tempDir string) error {
 	cfg := &p.Config
 	autoMethod, autoPrec := cfg.Preconditioner == "", cfg.PrecondPrecision == ""
 	fits := func(c Config) bool { return limit <= 0 || p.memoryOf(c).Total <= limit }
 	exact := *cfg
 	exact.Preconditioner, exact.PrecondPrecision, exact.PrecondRank = precond.MethodCholesky, precond.Float64, 0
-	var note string
+	f32Note := func() string {
+		return fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
+			cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
+	}
+	var note, diskWhy string
+	var diskMem Memory
+	// exactRoute chooses among the Cholesky routes for cho, setting cfg,
+	// note and p.disk; false when none fits.
+	exactRoute := func(cho Config) bool {
+		cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
+		f64, f32 := cho, cho
+		f64.PrecondPrecision, f32.PrecondPrecision = precond.Float64, precond.Float32
+		switch {
+		case !autoPrec:
+			if fits(cho) {
+				*cfg = cho
+				return true
+			}
+		case fits(f64):
+			*cfg = f64
+			return true
+		case float32Safe(f32) && fits(f32):
+			*cfg, note = f32, f32Note()
+			return true
+		}
+		if autoPrec || cho.PrecondPrecision == precond.Float64 {
+			mem, ooc, why, ok := p.onDisk(cho, limit, tempDir)
+			if ok {
+				*cfg, p.disk, diskMem = f64, ooc, mem
+				note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in memory, over the memory limit of %s: "+
+					"the same preconditioner with its factors on disk instead (%s in %s, read twice per CG iteration; ≈ %s in memory)",
+					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit), FormatBytes(mem.Disk), ooc.Dir, FormatBytes(mem.Total))
+				return true
+			}
+			diskWhy = why
+		}
+		if autoPrec && fits(f32) {
+			*cfg, note = f32, f32Note()
+			return true
+		}
+		return false
+	}
 	if autoMethod {
 		cho := *cfg
-		cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
-		precs := []precond.Precision{cfg.PrecondPrecision}
-		if autoPrec {
-			precs = []precond.Precision{precond.Float64, precond.Float32}
-		}
-		chosen := false
-		for _, pr := range precs {
-			cho.PrecondPrecision = pr
-			if fits(cho) {
-				*cfg, chosen = cho, true
-				break
-			}
-		}
-		// The Nyström preconditioner only when not even a float32
-		// Cholesky fits (an explicit float64 that would fit in float32
-		// fails below, naming float32), and when some rank of it does.
 		f32 := cho
-		f32.PrecondPrecision = precond.Float32
-		ny := *cfg
-		ny.Preconditioner = precond.MethodNystrom
-		if autoPrec {
-			ny.PrecondPrecision = precond.Float64
-		}
-		if !chosen && !fits(f32) && ny.PrecondRank == 0 {
-			ny.PrecondRank = p.maxNystromRank(ny, limit)
-		}
+		f32.Preconditioner, f32.PrecondPrecision, f32.PrecondRank = precond.MethodCholesky, precond.Float32, 0
 		switch {
-		case chosen:
-			if cfg.PrecondPrecision == precond.Float32 && autoPrec {
-				note = fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
-					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
-			}
-		case !fits(f32) && ny.PrecondRank > 0:
-			note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in %s, over the memory limit of %s: "+
-				"the Nyström preconditioner of rank %d instead (≈ %s), which leaves out part of K_MM and needs more iterations",
-				cfg.Centers, FormatBytes(p.memoryOf(cho).Total), cho.PrecondPrecision, FormatBytes(limit),
-				ny.PrecondRank, FormatBytes(p.memoryOf(ny).Total))
-			*cfg = ny
-		default: // nothing fits: the error below names the largest M
+		case exactRoute(cho):
+		case !autoPrec && fits(f32):
+			// An explicit float64 that would fit in float32 fails below,
+			// naming float32, rather than go to Nyström.
+			cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
 			*cfg = cho
+		default:
+			ny := *cfg
+			ny.Preconditioner = precond.MethodNystrom
+			if autoPrec {
+				ny.PrecondPrecision = precond.Float64
+			}
+			if ny.PrecondRank == 0 {
+				ny.PrecondRank = p.maxNystromRank(ny, limit)
+			}
+			cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
+			cho.PrecondPrecision = cmp.Or(cho.PrecondPrecision, precond.Float32)
+			if ny.PrecondRank > 0 {
+				note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in %s, over the memory limit of %s: "+
+					"the Nyström preconditioner of rank %d instead (≈ %s), which leaves out part of K_MM and needs more iterations",
+					cfg.Centers, FormatBytes(p.memoryOf(cho).Total), cho.PrecondPrecision, FormatBytes(limit),
+					ny.PrecondRank, FormatBytes(p.memoryOf(ny).Total))
+				if diskWhy != "" {
+					note += " (" + diskWhy + ")"
+				}
+				*cfg = ny
+			} else { // nothing fits: the error below names the largest M
+				*cfg = cho
+			}
 		}
 	} else if autoPrec {
 		cfg.PrecondPrecision = precond.Float64
-		if cfg.Preconditioner == precond.MethodCholesky && !fits(*cfg) {
-			f32 := *cfg
-			f32.PrecondPrecision = precond.Float32
-			if fits(f32) {
-				*cfg = f32
-				note = fmt.Sprintf("M = %d needs ≈ %s with a float64 preconditioner, over the memory limit of %s: storing it in float32",
-					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit))
-			}
+		if cfg.Preconditioner == precond.MethodCholesky {
+			exactRoute(*cfg)
 		}
 	}
 	p.Memory = p.memoryOf(*cfg)
+	if p.disk != nil {
+		p.Memory = diskMem
+	}
 	if autoMethod || autoPrec {
 		p.MemoryPlan = &MemoryPlan{Limit: limit, Exact: p.memoryOf(exact).Total, Preconditioner: cfg.Preconditioner,
 			PrecondPrecision: cfg.PrecondPrecision, PrecondRank: cfg.PrecondRank, Reduced: note != "", Note: note}
+		if p.disk != nil {
+			p.MemoryPlan.OutOfCore, p.MemoryPlan.DiskBytes, p.MemoryPlan.Dir = true, diskMem.Disk, p.disk.Dir
+		}
 	}
 	if limit <= 0 || p.Memory.Total <= limit {
 		return nil

@@ -196,7 +196,9 @@ func (p *Preconditioner) buildDisk(ctx context.Context, rows Rows, opt Options) 
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	if free := DiskFree(dir); free >= 0 && free < DiskBytes(m, h) {
+	if free, err := DiskFree(dir); err != nil {
+		return fmt.Errorf("precond: the out-of-core factors cannot go to %s (OutOfCore.Dir): %w", dir, err)
+	} else if free >= 0 && free < DiskBytes(m, h) {
 		return fmt.Errorf("precond: the out-of-core factors of M = %d centres need %s of disk in %s (OutOfCore.Dir), which has %s free",
 			m, humanBytes(DiskBytes(m, h)), dir, humanBytes(free))
 	}

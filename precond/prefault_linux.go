@@ -1,6 +1,7 @@
 package precond
 
 import (
+	"os"
 	"sync"
 	"unsafe"
 
@@ -69,12 +70,12 @@ func populateParts(lo, hi uintptr, workers int) [][2]uintptr {
 	return append(parts, [2]uintptr{a, hi})
 }
 
-// DiskFree reports the bytes free to this user in the file system of dir
-// (statfs); -1 when it cannot tell.
-func DiskFree(dir string) int64 {
+// DiskFree reports the bytes free to this user in the file system of
+// dir (statfs), or the error of reading them (dir does not exist, …).
+func DiskFree(dir string) (int64, error) {
 	var s unix.Statfs_t
-	if unix.Statfs(dir, &s) != nil {
-		return -1
+	if err := unix.Statfs(dir, &s); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	return int64(s.Bavail) * int64(s.Bsize)
+	return int64(s.Bavail) * int64(s.Bsize), nil
 }

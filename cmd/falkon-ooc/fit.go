@@ -502,8 +502,11 @@ func memoryPlanLine(tr ooc.Training) string {
 		return ""
 	}
 	l := fmt.Sprintf("under the limit of %s (--max-memory): ", ooc.FormatBytes(mp.Limit))
-	switch mp.Preconditioner {
-	case precond.MethodNystrom:
+	switch {
+	case mp.OutOfCore:
+		l += fmt.Sprintf("exact Cholesky preconditioner with its factors on disk (%s in %s, read twice per iteration) in place of memory (≈ %s)",
+			ooc.FormatBytes(mp.DiskBytes), mp.Dir, ooc.FormatBytes(mp.Exact))
+	case mp.Preconditioner == precond.MethodNystrom:
 		l += fmt.Sprintf("Nyström preconditioner of rank %d in place of Cholesky (≈ %s), missing %.2g of tr K_MM",
 			tr.NystromRank, ooc.FormatBytes(mp.Exact), tr.NystromResidual)
 		if tr.Status == ooc.StatusPatience {

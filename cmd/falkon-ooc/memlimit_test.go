@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,11 +40,13 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	}
 }
 
-// With a limit between the float32 and the float64 estimates, auto picks
+// With a limit between the float32 and the float64 estimates and no
+// temporary directory for the factors ($TMPDIR missing), auto picks
 // float32 and says so; with a limit below both, fit fails before any pass
 // and names the largest M for each precision.
 func TestFitMaxMemory(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
 	train := makeStore(t, dir, 3000, 1, "y")
 	const M = 2000
 	// makeStore: d = 3, k = 1, chunks of 700 rows; workers as fit's default.
@@ -97,11 +100,13 @@ func TestFitMaxMemory(t *testing.T) {
 }
 
 // TestFitMemoryPlanSummary: when not even a float32 Cholesky
-// preconditioner fits --max-memory, fit (--precond auto) uses the Nyström
+// preconditioner fits --max-memory and its factors cannot go to disk
+// ($TMPDIR missing), fit (--precond auto) uses the Nyström
 // preconditioner of the largest rank that fits, and says what it gave up
 // in its summary and its --json even with --quiet.
 func TestFitMemoryPlanSummary(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
 	train := makeStore(t, dir, 3000, 1, "y")
 	const M = 2000
 	r, err := chunkstore.Open(train)
@@ -141,5 +146,55 @@ func TestFitMemoryPlanSummary(t *testing.T) {
 		mp.PrecondRank != res.Config.PrecondRank || res.Config.Preconditioner != precond.MethodNystrom || res.MemoryEstimate.Total > limit {
 		t.Errorf("--json: memory_plan %+v, config %s rank %d, estimate %d (limit %d)", mp, res.Config.Preconditioner,
 			res.Config.PrecondRank, res.MemoryEstimate.Total, limit)
+	}
+}
+
+// TestFitOutOfCoreSummary: when the exact preconditioner does not fit
+// --max-memory in memory, fit keeps its factors on disk in $TMPDIR, says
+// so in its summary and its --json even with --quiet, and leaves nothing
+// there.
+func TestFitOutOfCoreSummary(t *testing.T) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	train := makeStore(t, dir, 3000, 1, "y")
+	const M = 2000
+	r, err := chunkstore.Open(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := ooc.Plan(r, ooc.Config{Centers: M}, ooc.RunOptions{MaxMemory: -1})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := plan.MemoryWith(precond.Float32).Total - 1
+	model := filepath.Join(dir, "m.falkon")
+	args := []string{"fit", "--out", model, "--centers", fmt.Sprint(M), "--iters", "2", "--no-checkpoint", "--quiet",
+		"--max-memory", fmt.Sprint(limit)}
+	code, out, errOut := runCLI(append(args, train)...)
+	if code != 0 {
+		t.Fatalf("fit exit %d: %s", code, errOut)
+	}
+	want := fmt.Sprintf("memory     under the limit of %s (--max-memory): exact Cholesky preconditioner with its factors on disk (", ooc.FormatBytes(limit))
+	if !strings.Contains(out, want) || !strings.Contains(out, " in "+tmp+", read twice per iteration)") {
+		t.Errorf("summary lacks %q:\n%s", want, out)
+	}
+	code, out, errOut = runCLI(append(args, "--json", "--force", train)...)
+	if code != 0 {
+		t.Fatalf("fit --json exit %d: %s", code, errOut)
+	}
+	var res fitResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	mp := res.MemoryPlan
+	if mp == nil || !mp.Reduced || !mp.OutOfCore || mp.Dir != tmp || mp.DiskBytes <= 0 || mp.Preconditioner != precond.MethodCholesky ||
+		res.Config.PrecondPrecision != precond.Float64 || res.MemoryEstimate.Total > limit || res.MemoryEstimate.Disk != mp.DiskBytes {
+		t.Errorf("--json: memory_plan %+v, config %s %s, estimate %+v (limit %d)", mp, res.Config.Preconditioner,
+			res.Config.PrecondPrecision, res.MemoryEstimate, limit)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("%d names left in $TMPDIR", len(ents))
 	}
 }
