@@ -504,37 +504,33 @@ func (p *FitPlan) planMemory(limit int64, tempDir string) error {
 	// note and p.disk; false when none fits.
 	exactRoute := func(cho Config) bool {
 		cho.Preconditioner, cho.PrecondRank = precond.MethodCholesky, 0
-		f64, f32 := cho, cho
-		f64.PrecondPrecision, f32.PrecondPrecision = precond.Float64, precond.Float32
+		with := func(pr precond.Precision) Config {
+			c := cho
+			c.PrecondPrecision = pr
+			return c
+		}
+		var ooc *precond.OutOfCore
+		var mem Memory
+		disk := func() bool {
+			var ok bool
+			mem, ooc, diskWhy, ok = p.onDisk(cho, limit, tempDir)
+			return ok
+		}
+		pr, onDisk, ok := exactPrecision(cho.PrecondPrecision, func(pr precond.Precision) bool { return fits(with(pr)) }, float32Safe(cho), disk)
+		if !ok {
+			return false
+		}
+		*cfg = with(pr)
 		switch {
-		case !autoPrec:
-			if fits(cho) {
-				*cfg = cho
-				return true
-			}
-		case fits(f64):
-			*cfg = f64
-			return true
-		case float32Safe(f32) && fits(f32):
-			*cfg, note = f32, f32Note()
-			return true
+		case onDisk:
+			p.disk, diskMem = ooc, mem
+			note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in memory, over the memory limit of %s: "+
+				"the same preconditioner with its factors on disk instead (%s in %s, read twice per CG iteration; ≈ %s in memory)",
+				cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit), FormatBytes(mem.Disk), ooc.Dir, FormatBytes(mem.Total))
+		case autoPrec && pr == precond.Float32:
+			note = f32Note()
 		}
-		if autoPrec || cho.PrecondPrecision == precond.Float64 {
-			mem, ooc, why, ok := p.onDisk(cho, limit, tempDir)
-			if ok {
-				*cfg, p.disk, diskMem = f64, ooc, mem
-				note = fmt.Sprintf("M = %d needs ≈ %s with the Cholesky preconditioner in memory, over the memory limit of %s: "+
-					"the same preconditioner with its factors on disk instead (%s in %s, read twice per CG iteration; ≈ %s in memory)",
-					cfg.Centers, FormatBytes(p.memoryOf(exact).Total), FormatBytes(limit), FormatBytes(mem.Disk), ooc.Dir, FormatBytes(mem.Total))
-				return true
-			}
-			diskWhy = why
-		}
-		if autoPrec && fits(f32) {
-			*cfg, note = f32, f32Note()
-			return true
-		}
-		return false
+		return true
 	}
 	if autoMethod {
 		cho := *cfg
@@ -610,17 +606,17 @@ func (p *FitPlan) planMemory(limit int64, tempDir string) error {
 // buffers, for the error of a search that does not fit (ErrMemory).
 func searchMemory(asked precond.Precision, limit int64, est func(precond.Precision) Memory, kind, grid string,
 	buffers func(Memory) string) (mem Memory, prec precond.Precision, note string, err error) {
-	prec = cmp.Or(asked, precond.Float64)
+	fits := func(pr precond.Precision) bool { return limit <= 0 || est(pr).Total <= limit }
+	// A search's candidates keep their factors in memory (no disk), and
+	// are compared with each other, all in the same precision.
+	prec, _, ok := exactPrecision(asked, fits, true, nil)
 	mem = est(prec)
-	if limit <= 0 || mem.Total <= limit {
-		return mem, prec, "", nil
-	}
-	if asked == "" {
-		if m32 := est(precond.Float32); m32.Total <= limit {
-			return m32, precond.Float32, fmt.Sprintf("with float64 preconditioners the %s is over the memory limit of %s: storing them in float32 (Config.PrecondPrecision float32)",
-				kind, FormatBytes(limit)), nil
+	if ok {
+		if asked == "" && prec == precond.Float32 {
+			note = fmt.Sprintf("with float64 preconditioners the %s is over the memory limit of %s: storing them in float32 (Config.PrecondPrecision float32)",
+				kind, FormatBytes(limit))
 		}
-		prec, mem = precond.Float32, est(precond.Float32)
+		return mem, prec, note, nil
 	}
 	fix := "use fewer centres, sigmas or lambdas"
 	if prec == precond.Float64 {
@@ -628,6 +624,36 @@ func searchMemory(asked precond.Precision, limit int64, est func(precond.Precisi
 	}
 	return mem, prec, "", fmt.Errorf("%w: the %s %s needs about %s with %s preconditioners (%s), more than the limit of %s: %s",
 		ErrMemory, kind, grid, FormatBytes(mem.Total), prec, buffers(mem), FormatBytes(limit), fix)
+}
+
+// exactPrecision is the one memory check of the exact (Cholesky)
+// preconditioner, shared by a fit's plan (planMemory) and a search's
+// (searchMemory). Where the precision was asked, that one if it fits
+// (fits), else for float64 its factors on disk if disk says they fit
+// (disk nil: no disk route). Where it was left to choose (asked ""):
+// float64 if it fits; float32 if f32ok (λ allows its jitter,
+// float32Safe) and it fits; the factors on disk; float32 if it fits. ok
+// is false when none fits; prec is then the precision the error names
+// (asked, or float32).
+func exactPrecision(asked precond.Precision, fits func(precond.Precision) bool, f32ok bool, disk func() bool) (prec precond.Precision, onDisk, ok bool) {
+	f64, f32 := precond.Float64, precond.Float32
+	switch {
+	case asked != "":
+		if fits(asked) {
+			return asked, false, true
+		}
+		if asked == f64 && disk != nil && disk() {
+			return f64, true, true
+		}
+		return asked, false, false
+	case fits(f64):
+		return f64, false, true
+	case f32ok && fits(f32):
+		return f32, false, true
+	case disk != nil && disk():
+		return f64, true, true
+	}
+	return f32, false, fits(f32)
 }
 
 // DefaultSigmas is the σ grid a search tries when TuneConfig.Sigmas is

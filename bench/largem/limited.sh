@@ -4,6 +4,9 @@
 # Usage: bench/largem/limited.sh BIN DATA OUT NAME [extra fit flags...]
 #   DATA holds train.store and test.store (go run ./bench/largem -mode gen -dir DATA -n 1000000 -ntest 100000,
 #   then falkon-ooc ingest); LIMIT=bytes overrides the cgroup's limit. Needs root.
+#   TIMEOUT=seconds stops the fit with SIGINT after that long (it keeps its checkpoint of the last
+#   iteration), and RESUME=1 continues it (--resume): a long fit in pieces of under 10 minutes.
+#   The predictions are made only when the fit ends by itself.
 set -eu
 BIN=$1 DATA=$2 OUT=$3 NAME=$4
 shift 4
@@ -14,7 +17,11 @@ echo "$LIMIT" > "$CG/memory.limit_in_bytes"
 echo 0 > "$CG/memory.max_usage_in_bytes" 2>/dev/null || true
 echo "== $NAME start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) bin $BIN flags $*" >> "$OUT/log"
 rc=0
-bash -c "echo \$\$ > $CG/cgroup.procs; exec /usr/bin/time -v $BIN fit --out $OUT/$NAME.falkon --centers 20000 --json $* $DATA/train.store" \
-	> "$OUT/$NAME.json" 2> "$OUT/$NAME.err" || rc=$?
+PART=${RESUME:+.resume$(date +%s)}
+RES=${RESUME:+--resume}
+TO=${TIMEOUT:+timeout -s INT $TIMEOUT}
+bash -c "echo \$\$ > $CG/cgroup.procs; exec /usr/bin/time -v $TO $BIN fit --out $OUT/$NAME.falkon --centers 20000 --json $RES $* $DATA/train.store" \
+	> "$OUT/$NAME$PART.json" 2> "$OUT/$NAME$PART.err" || rc=$?
 echo "== $NAME end $(date -u +%T) rc=$rc load $(cut -d' ' -f1-3 /proc/loadavg) cgroup max_usage $(cat "$CG/memory.max_usage_in_bytes")" >> "$OUT/log"
+[ "$rc" = 0 ] || exit "$rc"
 "$BIN" predict --model "$OUT/$NAME.falkon" --json "$DATA/test.store" > "$OUT/$NAME.predict.json"
