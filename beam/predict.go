@@ -118,6 +118,10 @@ type PredictResult struct {
 	IntervalZOutputs []float64            `json:"interval_z_outputs,omitempty"`
 	// Targets are the model's target names, which name the outputs.
 	Targets []string `json:"-"`
+	// Model is the model the driver loaded from PredictConfig.Model (to
+	// check the flags against it), for the caller's summary: its decision
+	// and classes. Not encoded.
+	Model *ooc.Model `json:"-"`
 	// Metrics are those of every input's rows against their targets, when
 	// every input has the model's target columns (falkon-ooc predict's,
 	// from the same code: each task's ooc.Evaluator, merged in input
@@ -503,7 +507,7 @@ func Predict(ctx context.Context, cfg PredictConfig, opts Options) (*PredictResu
 	if err != nil {
 		return nil, err
 	}
-	out := &PredictResult{Skipped: skipped, Nulls: cfg.Nulls, Targets: m.Targets()}
+	out := &PredictResult{Skipped: skipped, Nulls: cfg.Nulls, Targets: m.Targets(), Model: m}
 	if cfg.Interval > 0 {
 		out.IntervalMethod = pp.IntervalMethod
 		out.IntervalZ, out.IntervalZOutputs = predictfile.SplitZ(pp.Z())

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +112,10 @@ func TestPredictMatchesLocal(t *testing.T) {
 	}
 	if res.Rows != 601 || len(res.Files) != 3 {
 		t.Fatalf("result %+v", res)
+	}
+	// The driver's model, loaded once, comes with the result for the summary.
+	if res.Model == nil || !slices.Equal(res.Model.Alpha(), m.Alpha()) {
+		t.Fatal("the result does not carry the model the driver loaded")
 	}
 	// The inputs have the target: the metrics are falkon-ooc predict's of
 	// the three inputs (one Evaluator over them in order), within the

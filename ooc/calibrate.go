@@ -36,6 +36,40 @@ func Calibrate(ctx context.Context, m *Model, val stream.Source, opt PredictOpti
 	return decideFit(m.with(m.CalibratedOn(ev)), ev)
 }
 
+// CalibrateWith is Calibrate on the validation rows opts.Validation, with
+// the passes of opts: rows held out of the data that opts.Executor reads
+// (a side of HoldOut) are scored where the data is, in a pass.Scores
+// pass, so that the calling process of a remote executor (package
+// beam's) reads none of them; other validation rows are read here, as
+// Calibrate reads them. The model is Calibrate's to the bit: a search's
+// pick (TuneResult.Model) gets its calibration and, with
+// Config.Threshold, its decision threshold.
+func CalibrateWith(ctx context.Context, m *Model, opts RunOptions) (*Model, error) {
+	if opts.Validation == nil {
+		return nil, configErr("RunOptions.Validation", "calibration needs validation rows")
+	}
+	if m.Task() == TaskRegression {
+		return nil, fmt.Errorf("calibrate: a regression model has no probabilities")
+	}
+	val, err := m.Relabel(opts.Validation)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	if stream.Rows(val) == 0 {
+		return nil, fmt.Errorf("calibrate: the validation data has no rows")
+	}
+	opts.Validation = val
+	ev, err := m.evaluateVal(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	cm := m.with(m.CalibratedOn(ev))
+	if m.cfg.Threshold == "" {
+		return cm, nil
+	}
+	return decideFit(cm, ev)
+}
+
 // calibrateFit returns the fit's model m calibrated on the validation
 // rows of opts, reusing ev, the scores of the last validation pass, when
 // it scored the same CG iterate (else nil: one more validation pass); m

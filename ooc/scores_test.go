@@ -80,3 +80,46 @@ func TestCalibrationThroughExecutor(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrateWith: a search's pick calibrated (and given its threshold
+// by a rule) with CalibrateWith on the rows the search held out is
+// Calibrate's model to the bit, and its rows are scored in a pass.Scores
+// pass through the executor; a separate validation source is read as
+// Calibrate reads it. Its errors name what is missing.
+func TestCalibrateWith(t *testing.T) {
+	ctx := context.Background()
+	x, y := classData(1200, 2, 9)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	tc := ooc.TuneConfig{Base: ooc.Config{Centers: 30, Iterations: 5, Seed: 3, Threshold: "balanced"},
+		Sigmas: []float64{0.5, 1}, Lambdas: []float64{1e-3, 1e-5}, ValFraction: 0.25}
+	res, err := ooc.Tune(ctx, src, tc, ooc.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, held, err := ooc.HoldOut(src, tc.ValFraction, tc.Base.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, val := range []stream.Source{held, opaque{held}} {
+		want, err := ooc.Calibrate(ctx, res.Model(), val, ooc.PredictOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := &kindLog{}
+		got, err := ooc.CalibrateWith(ctx, res.Model(), ooc.RunOptions{Validation: val, Executor: exec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, isOpaque := val.(opaque); isOpaque != (len(exec.kinds) == 0) || !isOpaque && !slices.Equal(exec.kinds, []pass.Kind{pass.Scores}) {
+			t.Errorf("validation %T: passes %v", val, exec.kinds)
+		}
+		gd, _ := got.Decision()
+		wd, _ := want.Decision()
+		if *got.Calibration() != *want.Calibration() || gd != wd || *got.Training().ValidationFinal.LogLoss != *want.Training().ValidationFinal.LogLoss {
+			t.Errorf("validation %T: calibration %+v, decision %+v; Calibrate's %+v, %+v", val, *got.Calibration(), gd, *want.Calibration(), wd)
+		}
+	}
+	if _, err := ooc.CalibrateWith(ctx, res.Model(), ooc.RunOptions{}); err == nil || err.Error() != "invalid configuration: calibration needs validation rows" {
+		t.Errorf("no validation rows: %v", err)
+	}
+}

@@ -70,7 +70,7 @@ func trainingStore(ctx context.Context, o *inputOptions, model string, args []st
 	if err := o.tables.Apply(&tc); err != nil {
 		return "", err
 	}
-	key := cacheKey{Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude), Nulls: o.nulls,
+	key := cacheKey{Targets: cliflags.SplitList(o.target), Features: cliflags.SplitList(o.features), Exclude: cliflags.SplitList(o.exclude), Nulls: o.nulls,
 		Weight: strings.TrimSpace(o.weight), Categorical: tc.Categorical, TimeFeatures: tc.TimeFeatures, MaxLevels: tc.MaxLevels}
 	if tc.AboveMaxLevels != "target" { // the default, absent from keys made before the flag
 		key.AboveMaxLevels = tc.AboveMaxLevels

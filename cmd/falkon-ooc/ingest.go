@@ -120,18 +120,6 @@ func baseCodecs() []string {
 	return out
 }
 
-// splitList splits a comma-separated flag value, trimming spaces.
-func splitList(s string) []string {
-	if strings.TrimSpace(s) == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
-}
-
 // ingestJSON is the --json document of ingest.
 type ingestJSON struct {
 	Version string `json:"version"`
@@ -163,16 +151,16 @@ func runIngest(ctx context.Context, e *env, o *ingestOpts, args []string) error 
 	}
 	cfg := ingest.Config{
 		Out:       o.out,
-		Targets:   splitList(o.target),
-		Features:  splitList(o.features),
-		Exclude:   splitList(o.exclude),
+		Targets:   cliflags.SplitList(o.target),
+		Features:  cliflags.SplitList(o.features),
+		Exclude:   cliflags.SplitList(o.exclude),
 		Weight:    strings.TrimSpace(o.weight),
 		Nulls:     o.nulls,
 		ChunkRows: o.chunkRows,
 		Codec:     o.codec,
 		Workers:   o.workers,
 		NoHeader:  o.noHeader || o.columns != "",
-		Columns:   splitList(o.columns),
+		Columns:   cliflags.SplitList(o.columns),
 		Force:     o.force,
 		MaxLine:   o.maxLine,
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/ooc"
 )
 
@@ -60,13 +61,13 @@ func inspectData(ctx context.Context, e *env, o *inspectOpts, args []string) err
 		}
 	}
 	cfg := ingest.Config{
-		Targets:  splitList(d.target),
-		Features: splitList(d.features),
-		Exclude:  splitList(d.exclude),
+		Targets:  cliflags.SplitList(d.target),
+		Features: cliflags.SplitList(d.features),
+		Exclude:  cliflags.SplitList(d.exclude),
 		Weight:   strings.TrimSpace(d.weight),
 		Nulls:    d.nulls,
 		NoHeader: d.noHeader || d.columns != "",
-		Columns:  splitList(d.columns),
+		Columns:  cliflags.SplitList(d.columns),
 		MaxLine:  d.maxLine,
 	}
 	if err := d.tables.Apply(&cfg); err != nil {

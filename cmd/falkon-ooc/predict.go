@@ -15,6 +15,7 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
 	"github.com/falkon-ooc/falkon-ooc/featenc"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/internal/fileutil"
 	"github.com/falkon-ooc/falkon-ooc/model"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
@@ -219,7 +220,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 		Interval: o.interval, IntervalMethod: ooc.IntervalMethod(o.intervalMethod)}
 	p := &predictRun{m: m, pr: newProgress(e.stderr, o.quiet)}
 	popt.Progress = func(rows int64) { p.pr.update("predict", fmt.Sprintf("%s rows", humanCount(rows)), false) }
-	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: splitList(o.keep), Nulls: o.nulls,
+	p.res = predictResult{Version: version, Model: o.model, Inputs: args, Task: m.Task(), Keep: cliflags.SplitList(o.keep), Nulls: o.nulls,
 		Classes: m.ClassNames(), Proba: o.proba, Std: o.std, Interval: o.interval}
 	popt.Keep = p.res.Keep
 	if p.Predictor, err = predictfile.New(m.Model, popt); err != nil {
@@ -263,7 +264,7 @@ func runPredict(ctx context.Context, e *env, o *predictOpts, args []string) (rer
 			}
 		}
 		topt, err := predictfile.TableOptions(m.Model, o.model, predictfile.Input{Keep: p.res.Keep, Nulls: o.nulls,
-			NoHeader: o.noHeader || o.columns != "", Names: splitList(o.columns), MaxLine: o.maxLine})
+			NoHeader: o.noHeader || o.columns != "", Names: cliflags.SplitList(o.columns), MaxLine: o.maxLine})
 		if err != nil {
 			return err
 		}

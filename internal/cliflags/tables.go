@@ -35,15 +35,17 @@ func (t *Tables) Apply(cfg *ingest.Config) error {
 	if t.AboveMaxLevels != "target" && t.AboveMaxLevels != "onehot" {
 		return Usagef("--above-max-levels must be target or onehot, not %q", t.AboveMaxLevels)
 	}
-	cfg.Categorical = splitList(t.Categorical)
-	cfg.TimeFeatures = splitList(t.TimeFeatures)
+	cfg.Categorical = SplitList(t.Categorical)
+	cfg.TimeFeatures = SplitList(t.TimeFeatures)
 	cfg.MaxLevels = t.MaxLevels
 	cfg.AboveMaxLevels = t.AboveMaxLevels
 	return nil
 }
 
-// splitList splits a comma-separated flag value, trimming spaces.
-func splitList(s string) []string {
+// SplitList splits a comma-separated flag value (--target a,b), trimming
+// spaces around each item; nil for a value that is empty or all spaces.
+// Every command of both programs reads its list flags with it.
+func SplitList(s string) []string {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}

@@ -80,7 +80,6 @@ func TestRefusedFlags(t *testing.T) {
 		{[]string{"fit", "--val-fraction", "0.2", "--val", "v.store"}, "falkon-ooc-beam fit: --val and --val-fraction exclude each other\n"},
 		{[]string{"fit", "--uncertainty", "--val-fraction", "0"}, "falkon-ooc-beam fit: --uncertainty fits the standard deviations on validation rows: --val-fraction 0 leaves none (give --val INPUT or a fraction such as 0.1)\n"},
 		{[]string{"fit", "--val-fraction", "0.0001"}, "falkon-ooc-beam fit: --val-fraction: holding out 0.0001 of 100 rows leaves 100 training and 0 validation rows, and both need some: give a larger fraction"},
-		{[]string{"tune", "--threshold", "f1"}, "falkon-ooc-beam tune: --threshold: a Beam tune writes its pick without the pass over the validation rows that calibrates its probabilities and chooses the threshold: fit with falkon-ooc-beam fit --threshold (its --tune searches too) (falkon-ooc tune has it)"},
 		{[]string{"fit", "--plot", "p.png"}, "falkon-ooc-beam fit: --plot: falkon-ooc-beam draws no plots (falkon-ooc fit has it)"},
 		{[]string{"tune", "--plot", "p.png"}, "falkon-ooc-beam tune: --plot: falkon-ooc-beam draws no plots (falkon-ooc tune has it)"},
 		{[]string{"fit", "--val", "v.csv"}, "falkon-ooc-beam fit: --val v.csv: not a chunk store (make one from Parquet/CSV files with falkon-ooc-beam ingest)"},

@@ -75,18 +75,6 @@ func ingestFlags(fs *flag.FlagSet, o *ingestOpts) {
 	runnerFlags(fs, &o.fitOpts, true)
 }
 
-// splitList splits a comma-separated flag value, trimming spaces.
-func splitList(s string) []string {
-	if strings.TrimSpace(s) == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
-}
-
 // ingestResult is ingest's --json document: falkon-ooc ingest's fields,
 // and the Beam run's.
 type ingestResult struct {
@@ -123,9 +111,9 @@ func runIngest(ctx context.Context, o *ingestOpts, args []string, stdout, stderr
 	}
 	defer done()
 	cfg := ingest.Config{
-		Out: o.Out, Targets: splitList(o.target), Features: splitList(o.features), Exclude: splitList(o.exclude),
+		Out: o.Out, Targets: cliflags.SplitList(o.target), Features: cliflags.SplitList(o.features), Exclude: cliflags.SplitList(o.exclude),
 		Weight: strings.TrimSpace(o.weight), Nulls: o.nulls, ChunkRows: o.chunkRows, Codec: o.codec, Workers: o.Workers,
-		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), Force: o.force, MaxLine: o.maxLine,
+		NoHeader: o.noHeader || o.columns != "", Columns: cliflags.SplitList(o.columns), Force: o.force, MaxLine: o.maxLine,
 		Categorical: tc.Categorical, MaxLevels: tc.MaxLevels, AboveMaxLevels: tc.AboveMaxLevels, TimeFeatures: tc.TimeFeatures,
 	}
 	var br beamResult

@@ -10,9 +10,9 @@ import (
 
 	fbeam "github.com/falkon-ooc/falkon-ooc/beam"
 	"github.com/falkon-ooc/falkon-ooc/chunkstore/ingest"
+	"github.com/falkon-ooc/falkon-ooc/internal/cliflags"
 	"github.com/falkon-ooc/falkon-ooc/internal/summary"
 	"github.com/falkon-ooc/falkon-ooc/model/predictfile"
-	"github.com/falkon-ooc/falkon-ooc/ooc"
 	"github.com/falkon-ooc/falkon-ooc/tabular"
 )
 
@@ -127,8 +127,8 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		return err
 	}
 	defer done()
-	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: splitList(o.keep), Nulls: o.nulls,
-		NoHeader: o.noHeader || o.columns != "", Columns: splitList(o.columns), MaxLine: o.maxLine,
+	cfg := fbeam.PredictConfig{Model: o.model, Inputs: args, Keep: cliflags.SplitList(o.keep), Nulls: o.nulls,
+		NoHeader: o.noHeader || o.columns != "", Columns: cliflags.SplitList(o.columns), MaxLine: o.maxLine,
 		Proba: o.proba, Std: o.std, Interval: o.interval, IntervalMethod: o.intervalMethod, Out: o.predOut, Beside: o.beside, Suffix: o.suffix, Force: o.Force, Workers: o.Workers}
 	var br beamResult
 	opts := o.beamOptions("", &br, say)
@@ -184,11 +184,7 @@ func runPredict(ctx context.Context, o *predictOpts, args []string, stdout, stde
 		if len(res.Metrics.Classes) > 0 {
 			// A classifier: its decision and the classes' lines, as
 			// falkon-ooc predict prints them.
-			m, err := ooc.Load(o.model)
-			if err != nil {
-				return err
-			}
-			if l := summary.DecisionLine(m); l != "" {
+			if l := summary.DecisionLine(res.Model); l != "" {
 				fmt.Fprintf(stdout, "decision   %s\n", l)
 			}
 			summary.ClassReport(stdout, res.Metrics)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,9 +70,10 @@ and --tune need are held out of the store by --val-fraction (by --seed;
 0.1 by default for --uncertainty, a --threshold rule and --tune): every
 job reads the whole store and holds the same rows out, the centres are
 drawn from the other rows, and the conjugate-gradient passes score the
-held-out ones. --val STORE gives them from a store this process reads
-instead. --tune draws its search's row subsample in this process and
-searches there, then fits on Beam. Flags of falkon-ooc fit that a Beam fit
+held-out ones, and a classifier's calibration scores them in a job.
+--val STORE gives them from a store this process reads instead. --tune
+draws its search's row subsample with a job and searches it in this
+process, then fits on Beam. Flags of falkon-ooc fit that a Beam fit
 cannot honour are refused by name: --plot, and those of Parquet/CSV inputs
 (--target, --features, --exclude, --weight, --nulls, --cache,
 --categorical, --max-levels, --time-features).
@@ -99,10 +101,11 @@ or --val STORE, read by this process). LIST is comma-separated
 from LO to HI (1e-8:1e-3:6). Defaults: σ = √d × {1/4, 1/2, 1, 2, 4}, λ =
 1e-8:1e-3:6. Candidates stop by patience and halving as in falkon-ooc
 tune. It writes the best candidate's model to MODEL (and MODEL.json) and
-prints every candidate; it does not checkpoint. Flags of falkon-ooc tune
-that Beam cannot honour are refused by name: --threshold (it writes the
-pick without calibrating it), --plot, and those of Parquet/CSV inputs.
-The runner flags are fit's.
+prints every candidate; it does not checkpoint. A classifier's pick is
+calibrated, and given its --threshold, on the validation rows, as by
+falkon-ooc tune (held-out rows are scored by a job). Flags of falkon-ooc
+tune that Beam cannot honour are refused by name: --plot, and those of
+Parquet/CSV inputs. The runner flags are fit's.
 `
 
 // fitOpts are the flags of fit and tune: those both programs share
@@ -125,7 +128,6 @@ var notOnBeam = []struct {
 	only   bool // cmd's only
 }{
 	{"falkon-ooc-beam draws no plots", []string{"plot"}, 0, false},
-	{"a Beam tune writes its pick without the pass over the validation rows that calibrates its probabilities and chooses the threshold: fit with falkon-ooc-beam fit --threshold (its --tune searches too)", []string{"threshold"}, cliflags.Tune, true},
 	{"falkon-ooc-beam reads a chunk store: make one from Parquet/CSV files with falkon-ooc-beam ingest", []string{"target", "features", "exclude", "weight", "nulls", "cache", "categorical", "max-levels", "time-features"}, 0, false},
 }
 
@@ -771,6 +773,27 @@ func runTune(ctx context.Context, o *fitOpts, set map[string]bool, args []string
 	m := res.Model()
 	if m == nil {
 		return fmt.Errorf("no candidate could be fitted: %s", res.Candidates[res.Best].Err)
+	}
+	if m.Task() != ooc.TaskRegression {
+		// Calibrate the pick (and choose its --threshold by a rule) on the
+		// validation rows, as falkon-ooc tune does: --val, or the rows the
+		// search held out, scored by a job.
+		val := run.Validation
+		if val == nil {
+			frac := cmp.Or(tc.ValFraction, ooc.DefaultValFraction)
+			if _, val, err = ooc.HoldOut(e.Source(), frac, tc.Base.Seed); err != nil {
+				return cliflags.FlagErr(err)
+			}
+		}
+		if m, err = ooc.CalibrateWith(ctx, m, ooc.RunOptions{Validation: val, Executor: e, Workers: o.Workers}); err != nil {
+			return cliflags.FlagErr(err)
+		}
+		if c := m.Calibration(); c != nil {
+			say("tune: probabilities calibrated on %d validation rows (%s): log-loss %.4g → %.4g", c.Rows, c.Method, c.LogLossBefore, c.LogLossAfter)
+		}
+		if d, ok := m.Decision(); ok && d.Rule != "" {
+			say("tune: decision threshold %.4g by --threshold %s on %d validation rows", d.Threshold, d.Rule, d.Rows)
+		}
 	}
 	if err := m.Save(o.Out); err != nil {
 		return err
