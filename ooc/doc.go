@@ -47,7 +47,9 @@
 // (RunOptions.Validation and the training source the two sides of one
 // stream.Holdout) are scored in the CG passes themselves
 // (pass.GroupKernelProduct), with no pass of their own but one for the
-// last iterate. Tune's passes are jobs too (pass.GroupTargetProduct,
+// last iterate; a classifier's calibration on them is a pass too
+// (pass.Scores), and FitTuned draws its search's row subsample through
+// an executor that is a pass.TargetRowReader. Tune's passes are jobs too (pass.GroupTargetProduct,
 // pass.GroupKernelProduct: every σ and λ of the search in one pass, which
 // also scores the held-out rows), and so are the Newton steps of the
 // logistic loss (Config.Loss: pass.LogisticGradient,
