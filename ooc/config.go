@@ -116,7 +116,8 @@ type Config struct {
 	// wherever there are validation rows, as in TuneConfig and FitTuned
 	// (without them there is nothing to stop by: all Iterations, the last
 	// iterate); a negative value never stops on patience. The logistic
-	// loss runs its Newton steps and takes no patience: 0 or negative.
+	// loss validates after each Newton step: Patience counts Newton steps,
+	// and the model is the best step's α.
 	Patience int `json:"patience,omitempty"`
 	// MinImprovement is the relative improvement of the validation metric
 	// that Patience counts as one. 0 means DefaultMinImprovement (0.1 %:
@@ -199,7 +200,7 @@ type Config struct {
 	// whole grid; each candidate as its own Fit would be). Balanced class
 	// weights take the first Newton step's pass as the right-hand side's
 	// (at α = 0 the gradient is the class-weighted right-hand side). The
-	// Cholesky preconditioner only; no patience.
+	// Cholesky or Nyström preconditioner; Patience counts Newton steps.
 	Loss Loss `json:"loss,omitempty"`
 	// NewtonSteps is the number of Newton steps of the logistic loss: the
 	// first use λ·10³, λ·10², λ·10, then λ for the rest. 0 means
@@ -440,8 +441,6 @@ func (c Config) validate() error {
 				MaxNewtonSteps, DefaultNewtonSteps, c.NewtonSteps)
 		case c.Preconditioner != "" && c.Preconditioner != precond.MethodCholesky && c.Preconditioner != precond.MethodNystrom:
 			return configErr("Config.Preconditioner", "the logistic loss uses the Cholesky or the Nyström preconditioner")
-		case c.Patience > 0:
-			return configErr("Config.Patience", "the logistic loss runs its Newton steps: no patience")
 		case c.Uncertainty != "":
 			return configErr("Config.Uncertainty", "predictive standard deviations are for regression")
 		}

@@ -39,8 +39,6 @@ func TestConfigError(t *testing.T) {
 			}},
 		{"min improvement", "Config.MinImprovement", "minimum improvement must be in [0, 1), got 2",
 			func() error { return ooc.Validate(ooc.Config{MinImprovement: 2}, ooc.RunOptions{}) }},
-		{"logistic patience", "Config.Patience", "the logistic loss runs its Newton steps: no patience",
-			func() error { return ooc.Validate(ooc.Config{Loss: ooc.LossLogistic, Patience: 2}, ooc.RunOptions{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err()

@@ -56,10 +56,11 @@ func newtonPath(lambda float64, steps int) []float64 {
 // would couple the classes in a K × K Hessian block per row, which a
 // weighted FALKON solve cannot express as row weights): Newton's method
 // (newtonRun) with one candidate, then the model, checkpointed after each
-// step. When the validation rows are held out of the data src is the rest
-// of (RunOptions.Validation), the passes read the whole data and score
-// them in each line search's pass (newtonHeld): each step is validated,
-// and the last with no pass of its own.
+// step. With validation rows (RunOptions.Validation) each step is
+// validated (newtonVal) and Config.Patience stops the steps and keeps the
+// best step's α, as it stops CG for the squared loss; when those rows
+// are held out of the data src is the rest of, the passes read the whole
+// data and score them with no pass of their own.
 func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targetEncoding, op *fitOperator, src stream.Source,
 	fp string, opts RunOptions, report func(Progress), ph *phaseClock, start time.Time) (*Model, error) {
 	cfg := plan.Config
@@ -68,24 +69,34 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if steps == 0 {
 		steps = DefaultNewtonSteps
 	}
-	nc := &newtonCand{path: newtonPath(cfg.Lambda, steps), alpha: make([]float64, m*k)}
+	nc := newNewtonCand(newtonPath(cfg.Lambda, steps), m*k)
 	g := newNewtonGroup(plan, cs, cfg.Kernel, op)
 	g.cands = []*newtonCand{nc}
 	run := &newtonRun{m: m, k: k, steps: steps, iters: cfg.Iterations, workers: plan.Workers, tol: cfg.Tolerance, base: op.rhsJob,
-		targets: plan.Targets[:1], pass: op.pass, groups: []*newtonGroup{g},
+		targets: plan.Targets[:1], pass: op.pass, groups: []*newtonGroup{g}, rule: stopRule(cfg.Patience, cfg.MinImprovement),
 		balance: cfg.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
 	var vals []ValPoint
-	var lastEv *Evaluator // the validation of the last α
-	if root, frac, seed, ok := stream.HoldoutPair(src, opts.Validation); ok {
+	var lastEv, bestEv *Evaluator // the validations of the last and the best α
+	if opts.Validation != nil {
 		tmpl, err := newModel(newModelMeta(plan, cs, enc, cfg, make([]float64, k), Training{}), cs.centres, make([]float64, m*k), nil, op.cfit)
 		if err != nil {
 			return nil, err
 		}
-		run.pass, run.hold = passOver(spread(root), opts), &pass.Holdout{Fraction: frac, Seed: seed}
-		run.held = &newtonHeld{rows: stream.Rows(opts.Validation), newEval: tmpl.NewEvaluator, done: func(c *newtonCand, ev *Evaluator) error {
-			vals, lastEv = append(vals, ValPoint{Iteration: c.iters, Metrics: ev.Metrics().Brief()}), ev
+		run.val = &newtonVal{rows: stream.Rows(opts.Validation), newEval: tmpl.NewEvaluator, done: func(c *newtonCand, ev *Evaluator, best bool) error {
+			vp := ValPoint{Iteration: c.iters, Metrics: ev.Metrics().Brief()}
+			vals, lastEv = append(vals, vp), ev
+			if best {
+				bestEv = ev
+			}
+			report(Progress{Stage: StageValidate, Iteration: len(c.steps), Iterations: steps, Val: &vp})
 			return nil
 		}}
+		if root, frac, seed, ok := stream.HoldoutPair(src, opts.Validation); ok {
+			run.pass, run.hold = passOver(spread(root), opts), &pass.Holdout{Fraction: frac, Seed: seed}
+		} else {
+			// A validation source of its own is scored locally.
+			run.val.src, run.val.pass = opts.Validation, passOver(opts.Validation, RunOptions{Workers: opts.Workers})
+		}
 	}
 	first := 0
 	if res := opts.Resume; res != nil {
@@ -106,9 +117,16 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			nc.dir = slices.Clone(res.P) // the last step, before its line search
 		}
 		first, nc.steps = res.Iteration, slices.Clone(res.NewtonSteps)
-		for _, s := range nc.steps {
+		for i, s := range nc.steps {
 			nc.iters += s.Iterations
 			nc.residuals = append(nc.residuals, s.Residual)
+			if i < res.BestIteration {
+				nc.bestIters += s.Iterations
+			}
+		}
+		nc.track, nc.best = res.stop()
+		if run.rule.Stopped(&nc.track) {
+			nc.stop = StatusPatience
 		}
 	}
 	total := nc.iters
@@ -123,12 +141,13 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	run.onStop = func(c *newtonCand) {
 		report(Progress{Stage: StageIterate, Note: "logistic loss: " + c.note})
 	}
+	ckw := checkpointWriter{save: opts.Checkpoint, fp: fp}
 	run.afterStep = func(t int) error {
 		total = nc.iters
 		if nc.err != nil {
 			return nc.err
 		}
-		if opts.Checkpoint == nil {
+		if !ckw.on() {
 			return nil
 		}
 		// P holds the step not yet taken (its line search is the next
@@ -137,21 +156,24 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 		if dir == nil {
 			dir = make([]float64, m*k)
 		}
-		c := &Checkpoint{Fingerprint: fp, Iteration: t + 1, M: m, K: k, TargetMean: make([]float64, k),
-			Beta: slices.Clone(nc.alpha), R: make([]float64, m*k), P: slices.Clone(dir), RS: make([]float64, k), BN: make([]float64, k),
-			NewtonSteps: slices.Clone(nc.steps)}
+		// Iteration is the steps taken: t + 1, or t when the stopping
+		// rule stopped it after step t (the checkpoint saves the stop).
+		c := &Checkpoint{Iteration: len(nc.steps), M: m, K: k, Beta: slices.Clone(nc.alpha), R: make([]float64, m*k), P: slices.Clone(dir),
+			RS: make([]float64, k), BN: make([]float64, k), NewtonSteps: slices.Clone(nc.steps)}
 		if plan.Weight != "" || run.classWeights != nil {
-			c.WeightSum, c.ClassWeights = run.n, slices.Clone(run.classWeights)
+			c.setWeights(run.n, run.classWeights, nil)
 		}
-		if err := opts.Checkpoint(c); err != nil {
-			return fmt.Errorf("checkpoint after Newton step %d: %w", t+1, err)
-		}
-		return nil
+		c.setStop(&nc.track, nc.best)
+		return ckw.write(c, "Newton step")
 	}
 	if err := run.run(ctx, first); err != nil {
 		return nil, err
 	}
-	tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
+	tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals,
+		BestIteration: nc.bestIters}
+	if nc.best != nil {
+		lastEv = bestEv // the model is the best step's
+	}
 	tr.setUp(plan, cs, op.pre, run.n, run.classWeights)
 	tr.PrecondSeconds, tr.PrecondCache = op.precondSeconds, op.cacheNote
 	if nc.iters > 0 {
@@ -165,23 +187,15 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 	if err != nil {
 		return nil, err
 	}
-	if lastEv != nil {
-		// The last α's validation came with the last line search.
-		mdl.training.Validation = vals
-		if mdl, err = decideFit(mdl, lastEv); err != nil {
-			return nil, err
-		}
-	} else if opts.Validation != nil {
+	mdl.training.Validation = vals
+	if lastEv == nil && opts.Validation != nil {
+		// A resumed fit with no step left to validate.
 		ph.start("validation", nc.iters)
-		ev, err := mdl.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers})
-		if err != nil {
+		if lastEv, err = mdl.evaluate(ctx, opts.Validation, PredictOptions{Workers: opts.Workers}); err != nil {
 			return nil, fmt.Errorf("validation: %w", err)
 		}
-		mdl.training.Validation = []ValPoint{{Iteration: nc.iters, Metrics: ev.Metrics().Brief()}}
-		if mdl, err = decideFit(mdl, ev); err != nil {
-			return nil, err
-		}
-	} else if mdl, err = decideFit(mdl, nil); err != nil {
+	}
+	if mdl, err = decideFit(mdl, lastEv); err != nil {
 		return nil, err
 	}
 	mdl.training.Phases = ph.done()
@@ -219,6 +233,19 @@ type newtonCand struct {
 	// vcol is the column of its K α in a row the last line search's
 	// pass scored, vnc its group's columns (K Δ is vnc further on).
 	vcol, vnc int
+	// track is the stopping rule's state (newtonRun.rule), best its best
+	// validated α when the rule keeps it (nil: none) and bestIters its
+	// CG iterations then.
+	track     engine.Tracker
+	best      []float64
+	bestIters int
+	pick      float64 // the selection metric of its best validation
+}
+
+// newNewtonCand returns a candidate of λ path path at α = 0 (M × K = mk
+// values).
+func newNewtonCand(path []float64, mk int) *newtonCand {
+	return &newtonCand{path: path, alpha: make([]float64, mk), track: engine.NewTracker()}
 }
 
 // gradValues are a candidate's values from a gradient pass: K_nMᵀ G
@@ -296,69 +323,153 @@ type newtonRun struct {
 	rows         int64
 	n            float64 // Σ wᵢ of the last gradient pass
 	// hold, when set, holds the validation rows out of the data every
-	// pass reads, and held scores them in each line search's gradient
-	// pass (nil: no validation in the passes).
-	hold *pass.Holdout
-	held *newtonHeld
+	// pass reads. val, when set, validates each candidate after each
+	// Newton step (nil: no validation), rule stops it by those
+	// validations and keeps its best α (Patience > 0), and halving, when
+	// > 0, stops the worse half of the live candidates after steps
+	// halving, 2·halving, 4·halving, … (successive halving).
+	hold    *pass.Holdout
+	val     *newtonVal
+	rule    engine.Rule
+	halving int
 }
 
-// newtonHeld scores a run's validation rows, held out of the data its
-// passes read (newtonRun.hold), inside the gradient pass of each line
-// search: the pass scores K α and K Δ of every candidate on the held-out
-// rows, and once the search has chosen the length s, the candidate's
-// scores after its step are K α + s·K Δ. So each Newton step is validated
-// with no pass of its own, and the last by the run's last pass.
-type newtonHeld struct {
-	rows    int64             // the held-out rows
+// newtonVal validates a run's candidates after each Newton step, from the
+// pass that ends the step, its line search's gradient pass, whose U holds
+// [α | Δ] of every candidate: when the validation rows are held out of
+// the data the passes read (newtonRun.hold), that pass scores them
+// itself, with K α and K Δ (pass.LogisticGradient with ScoreRows); a
+// validation source of its own (src) is scored by a pass over it with
+// the same columns (pass.GroupKernelProduct, Alpha = that U). Once the
+// line search has chosen the length s, a candidate's scores after its
+// step are K α + s·K Δ. Held out, a step's validation is no pass of its
+// own.
+type newtonVal struct {
+	rows    int64             // the validation rows
+	src     stream.Source     // a validation source of its own (nil: held out)
+	pass    passFunc          // over src
 	newEval func() *Evaluator // an evaluator for the model's task and loss
 	// done is told of candidate c's validation after its step (ev: the
-	// scores of its α).
-	done func(c *newtonCand, ev *Evaluator) error
+	// scores of its α; best: the stopping rule keeps that α).
+	done func(c *newtonCand, ev *Evaluator, best bool) error
 
 	vals       []float64 // the last line search's scored rows
 	rowLen, kt int       // values per scored row, target columns
 	weighted   bool
 	weightExp  int       // the pass's pass.Job.WeightExp, undone on the scored rows' weights
-	sc, y, w   []float64 // scratch of validate
+	sc, y, w   []float64 // scratch of score
 }
 
-// validate scores candidate c's α after the step its line search just
-// ended (c.steps' last Step: 0 when it took none) from the pass's rows,
-// and hands the evaluator to done.
-func (h *newtonHeld) validate(c *newtonCand, k int) error {
-	n := int(h.rows)
-	s := c.steps[len(c.steps)-1].Step
-	h.sc = slices.Grow(h.sc[:0], n*k)[:n*k]
-	h.y = slices.Grow(h.y[:0], n*h.kt)[:n*h.kt]
-	var w []float64
-	if h.weighted {
-		h.w = slices.Grow(h.w[:0], n)[:n]
-		w = h.w
+// scored takes the rows of the line search's pass grad (its output out,
+// or, for a source of its own, a pass over it with the same columns) and
+// places each live candidate's columns in them.
+func (v *newtonVal) scored(ctx context.Context, grad *pass.Job, out []float64, live []*newtonGroup) error {
+	job := grad
+	if v.src != nil {
+		job = &pass.Job{Kind: pass.GroupKernelProduct, Precision: grad.Precision, M: grad.M, D: grad.D, K: grad.K,
+			Centers: grad.Centers, Mean: grad.Mean, InvStd: grad.InvStd, Task: grad.Task, Classes: grad.Classes,
+			Features: grad.Features, Targets: grad.Targets, Weight: stream.WeightColumn(v.src), WeightExp: weightExp(v.src),
+			ScoreRows: v.rows, PreparedGroups: grad.PreparedGroups}
+		for _, g := range grad.Groups {
+			job.Groups = append(job.Groups, pass.Group{Kernel: g.Kernel, Cols: 2 * g.Cols, Alpha: g.U})
+		}
+		var err error
+		if out, err = v.pass(ctx, job, func(int, int, int64) {}); err != nil {
+			return err
+		}
 	}
-	tcol := h.rowLen - h.kt
-	if h.weighted {
+	v.vals, v.rowLen, v.weighted, v.weightExp = out[job.SumLen():], job.RowLen(), job.Weight != "", job.WeightExp
+	col := 0
+	for gi, g := range live {
+		nc := grad.Groups[gi].Cols
+		for _, c := range g.live {
+			c.vcol, c.vnc = col+c.gcol, nc
+		}
+		col += 2 * nc
+	}
+	v.kt = v.rowLen - col
+	if v.weighted {
+		v.kt--
+	}
+	return nil
+}
+
+// score returns the evaluator of candidate c's α after the step its line
+// search just ended (c.steps' last Step: 0 when it took none), from the
+// scored rows.
+func (v *newtonVal) score(c *newtonCand, k int) (*Evaluator, error) {
+	n := int(v.rows)
+	s := c.steps[len(c.steps)-1].Step
+	v.sc = slices.Grow(v.sc[:0], n*k)[:n*k]
+	v.y = slices.Grow(v.y[:0], n*v.kt)[:n*v.kt]
+	var w []float64
+	if v.weighted {
+		v.w = slices.Grow(v.w[:0], n)[:n]
+		w = v.w
+	}
+	tcol := v.rowLen - v.kt
+	if v.weighted {
 		tcol--
 	}
 	for r := range n {
-		row := h.vals[r*h.rowLen : (r+1)*h.rowLen]
+		row := v.vals[r*v.rowLen : (r+1)*v.rowLen]
 		for o := range k {
 			f := row[c.vcol+o]
 			if s != 0 {
 				f += s * row[c.vcol+c.vnc+o]
 			}
-			h.sc[r*k+o] = f
+			v.sc[r*k+o] = f
 		}
-		copy(h.y[r*h.kt:(r+1)*h.kt], row[tcol:tcol+h.kt])
+		copy(v.y[r*v.kt:(r+1)*v.kt], row[tcol:tcol+v.kt])
 		if w != nil {
-			w[r] = math.Ldexp(row[h.rowLen-1], -h.weightExp)
+			w[r] = math.Ldexp(row[v.rowLen-1], -v.weightExp)
 		}
 	}
-	ev := h.newEval()
-	if err := ev.AddWeighted(h.sc, h.y, w, n); err != nil {
+	ev := v.newEval()
+	if err := ev.AddWeighted(v.sc, v.y, w, n); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// observe applies the stopping rule to candidate c's validation ev after
+// its step: it keeps c's α when it is the best so far (Patience > 0), and
+// stops c when its patience has run out.
+func (r *newtonRun) observe(c *newtonCand, ev *Evaluator) error {
+	met := ev.Metrics()
+	isBest, stop := c.track.Observe(r.rule, len(c.steps), stoppingMetric(r.task, met))
+	if isBest {
+		c.pick = selectionMetric(r.task, met)
+		if r.rule.Patience > 0 {
+			c.best, c.bestIters = append(c.best[:0], c.alpha...), c.iters
+		}
+	}
+	if err := r.val.done(c, ev, isBest); err != nil {
 		return err
 	}
-	return h.done(c, ev)
+	if stop && active(c) {
+		c.stop = StatusPatience
+	}
+	return nil
 }
+
+// halve stops the worse half of the live candidates by the selection
+// metric of their best validations (successive halving), as Tune does.
+func (r *newtonRun) halve() {
+	var live []*newtonCand
+	var best []float64
+	for _, c := range r.cands() {
+		if active(c) && c.track.BestIter > 0 {
+			live, best = append(live, c), append(best, c.pick)
+		}
+	}
+	for _, i := range engine.WorseHalf(best) {
+		live[i].stop = statusHalved
+	}
+}
+
+// statusHalved is a search candidate that successive halving stopped.
+const statusHalved Status = "halving"
 
 // job returns the step's pass of kind with the live groups, U unset
 // (M × 2·Cols for pass.LogisticHessianProduct, and for pass.LogisticGradient with line:
@@ -452,8 +563,8 @@ func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) b
 			}
 		}
 	}
-	if line && r.held != nil {
-		grad.ScoreRows = r.held.rows
+	if line && r.val != nil && r.val.src == nil {
+		grad.ScoreRows = r.val.rows
 	}
 	r.passes++
 	var out []float64
@@ -467,20 +578,9 @@ func (r *newtonRun) gradPass(ctx context.Context, t int, sel func(*newtonCand) b
 	if err != nil {
 		return 0, err
 	}
-	if grad.ScoreRows > 0 {
-		h := r.held
-		h.vals, h.rowLen, h.weighted, h.weightExp = out[grad.SumLen():], grad.RowLen(), grad.Weight != "", grad.WeightExp
-		col := 0
-		for gi, g := range live {
-			nc := grad.Groups[gi].Cols
-			for _, c := range g.live {
-				c.vcol, c.vnc = col+c.gcol, nc
-			}
-			col += 2 * nc
-		}
-		h.kt = h.rowLen - col
-		if h.weighted {
-			h.kt--
+	if line && r.val != nil {
+		if err := r.val.scored(ctx, grad, out, live); err != nil {
+			return 0, fmt.Errorf("validation: %w", err)
 		}
 		out = out[:grad.SumLen()]
 	}
@@ -610,10 +710,25 @@ func (r *newtonRun) search(c *newtonCand) bool {
 	return false
 }
 
-// run takes the steps first, first+1, … of every candidate, each ended
-// by its line search in the next step's gradient pass (after the last
-// step, one more pass searches alone).
+// run takes the steps first, first+1, … of every candidate (takeSteps),
+// and then gives each candidate that the stopping rule kept a best α
+// (Patience > 0) that α.
 func (r *newtonRun) run(ctx context.Context, first int) error {
+	if err := r.takeSteps(ctx, first); err != nil {
+		return err
+	}
+	for _, c := range r.cands() {
+		if c.best != nil && c.err == nil {
+			copy(c.alpha, c.best)
+		}
+	}
+	return nil
+}
+
+// takeSteps takes the steps first, first+1, … of every candidate, each
+// ended by its line search in the next step's gradient pass (after the
+// last step, one more pass searches alone).
+func (r *newtonRun) takeSteps(ctx context.Context, first int) error {
 	m, k := r.m, r.k
 	for t := first; t <= r.steps; t++ {
 		line := slices.ContainsFunc(r.cands(), searching)
@@ -638,8 +753,12 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 				if r.search(c) {
 					c.regrad, regrad = true, true
 				}
-				if r.held != nil && r.held.vals != nil {
-					if err := r.held.validate(c, k); err != nil {
+				if r.val != nil {
+					ev, err := r.val.score(c, k)
+					if err == nil {
+						err = r.observe(c, ev)
+					}
+					if err != nil {
 						return fmt.Errorf("Newton step %d: validation: %w", t, err)
 					}
 				}
@@ -651,6 +770,11 @@ func (r *newtonRun) run(ctx context.Context, first int) error {
 		if t == r.steps {
 			return nil
 		}
+		if r.halving > 0 && engine.IsHalvingStep(t, r.halving) {
+			r.halve()
+		}
+		// Those the rule stopped keep their α: no gradient at it.
+		regrad = regrad && slices.ContainsFunc(r.cands(), func(c *newtonCand) bool { return active(c) && c.regrad })
 		if regrad {
 			// A shorter step than the whole: its gradient is one more pass.
 			if _, err := r.gradPass(ctx, t, func(c *newtonCand) bool { return active(c) && c.regrad }, false); err != nil {

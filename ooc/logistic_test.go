@@ -182,8 +182,6 @@ func TestFitLogisticErrors(t *testing.T) {
 	}{
 		{ooc.Config{Loss: "hinge"}, ooc.RunOptions{}, `invalid configuration: unknown loss "hinge" (want squared or logistic)`},
 		{ooc.Config{Loss: ooc.LossLogistic}, ooc.RunOptions{}, `invalid configuration: the logistic loss is for classification; target "y0" is regression (set Config.Task binary or multiclass)`},
-		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, Patience: 2}, ooc.RunOptions{},
-			"invalid configuration: the logistic loss runs its Newton steps: no patience"},
 		{ooc.Config{NewtonSteps: 3}, ooc.RunOptions{}, "invalid configuration: Newton steps are for the logistic loss"},
 		// Bounded before anything is allocated (2³¹ steps took 16 GB).
 		{ooc.Config{Loss: ooc.LossLogistic, Task: ooc.TaskBinary, NewtonSteps: 1 << 31}, ooc.RunOptions{},

@@ -227,7 +227,7 @@ func Plan(src stream.Source, cfg Config, opts RunOptions) (*FitPlan, error) {
 			p.Config.Iterations = DefaultNystromIterations
 		}
 	}
-	if p.Config.Patience == 0 && p.Config.Loss != LossLogistic && opts.Validation != nil {
+	if p.Config.Patience == 0 && opts.Validation != nil {
 		// Config.Patience 0: a fit with validation rows stops by them.
 		p.Config.Patience = DefaultPatience
 	}

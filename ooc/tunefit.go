@@ -163,7 +163,7 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 	}
 	tc.Handoff = rule
 	fitCfg := tc.Fit
-	if fitCfg.Patience == 0 && fitCfg.Loss != LossLogistic { // the logistic loss runs its Newton steps
+	if fitCfg.Patience == 0 {
 		fitCfg.Patience = DefaultPatience
 	}
 	train, val := src, opts.Validation

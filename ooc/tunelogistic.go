@@ -19,17 +19,20 @@ import (
 // columns per σ, K per λ, so one gradient pass per Newton step and one
 // pass per CG iteration for the whole grid, where one Fit per candidate
 // made as many for each). They share the centre sampling and, per σ,
-// K_MM and T. With validation rows held out of src (ValFraction), the
+// K_MM and T. Every candidate is validated after each Newton step
+// (newtonVal): with validation rows held out of src (ValFraction), the
 // passes read the whole data and each line search's gradient pass scores
-// them (newtonHeld): every candidate is validated after each Newton step
-// with no pass of its own. A validation source of its own is scored once
-// at the end, in one pass for every candidate. The lowest error rate of
-// the last validations wins. A candidate's model is, up to rounding, the
-// logistic Fit's. Patience, Halving and σ halving do not apply (each
-// candidate runs its NewtonSteps), and a candidate's BestIteration is its
-// CG iterations in all. Memory: a
-// preconditioner (8M² bytes) per σ, and during a step one more per
-// candidate.
+// them, with no pass of their own; a validation source of its own is
+// scored in a pass over it per step. The lowest error rate of the kept
+// α's validations wins. The stopping rules are the squared
+// loss's, counted in Newton steps: Patience (0: DefaultPatience) stops a
+// candidate whose validation stopped improving by MinImprovement and
+// keeps its best step's α, and Halving stops the worse half of the live
+// candidates after Newton steps Halving, 2·Halving, 4·Halving, …; σ
+// halving does not apply. A candidate's model is, up to rounding, the
+// logistic Fit's with the same Patience, and its BestIteration is its CG
+// iterations up to its best step. Memory: a preconditioner (8M² bytes)
+// per σ, and during a step one more per candidate.
 func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*TuneResult, error) {
 	start := time.Now()
 	if err := ValidateTune(tc, opts); err != nil {
@@ -116,21 +119,26 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	}
 	passFn := passOver(plan.src, opts)
 	if hold != nil {
+		// The passes read the whole data and score the held-out rows.
 		passFn = passOver(spread(src), opts)
 	}
 	type cand struct {
 		TuneCandidate
 		nc      *newtonCand
-		g       int
 		cfg     Config
 		op      *fitOperator
-		metrics *Metrics // of its last validation in the passes
+		metrics *Metrics // of the validation of the α it keeps
 	}
 	var cands []*cand
+	patience := tc.Patience
+	if patience == 0 {
+		patience = DefaultPatience
+	}
 	run := &newtonRun{m: cs.m, k: enc.k, steps: steps, iters: base.Iterations, workers: plan.Workers, tol: base.Tolerance,
-		targets: plan.Targets[:1], pass: passFn,
+		targets: plan.Targets[:1], pass: passFn, hold: hold, rule: stopRule(patience, tc.MinImprovement), halving: tc.Halving,
 		balance: base.ClassWeight == ClassWeightBalanced, task: enc.task, classes: enc.classes, rows: plan.N}
-	var ops []*fitOperator
+	var tmpl *fitOperator // any σ's, for the validations' evaluator
+	byNewton := map[*newtonCand]*cand{}
 	for _, kn := range kernels {
 		// Per σ: K_MM and T once (the preconditioner's A at the first λ
 		// is not used: each step factorises its own).
@@ -140,12 +148,13 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		var g *newtonGroup
 		if err == nil {
 			g = newNewtonGroup(&pk, cs, kn, op)
-			run.base = op.rhsJob
+			run.base, tmpl = op.rhsJob, op
+			run.groups = append(run.groups, g)
 		} else if ctx.Err() != nil {
 			return nil, err
 		}
 		for _, l := range lambdas {
-			c := &cand{TuneCandidate: TuneCandidate{Lambda: l, Kernel: kn, BestMetric: math.Inf(1), Stop: StopIterations}, g: len(ops), op: op}
+			c := &cand{TuneCandidate: TuneCandidate{Lambda: l, Kernel: kn, BestMetric: math.Inf(1), Stop: StopIterations}, op: op}
 			if kn.Sigmas == nil && kn.Kind.IsDistance() {
 				c.Sigma = kn.Sigma
 			}
@@ -154,48 +163,45 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			if err != nil {
 				c.Stop, c.Err = StopFailed, err.Error()
 			} else {
-				c.nc = &newtonCand{path: newtonPath(l, steps), alpha: make([]float64, cs.m*enc.k)}
+				c.nc = newNewtonCand(newtonPath(l, steps), cs.m*enc.k)
 				g.cands = append(g.cands, c.nc)
+				byNewton[c.nc] = c
 			}
 			cands = append(cands, c)
 		}
-		ops = append(ops, op)
-		if g != nil {
-			run.groups = append(run.groups, g)
-		}
 	}
 	var rows rowSE // the validation rows' weights, for BestSE
-	if hold != nil && len(run.groups) > 0 {
-		var op *fitOperator
-		for _, o := range ops {
-			op = cmp.Or(op, o)
-		}
-		tmpl, err := newModel(newModelMeta(plan, cs, enc, plan.Config, make([]float64, enc.k), Training{}), cs.centres, make([]float64, cs.m*enc.k), nil, op.cfit)
+	if len(run.groups) > 0 {
+		m, err := newModel(newModelMeta(plan, cs, enc, plan.Config, make([]float64, enc.k), Training{}), cs.centres,
+			make([]float64, cs.m*enc.k), nil, tmpl.cfit)
 		if err != nil {
 			return nil, err
 		}
-		byNewton := map[*newtonCand]*cand{}
-		for _, c := range cands {
-			byNewton[c.nc] = c
+		v := &newtonVal{rows: stream.Rows(val), newEval: m.NewEvaluator}
+		if hold == nil {
+			// A validation source of its own is scored locally, as Tune
+			// scores it: an executor's passes read the training data.
+			v.src, v.pass = val, passOver(val, RunOptions{Workers: opts.Workers})
 		}
-		run.hold = hold
-		run.held = &newtonHeld{rows: stream.Rows(val), newEval: tmpl.NewEvaluator, done: func(nc *newtonCand, ev *Evaluator) error {
+		v.done = func(nc *newtonCand, ev *Evaluator, best bool) error {
 			c := byNewton[nc]
-			c.metrics = ev.Metrics()
-			c.Validation = append(c.Validation, ValPoint{Iteration: nc.iters, Metrics: c.metrics.Brief()})
+			met := ev.Metrics()
+			c.Validation = append(c.Validation, ValPoint{Iteration: nc.iters, Metrics: met.Brief()})
+			if best || run.rule.Patience <= 0 { // the α it keeps
+				c.metrics = met
+			}
 			if rows.sw == 0 {
-				for r := range int(run.held.rows) {
+				for r := range int(v.rows) {
 					wr := 1.0
-					if run.held.weighted {
-						wr = run.held.w[r]
+					if v.weighted {
+						wr = v.w[r]
 					}
 					rows.add(0, wr)
 				}
 			}
 			return nil
-		}}
-	}
-	if len(run.groups) > 0 {
+		}
+		run.val = v
 		total := 0
 		run.onStep = func(t int) { ph.start("newton", t+1) }
 		run.gradReport = func(t, done, chunks int, rows int64) {
@@ -206,17 +212,14 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 				Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
 		}
 		run.onStop = func(nc *newtonCand) {
-			for _, c := range cands {
-				if c.nc == nc {
-					report(Progress{Stage: StageIterate, Note: fmt.Sprintf("σ = %g, λ = %g: %s", c.Kernel.Sigma, c.Lambda, nc.note)})
-				}
-			}
+			c := byNewton[nc]
+			report(Progress{Stage: StageIterate, Note: fmt.Sprintf("σ = %g, λ = %g: %s", c.Kernel.Sigma, c.Lambda, nc.note)})
 		}
 		run.afterStep = func(t int) error {
 			total = (t + 1) * base.Iterations
 			live = 0
 			for _, c := range cands {
-				if c.nc != nil && c.nc.err == nil {
+				if c.nc != nil && active(c.nc) {
 					live++
 				}
 			}
@@ -227,25 +230,25 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		}
 	}
 	res.Passes = 1 + run.passes
-	// The models, then, for a validation source of its own, every
-	// candidate's validation in one scoring pass.
 	centres := slices.Clone(cs.centres)
-	var scored []*cand
-	job := &pass.Job{Kind: pass.GroupKernelProduct, Precision: plan.Config.Precision, M: cs.m, D: plan.D, K: enc.k,
-		Centers: cs.centres, Mean: cs.std.mean, InvStd: cs.std.invStd, Task: enc.task, Classes: enc.classes,
-		Features: plan.Features, Targets: plan.Targets[:1], Weight: stream.WeightColumn(val), WeightExp: weightExp(val), ScoreRows: stream.Rows(val)}
-	groupOf := map[int]int{}
 	for _, c := range cands {
-		if c.nc != nil && c.nc.err != nil {
-			c.Stop, c.Err = StopFailed, c.nc.err.Error()
-		} else if c.nc != nil && c.nc.stop == StatusNoDescent {
-			c.Stop, c.Err = StopNoDescent, c.nc.note
-		}
-		if c.Stop == StopFailed {
+		nc := c.nc
+		if nc == nil {
 			continue
 		}
-		nc := c.nc
-		tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals}
+		switch {
+		case nc.err != nil:
+			c.Stop, c.Err = StopFailed, nc.err.Error()
+			continue
+		case nc.stop == StatusNoDescent:
+			c.Stop, c.Err = StopNoDescent, nc.note
+		case nc.stop == StatusPatience:
+			c.Stop = StopPatience
+		case nc.stop == statusHalved:
+			c.Stop = StopHalving
+		}
+		tr := Training{Iterations: nc.iters, Status: cmp.Or(nc.stop, StatusIterationLimit), NewtonSteps: nc.steps, Residuals: nc.residuals,
+			BestIteration: nc.bestIters, Validation: slices.Clone(c.Validation)}
 		tr.setUp(plan, cs, c.op.pre, run.n, run.classWeights)
 		err := finiteAlpha(nc.alpha, nil, enc.k)
 		var m *Model
@@ -256,86 +259,10 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			c.Stop, c.Err = StopFailed, err.Error()
 			continue
 		}
-		c.model, c.Residuals, c.Iterations, c.BestIteration = m, nc.residuals, nc.iters, nc.iters
-		if hold != nil {
-			// Validated in the passes, step by step.
-			if c.metrics != nil {
-				m.training.Validation = slices.Clone(c.Validation)
-				c.BestMetric = selectionMetric(m.Task(), c.metrics)
-				c.BestSE = candidateSE(m.Task(), c.BestMetric, &rows)
-			}
-			continue
-		}
-		gi, ok := groupOf[c.g]
-		if !ok {
-			gi = len(job.Groups)
-			groupOf[c.g] = gi
-			job.Groups = append(job.Groups, pass.Group{Kernel: c.Kernel})
-			job.PreparedGroups = append(job.PreparedGroups, c.op.cfit.WithInputMap(cs.std.mean, cs.std.invStd))
-		}
-		g := &job.Groups[gi]
-		alpha := make([]float64, cs.m*(g.Cols+enc.k))
-		if g.Cols > 0 {
-			setCols(alpha, g.Cols+enc.k, 0, g.Alpha, g.Cols)
-		}
-		setCols(alpha, g.Cols+enc.k, g.Cols, nc.alpha, enc.k)
-		g.Alpha, g.Cols = alpha, g.Cols+enc.k
-		scored = append(scored, c)
-	}
-	if len(scored) > 0 {
-		ph.start("validation", run.steps*base.Iterations)
-		report(Progress{Stage: StageValidate})
-		valPass := passOver(val, opts)
-		if opts.Validation != nil {
-			// A validation source of its own is scored locally, as Tune
-			// scores it: an executor's passes read the training data.
-			valPass = passOver(val, RunOptions{Workers: opts.Workers})
-		}
-		vals, err := valPass(ctx, job, func(done, chunks int, rows int64) {
-			report(Progress{Stage: StageValidate, Chunk: done, Chunks: chunks, Rows: rows})
-		})
-		if err != nil {
-			return nil, fmt.Errorf("validation: %w", err)
-		}
-		res.Passes++
-		rowLen, n := job.RowLen(), int(job.ScoreRows)
-		col := make([]int, len(job.Groups)) // the group's first column in a row
-		for i := 1; i < len(col); i++ {
-			col[i] = col[i-1] + job.Groups[i-1].Cols
-		}
-		y := make([]float64, n)
-		var w []float64
-		if job.Weight != "" {
-			w = make([]float64, n)
-		}
-		nextCol := make([]int, len(job.Groups))
-		sc := make([]float64, n*enc.k)
-		for r := range n {
-			y[r] = vals[r*rowLen+rowLen-1-weightValues(job)]
-			if w != nil {
-				w[r] = vals[(r+1)*rowLen-1]
-			}
-			wr := 1.0
-			if w != nil {
-				wr = w[r]
-			}
-			rows.add(0, wr)
-		}
-		for _, c := range scored {
-			gi := groupOf[c.g]
-			c0 := col[gi] + nextCol[gi]
-			nextCol[gi] += enc.k
-			for r := range n {
-				copy(sc[r*enc.k:(r+1)*enc.k], vals[r*rowLen+c0:r*rowLen+c0+enc.k])
-			}
-			ev := c.model.NewEvaluator()
-			if err := ev.AddWeighted(sc, y, w, n); err != nil {
-				return nil, fmt.Errorf("validation: %w", err)
-			}
-			c.Validation = []ValPoint{{Iteration: c.Iterations, Metrics: ev.Metrics().Brief()}}
-			c.model.training.Validation = slices.Clone(c.Validation)
-			c.BestMetric = selectionMetric(c.model.Task(), ev.Metrics())
-			c.BestSE = candidateSE(c.model.Task(), c.BestMetric, &rows)
+		c.model, c.Residuals, c.Iterations, c.BestIteration = m, nc.residuals, nc.iters, cmp.Or(nc.bestIters, nc.iters)
+		if c.metrics != nil {
+			c.BestMetric = selectionMetric(m.Task(), c.metrics)
+			c.BestSE = candidateSE(m.Task(), c.BestMetric, &rows)
 		}
 	}
 	now := time.Since(start).Seconds()

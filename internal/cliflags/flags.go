@@ -394,11 +394,6 @@ func (f *Flags) FitTunedConfig(cfg ooc.Config, set map[string]bool) (ooc.FitTune
 	s := &tc.Search
 	s.Extend, s.Pick, s.MinImprovement, s.MaxPasses = f.Extend, ooc.PickRule(f.Pick), SearchMinImprovement, f.MaxPasses
 	switch {
-	case cfg.Loss == ooc.LossLogistic && f.Patience > 0:
-		return tc, Usagef("--patience stops CG when the validation metric stops improving, which the logistic loss does not do: " +
-			"it runs its --newton-steps, each of --iters CG iterations; leave --patience out")
-	case cfg.Loss == ooc.LossLogistic:
-		tc.Fit.Patience, s.Patience = 0, -1
 	case !set["patience"]:
 		tc.Fit.Patience, s.Patience = ooc.DefaultPatience, ooc.DefaultPatience
 	case f.Patience == 0:
