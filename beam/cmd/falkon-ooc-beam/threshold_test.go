@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/falkon-ooc/falkon-ooc/chunkstore"
@@ -119,5 +120,71 @@ func TestTuneThresholdAsFalkonOOC(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClassifierFitAsFalkonOOC: 'falkon-ooc-beam fit --val-fraction 0.2
+// --threshold f1' and 'fit --tune --threshold f1' on a classifier give
+// the model falkon-ooc fit gives with the same flags: the same centres,
+// iterations and search, the calibration and decision threshold chosen on
+// the held-out rows (scored by a job; --tune's row subsample drawn by a
+// job), and the probabilities within 1e-9 (one chunk per range).
+func TestClassifierFitAsFalkonOOC(t *testing.T) {
+	bin := buildFalkonOOC(t)
+	s := binaryStore(t, 4000)
+	for _, flags := range [][]string{
+		{"--val-fraction", "0.2", "--sigma", "1", "--lambda", "1e-5", "--iters", "10"},
+		{"--tune", "--val-fraction", "0.2", "--sigma", "0.5,1", "--lambda", "1e-3,1e-5", "--iters", "6", "--tune-rows", "2000"},
+	} {
+		dir := t.TempDir()
+		flags = append(flags, "--threshold", "f1", "--centers", "60", "--json", "--quiet", "--no-checkpoint")
+		local := filepath.Join(dir, "local.falkon")
+		if out, err := exec.Command(bin, append([]string{"fit", "--out", local, s}, flags...)...).CombinedOutput(); err != nil {
+			t.Fatalf("falkon-ooc fit %q: %v\n%s", flags, err, out)
+		}
+		onBeam := filepath.Join(dir, "beam.falkon")
+		if code, _, stderr := runCmd(append([]string{"fit", "--out", onBeam, "--partitions", "8", s}, flags...)...); code != exitOK {
+			t.Fatalf("falkon-ooc-beam fit %q: exit %d: %s", flags, code, stderr)
+		}
+		ml, err := ooc.Load(local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := ooc.Load(onBeam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near := func(what string, b, l float64) {
+			t.Helper()
+			if math.Abs(b-l) > 1e-9*max(1, math.Abs(l)) {
+				t.Errorf("%q: %s: %.15g from falkon-ooc-beam, %.15g from falkon-ooc", flags, what, b, l)
+			}
+		}
+		lt, bt := ml.Training(), mb.Training()
+		ld, _ := ml.Decision()
+		bd, _ := mb.Decision()
+		if !slices.Equal(ml.Centers(), mb.Centers()) || lt.Iterations != bt.Iterations || lt.BestIteration != bt.BestIteration ||
+			bd.Rule != "f1" || bd.Rows != ld.Rows || mb.Calibration() == nil || ml.Calibration() == nil {
+			t.Fatalf("%q: falkon-ooc-beam: %d iterations (best %d), decision %+v; falkon-ooc: %d (best %d), %+v (or the centres differ)",
+				flags, bt.Iterations, bt.BestIteration, bd, lt.Iterations, lt.BestIteration, ld)
+		}
+		if lh, bh := lt.Handoff, bt.Handoff; (lh == nil) != (bh == nil) || lh != nil && (lh.Lambda != bh.Lambda || lh.Sigma != bh.Sigma) {
+			t.Fatalf("%q: hand-off %+v from falkon-ooc-beam, %+v from falkon-ooc", flags, bh, lh)
+		}
+		near("threshold", bd.Threshold, ld.Threshold)
+		near("Platt's A", mb.Calibration().A, ml.Calibration().A)
+		near("Platt's B", mb.Calibration().B, ml.Calibration().B)
+		x := make([]float64, 0, 2*300)
+		for i := range 300 {
+			x = append(x, float64(i%20)/5-2, float64(i/20)/4-2)
+		}
+		sl, sb, pl, pb := make([]float64, 300), make([]float64, 300), make([]float64, 600), make([]float64, 600)
+		ml.PredictTo(sl, x, 300)
+		mb.PredictTo(sb, x, 300)
+		ml.ProbaTo(pl, sl, 300)
+		mb.ProbaTo(pb, sb, 300)
+		for i := range pl {
+			near("probability", pb[i], pl[i])
+		}
 	}
 }
