@@ -19,10 +19,19 @@
 // instead of 4–8·M². Its B is M × M and Bᵀ K_MM B ≠ I, so the solver adds
 // λ·K_MM·u itself (ExplicitLambda).
 //
+// Where the M × M buffer does not fit in memory but the exact
+// preconditioner is wanted, Options.OutOfCore makes Build keep T and A on
+// disk: factorised left-looking in row panels that fit
+// OutOfCore.MaxBytes (DiskPanelRows, DiskMemoryBytes), stored in float64
+// in unlinked files of OutOfCore.Dir (DiskBytes), and each solve reads
+// its factor once, panel by panel. Close releases the files.
+//
 // # Concurrency
 //
 // A Preconditioner is read-only after New; its methods may be called
-// concurrently on distinct arguments.
+// concurrently on distinct arguments. The solves of an out-of-core
+// preconditioner (and of the WithLambda copies that share its T) share
+// one panel buffer and run one at a time.
 //
 // # Invariants
 //
