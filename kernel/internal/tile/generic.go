@@ -352,3 +352,81 @@ func Dot1x64Generic(a, b []float64) float64 { return Dot64Generic(a, b) }
 
 // Dot1x32Generic is the reference for Dot1x32.
 func Dot1x32Generic(a []float32, b []float64) float64 { return Dot32Generic(a, b) }
+
+// Dot4x32FGeneric is the reference for Dot4x32F:
+//
+//	for r := 0; r < 4; r++ {
+//		var acc [16]float64
+//		for j0 := 0; j0 < n; j0 += F32Run {
+//			var p [32]float32
+//			for j := j0; j < min(j0+F32Run, n); j++ {
+//				p[j%32] = fma32(a[r*lda+j], b[j], p[j%32])
+//			}
+//			for l := 0; l < 16; l++ {
+//				acc[l] += float64(p[l] + p[l+16])
+//			}
+//		}
+//		out[r] = reduce16(acc)
+//	}
+func Dot4x32FGeneric(a []float32, lda int, b []float32, out *[4]float64) {
+	n := len(b)
+	if n%32 != 0 || (n > 0 && len(a) < 3*lda+n) {
+		panic("tile: Dot4x32F: bad shape")
+	}
+	for r := range out {
+		row := a[r*lda : r*lda+n]
+		var acc [16]float64
+		for j0 := 0; j0 < n; j0 += F32Run {
+			var p [32]float32
+			for j := j0; j < min(j0+F32Run, n); j++ {
+				p[j%32] = fma32(row[j], b[j], p[j%32])
+			}
+			for l := 0; l < 16; l++ {
+				acc[l] += float64(p[l] + p[l+16])
+			}
+		}
+		out[r] = reduce16(&acc)
+	}
+}
+
+// reduce16 sums 16 lanes as the assembly reduces two vectors of 8:
+// lanes l and l+8, then halves of 4, 2 and 1.
+func reduce16(a *[16]float64) float64 {
+	var s [8]float64
+	for i := range s {
+		s[i] = a[i] + a[i+8]
+	}
+	for w := 4; w >= 1; w /= 2 {
+		for i := 0; i < w; i++ {
+			s[i] += s[i+w]
+		}
+	}
+	return s[0]
+}
+
+// Axpy8x32FGeneric is the reference for Axpy8x32F:
+//
+//	for j := range y {
+//		lo := alpha[0] * x[j]
+//		hi := alpha[4] * x[4*ldx+j]
+//		for r := 1; r < 4; r++ {
+//			lo = fma32(alpha[r], x[r*ldx+j], lo)
+//			hi = fma32(alpha[4+r], x[(4+r)*ldx+j], hi)
+//		}
+//		y[j] += float64(lo + hi)
+//	}
+func Axpy8x32FGeneric(alpha *[8]float32, x []float32, ldx int, y []float64) {
+	n := len(y)
+	if n%32 != 0 || (n > 0 && len(x) < 7*ldx+n) {
+		panic("tile: Axpy8x32F: bad shape")
+	}
+	for j := range y {
+		lo := alpha[0] * x[j]
+		hi := alpha[4] * x[4*ldx+j]
+		for r := 1; r < 4; r++ {
+			lo = fma32(alpha[r], x[r*ldx+j], lo)
+			hi = fma32(alpha[4+r], x[(4+r)*ldx+j], hi)
+		}
+		y[j] += float64(lo + hi)
+	}
+}
