@@ -66,14 +66,14 @@ func capStop(iters, budget, baseIters int) string {
 	return StopIterations
 }
 
-// lastImprovement returns the last improvement of the selection metric
-// of task in vals (the validation history, best at iteration best): the
+// lastImprovement returns the last improvement of the metric the
+// stopping rules watch (stoppingMetric) of task in vals (the validation history, best at iteration best): the
 // metric at best against the best before it. nil without an earlier
 // finite metric to compare with.
 func lastImprovement(task Task, vals []ValPoint, best int) *Improvement {
 	prev, at := math.Inf(1), math.NaN()
 	for i := range vals {
-		v := selectionMetric(task, &vals[i].Metrics)
+		v := stoppingMetric(task, &vals[i].Metrics)
 		switch {
 		case vals[i].Iteration < best:
 			prev = min(prev, v)
@@ -89,8 +89,9 @@ func lastImprovement(task Task, vals []ValPoint, best int) *Improvement {
 
 // StoppedAtCap returns, for a model whose fit ran all its
 // Config.Iterations (Status StatusIterationLimit) while validating every
-// iteration, the last improvement of its validation metric (RMSE, or
-// the error rate for classification), which says whether the validation
+// iteration, the last improvement of its validation metric as the
+// stopping rules watch it (RMSE, or 1 − AUC for classification), which
+// says whether the validation
 // was still improving at the cap; nil otherwise.
 func StoppedAtCap(m *Model) *Improvement {
 	tr := m.Training()

@@ -107,8 +107,9 @@ type Config struct {
 	Tolerance float64 `json:"tolerance,omitempty"`
 	// Patience stops CG once this many validations in a row bring no
 	// relative improvement of MinImprovement in the validation metric
-	// (RMSE, or 1 − AUC for classification) over the best so far; the
-	// model is then the one at the best validated iteration, and
+	// (RMSE, or 1 − AUC for classification) over the last validation
+	// that made one; the model is then the one at the best validated
+	// iteration (the lowest metric), and
 	// Iterations is the cap. It needs validation rows: RunOptions.Validation,
 	// or the rows a fit whose memory plan chose the Nyström
 	// preconditioner (Preconditioner "") holds out of the data
@@ -120,7 +121,8 @@ type Config struct {
 	// and the model is the best step's α.
 	Patience int `json:"patience,omitempty"`
 	// MinImprovement is the relative improvement of the validation metric
-	// that Patience counts as one. 0 means DefaultMinImprovement (0.1 %:
+	// that Patience counts as one (it does not decide the iterate kept:
+	// that is the lowest metric). 0 means DefaultMinImprovement (0.1 %:
 	// each iteration of a large fit is a pass over all the data, and
 	// gains below that are not worth one).
 	MinImprovement float64 `json:"min_improvement,omitempty"`

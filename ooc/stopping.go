@@ -8,11 +8,15 @@ import (
 	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 )
 
-// stoppingMetric is the validation metric the stopping rules watch
-// (Config.Patience, TuneConfig.Patience): the RMSE for regression, 1 −
-// AUC for classification (the error rate moves in steps of one row and
-// stalls for several iterations while the scores still improve), the
-// error rate when no AUC could be computed.
+// stoppingMetric is the validation metric the stopping rules watch, in a
+// fit (Config.Patience) as in each candidate of a search
+// (TuneConfig.Patience): the RMSE for regression, 1 − AUC for
+// classification, the error rate when no AUC could be computed. The
+// error rate moves in steps of one row and stalls for several iterations
+// while the scores still improve: a search whose candidates stopped by
+// it picked a σ with 4 × skin's test error (bench/TUNE.md, "Stopping").
+// A search still picks among its candidates by the error rate at each
+// one's best iterate (TuneCandidate.BestMetric).
 func stoppingMetric(t Task, m *Metrics) float64 {
 	if t != TaskRegression && m.AUC != nil && !math.IsNaN(*m.AUC) {
 		return 1 - *m.AUC

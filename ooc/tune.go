@@ -49,11 +49,14 @@ type TuneConfig struct {
 	// DefaultValFraction.
 	ValFraction float64
 	// Patience stops a candidate after this many validations in a row
-	// without a relative improvement of MinImprovement over its best.
-	// 0 means DefaultPatience; a negative value never stops on patience.
+	// without a relative improvement of MinImprovement over the last
+	// validation that made one; the candidate keeps its best validated
+	// iterate (the lowest metric), the rule of Config.Patience. 0 means
+	// DefaultPatience; a negative value never stops on patience.
 	Patience int
 	// MinImprovement is the relative improvement of the validation metric
-	// that counts as one. 0 means DefaultMinImprovement, as in Config.
+	// that Patience counts as one (it does not decide the iterate kept).
+	// 0 means DefaultMinImprovement, as in Config.
 	// (Both commands' searches use 1e-4: a search's small M and subsample
 	// make each pass cheap.)
 	MinImprovement float64
@@ -148,8 +151,10 @@ type TuneCandidate struct {
 	Kernel kernel.Kernel `json:"kernel"`
 	// Validation holds the metrics after each CG iteration it ran.
 	Validation []ValPoint `json:"validation"`
-	// BestIteration is the iteration with the best validation metric and
-	// BestMetric that metric (RMSE for regression, error rate for
+	// BestIteration is the iteration with the best validation metric as
+	// the stopping rules watch it (RMSE for regression, 1 − AUC for
+	// classification, as in Config.Patience), and BestMetric the metric
+	// the search picks by there (RMSE for regression, error rate for
 	// classification; +Inf when none was finite).
 	BestIteration int     `json:"best_iteration"`
 	BestMetric    float64 `json:"best_metric"`
@@ -164,8 +169,9 @@ type TuneCandidate struct {
 	Iterations int    `json:"iterations"`
 	Stop       string `json:"stop"`
 	// LastImprovement, for a candidate stopped by the cap (StopIterations
-	// or StopBudget), is its last improvement of the validation metric,
-	// and says whether it was still improving.
+	// or StopBudget), is its last improvement of the validation metric
+	// the stopping rules watch (RMSE, or 1 − AUC for classification), and
+	// says whether it was still improving.
 	LastImprovement *Improvement `json:"last_improvement,omitempty"`
 	// Err says why a failed candidate failed.
 	Err string `json:"error,omitempty"`
@@ -480,15 +486,15 @@ type sigmaGroup struct {
 // tuneCand is a candidate's working state.
 type tuneCand struct {
 	TuneCandidate
-	idx   int
-	g     *sigmaGroup
-	pre   *precond.Preconditioner
-	live  bool
-	since int          // validations since the last improvement
-	rse   rowSE        // the current validation's rows, for BestSE
-	best  []float64    // M × k (rows past the rank 0), β at the best iteration
-	ev    *Evaluator   // its validation of the current pass
-	e     *engine.Cand // its place in the grid (iterate)
+	idx  int
+	g    *sigmaGroup
+	pre  *precond.Preconditioner
+	live bool
+	stop engine.Tracker // the stopping rule's state
+	rse  rowSE          // the current validation's rows, for BestSE
+	best []float64      // M × k (rows past the rank 0), β at the best iteration
+	ev   *Evaluator     // its validation of the current pass
+	e    *engine.Cand   // its place in the grid (iterate)
 }
 
 // ValidateTune checks tc and opts as far as they can be checked without
@@ -560,9 +566,6 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if err := ValidateTune(tc, opts); err != nil {
 		return nil, err
 	}
-	if tc.MinImprovement == 0 {
-		tc.MinImprovement = DefaultMinImprovement
-	}
 	if tc.Patience == 0 {
 		tc.Patience = DefaultPatience
 	}
@@ -616,7 +619,7 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	for _, kn := range kernels {
 		g := &sigmaGroup{kern: kn}
 		for _, l := range lambdas {
-			c := &tuneCand{idx: len(t.cands), g: g, live: true}
+			c := &tuneCand{idx: len(t.cands), g: g, live: true, stop: engine.NewTracker()}
 			c.Lambda, c.Kernel, c.BestMetric = l, kn, math.Inf(1)
 			if kn.Sigmas == nil && kn.Kind.IsDistance() {
 				c.Sigma = kn.Sigma
@@ -1205,34 +1208,35 @@ func (t *tuner) endEval(iter int, final bool) []int {
 	task := t.enc.task
 	var stopped []int
 	now := time.Since(t.start).Seconds()
+	rule := stopRule(t.tc.Patience, t.tc.MinImprovement)
 	for _, c := range t.cands {
 		if !c.live || c.ev == nil {
 			continue
 		}
 		met := c.ev.Metrics()
 		c.Validation = append(c.Validation, ValPoint{Iteration: iter, Metrics: met.Brief()})
-		v := selectionMetric(task, met)
-		if v < c.BestMetric*(1-t.tc.MinImprovement) || (math.IsInf(c.BestMetric, 1) && !math.IsInf(v, 1)) {
-			c.BestMetric, c.BestIteration, c.since = v, iter, 0
+		best, stop := c.stop.Observe(rule, iter, stoppingMetric(task, met))
+		if best {
+			v := selectionMetric(task, met)
+			c.BestMetric, c.BestIteration = v, iter
 			c.BestSE = candidateSE(task, v, &c.rse)
 			getCols(c.best, t.k, t.st.Beta, len(t.cands)*t.k, c.idx*t.k)
-		} else {
-			c.since++
-			if !final && t.tc.Patience > 0 && c.since >= t.tc.Patience {
-				c.live, c.Stop, c.Seconds = false, StopPatience, now
-				stopped = append(stopped, c.idx)
-			}
+		}
+		if stop && !final {
+			c.live, c.Stop, c.Seconds = false, StopPatience, now
+			stopped = append(stopped, c.idx)
 		}
 	}
-	if h := t.tc.Halving; !final && h > 0 && isHalvingStep(iter, h) {
+	if h := t.tc.Halving; !final && engine.IsHalvingStep(iter, h) {
 		var live []*tuneCand
+		var best []float64
 		for _, c := range t.cands {
 			if c.live {
-				live = append(live, c)
+				live, best = append(live, c), append(best, c.BestMetric)
 			}
 		}
-		slices.SortStableFunc(live, func(a, b *tuneCand) int { return cmp.Compare(a.BestMetric, b.BestMetric) })
-		for _, c := range live[(len(live)+1)/2:] {
+		for _, i := range engine.WorseHalf(best) {
+			c := live[i]
 			c.live, c.Stop, c.Seconds = false, StopHalving, now
 			stopped = append(stopped, c.idx)
 		}
@@ -1241,15 +1245,6 @@ func (t *tuner) endEval(iter int, final bool) []int {
 		stopped = append(stopped, t.sigmaHalving(iter, now)...)
 	}
 	return stopped
-}
-
-// isHalvingStep reports whether iter is h·2^j for some j ≥ 0.
-func isHalvingStep(iter, h int) bool {
-	if iter%h != 0 {
-		return false
-	}
-	q := iter / h
-	return q&(q-1) == 0
 }
 
 // result builds the models and picks the best candidate.

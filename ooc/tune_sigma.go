@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/falkon-ooc/falkon-ooc/ooc/internal/engine"
 )
 
 // DefaultSigmaSteps returns the iterations after which Tune halves the
@@ -32,7 +34,7 @@ func (t *tuner) sigmaHalving(iter int, now float64) []int {
 		if !slices.Contains(steps, iter) {
 			return nil
 		}
-	} else if h := t.tc.SigmaHalving; h <= 0 || !isHalvingStep(iter, h) {
+	} else if h := t.tc.SigmaHalving; !engine.IsHalvingStep(iter, h) {
 		return nil
 	}
 	type ranked struct {

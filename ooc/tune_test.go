@@ -1,6 +1,7 @@
 package ooc_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -149,7 +150,9 @@ func rowCount(s stream.Source) int {
 // candidates leave the pass (by patience and by halving), and the chosen
 // one has the lowest best validation metric of all — a candidate that
 // stopped early is never chosen over one that beat it on validation, and
-// the one that did beat everyone is chosen even if it stopped early.
+// the one that did beat everyone is chosen even if it stopped early. Each
+// candidate's validation curve, replayed through the stopping rules
+// (replayStops), says when and why it stopped.
 func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 	const n, d = 3000, 3
 	x, y := synth(n, d, 31)
@@ -157,16 +160,19 @@ func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
 		patience, halving int
+		minImp            float64
 	}{
-		{"patience", 1, 0},
-		{"halving", -1, 2},
-		{"both", 2, 3},
+		{"patience", 1, 0, 1e-3},
+		{"halving", -1, 2, 1e-3},
+		{"both", 2, 3, 1e-3},
+		{"min improvement", 2, 0, 0.05},
+		{"never", -1, 0, 1e-3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{
 				Base:   ooc.Config{Centers: 100, Iterations: 12, Seed: 1},
 				Sigmas: []float64{0.3, 1, 3, 10}, Lambdas: []float64{1e-1, 1e-4, 1e-7, 1e-10},
-				Patience: tc.patience, Halving: tc.halving, MinImprovement: 1e-3,
+				Patience: tc.patience, Halving: tc.halving, MinImprovement: tc.minImp, SigmaHalving: -1,
 			}, ooc.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -184,14 +190,24 @@ func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 				if c.BestIteration < 1 || c.BestIteration > c.Iterations {
 					t.Errorf("σ %g λ %g: best iteration %d of %d", c.Sigma, c.Lambda, c.BestIteration, c.Iterations)
 				}
-				// BestMetric is the minimum of its curve.
-				mn := math.Inf(1)
+				// BestMetric is the minimum of its curve, at BestIteration
+				// (the first iteration that reached it).
+				mn, at := math.Inf(1), 0
 				for _, p := range c.Validation {
-					mn = min(mn, *p.RMSE)
+					if *p.RMSE < mn {
+						mn, at = *p.RMSE, p.Iteration
+					}
 				}
-				if c.BestMetric > mn*(1+1e-3) {
-					t.Errorf("σ %g λ %g: best metric %v, curve minimum %v", c.Sigma, c.Lambda, c.BestMetric, mn)
+				if c.BestMetric != mn || c.BestIteration != at {
+					t.Errorf("σ %g λ %g: best metric %v at %d, curve minimum %v at %d", c.Sigma, c.Lambda, c.BestMetric, c.BestIteration, mn, at)
 				}
+			}
+			replayStops(t, res, tc.patience, tc.halving, tc.minImp)
+			if tc.name == "never" {
+				if early != 0 {
+					t.Fatalf("%d candidates stopped early without patience or halving", early)
+				}
+				return
 			}
 			if early == 0 {
 				t.Fatal("no candidate stopped early: the test proves nothing")
@@ -207,6 +223,70 @@ func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 				t.Fatal("Model is not the best candidate's")
 			}
 		})
+	}
+}
+
+// replayStops checks each candidate's Stop and Iterations against its
+// validation curve replayed through the rules: patience runs out after
+// patience validations in a row none of which is below the last
+// reference·(1 − minImp) (the reference moving only on such an
+// improvement); at each halving step h·2^j the worse half of the live
+// candidates by best metric so far stop, the better ⌈half⌉ stay.
+func replayStops(t *testing.T, res *ooc.TuneResult, patience, halving int, minImp float64) {
+	t.Helper()
+	cands := res.Candidates
+	live := make([]bool, len(cands))
+	for i := range live {
+		live[i] = true
+	}
+	ref, since, best := make([]float64, len(cands)), make([]int, len(cands)), make([]float64, len(cands))
+	for i := range cands {
+		ref[i], best[i] = math.Inf(1), math.Inf(1)
+	}
+	want := make([]string, len(cands))
+	wantIters := make([]int, len(cands))
+	last := 0
+	for _, c := range cands {
+		last = max(last, c.Iterations)
+	}
+	for it := 1; it <= last; it++ {
+		for i, c := range cands {
+			if !live[i] {
+				continue
+			}
+			if it > c.Iterations { // ran out of iterations or budget
+				live[i], want[i], wantIters[i] = false, c.Stop, c.Iterations
+				continue
+			}
+			v := *c.Validation[it-1].RMSE
+			best[i] = min(best[i], v)
+			if v < ref[i]*(1-minImp) {
+				ref[i], since[i] = v, 0
+			} else if since[i]++; patience > 0 && since[i] >= patience && it < last {
+				live[i], want[i], wantIters[i] = false, ooc.StopPatience, it
+			}
+		}
+		if q := it / max(halving, 1); halving > 0 && it%halving == 0 && q&(q-1) == 0 {
+			var idx []int
+			for i := range cands {
+				if live[i] {
+					idx = append(idx, i)
+				}
+			}
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(best[a], best[b]) })
+			for _, i := range idx[(len(idx)+1)/2:] {
+				live[i], want[i], wantIters[i] = false, ooc.StopHalving, it
+			}
+		}
+	}
+	for i, c := range cands {
+		if live[i] {
+			want[i], wantIters[i] = c.Stop, c.Iterations
+		}
+		if c.Stop != want[i] || c.Iterations != wantIters[i] {
+			t.Errorf("σ %g λ %g: stopped by %s after %d iterations; the rules stop it by %s after %d",
+				c.Sigma, c.Lambda, c.Stop, c.Iterations, want[i], wantIters[i])
+		}
 	}
 }
 

@@ -66,9 +66,10 @@ const (
 // default stated in its comment.
 type FitTunedConfig struct {
 	// Fit is the final fit. Its Kernel's Sigma or Sigmas and its Lambda
-	// are replaced by the search's choice, and a Patience of 0 means
-	// DefaultPatience, as in every fit with validation rows
-	// (Config.Patience): FitTuned stops the final fit by its validation
+	// are replaced by the search's choice. Its Patience means what it
+	// means in every fit with validation rows (Config.Patience: 0 is
+	// DefaultPatience, a negative value never stops, and the final fit
+	// then runs Iterations): FitTuned stops the final fit by its validation
 	// metric, within the search's budget of passes (Search.MaxPasses, or
 	// DefaultMaxPasses of Iterations): past Iterations it continues while
 	// its validation improves, as the search's candidates do. The model's
@@ -163,9 +164,6 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 	}
 	tc.Handoff = rule
 	fitCfg := tc.Fit
-	if fitCfg.Patience == 0 {
-		fitCfg.Patience = DefaultPatience
-	}
 	train, val := src, opts.Validation
 	frac := 0.0
 	if val == nil {
@@ -287,7 +285,8 @@ func FitTuned(ctx context.Context, src stream.Source, tc FitTunedConfig, opts Ru
 	// The final fit stops by patience within the search's budget.
 	if fitCfg.Loss != LossLogistic {
 		// heldOut: its validation is scored in its passes.
-		ho.MaxPasses, fitCfg.Iterations = finalBudget(fitCfg, search.MaxPasses, heldOut)
+		// Config.Patience as Plan resolved it (0: DefaultPatience).
+		ho.MaxPasses, fitCfg.Iterations = finalBudget(cmp.Or(fitCfg.Iterations, DefaultIterations), plan.Config.Patience, search.MaxPasses, heldOut)
 	}
 	for i := range res.Candidates {
 		res.Candidates[i].model = nil
@@ -418,18 +417,18 @@ func (s *sampleSource) TargetLabels() [][]string {
 }
 
 // finalBudget returns FitTuned's budget of passes for its final fit of
-// cfg (maxPasses, the search's TuneConfig.MaxPasses; 0: DefaultMaxPasses
-// of cfg's Iterations and Patience) and the CG iterations it allows after
-// the centre sampling and the right-hand side, keeping one pass for the
-// final validation of held-out rows (heldOut): the fit's Iterations,
-// which its patience stops earlier.
-func finalBudget(cfg Config, maxPasses int, heldOut bool) (passes, iters int) {
+// iters iterations and the resolved patience (maxPasses, the search's
+// TuneConfig.MaxPasses; 0: DefaultMaxPasses of them) and the CG
+// iterations it allows after the centre sampling and the right-hand
+// side, keeping one pass for the final validation of held-out rows
+// (heldOut): the fit's Iterations, which its patience stops earlier.
+func finalBudget(iters, patience, maxPasses int, heldOut bool) (passes, limit int) {
 	if maxPasses == 0 {
-		maxPasses = DefaultMaxPasses(cmp.Or(cfg.Iterations, DefaultIterations), cfg.Patience, heldOut)
+		maxPasses = DefaultMaxPasses(iters, patience, heldOut)
 	}
-	iters = maxPasses - 2
+	limit = maxPasses - 2
 	if heldOut {
-		iters--
+		limit--
 	}
-	return maxPasses, max(iters, 1)
+	return maxPasses, max(limit, 1)
 }

@@ -413,3 +413,36 @@ func heapChild(t *testing.T) bool {
 	}
 	return false
 }
+
+// TestFitTunedPatienceNever: the final fit's Patience means what it means
+// in Fit. 0 is DefaultPatience (these data stop it early, within a budget
+// with room past Iterations); a negative value never stops: the final fit
+// runs its Iterations, and the budget has no room past them.
+func TestFitTunedPatienceNever(t *testing.T) {
+	const n, d = 1500, 3
+	x, y := synth(n, d, 41)
+	src := stream.NewMemSource(x, d, y, 1, 200)
+	run := func(patience int) *ooc.Model {
+		tc := ooc.FitTunedConfig{Fit: ooc.Config{Centers: 300, Iterations: 15, Seed: 3, Patience: patience}, Rows: 1000, Centers: 100,
+			Search: ooc.TuneConfig{Sigmas: []float64{0.4}, Lambdas: []float64{1e-12}, ValFraction: 0.3}}
+		m, err := ooc.FitTuned(context.Background(), src, tc, ooc.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	def := run(0).Training()
+	if def.Status != ooc.StatusPatience || def.Handoff.MaxPasses != 2+2*15+1 {
+		t.Fatalf("Patience 0: %s after %d iterations, budget %d passes; want it stopped by DefaultPatience within 33: the data do not test it",
+			def.Status, def.Iterations, def.Handoff.MaxPasses)
+	}
+	m := run(-1)
+	tr := m.Training()
+	if tr.Status != ooc.StatusIterationLimit || tr.Iterations != 15 || tr.Handoff.MaxPasses != 2+15+1 || m.Config().Iterations != 15 {
+		t.Errorf("Patience −1: %s after %d iterations (cap %d), budget %d passes; want all 15 iterations within 18 passes",
+			tr.Status, tr.Iterations, m.Config().Iterations, tr.Handoff.MaxPasses)
+	}
+	if m.Config().Patience != -1 {
+		t.Errorf("the model's Config says Patience %d, want −1", m.Config().Patience)
+	}
+}

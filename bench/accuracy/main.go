@@ -96,6 +96,12 @@ func main() {
 		}
 		return
 	}
+	if *stopFlag {
+		if !stopMain(ctx, env, want) {
+			os.Exit(1)
+		}
+		return
+	}
 	if *tune {
 		te := &tuneEnv{env: env, m: *tuneM, iters: *tuneIters, mode: *tuneMode, halving: *tuneHalving, reps: *tuneReps, uncTiming: *uncTiming, uncVariants: *uncVariants,
 			sigmas:  []float64{0.5, 1, 2, 4, 8},

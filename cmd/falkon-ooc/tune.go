@@ -365,11 +365,15 @@ func budgetNote(tc ooc.TuneConfig, base ooc.Config, valSource bool) string {
 func searchCapLine(res *ooc.TuneResult) string {
 	var still []string
 	n := 0
+	metric := res.Metric // the stopping rules watch 1 − AUC where the pick watches the error rate
+	if metric != "rmse" {
+		metric = "1 − AUC"
+	}
 	for i, c := range res.Candidates {
 		if li := c.LastImprovement; li != nil && li.Still {
 			n++
 			if len(still) < 3 {
-				still = append(still, fmt.Sprintf("candidate %d %s %.6g → %.6g at iteration %d", i+1, res.Metric, li.From, li.To, li.Iteration))
+				still = append(still, fmt.Sprintf("candidate %d %s %.6g → %.6g at iteration %d", i+1, metric, li.From, li.To, li.Iteration))
 			}
 		}
 	}
@@ -407,7 +411,7 @@ func failedLines(res *ooc.TuneResult) []string {
 }
 
 // capLine says that the fit of model m stopped at its cap, with its last
-// improvement of the validation metric (RMSE, or error rate for
+// improvement of the validation metric (RMSE, or 1 − AUC for
 // classification; ooc.StoppedAtCap): its --iters, or for fit --tune's
 // final fit the budget of passes (--max-passes). "" when it did not stop
 // there.
@@ -418,7 +422,7 @@ func capLine(m *ooc.Model) string {
 	}
 	metric := "RMSE"
 	if m.Task() != ooc.TaskRegression {
-		metric = "error rate"
+		metric = "1 − AUC"
 	}
 	limit, flag := fmt.Sprintf("--iters %d", m.Config().Iterations), "--iters"
 	ran := "ran all " + limit

@@ -396,8 +396,8 @@ func (f *Flags) FitTunedConfig(cfg ooc.Config, set map[string]bool) (ooc.FitTune
 	switch {
 	case !set["patience"]:
 		tc.Fit.Patience, s.Patience = ooc.DefaultPatience, ooc.DefaultPatience
-	case f.Patience == 0:
-		tc.Fit.Patience, s.Patience = 0, -1
+	case f.Patience == 0: // never, in the fit as in the search (0 is ooc's default)
+		tc.Fit.Patience, s.Patience = -1, -1
 	default:
 		tc.Fit.Patience, s.Patience = f.Patience, f.Patience
 	}
