@@ -15,11 +15,13 @@
 // Centers.TileRows rows (chosen from M so that the tile's kernel block stays
 // in L2, at most 64), and each tile in column blocks: a register-blocked
 // micro-kernel (4 rows × 16 float64 or 32 float32 centres, 8 rows × 32
-// for float32 with AVX-512; centres packed in panels) accumulates the dot products and, while they are still in
-// registers, turns them into kernel values with a vectorised exp (and
-// sqrt); K·u is taken from each column block while it is in cache, then
-// Kᵀ(K·u + v) from the tile, four rows per pass. KvTo (predictions, K·u)
-// and BlockTo (dense blocks, K_MM) share the same tiles. KvTo and
+// for float32 with AVX-512; centres packed in panels) accumulates the
+// dot products and, while they are still in registers, turns them into
+// kernel values with a vectorised exp (and sqrt); K·u is taken from each
+// column block while it is in cache, then Kᵀ(K·u + v) from the tile,
+// four rows per pass (eight with the float32 products below). KvTo
+// (predictions, K·u) and BlockTo (dense blocks, K_MM) share the same
+// tiles. KvTo and
 // KvWeightsTo take the last 1 or 2 rows of a tile one row at a time (a
 // one-row micro-kernel over several panels, then the kernel function on
 // the row) instead of padding them with zero rows to a micro-tile: a
@@ -42,7 +44,11 @@
 // The vectorised exp is within 5e-16 (float64) and 2e-7 (float32)
 // relative of math.Exp and flushes results below about 1e-307 (float64)
 // and 5e-38 (float32) to zero. Float32 tiles are accurate to a few 1e-6
-// for standardised data; the products are accumulated in float64.
+// for standardised data. KvTo accumulates their products in float64;
+// KtKvAdd (and KtWKvAdd, KtFKvAdd) on AVX-512 sums them in float32 over
+// short runs (K·u: 256 centres; Kᵀs: 8 rows) and adds the runs in
+// float64, within about 20 float32 roundings of Σ|K||K·u + v|, less
+// than the kernel values' own error (TestF32Products).
 //
 // BF16 computes the cross term x·c of the products (not of BlockTo, so
 // K_MM keeps the exactness below) on the AMX unit of Intel CPUs that have
