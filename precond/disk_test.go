@@ -175,7 +175,16 @@ func TestOutOfCoreErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "OutOfCore.Dir") {
 		t.Errorf("missing directory: %v", err)
 	}
-	if os.Getuid() != 0 {
+	// A path that is a file, not a directory: unwritable even for root.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = build(&precond.OutOfCore{Dir: file, MaxBytes: 1 << 20}, "")
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "OutOfCore.Dir") {
+		t.Errorf("a file as the directory: %v", err)
+	}
+	if os.Getuid() != 0 { // root writes into a read-only directory
 		ro := t.TempDir()
 		if err := os.Chmod(ro, 0o500); err != nil {
 			t.Fatal(err)
