@@ -129,21 +129,12 @@ func fitLogistic(ctx context.Context, plan *FitPlan, cs *centreSample, enc targe
 			nc.stop = StatusPatience
 		}
 	}
-	total := nc.iters
-	run.onStep = func(t int) { ph.start("newton", t+1) }
-	run.gradReport = func(t, done, chunks int, rows int64) {
-		report(Progress{Stage: StageRHS, Iteration: t + 1, Iterations: steps, Chunk: done, Chunks: chunks, Rows: rows})
-	}
-	run.iterReport = func(it, done, chunks int, rows int64, residual float64) {
-		report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * cfg.Iterations,
-			Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
-	}
+	run.report, run.ph, run.shown = report, ph, nc.iters
 	run.onStop = func(c *newtonCand) {
 		report(Progress{Stage: StageIterate, Note: "logistic loss: " + c.note})
 	}
 	ckw := checkpointWriter{save: opts.Checkpoint, fp: fp}
 	run.afterStep = func(t int) error {
-		total = nc.iters
 		if nc.err != nil {
 			return nc.err
 		}
@@ -304,10 +295,12 @@ type newtonRun struct {
 	targets            []string
 	pass               passFunc
 	groups             []*newtonGroup
-	onStep             func(t int) // nil: nothing
-	gradReport         func(t, done, chunks int, rows int64)
-	iterReport         func(it, done, chunks int, rows int64, residual float64)
-	afterStep          func(t int) error // nil: nothing
+	// report and ph are told of the run's progress and phases; shown is
+	// the CG iterations reported before the current step's.
+	report    func(Progress)
+	ph        *phaseClock
+	shown     int
+	afterStep func(t int) error // nil: nothing
 	// onStop is told of a candidate that stopped early with a note (its
 	// objective could not fall); nil: nothing.
 	onStop func(c *newtonCand)
@@ -741,9 +734,7 @@ func (r *newtonRun) takeSteps(ctx context.Context, first int) error {
 		} else if !slices.ContainsFunc(r.cands(), active) {
 			return nil
 		}
-		if r.onStep != nil {
-			r.onStep(t)
-		}
+		r.ph.start("newton", t+1)
 		if _, err := r.gradPass(ctx, t, sel, line); err != nil {
 			return fmt.Errorf("Newton step %d: gradient: %w", t+1, err)
 		}
@@ -835,6 +826,7 @@ func (r *newtonRun) takeSteps(ctx context.Context, first int) error {
 			return fmt.Errorf("Newton step %d: %w", t+1, err)
 		}
 		r.passes += st.Iter
+		r.shown += st.Iter
 		beta := make([]float64, m*k)
 		for _, g := range live {
 			for _, c := range g.live {
@@ -865,6 +857,18 @@ func (r *newtonRun) takeSteps(ctx context.Context, first int) error {
 		}
 	}
 	return nil
+}
+
+// gradReport reports the progress of step t's gradient pass.
+func (r *newtonRun) gradReport(t, done, chunks int, rows int64) {
+	r.report(Progress{Stage: StageRHS, Iteration: t + 1, Iterations: r.steps, Chunk: done, Chunks: chunks, Rows: rows})
+}
+
+// iterReport reports the progress of CG iteration it of the current
+// step.
+func (r *newtonRun) iterReport(it, done, chunks int, rows int64, residual float64) {
+	r.report(Progress{Stage: StageIterate, Iteration: r.shown + it, Iterations: r.steps * r.iters,
+		Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
 }
 
 // cands returns every candidate of the run, group by group.

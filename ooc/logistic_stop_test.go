@@ -2,6 +2,7 @@ package ooc_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -173,6 +174,23 @@ func TestLogisticPatienceResume(t *testing.T) {
 		if !slices.Equal(m.Alpha(), full.Alpha()) || rt.Status != ft.Status || rt.BestIteration != ft.BestIteration || len(rt.NewtonSteps) != len(ft.NewtonSteps) {
 			t.Fatalf("resumed after step %d: status %s, best %d, %d steps; uninterrupted %s, %d, %d", i+1,
 				rt.Status, rt.BestIteration, len(rt.NewtonSteps), ft.Status, ft.BestIteration, len(ft.NewtonSteps))
+		}
+	}
+}
+
+// TestLogisticTuneValidationShape: a logistic search checks its validation
+// source's shape as the squared loss's search does (one set-up for both).
+func TestLogisticTuneValidationShape(t *testing.T) {
+	x, y := classData(400, 2, 9)
+	src := stream.NewMemSource(x, 2, y, 1, 100)
+	val := stream.NewMemSource(make([]float64, 30), 3, make([]float64, 10), 1, 10)
+	for _, loss := range []ooc.Loss{ooc.LossSquared, ooc.LossLogistic} {
+		_, err := ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Centers: 20, Iterations: 2, Loss: loss, Task: ooc.TaskBinary}},
+			ooc.RunOptions{Validation: val})
+		want := "invalid configuration: the validation data has 3 features and 1 targets, the training data 2 and 1"
+		var ce *ooc.ConfigError
+		if err == nil || err.Error() != want || !errors.As(err, &ce) || ce.Field != "RunOptions.Validation" {
+			t.Errorf("%s: err = %v, want %q naming RunOptions.Validation", loss, err, want)
 		}
 	}
 }

@@ -560,6 +560,27 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	return nil
 }
 
+// searchRows returns the rows a search trains on and validates on, for
+// every loss: a validation source of its own (RunOptions.Validation), its
+// labels aligned with src's and its shape checked (frac 0), or the
+// fraction frac of src that TuneConfig.ValFraction (0: DefaultValFraction)
+// holds out, which the passes over src then hold out too.
+func searchRows(src stream.Source, tc TuneConfig, opts RunOptions) (train, val stream.Source, frac float64, err error) {
+	if opts.Validation == nil {
+		frac = cmp.Or(tc.ValFraction, DefaultValFraction)
+		train, val, err = holdOut(src, frac, tc.Base.Seed, "TuneConfig.ValFraction")
+		return train, val, frac, err
+	}
+	if val, err = AlignLabels(src, opts.Validation); err != nil {
+		return nil, nil, 0, err
+	}
+	if val.Dim() != src.Dim() || val.NumTargets() != src.NumTargets() {
+		return nil, nil, 0, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
+			val.Dim(), val.NumTargets(), src.Dim(), src.NumTargets())
+	}
+	return src, val, 0, nil
+}
+
 func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOptions) (*tuner, error) {
 	start := time.Now()
 	base := tc.Base
@@ -572,30 +593,13 @@ func newTuner(ctx context.Context, src stream.Source, tc TuneConfig, opts RunOpt
 	if tc.SigmaSteps == nil && tc.SigmaHalving == 0 {
 		tc.SigmaSteps = DefaultSigmaSteps()
 	}
-	t := &tuner{tc: tc, start: start, pass: spread(src), val: opts.Validation}
-	train := src
-	if t.val == nil {
-		frac := tc.ValFraction
-		if frac == 0 {
-			frac = DefaultValFraction
-		}
-		rest, held, err := holdOut(src, frac, base.Seed, "TuneConfig.ValFraction")
-		if err != nil {
-			return nil, err
-		}
-		train = rest
-		t.frac = frac
-		t.nval = stream.Rows(held)
-	} else {
-		var err error
-		if t.val, err = AlignLabels(src, t.val); err != nil {
-			return nil, err
-		}
-		if t.val.Dim() != src.Dim() || t.val.NumTargets() != src.NumTargets() {
-			return nil, configErr("RunOptions.Validation", "the validation data has %d features and %d targets, the training data %d and %d",
-				t.val.Dim(), t.val.NumTargets(), src.Dim(), src.NumTargets())
-		}
-		t.nval = stream.Rows(t.val)
+	train, val, frac, err := searchRows(src, tc, opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &tuner{tc: tc, start: start, pass: spread(src), frac: frac, nval: stream.Rows(val)}
+	if frac == 0 {
+		t.val = val // a source of its own
 	}
 	// The candidates' memory is the search's to check (below), and their
 	// preconditioner is Cholesky.

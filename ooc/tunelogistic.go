@@ -39,20 +39,13 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 		return nil, err
 	}
 	base := tc.Base
-	train, val := src, opts.Validation
-	var hold *pass.Holdout // the validation rows held out of src: the passes score them
-	var err error
-	if val == nil {
-		frac := tc.ValFraction
-		if frac == 0 {
-			frac = DefaultValFraction
-		}
-		if train, val, err = holdOut(src, frac, base.Seed, "TuneConfig.ValFraction"); err != nil {
-			return nil, err
-		}
-		hold = &pass.Holdout{Fraction: frac, Seed: base.Seed}
-	} else if val, err = AlignLabels(src, val); err != nil {
+	train, val, frac, err := searchRows(src, tc, opts)
+	if err != nil {
 		return nil, err
+	}
+	var hold *pass.Holdout // the validation rows held out of src: the passes score them
+	if frac > 0 {
+		hold = &pass.Holdout{Fraction: frac, Seed: base.Seed}
 	}
 	// The candidates' memory is the search's to check (below), and their
 	// preconditioner is Cholesky.
@@ -202,21 +195,12 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 			return nil
 		}
 		run.val = v
-		total := 0
-		run.onStep = func(t int) { ph.start("newton", t+1) }
-		run.gradReport = func(t, done, chunks int, rows int64) {
-			report(Progress{Stage: StageRHS, Iteration: t + 1, Iterations: steps, Chunk: done, Chunks: chunks, Rows: rows})
-		}
-		run.iterReport = func(it, done, chunks int, rows int64, residual float64) {
-			report(Progress{Stage: StageIterate, Iteration: total + it, Iterations: steps * base.Iterations,
-				Chunk: done, Chunks: chunks, Rows: rows, Residual: residual})
-		}
+		run.report, run.ph = report, ph
 		run.onStop = func(nc *newtonCand) {
 			c := byNewton[nc]
 			report(Progress{Stage: StageIterate, Note: fmt.Sprintf("σ = %g, λ = %g: %s", c.Kernel.Sigma, c.Lambda, nc.note)})
 		}
 		run.afterStep = func(t int) error {
-			total = (t + 1) * base.Iterations
 			live = 0
 			for _, c := range cands {
 				if c.nc != nil && active(c.nc) {
