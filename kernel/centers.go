@@ -339,7 +339,7 @@ func (c *Centers) Bytes() int {
 // WorkspaceBytes returns the memory of a Workspace once it has served
 // calls with k outputs: the kernel tile (TileRows × M, at most about 1 MiB
 // unless M is so large that TileRows = 16 rows exceed it), the scaled rows
-// and 2·k M-vectors.
+// and 2·k M-vectors (and k more in float32 for Float32 and BF16).
 func (c *Centers) WorkspaceBytes(k int) int {
 	return int(workspaceBytes(c.mpad, c.tileRows, c.d, k, c.prec))
 }

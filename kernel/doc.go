@@ -21,12 +21,11 @@
 // column block while it is in cache, then Kᵀ(K·u + v) from the tile,
 // four rows per pass (eight with the float32 products below). KvTo
 // (predictions, K·u) and BlockTo (dense blocks, K_MM) share the same
-// tiles. KvTo and
-// KvWeightsTo take the last 1 or 2 rows of a tile one row at a time (a
-// one-row micro-kernel over several panels, then the kernel function on
-// the row) instead of padding them with zero rows to a micro-tile: a
-// call of one row costs one row's kernel values, not four, and gets the
-// bits the row gets in any larger call.
+// tiles. KvTo and KvWeightsTo take the last 1 or 2 rows of a tile one
+// row at a time (a one-row micro-kernel over several panels, then the
+// kernel function on the row) instead of padding them with zero rows to
+// a micro-tile: a call of one row costs one row's kernel values, not
+// four, and gets the bits the row gets in any larger call.
 //
 // The arithmetic lives in kernel/internal/tile: AVX-512 or AVX2+FMA
 // assembly on amd64 (and AMX tiles for BF16's cross term), chosen at run
