@@ -36,9 +36,9 @@ beside the model (MODEL.store) or in --cache DIR, and a later fit or tune
 on the same files (same paths, sizes and modification times, same
 --target, --features, --exclude, --nulls) reuses it without reading them
 again. The data is streamed from disk: one pass for the right-hand side and one per
-conjugate-gradient iteration, with memory of O(M²) (O(M·r) with
---precond nystrom, for M beyond RAM) plus a few chunk buffers, printed
-before the fit starts.
+conjugate-gradient iteration, with memory of O(M²) (less when the
+preconditioner's factors go to disk under --max-memory; O(M·r) with
+--precond nystrom) plus a few chunk buffers, printed before the fit starts.
 
 Features are standardised with the store's statistics. Defaults that work
 on standardised data: M = 10√n clamped to [1000, 10000], a Gaussian kernel
