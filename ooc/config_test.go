@@ -39,6 +39,8 @@ func TestConfigError(t *testing.T) {
 			}},
 		{"min improvement", "Config.MinImprovement", "minimum improvement must be in [0, 1), got 2",
 			func() error { return ooc.Validate(ooc.Config{MinImprovement: 2}, ooc.RunOptions{}) }},
+		{"tune min improvement", "TuneConfig.MinImprovement", "minimum improvement must be in [0, 1), got 1",
+			func() error { return ooc.ValidateTune(ooc.TuneConfig{MinImprovement: 1}, ooc.RunOptions{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err()

@@ -56,7 +56,7 @@ type TuneConfig struct {
 	Patience int
 	// MinImprovement is the relative improvement of the validation metric
 	// that Patience counts as one (it does not decide the iterate kept).
-	// 0 means DefaultMinImprovement, as in Config.
+	// 0 means DefaultMinImprovement, as in Config; it must be in [0, 1).
 	// (Both commands' searches use 1e-4: a search's small M and subsample
 	// make each pass cheap.)
 	MinImprovement float64
@@ -521,8 +521,8 @@ func ValidateTune(tc TuneConfig, opts RunOptions) error {
 	if tc.ValFraction > 0 && opts.Validation != nil {
 		return configErr("TuneConfig.ValFraction", "a validation fraction and a validation source exclude each other")
 	}
-	if tc.MinImprovement < 0 || math.IsNaN(tc.MinImprovement) {
-		return configErr("TuneConfig.MinImprovement", "minimum improvement must be ≥ 0, got %g", tc.MinImprovement)
+	if tc.MinImprovement < 0 || tc.MinImprovement >= 1 || math.IsNaN(tc.MinImprovement) {
+		return configErr("TuneConfig.MinImprovement", "minimum improvement must be in [0, 1), got %g", tc.MinImprovement)
 	}
 	if _, err := ParsePickRule(string(tc.Pick)); err != nil {
 		return configErr("TuneConfig.Pick", "%v", err)
