@@ -156,7 +156,7 @@ func TestBF16Error(t *testing.T) {
 			bf16Terms = v.terms
 			cs := NewCenters(k, cen, m, c.d, v.p)
 			ws := cs.NewWorkspace()
-			cs.ktile(ws, x, 0, rows, 0, false, true, false, false) // the products' kernel values
+			cs.ktile(ws, x, 0, rows, 0, false, true, false) // the products' kernel values
 			maxErr, sq, mean := 0.0, 0.0, 0.0
 			for i := 0; i < rows; i++ {
 				for j := 0; j < m; j++ {

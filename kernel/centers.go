@@ -223,9 +223,6 @@ func workspaceBytes(mpad, b, d, k int, prec Precision) int64 {
 	if prec == BF16 && bf16Cross { // the rows as bfloat16
 		row += 2 * B * int64(bf16Terms.Chunks(d)*tile.KB)
 	}
-	if prec != Float64 { // u in float32 for the float32 products
-		row += 4 * K * P
-	}
 	return e*(B*D+B+B*P) + 8*(2*K*P+B*K) + row
 }
 
@@ -366,14 +363,10 @@ type Workspace struct {
 
 	k  int
 	uT []float64 // k × mpad: u transposed, zero-padded
-	// uT32 is uT in float32 (Float32, BF16), for the float32 products
-	// of KtKvAdd (f32Products).
-	uT32 []float32
-	wT   []float64 // k × mpad: accumulated Kᵀ s, transposed
-	s    []float64 // tileRows × k
+	wT []float64 // k × mpad: accumulated Kᵀ s, transposed
+	s  []float64 // tileRows × k
 
 	out4, alpha4 [4]float64 // arguments of the 4-row products (here, not on the stack, as they escape)
-	alpha8       [8]float32
 }
 
 // NewWorkspace returns scratch space for block products on c.
@@ -405,9 +398,6 @@ func (ws *Workspace) grow(k int) {
 	ws.uT = make([]float64, k*ws.c.mpad)
 	ws.wT = make([]float64, k*ws.c.mpad)
 	ws.s = make([]float64, ws.c.tileRows*k) // tileRows is a multiple of tile.MR
-	if ws.c.prec != Float64 {
-		ws.uT32 = make([]float32, k*ws.c.mpad)
-	}
 }
 
 // check panics on a workspace of other centres or a short x, and starts a
@@ -545,9 +535,8 @@ func (c *Centers) kernelRow(ws *Workspace, i, c0, nc int) {
 // cache. bf is kernelBlock's. With alone (the products of rows alone:
 // KvTo), a tail of up to rowTail rows past the last multiple of tile.MR
 // is computed row by row (kernelRow) and the padding rows are left out
-// (their entries are garbage). With f32 (useF32; not with alone), K·u
-// is summed by tile.Dot4x32F from u in float32. It returns np.
-func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf, alone, f32 bool) int {
+// (their entries are garbage). It returns np.
+func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf, alone bool) int {
 	np := c.loadTile(ws, x, r0, n)
 	ld := c.mpad
 	if withU {
@@ -583,13 +572,6 @@ func (c *Centers) ktile(ws *Workspace, x []float64, r0, n, k int, withU, bf, alo
 		}
 		for i := 0; i < n4; i += tile.MR {
 			for l := 0; l < k; l++ {
-				if f32 {
-					tile.Dot4x32F(ws.t32[i*ld+c0:], ld, ws.uT32[l*ld+c0:l*ld+c0+nc], out)
-					for r, o := range out {
-						ws.s[(i+r)*k+l] += o
-					}
-					continue
-				}
 				u := ws.uT[l*ld+c0 : l*ld+c0+nc]
 				if c.prec == Float64 {
 					tile.Dot4x64(ws.t64[i*ld+c0:], ld, u, out)
@@ -614,26 +596,7 @@ func (c *Centers) loadU(ws *Workspace, u []float64, k int) {
 			ut[j] = u[j*k+l]
 		}
 		clear(ut[c.m:])
-		if ws.uT32 != nil {
-			for j, v := range ut {
-				ws.uT32[l*ld+j] = float32(v)
-			}
-		}
 	}
-}
-
-// f32Products says whether KtKvAdd's products of Float32 and BF16 tiles
-// run in float32 arithmetic (tile.Dot4x32F, tile.Axpy8x32F: short
-// float32 sums widened to float64) rather than converting every kernel
-// value to float64: only where they are assembly (AVX-512), and not for
-// KvTo and KvWeightsTo, whose K·u is the model's prediction. A variable
-// for tests.
-var f32Products = true
-
-// useF32 reports whether the products of this call take the float32
-// path (f32Products).
-func (c *Centers) useF32() bool {
-	return f32Products && c.prec != Float64 && tile.F32Products()
 }
 
 // KtKvAdd sets w += K(X,C)ᵀ (K(X,C)·u + v), where x is rows × d row-major
@@ -684,10 +647,9 @@ func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw,
 	wT := ws.wT[:k*ld]
 	clear(wT)
 	alpha := &ws.alpha4
-	f32 := c.useF32()
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		np := c.ktile(ws, x, r0, n, k, u != nil, true, false, f32)
+		np := c.ktile(ws, x, r0, n, k, u != nil, true, false)
 		s := ws.s[:np*k]
 		if u != nil && rw != nil {
 			for i, wi := range rw[r0 : r0+n] {
@@ -709,12 +671,7 @@ func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw,
 		clear(s[n*k:]) // padding rows contribute nothing
 		for c0 := 0; c0 < ld; c0 += c.colBlock {
 			nc := min(c.colBlock, ld-c0)
-			i0 := 0 // rows [0, i0) went through the 8-row float32 product
-			if f32 {
-				i0 = np / 8 * 8
-				c.ktAxpy8(ws, wT, s, i0, k, c0, nc)
-			}
-			for i := i0; i < np; i += tile.MR {
+			for i := 0; i < np; i += tile.MR {
 				for l := 0; l < k; l++ {
 					for r := range alpha {
 						alpha[r] = s[(i+r)*k+l]
@@ -739,25 +696,6 @@ func (c *Centers) ktkv(ws *Workspace, w []float64, x []float64, rows int, u, rw,
 	}
 }
 
-// ktAxpy8 adds Kᵀs of the tile's rows [0, n8) (n8 a multiple of 8) over
-// the columns [c0, c0+nc) to wT, eight rows at a time in float32
-// (tile.Axpy8x32F).
-func (c *Centers) ktAxpy8(ws *Workspace, wT, s []float64, n8, k, c0, nc int) {
-	ld := c.mpad
-	alpha := &ws.alpha8
-	for i := 0; i < n8; i += 8 {
-		for l := 0; l < k; l++ {
-			for r := range alpha {
-				alpha[r] = float32(s[(i+r)*k+l])
-			}
-			if *alpha == [8]float32{} {
-				continue
-			}
-			tile.Axpy8x32F(alpha, ws.t32[i*ld+c0:], ld, wT[l*ld+c0:l*ld+c0+nc])
-		}
-	}
-}
-
 // KvTo sets out (rows × k) = K(X,C)·u, where x is rows × d and u is M × k,
 // all row-major. It panics on a shape mismatch.
 func (c *Centers) KvTo(ws *Workspace, out []float64, x []float64, rows int, u []float64, k int) {
@@ -769,7 +707,7 @@ func (c *Centers) KvTo(ws *Workspace, out []float64, x []float64, rows int, u []
 	c.loadU(ws, u, k)
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, k, true, true, true, false)
+		c.ktile(ws, x, r0, n, k, true, true, true)
 		copy(out[r0*k:(r0+n)*k], ws.s[:n*k])
 	}
 }
@@ -788,7 +726,7 @@ func (c *Centers) BlockTo(ws *Workspace, dst []float64, x []float64, rows int) {
 	ld := c.mpad
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, 0, false, false, false, false)
+		c.ktile(ws, x, r0, n, 0, false, false, false)
 		for i := 0; i < n; i++ {
 			out := dst[(r0+i)*c.m : (r0+i+1)*c.m]
 			if c.prec == Float64 {

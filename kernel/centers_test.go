@@ -259,7 +259,7 @@ func TestBytes(t *testing.T) {
 		ws := cs.NewWorkspace()
 		want := e*(len(ws.xs64)+len(ws.xn64)+len(ws.t64)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s))
 		if p != Float64 {
-			want = e*(len(ws.xs32)+len(ws.xn32)+len(ws.t32)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s)+len(ws.row)) + 2*len(ws.xb) + 4*len(ws.uT32)
+			want = e*(len(ws.xs32)+len(ws.xn32)+len(ws.t32)) + 8*(len(ws.uT)+len(ws.wT)+len(ws.s)+len(ws.row)) + 2*len(ws.xb)
 		}
 		if got := cs.WorkspaceBytes(1); got != want {
 			t.Errorf("%v: WorkspaceBytes(1) = %d, want %d", p, got, want)

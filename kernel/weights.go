@@ -55,7 +55,7 @@ func (c *Centers) KvWeightsTo(ws *Workspace, out []float64, x []float64, rows in
 	ws.uT = w.uT
 	for r0 := 0; r0 < rows; r0 += c.tileRows {
 		n := min(c.tileRows, rows-r0)
-		c.ktile(ws, x, r0, n, k, true, true, true, false)
+		c.ktile(ws, x, r0, n, k, true, true, true)
 		copy(out[r0*k:(r0+n)*k], ws.s[:n*k])
 	}
 	ws.uT = own

@@ -46,35 +46,13 @@ func variantImpl(v Variant) (impl, bool) {
 			gram1x64AVX2, gram1x32AVX2, dot1x64AVX2, dot1x32AVX2,
 		}.impl(), true
 	case v == AVX512 && hasAVX512:
-		t := asmSet{
+		return asmSet{
 			gram64AVX512, gram32AVX512, kern64AVX512, kern32AVX512,
 			applyDist64AVX512, applyDist32AVX512, applyDot64AVX512, applyDot32AVX512,
 			dot64AVX512, dot32AVX512, axpy64AVX512, axpy32AVX512,
 			dot4x64AVX512, dot4x32AVX512, axpy4x64AVX512, axpy4x32AVX512,
 			gram1x64AVX512, gram1x32AVX512, dot1x64AVX512, dot1x32AVX512,
-		}.impl()
-		t.dot4x32f = func(x []float32, ld int, y []float32, out *[4]float64) {
-			n := len(y)
-			if n%32 != 0 || (n > 0 && len(x) < 3*ld+n) {
-				panic("tile: Dot4x32F: bad shape")
-			}
-			if n == 0 {
-				*out = [4]float64{}
-				return
-			}
-			dot4x32fAVX512(&x[0], ld, &y[0], n, &out[0])
-		}
-		t.axpy8x32f = func(alpha *[8]float32, x []float32, ld int, y []float64) {
-			n := len(y)
-			if n%32 != 0 || (n > 0 && len(x) < 7*ld+n) {
-				panic("tile: Axpy8x32F: bad shape")
-			}
-			if n > 0 {
-				axpy8x32fAVX512(&alpha[0], &x[0], ld, &y[0], n)
-			}
-		}
-		t.f32prod = true
-		return t, true
+		}.impl(), true
 	}
 	return impl{}, false
 }
@@ -150,9 +128,6 @@ func (a asmSet) impl() impl {
 		},
 		dot1x64: func(x, y []float64) float64 { return dot64Asm(a.dot1x64, x, y) },
 		dot1x32: func(x []float32, y []float64) float64 { return dot1x32Asm(a.dot1x32, x, y) },
-		// AVX-512 replaces these two (variantImpl).
-		dot4x32f:  Dot4x32FGeneric,
-		axpy8x32f: Axpy8x32FGeneric,
 	}
 }
 
@@ -543,9 +518,3 @@ func dot1x64AVX2(a, b *float64, n int) float64
 
 //go:noescape
 func dot1x32AVX2(a *float32, b *float64, n int) float64
-
-//go:noescape
-func dot4x32fAVX512(a *float32, lda int, b *float32, n int, out *float64)
-
-//go:noescape
-func axpy8x32fAVX512(alpha *float32, x *float32, ldx int, y *float64, n int)

@@ -95,11 +95,6 @@ type impl struct {
 	gram1x32    func(dst, x []float32, d int, cp []float32, ncols int)
 	dot1x64     func(a, b []float64) float64
 	dot1x32     func(a []float32, b []float64) float64
-	// The float32 products (Dot4x32F, Axpy8x32F) and whether they are
-	// the variant's own (assembly) rather than the generic loops.
-	dot4x32f  func(a []float32, lda int, b []float32, out *[4]float64)
-	axpy8x32f func(alpha *[8]float32, x []float32, ldx int, y []float64)
-	f32prod   bool
 }
 
 var generic = impl{
@@ -125,8 +120,6 @@ var generic = impl{
 	gram1x32:    Gram1x32Generic,
 	dot1x64:     Dot1x64Generic,
 	dot1x32:     Dot1x32Generic,
-	dot4x32f:    Dot4x32FGeneric,
-	axpy8x32f:   Axpy8x32FGeneric,
 }
 
 var (
@@ -220,32 +213,6 @@ func Dot4x64(a []float64, lda int, b []float64, out *[4]float64) { cur.dot4x64(a
 
 // Dot4x32 is Dot4x64 with float32 rows, converted to float64.
 func Dot4x32(a []float32, lda int, b []float64, out *[4]float64) { cur.dot4x32(a, lda, b, out) }
-
-// F32Run is the most columns Dot4x32F sums in float32 before it widens
-// the partial sums to float64.
-const F32Run = 256
-
-// F32Products reports whether the current variant has its own (assembly)
-// Dot4x32F and Axpy8x32F; without, they are the generic loops, slower
-// than Dot4x32 and Axpy4x32, and package kernel keeps those.
-func F32Products() bool { return cur.f32prod }
-
-// Dot4x32F sets out[r] ≈ Σ_j a[r*lda+j]·b[j] for r < 4 and j < len(b) (a
-// multiple of 32) in float32 arithmetic: each row's products are summed
-// in 32 float32 lanes (column j in lane j mod 32) over runs of F32Run
-// columns, lanes l and l+16 added, widened and summed in float64 over the
-// runs, and the 16 float64 lanes reduced as Dot4x64 reduces. Its error is
-// about 2⁻²⁴·(F32Run/32 + 1) of Σ_j |a_rj·b_j| (plus b's own rounding to
-// float32), against Dot4x32's 2⁻⁵³·len(b).
-func Dot4x32F(a []float32, lda int, b []float32, out *[4]float64) { cur.dot4x32f(a, lda, b, out) }
-
-// Axpy8x32F sets y_j += float64((Σ_{r<4} alpha[r]·x[r*ldx+j]) +
-// (Σ_{4≤r<8} alpha[r]·x[r*ldx+j])) for j < len(y) (a multiple of 32), each
-// inner sum a chain of float32 fused multiply-adds in row order: about
-// 2⁻²⁴·5 of Σ_r |alpha[r]·x_rj| per call.
-func Axpy8x32F(alpha *[8]float32, x []float32, ldx int, y []float64) {
-	cur.axpy8x32f(alpha, x, ldx, y)
-}
 
 // Axpy4x64 sets y_j += Σ_r alpha[r]·x[r*ldx+j] for j < len(y) (a multiple
 // of 16), adding the rows in order r = 0..3.
