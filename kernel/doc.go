@@ -19,7 +19,7 @@
 // dot products and, while they are still in registers, turns them into
 // kernel values with a vectorised exp (and sqrt); K·u is taken from each
 // column block while it is in cache, then Kᵀ(K·u + v) from the tile,
-// four rows per pass (eight with the float32 products below). KvTo
+// four rows per pass. KvTo
 // (predictions, K·u) and BlockTo (dense blocks, K_MM) share the same
 // tiles. KvTo and KvWeightsTo take the last 1 or 2 rows of a tile one
 // row at a time (a one-row micro-kernel over several panels, then the
@@ -43,11 +43,7 @@
 // The vectorised exp is within 5e-16 (float64) and 2e-7 (float32)
 // relative of math.Exp and flushes results below about 1e-307 (float64)
 // and 5e-38 (float32) to zero. Float32 tiles are accurate to a few 1e-6
-// for standardised data. KvTo accumulates their products in float64;
-// KtKvAdd (and KtWKvAdd, KtFKvAdd) on AVX-512 sums them in float32 over
-// short runs (K·u: 256 centres; Kᵀs: 8 rows) and adds the runs in
-// float64, within about 20 float32 roundings of Σ|K||K·u + v|, less
-// than the kernel values' own error (TestF32Products).
+// for standardised data; their products are accumulated in float64.
 //
 // BF16 computes the cross term x·c of the products (not of BlockTo, so
 // K_MM keeps the exactness below) on the AMX unit of Intel CPUs that have
