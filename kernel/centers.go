@@ -484,13 +484,13 @@ func (c *Centers) kernelBlock(ws *Workspace, np, n, c0, nc int, bf bool) {
 	if bf && c.pb != nil {
 		// Every row of the padded tile, so that the padding rows hold
 		// finite values (zero rows) for the 4-row products.
+		if c.dist {
+			tile.KernelDistBF16(t, ld, ws.xb, np, c.bfChunks, c.pb, c.mpad/tile.NRB, c0/tile.NRB, nc, ws.xn32, c.n32[c0:c0+nc], c.distP)
+			return
+		}
 		tile.GramBF16(t, ld, ws.xb, np, c.bfChunks, c.pb, c.mpad/tile.NRB, c0/tile.NRB, nc)
 		for i := 0; i < np; i++ {
-			if c.dist {
-				tile.ApplyDist32(t[i*ld:i*ld+nc], ws.xn32[i], c.n32[c0:c0+nc], c.distP)
-			} else {
-				tile.ApplyDot32(t[i*ld:i*ld+nc], &c.dotP)
-			}
+			tile.ApplyDot32(t[i*ld:i*ld+nc], &c.dotP)
 		}
 		return
 	}

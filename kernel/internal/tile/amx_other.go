@@ -2,9 +2,6 @@
 
 package tile
 
-// Without assembly there is no AMX path; GramBF16 runs GramBF16Generic.
+// Only Linux grants the AMX tile state here; elsewhere GramBF16 and
+// KernelDistBF16 run their Go loops.
 const hasAMX = false
-
-func gramBF16AMX(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16, np, p0, ncols int) {
-	panic("tile: no AMX")
-}

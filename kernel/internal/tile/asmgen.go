@@ -1356,5 +1356,302 @@ func main() {
 	norms32()
 	peak(avx512)
 	peak(avx2)
+	amxKern()
 	os.Stdout.WriteString(out.String())
+}
+
+// The AMX instructions, which the Go assembler does not know, encoded
+// here as BYTE directives (VEX, map 0F38; the forms below only).
+// regNum maps a Go register name to its encoding.
+func regNum(r string) int {
+	for i, n := range []string{"AX", "CX", "DX", "BX", "SP", "BP", "SI", "DI"} {
+		if r == n {
+			return i
+		}
+	}
+	var k int
+	if _, err := fmt.Sscanf(r, "R%d", &k); err != nil || k < 8 || k > 15 {
+		panic("regNum: " + r)
+	}
+	return k
+}
+
+// amxBytes emits one AMX instruction as a BYTE line with the
+// instruction in the comment.
+func amxBytes(comment string, b ...byte) {
+	s := make([]string, len(b))
+	for i, v := range b {
+		s[i] = fmt.Sprintf("BYTE $0x%02x", v)
+	}
+	p("\t%s // %s", strings.Join(s, "; "), comment)
+}
+
+// vex3 returns the three VEX bytes of a map-0F38 instruction: r, x, b
+// are the high bits of ModRM.reg, SIB.index and the base, vvvv the
+// second source (0 when unused), pp 0 (none), 2 (F3) or 3 (F2).
+func vex3(r, x, b, vvvv, pp int) []byte {
+	b1 := byte(0x02)
+	if r == 0 {
+		b1 |= 0x80
+	}
+	if x == 0 {
+		b1 |= 0x40
+	}
+	if b == 0 {
+		b1 |= 0x20
+	}
+	return []byte{0xc4, b1, byte((^vvvv&15)<<3 | pp)}
+}
+
+// tileMem emits TILELOADD (store false) or TILESTORED of tile t at
+// disp(base)(index*1): rows at stride index bytes.
+func tileMem(store bool, t int, disp int, base, index string) {
+	bn, in := regNum(base), regNum(index)
+	if in == 4 {
+		panic("tileMem: SP as index")
+	}
+	pp, name := 3, "TILELOADD"
+	if store {
+		pp, name = 2, "TILESTORED"
+	}
+	b := vex3(0, in>>3, bn>>3, 0, pp)
+	b = append(b, 0x4b)
+	mod := 0
+	switch {
+	case disp == 0 && bn&7 != 5:
+	case disp >= -128 && disp < 128:
+		mod = 1
+	default:
+		mod = 2
+	}
+	b = append(b, byte(mod<<6|t<<3|4), byte((in&7)<<3|bn&7))
+	switch mod {
+	case 1:
+		b = append(b, byte(int8(disp)))
+	case 2:
+		b = append(b, byte(disp), byte(disp>>8), byte(disp>>16), byte(disp>>24))
+	}
+	if store {
+		amxBytes(fmt.Sprintf("%s T%d, %d(%s)(%s*1)", name, t, disp, base, index), b...)
+	} else {
+		amxBytes(fmt.Sprintf("%s %d(%s)(%s*1), T%d", name, disp, base, index, t), b...)
+	}
+}
+
+// tdp emits TDPBF16PS: tile c += a·b (a rows × pairs, b pairs × columns).
+func tdp(c, a, b int) {
+	amxBytes(fmt.Sprintf("TDPBF16PS T%d += T%d·T%d", c, a, b), append(vex3(0, 0, 0, b, 2), 0x5c, byte(0xc0|c<<3|a))...)
+}
+
+func tileZero(t int) {
+	amxBytes(fmt.Sprintf("TILEZERO T%d", t), append(vex3(0, 0, 0, 0, 3), 0x49, byte(0xc0|t<<3))...)
+}
+
+// amxKern emits kernBF16AMX(dst *float32, ldd int, a *uint16, lda, rows,
+// kc int, b *uint16, npairs int, xn, cn, pc *float32, mode int, scratch
+// *float32, cfg *byte): the bfloat16 cross term of GramBF16 on the AMX
+// unit and, while each 32 × 32 block is in L1, the distance kernel of
+// ApplyDist32 (mode 0 Gaussian, 1 the general form) or nothing (mode 2:
+// the dot products themselves), written to dst.
+//
+// For each pair of centre panels (32 centres; b at the pair, its chunks
+// contiguous: panel-major layout), and each pair of 16-row blocks of a
+// (then a last single block when rows mod 32 = 16): four accumulator
+// tiles T0–T3 (2 row blocks × 2 panels) take kc chunks of A (T4, T5)
+// and B (T6, T7), TDPBF16PS each; the block is stored to the 4 KiB
+// scratch (row r of the block at 128·r bytes). The AVX-512 kernel
+// function of the previous block runs between a block's products and
+// its store, so that it overlaps the AMX unit's work on this one.
+// Every dot product accumulates chunk 0 first from zero, one TDPBF16PS a
+// chunk, whatever the blocking, so its bits are GramBF16's; the kernel
+// function is distChain's sequence, ApplyDist32's.
+//
+// Registers: R8 lda, R9 64 (the B tile stride), R10 ldd in bytes, R15
+// kc·1024 (panel stride of b), SI the row pair's A, DI its dst, DX its
+// norms, BX the panel pair's B; CX, AX, R11–R14 temporaries. The frame
+// holds the panel pair's dst and cn, the rows left, the pairs left and
+// the previous block (dst, norms, cn, rows).
+func amxKern() {
+	const fn = "kernBF16AMX"
+	p("// func %s(dst *float32, ldd int, a *uint16, lda, rows, kc int, b *uint16, npairs int, xn, cn, pc *float32, mode int, scratch *float32, cfg *byte)", fn)
+	p("TEXT ·%s(SB), NOSPLIT, $64-112", fn)
+	p("\tMOVQ cfg+104(FP), AX")
+	amxBytes("LDTILECFG (AX)", 0xc4, 0xe2, 0x78, 0x49, 0x00)
+	p("\tMOVQ pc+80(FP), DX")
+	c := map[string]string{}
+	for i, n := range []string{"c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16", "ln2lo16", "one", "q3", "q2", "sixteenth"} {
+		src := ""
+		switch n {
+		case "c1":
+			src = "(DX)"
+		case "c2":
+			src = "32(DX)"
+		default:
+			src = csym(p32, n)
+		}
+		r := fmt.Sprintf("Z%d", 31-i)
+		p("\tVBROADCASTSS %s, %s", src, r)
+		c[n] = r
+	}
+	p("\tVMOVUPS exptab32<>+0(SB), Z18")
+	c["tlo"] = "Z18"
+	p("\tMOVQ lda+24(FP), R8")
+	p("\tMOVQ $64, R9")
+	p("\tMOVQ ldd+8(FP), R10")
+	p("\tSHLQ $2, R10")
+	p("\tMOVQ kc+40(FP), R15")
+	p("\tSHLQ $10, R15")
+	p("\tMOVQ b+48(FP), BX")
+	p("\tMOVQ dst+0(FP), AX")
+	p("\tMOVQ AX, dcol-8(SP)")
+	p("\tMOVQ cn+72(FP), AX")
+	p("\tMOVQ AX, ccol-16(SP)")
+	p("\tMOVQ npairs+56(FP), AX")
+	p("\tMOVQ AX, pairs-32(SP)")
+	p("\tMOVQ $0, prows-64(SP)")
+	p("%s_pair:", fn)
+	p("\tCMPQ pairs-32(SP), $0")
+	p("\tJEQ %s_last", fn)
+	p("\tMOVQ a+16(FP), SI")
+	p("\tMOVQ dcol-8(SP), DI")
+	p("\tMOVQ xn+64(FP), DX")
+	p("\tMOVQ rows+32(FP), AX")
+	p("\tMOVQ AX, left-24(SP)")
+	p("%s_rows:", fn)
+	p("\tCMPQ left-24(SP), $32")
+	p("\tJLT %s_tail", fn)
+	for _, nb := range []int{2, 1} {
+		lbl := fmt.Sprintf("%s_b%d", fn, nb)
+		if nb == 1 {
+			p("%s_tail:", fn)
+			p("\tCMPQ left-24(SP), $0")
+			p("\tJEQ %s_next", fn)
+		}
+		// The products of this block.
+		for t := 0; t < 2*nb; t++ {
+			tileZero(t)
+		}
+		p("\tMOVQ SI, R11")
+		p("\tMOVQ BX, R13")
+		p("\tLEAQ (BX)(R15*1), R14")
+		if nb == 2 {
+			p("\tMOVQ R8, R12")
+			p("\tSHLQ $4, R12")
+			p("\tADDQ SI, R12")
+		}
+		p("\tMOVQ kc+40(FP), CX")
+		p("%s_k:", lbl)
+		tileMem(false, 4, 0, "R11", "R8")
+		tileMem(false, 6, 0, "R13", "R9")
+		tdp(0, 4, 6)
+		tileMem(false, 7, 0, "R14", "R9")
+		tdp(1, 4, 7)
+		if nb == 2 {
+			tileMem(false, 5, 0, "R12", "R8")
+			tdp(2, 5, 6)
+			tdp(3, 5, 7)
+			p("\tADDQ $64, R12")
+		}
+		p("\tADDQ $64, R11")
+		p("\tADDQ $1024, R13")
+		p("\tADDQ $1024, R14")
+		p("\tDECQ CX")
+		p("\tJNZ %s_k", lbl)
+		// The kernel function of the previous block, then this one's
+		// store.
+		amxApply(c, lbl)
+		p("\tMOVQ scratch+96(FP), AX")
+		p("\tMOVQ $128, R13")
+		tileMem(true, 0, 0, "AX", "R13")
+		tileMem(true, 1, 64, "AX", "R13")
+		if nb == 2 {
+			tileMem(true, 2, 2048, "AX", "R13")
+			tileMem(true, 3, 2112, "AX", "R13")
+		}
+		p("\tMOVQ DI, pdst-40(SP)")
+		p("\tMOVQ DX, pxn-48(SP)")
+		p("\tMOVQ ccol-16(SP), AX")
+		p("\tMOVQ AX, pcn-56(SP)")
+		p("\tMOVQ $%d, prows-64(SP)", 16*nb)
+		if nb == 2 {
+			p("\tMOVQ R8, AX")
+			p("\tSHLQ $5, AX")
+			p("\tADDQ AX, SI")
+			p("\tMOVQ R10, AX")
+			p("\tSHLQ $5, AX")
+			p("\tADDQ AX, DI")
+			p("\tADDQ $128, DX")
+			p("\tSUBQ $32, left-24(SP)")
+			p("\tJMP %s_rows", fn)
+		}
+	}
+	p("%s_next:", fn)
+	p("\tLEAQ (BX)(R15*2), BX")
+	p("\tADDQ $128, dcol-8(SP)")
+	p("\tADDQ $128, ccol-16(SP)")
+	p("\tDECQ pairs-32(SP)")
+	p("\tJMP %s_pair", fn)
+	p("%s_last:", fn)
+	amxApply(c, fn+"_z")
+	amxBytes("TILERELEASE", 0xc4, 0xe2, 0x78, 0x49, 0xc0)
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
+// amxApply emits the kernel function of the block in the scratch (the
+// previous block: prows rows, none if 0) into its dst, two rows (four
+// vectors, four chains) at a time. It clobbers AX, CX, R11–R14, Z0–Z17
+// and K1–K4.
+func amxApply(c map[string]string, lbl string) {
+	p("\tMOVQ prows-64(SP), CX")
+	p("\tSHRQ $1, CX")
+	p("\tJZ %s_ad", lbl)
+	p("\tMOVQ scratch+96(FP), AX")
+	p("\tMOVQ pxn-48(SP), R11")
+	p("\tMOVQ pdst-40(SP), R12")
+	p("\tMOVQ pcn-56(SP), R13")
+	p("\tVMOVUPS (R13), Z16")
+	p("\tVMOVUPS 64(R13), Z17")
+	p("\tCMPQ mode+88(FP), $1")
+	p("\tJEQ %s_a1", lbl)
+	p("\tJGT %s_a2", lbl)
+	for mode := 0; mode < 3; mode++ {
+		l := fmt.Sprintf("%s_a%d", lbl, mode)
+		p("%s:", l)
+		dst := []string{"0(R12)", "64(R12)", "0(R12)(R10*1)", "64(R12)(R10*1)"}
+		if mode == 2 {
+			for v := 0; v < 4; v++ {
+				p("\tVMOVUPS %d(AX), Z%d", 64*v, v)
+			}
+			for v := 0; v < 4; v++ {
+				p("\tVMOVUPS Z%d, %s", v, dst[v])
+			}
+		} else {
+			var chains [4][]string
+			for v := 0; v < 4; v++ {
+				chains[v] = distChain(p32, avx512, c, chainOps{
+					load:  fmt.Sprintf("%d(AX)", 64*v),
+					acc:   fmt.Sprintf("Z%d", 4*v),
+					cn:    fmt.Sprintf("Z%d", 16+v%2),
+					xn:    fmt.Sprintf("BCST:%d(R11)", 4*(v/2)),
+					temps: [3]string{fmt.Sprintf("Z%d", 4*v+1), fmt.Sprintf("Z%d", 4*v+2), fmt.Sprintf("Z%d", 4*v+3)},
+					mask:  fmt.Sprintf("K%d", v+1),
+					store: dst[v],
+				}, mode == 1)
+			}
+			for i := range chains[0] {
+				for v := 0; v < 4; v++ {
+					p("\t%s", chains[v][i])
+				}
+			}
+		}
+		p("\tADDQ $256, AX")
+		p("\tADDQ $8, R11")
+		p("\tLEAQ (R12)(R10*2), R12")
+		p("\tDECQ CX")
+		p("\tJNZ %s", l)
+		p("\tJMP %s_ad", lbl)
+	}
+	p("%s_ad:", lbl)
 }

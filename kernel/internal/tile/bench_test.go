@@ -174,10 +174,11 @@ func BenchmarkKernelDist(b *testing.B) {
 
 // BenchmarkGramBF16 measures the bfloat16 cross term alone (AMX when the
 // CPU has it) on a 64-row × 512-centre block of kc chunks, against Gram32
-// on the same block: GFLOP/s count 2 flops per bfloat16 product.
+// on the same block: Gelem/s counts dot products, GFLOP/s 2 flops per
+// bfloat16 product (kc·32 a dot product) or per float32 feature.
 func BenchmarkGramBF16(b *testing.B) {
 	const rows, m = 64, 512
-	for _, d := range []int{18, 90} {
+	for _, d := range []int{18, 28, 90} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		x, c := to32(randF64(rng, rows*d, -1, 1)), to32(randF64(rng, m*d, -1, 1))
 		for _, terms := range []BF16Terms{1, 3} {
@@ -191,6 +192,7 @@ func BenchmarkGramBF16(b *testing.B) {
 				for b.Loop() {
 					GramBF16(dst, m, a, rows, kc, pb, m/NRB, 0, m)
 				}
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
 				rate(b, float64(rows*m*kc*KB*2)/1e9, "GFLOP/s", cpu0)
 			})
 		}
@@ -201,7 +203,50 @@ func BenchmarkGramBF16(b *testing.B) {
 			for b.Loop() {
 				Gram32(dst, m, x, rows, d, cp, m)
 			}
+			rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
 			rate(b, float64(rows*m*d*2)/1e9, "GFLOP/s", cpu0)
 		})
+	}
+}
+
+// BenchmarkKernelDistBF16 measures the Gaussian kernel block from the
+// three-term bfloat16 cross term, fused on the AMX unit (KernelDistBF16)
+// and unfused (GramBF16, then ApplyDist32 row by row: the loop before
+// the fusion), against the float32 fused kernel (KernelDist32), on a
+// 64-row × 512-centre block (128 KiB of output, L2).
+func BenchmarkKernelDistBF16(b *testing.B) {
+	const rows, m = 64, 512
+	p := distParams["gaussian"]
+	for _, d := range []int{18, 28, 90} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, c := to32(randF64(rng, rows*d, -1, 1)), to32(randF64(rng, m*d, -1, 1))
+		xn, cn := make([]float32, rows), make([]float32, m)
+		Norms32Generic(xn, x, rows, d)
+		Norms32Generic(cn, c, m, d)
+		kc := BF16Terms(3).Chunks(d)
+		a, pb := make([]uint16, rows*kc*KB), make([]uint16, kc*m*KB)
+		PackRowsBF16(a, x, rows, d, 3)
+		PackCentersBF16(pb, c, m, m, d, 3)
+		dst := make([]float32, rows*m)
+		cp, _ := pack32(c, m, d)
+		for _, name := range []string{"float32", "bf16", "bf16-unfused"} {
+			b.Run(fmt.Sprintf("%s/d=%d", name, d), func(b *testing.B) {
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					switch name {
+					case "float32":
+						KernelDist32(dst, m, x, xn, rows, d, cp, cn, m, p)
+					case "bf16":
+						KernelDistBF16(dst, m, a, rows, kc, pb, m/NRB, 0, m, xn, cn, p)
+					default:
+						GramBF16(dst, m, a, rows, kc, pb, m/NRB, 0, m)
+						for i := 0; i < rows; i++ {
+							ApplyDist32(dst[i*m:(i+1)*m], xn[i], cn, p)
+						}
+					}
+				}
+				rate(b, float64(rows*m)/1e9, "Gelem/s", cpu0)
+			})
+		}
 	}
 }

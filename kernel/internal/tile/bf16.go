@@ -13,11 +13,12 @@ import "math"
 // Layout: a row of x becomes KB-element chunks of K' = d (one term) or 3d
 // (three: hi, hi, lo) bfloat16, zero-padded to a multiple of KB; a centre
 // becomes the matching (hi; or hi, lo, hi). Centres are packed in panels
-// of NRB: for chunk k and panel p, a 16 × 32 bfloat16 block (1 KiB) at
-// element (k·npanels + p)·512 whose row t holds, for each centre q of the
+// of NRB: for panel p and chunk k, a 16 × 32 bfloat16 block (1 KiB) at
+// element (p·kc + k)·512 whose row t holds, for each centre q of the
 // panel, its elements 2t and 2t+1 of the chunk (the "VNNI" pairs the AMX
-// dot product consumes). Chunk-major order puts the panels a column block
-// reads side by side.
+// dot product consumes). Panel-major order makes the kc KiB of a panel
+// contiguous: the AMX loop streams a pair of panels once per call and
+// keeps them in L1 across the row blocks.
 const (
 	KB  = 32 // bfloat16 elements per chunk (one 64-byte tile row)
 	NRB = 16 // centres per bfloat16 panel
@@ -77,7 +78,7 @@ func PackCentersBF16(dst []uint16, c []float32, m, mpad, d int, t BF16Terms) {
 			hi, lo := split(v)
 			put := func(e int, h uint16) {
 				k, off := e/KB, e%KB
-				dst[(k*np+p)*NRB*KB+(off/2)*2*NRB+2*qq+off%2] = h
+				dst[(p*kc+k)*NRB*KB+(off/2)*2*NRB+2*qq+off%2] = h
 			}
 			put(j, hi)
 			if t == 3 {
@@ -104,7 +105,7 @@ func GramBF16Generic(dst []float32, ldd int, a []uint16, rows, kc int, b []uint1
 			p, q := p0+c/NRB, c%NRB
 			var acc float32
 			for k := 0; k < kc; k++ {
-				blk := b[(k*np+p)*NRB*KB:]
+				blk := b[(p*kc+k)*NRB*KB:]
 				for t := 0; t < KB/2; t++ {
 					a0, a1 := FromBF16(ar[k*KB+2*t]), FromBF16(ar[k*KB+2*t+1])
 					b0, b1 := FromBF16(blk[t*2*NRB+2*q]), FromBF16(blk[t*2*NRB+2*q+1])
@@ -135,11 +136,54 @@ func GramBF16(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16, np, 
 		return
 	}
 	if useAMX {
-		gramBF16AMX(dst, ldd, a, rows, kc, b, np, p0, ncols)
+		kernelBF16AMX(dst, ldd, a, rows, kc, b, p0, ncols, nil, nil, nil, amxDot)
 		return
 	}
 	GramBF16Generic(dst, ldd, a, rows, kc, b, np, p0, ncols)
 }
+
+// KernelDistBF16 sets dst[i*ldd+c], for i < rows and c < ncols, to the
+// distance kernel value (DistParams) of r² = xn[i] + cn[c] − 2·g, g the
+// dot product GramBF16 gives row i and centre p0·NRB + c: the values of
+// GramBF16 followed by ApplyDist32 on each row, bit for bit where the
+// current variant is AVX512. On the AMX unit the two are fused: each
+// 32 × 32 block of products is turned into kernel values (the AVX-512
+// exp) while it is in L1, and the block is written once. Shapes as
+// GramBF16; len(xn) ≥ rows, len(cn) ≥ ncols.
+func KernelDistBF16(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16, np, p0, ncols int, xn, cn []float32, p *DistParams) {
+	checkBF16(len(dst), ldd, len(a), rows, kc, len(b), np, p0, ncols)
+	if len(xn) < rows || len(cn) < ncols {
+		panic("tile: KernelDistBF16: bad shape")
+	}
+	if rows == 0 || ncols == 0 {
+		return
+	}
+	if mode := amxDistMode(p); useAMX && mode >= 0 {
+		kernelBF16AMX(dst, ldd, a, rows, kc, b, p0, ncols, xn, cn, p, mode)
+		return
+	}
+	GramBF16(dst, ldd, a, rows, kc, b, np, p0, ncols)
+	for i := 0; i < rows; i++ {
+		ApplyDist32(dst[i*ldd:i*ldd+ncols], xn[i], cn[:ncols], p)
+	}
+}
+
+// amxDistMode is the kernel function mode of the fused AMX routine: 0
+// the Gaussian, 1 the general form with the square root, -1 none (the
+// general form without it, which no kernel kind uses, takes the
+// unfused path).
+func amxDistMode(p *DistParams) int {
+	switch {
+	case p.Sqrt:
+		return 1
+	case p.C1 == 0 && p.C2 == 0:
+		return 0
+	}
+	return -1
+}
+
+// amxDot is the mode of the AMX routine that stores the dot products.
+const amxDot = 2
 
 // useAMX says whether GramBF16 runs on the AMX unit.
 var useAMX = hasAMX

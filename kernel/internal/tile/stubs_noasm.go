@@ -16,3 +16,7 @@ func variantImpl(v Variant) (impl, bool) {
 
 // PeakFMA does nothing without assembly and returns 0.
 func PeakFMA(v Variant, n int) int { return 0 }
+
+func kernelBF16AMX(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16, p0, ncols int, xn, cn []float32, p *DistParams, mode int) {
+	panic("tile: no AMX")
+}
