@@ -245,8 +245,13 @@ func BenchmarkKvToRows(b *testing.B) {
 	}
 }
 
-// BenchmarkXBF is a temporary sweep.
-func BenchmarkXBF(b *testing.B) {
+// BenchmarkTileShapeBF16 sweeps BF16's tile rows and column blocks at
+// M = 10⁴, d = 18 and 90 (BENCH_TILE=1 to run; the measurement behind
+// bf16TileRows).
+func BenchmarkTileShapeBF16(b *testing.B) {
+	if os.Getenv("BENCH_TILE") == "" {
+		b.Skip("set BENCH_TILE=1")
+	}
 	defer func(a, c, d, e, f int) {
 		tileBudget, blockBudget, bf16TileRows, maxTileRows, minTileRows = a, c, d, e, f
 	}(tileBudget, blockBudget, bf16TileRows, maxTileRows, minTileRows)

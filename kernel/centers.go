@@ -18,9 +18,15 @@ var (
 	maxTileRows = 64
 	minTileRows = 16
 	// bf16TileRows is BF16's minimum: each row tile streams the
-	// bfloat16 centres (6·d bytes a centre) from memory once, so the
-	// AMX cross term wants more rows per pass than the FMA loop.
-	bf16TileRows = 64
+	// bfloat16 centres (6·d bytes a centre, rounded up to 64-byte
+	// chunks) from memory once, so the AMX cross term wants more rows
+	// per pass than the FMA loop; but at M = 10⁴ a tile of 64 rows
+	// (2.5 MB) no longer fits L2 for the second product. Measured at
+	// M = 10⁴ (BenchmarkTileShapeBF16, one core): 32 rows gave
+	// 0.63–0.72 Gelem/s at d = 90 against 0.49–0.53 with 64 and
+	// 0.43–0.47 with 16; at d = 18 16 to 48 rows are within noise
+	// (1.00–1.15) and 64 is slower (0.72–1.00).
+	bf16TileRows = 32
 	// rowTail is the most rows of a tile's tail (its rows past the last
 	// multiple of tile.MR) that the products of rows alone (KvTo,
 	// KvWeightsTo) compute one row at a time rather than padded with
