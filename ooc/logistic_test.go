@@ -390,8 +390,8 @@ func TestTuneLogistic(t *testing.T) {
 			}
 			train, val := stream.Holdout(src, 0.25, base.Seed)
 			for i, c := range res.Candidates {
-				if c.BestMetric < res.Candidates[res.Best].BestMetric {
-					t.Errorf("candidate %d has a lower error rate (%v) than the pick's (%v)", i, c.BestMetric, res.Candidates[res.Best].BestMetric)
+				if c.BestMetric < res.Candidates[res.Lowest].BestMetric {
+					t.Errorf("candidate %d has a lower error rate (%v) than the lowest's (%v)", i, c.BestMetric, res.Candidates[res.Lowest].BestMetric)
 				}
 				cfg := base
 				cfg.Kernel, cfg.Lambda = c.Kernel, c.Lambda

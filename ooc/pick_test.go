@@ -43,7 +43,7 @@ func TestPickOneSEFarRow(t *testing.T) {
 		Sigmas: []float64{4, 8, 16}, Lambdas: []float64{1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
 		ValFraction: 0.2, SigmaHalving: -1}
 	far := []float64{6, 6}
-	for _, rule := range []ooc.PickRule{"", ooc.PickBest, ooc.PickOneSE} {
+	for _, rule := range []ooc.PickRule{"", ooc.PickBest, ooc.PickOneSE, ooc.PickTol} {
 		tc.Pick = rule
 		res, err := ooc.Tune(context.Background(), src, tc, ooc.RunOptions{Workers: 2})
 		if err != nil {
@@ -73,6 +73,20 @@ func TestPickOneSEFarRow(t *testing.T) {
 				t.Fatalf("candidate %d (σ %g λ %g, %g) is more regularised than the 1-SE pick and within one SE", i, c.Sigma, c.Lambda, c.BestMetric)
 			}
 		}
+		// PickTol: the largest λ within the relative tolerance
+		// (Base.MinImprovement's default) of the lowest RMSE.
+		tol := res.Candidates[res.Tol]
+		limit := low.BestMetric * (1 + res.Tolerance)
+		if res.Tolerance != ooc.DefaultMinImprovement || res.TolMetric != "rmse" ||
+			tol.Lambda < low.Lambda || !(tol.BestMetric <= limit) {
+			t.Fatalf("tol pick σ %g λ %g (%g) against the lowest σ %g λ %g (%g), tolerance %g by %s",
+				tol.Sigma, tol.Lambda, tol.BestMetric, low.Sigma, low.Lambda, low.BestMetric, res.Tolerance, res.TolMetric)
+		}
+		for i, c := range res.Candidates {
+			if c.Lambda > tol.Lambda && c.BestMetric <= limit {
+				t.Fatalf("candidate %d (σ %g λ %g, %g) is within the tolerance with a larger λ than the tol pick's %g", i, c.Sigma, c.Lambda, c.BestMetric, tol.Lambda)
+			}
+		}
 		p := make([]float64, 1)
 		low.Model().PredictTo(p, far, 1)
 		if p[0] >= lo && p[0] <= hi {
@@ -84,20 +98,17 @@ func TestPickOneSEFarRow(t *testing.T) {
 		if !(p[0] >= lo && p[0] <= hi) {
 			t.Fatalf("the 1-SE pick (σ %g, λ %g) predicts %g at the far row, outside the targets' range [%g, %g]", one.Sigma, one.Lambda, p[0], lo, hi)
 		}
-		pick := res.Lowest
-		if want == ooc.PickOneSE {
-			pick = res.OneSE
-		}
+		pick := map[ooc.PickRule]int{ooc.PickBest: res.Lowest, ooc.PickOneSE: res.OneSE, ooc.PickTol: res.Tol}[want]
 		if res.Best != pick || res.Model() != res.Candidates[pick].Model() {
 			t.Fatalf("Pick %q: Best %d, want %d", rule, res.Best, pick)
 		}
-		t.Logf("pick %s: lowest σ %g λ %g RMSE %.4f ± %.4f predicts %.2f; 1-SE σ %g λ %g RMSE %.4f predicts %.3f (targets in [%.2f, %.2f])",
-			res.Pick, low.Sigma, low.Lambda, low.BestMetric, low.BestSE, lowFar, one.Sigma, one.Lambda, one.BestMetric, p[0], lo, hi)
+		t.Logf("pick %s: lowest σ %g λ %g RMSE %.4f ± %.4f predicts %.2f; 1-SE σ %g λ %g RMSE %.4f predicts %.3f (targets in [%.2f, %.2f]); tol σ %g λ %g RMSE %.4f",
+			res.Pick, low.Sigma, low.Lambda, low.BestMetric, low.BestSE, lowFar, one.Sigma, one.Lambda, one.BestMetric, p[0], lo, hi, tol.Sigma, tol.Lambda, tol.BestMetric)
 	}
 	tc.Pick = "2se"
 	_, err := ooc.Tune(context.Background(), src, tc, ooc.RunOptions{Workers: 2})
 	var ce *ooc.ConfigError
-	if !errors.As(err, &ce) || ce.Field != "TuneConfig.Pick" || err.Error() != `invalid configuration: unknown pick rule "2se" (want best or 1se)` {
+	if !errors.As(err, &ce) || ce.Field != "TuneConfig.Pick" || err.Error() != `invalid configuration: unknown pick rule "2se" (want tol, best or 1se)` {
 		t.Fatalf("Pick 2se: %v", err)
 	}
 }

@@ -92,10 +92,12 @@ type TuneConfig struct {
 	// validation rows and the search never picks them when they are
 	// worse. The kernel must be Gaussian.
 	ARD *ARDConfig
-	// Pick is how the model is picked among the candidates: PickBest (the
-	// lowest validation metric) or PickOneSE (the most regularised within
-	// one standard error of it). "" means DefaultPick. TuneResult names
-	// both picks whichever is used.
+	// Pick is how the model is picked among the candidates: PickTol (the
+	// largest λ within a relative Base.MinImprovement of the lowest
+	// stopping metric: RMSE, or 1 − AUC for classification), PickBest
+	// (the lowest validation metric) or PickOneSE (the most regularised
+	// within one standard error of it). "" means DefaultPick. TuneResult
+	// names every rule's pick whichever is used.
 	Pick PickRule
 	// MaxPasses is the search's budget of passes over the training data
 	// (the centre sampling, the right-hand side, one per CG iteration and
@@ -193,8 +195,8 @@ type TuneResult struct {
 	// Metric names the validation metric: "rmse" or "error_rate".
 	Metric     string          `json:"metric"`
 	Candidates []TuneCandidate `json:"candidates"`
-	// Best indexes the picked candidate, whose model Model returns: Lowest
-	// or OneSE as Pick says.
+	// Best indexes the picked candidate, whose model Model returns: Tol,
+	// Lowest or OneSE as Pick says.
 	Best int `json:"best"`
 	// Pick is the rule that chose Best (TuneConfig.Pick).
 	Pick PickRule `json:"pick"`
@@ -204,6 +206,13 @@ type TuneResult struct {
 	// BestSE of it.
 	Lowest int `json:"lowest"`
 	OneSE  int `json:"one_se"`
+	// Tol indexes PickTol's candidate: the largest λ whose TolMetric is
+	// within a relative Tolerance (Base.MinImprovement) of the lowest
+	// TolMetric. TolMetric is "1-auc" (1 − AUC at the kept iterate, for
+	// classification) or Metric.
+	Tol       int     `json:"tol"`
+	Tolerance float64 `json:"tolerance"`
+	TolMetric string  `json:"tol_metric"`
 	// N is the number of training rows, ValRows the validation rows.
 	N       int64 `json:"n"`
 	ValRows int64 `json:"val_rows"`
@@ -1264,7 +1273,7 @@ func (t *tuner) result() *TuneResult {
 		}
 		res.Candidates = append(res.Candidates, c.TuneCandidate)
 	}
-	applyPick(res, t.tc.Pick)
+	applyPick(res, t.tc.Pick, t.tc.Base.MinImprovement)
 	return res
 }
 

@@ -212,7 +212,7 @@ func TestTuneStoppedNeverBeatsBetter(t *testing.T) {
 			if early == 0 {
 				t.Fatal("no candidate stopped early: the test proves nothing")
 			}
-			best := res.Candidates[res.Best]
+			best := res.Candidates[res.Lowest]
 			for i, c := range res.Candidates {
 				if c.BestMetric < best.BestMetric {
 					t.Errorf("chose σ %g λ %g (%s, best %v) over candidate %d σ %g λ %g (%s, best %v)",
@@ -363,8 +363,8 @@ func TestTuneARD(t *testing.T) {
 		t.Fatalf("candidates %+v", res2.Candidates)
 	}
 	for i, c := range res2.Candidates {
-		if c.BestMetric < res2.Candidates[res2.Best].BestMetric {
-			t.Errorf("candidate %d (%v) beats the pick %d", i, c.BestMetric, res2.Best)
+		if c.BestMetric < res2.Candidates[res2.Lowest].BestMetric {
+			t.Errorf("candidate %d (%v) beats the lowest %d", i, c.BestMetric, res2.Lowest)
 		}
 	}
 	_, err = ooc.Tune(context.Background(), src, ooc.TuneConfig{Base: ooc.Config{Kernel: kernel.Kernel{Kind: kernel.Gaussian, Sigmas: []float64{1, 1, 1}}},

@@ -123,8 +123,8 @@ func TestFitTuned(t *testing.T) {
 		t.Fatalf("search: %d candidates, M = %d, n = %d; want 9, 100, 1500", len(res.Candidates), res.M, res.N)
 	}
 	for i, c := range res.Candidates {
-		if c.BestMetric < res.Candidates[res.Best].BestMetric {
-			t.Errorf("candidate %d (%.4g) beats the pick %d (%.4g)", i, c.BestMetric, res.Best, res.Candidates[res.Best].BestMetric)
+		if c.BestMetric < res.Candidates[res.Lowest].BestMetric {
+			t.Errorf("candidate %d (%.4g) beats the lowest %d (%.4g)", i, c.BestMetric, res.Lowest, res.Candidates[res.Lowest].BestMetric)
 		}
 	}
 	var names []string

@@ -259,7 +259,7 @@ func tuneLogistic(ctx context.Context, src stream.Source, tc TuneConfig, opts Ru
 	if failed {
 		return nil, fmt.Errorf("every candidate failed: %s", res.Candidates[0].Err)
 	}
-	applyPick(res, tc.Pick)
+	applyPick(res, tc.Pick, tc.Base.MinImprovement)
 	res.Phases = ph.done()
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

@@ -350,8 +350,8 @@ func errorCases(t *testing.T, interop string) []errorCase {
 			mistake: "an unknown --pick rule for tune (or fit --tune)",
 			args:    []string{"tune", "--out", "model3.falkon", "--pick", "lowest", "train.store"},
 			code:    2,
-			stderr:  `falkon-ooc tune: --pick: unknown pick rule "lowest" (want best or 1se)`,
-			fix:     "Give --pick best (the lowest validation metric, the default) or --pick 1se (the most regularised candidate within one standard error of it).",
+			stderr:  `falkon-ooc tune: --pick: unknown pick rule "lowest" (want tol, best or 1se)`,
+			fix:     "Give --pick tol (the default: the largest λ within 0.1 % of the lowest validation metric), --pick best (the lowest validation metric) or --pick 1se (the most regularised candidate within one standard error of it).",
 		},
 		{
 			mistake: "an unknown --interval-method",

@@ -108,7 +108,7 @@ func TestFitTuneUsage(t *testing.T) {
 		{[]string{"--sigma", "1,2"}, "--sigma 1,2 gives 2 values: a search over them needs --tune"},
 		{[]string{"--tune-rows", "100"}, "--tune-rows goes with --tune"},
 		{[]string{"--pick", "1se"}, "--pick goes with --tune"},
-		{[]string{"--tune", "--pick", "2se"}, `--pick: unknown pick rule "2se" (want best or 1se)`},
+		{[]string{"--tune", "--pick", "2se"}, `--pick: unknown pick rule "2se" (want tol, best or 1se)`},
 		{[]string{"--tune", "--handoff", "cubic"}, `--handoff must be keep, sqrt, linear or slope, got "cubic"`},
 		{[]string{"--patience", "2"}, "--patience stops by the validation metric: give --val-fraction or --val"},
 		{[]string{"--tune", "--lambda", "1e-3:1e-8:3"}, `invalid value "1e-3:1e-8:3" for flag --lambda: "1e-3:1e-8:3": want LO:HI:COUNT with 0 < LO ≤ HI`},

@@ -216,8 +216,9 @@ func writeTuneTable(w io.Writer, res *ooc.TuneResult) {
 }
 
 // pickCell names the pick rules that take candidate i: "best" (the lowest
-// validation metric), "1se" (the one-standard-error rule), both or "".
-// A search saved before the rules were recorded names only its pick.
+// validation metric), "1se" (the one-standard-error rule), "tol" (the
+// largest λ within the tolerance), several or "". A search saved before
+// the rules were recorded names only its pick.
 func pickCell(res *ooc.TuneResult, i int) string {
 	if res.Pick == "" {
 		if i == res.Best {
@@ -226,30 +227,56 @@ func pickCell(res *ooc.TuneResult, i int) string {
 		return ""
 	}
 	var rules []string
-	if i == res.Lowest {
-		rules = append(rules, string(ooc.PickBest))
-	}
-	if i == res.OneSE {
-		rules = append(rules, string(ooc.PickOneSE))
+	for _, r := range pickRules(res) {
+		if r.i == i {
+			rules = append(rules, string(r.rule))
+		}
 	}
 	return strings.Join(rules, ",")
 }
 
-// pickLine says which rule picked the model and what the other rule
-// takes: "" when both take the same candidate (or the search predates
-// the rules).
+// rulePick is a pick rule and the candidate it takes.
+type rulePick struct {
+	rule ooc.PickRule
+	i    int
+}
+
+// pickRules lists each pick rule with its candidate in res (tol only when
+// the search recorded it).
+func pickRules(res *ooc.TuneResult) []rulePick {
+	rs := []rulePick{{ooc.PickBest, res.Lowest}, {ooc.PickOneSE, res.OneSE}}
+	if res.TolMetric != "" {
+		rs = append(rs, rulePick{ooc.PickTol, res.Tol})
+	}
+	return rs
+}
+
+// pickLine says which rule picked the model, why when it is tol, and
+// what the other rules take: "" when all take the same candidate (or the
+// search predates the rules).
 func pickLine(res *ooc.TuneResult) string {
-	if res.Pick == "" || res.Lowest == res.OneSE {
+	if res.Pick == "" {
 		return ""
 	}
-	other, rule := res.OneSE, ooc.PickOneSE
-	if res.Pick == ooc.PickOneSE {
-		other, rule = res.Lowest, ooc.PickBest
+	var others []string
+	for _, r := range pickRules(res) {
+		if r.rule == res.Pick || r.i == res.Best {
+			continue
+		}
+		c := res.Candidates[r.i]
+		others = append(others, fmt.Sprintf("--pick %s would take candidate %d (%s, λ = %g, validation %s %.6g)",
+			r.rule, r.i+1, c.Kernel, c.Lambda, res.Metric, c.BestMetric))
 	}
-	lo, c := res.Candidates[res.Lowest], res.Candidates[other]
-	return fmt.Sprintf("pick       --pick %s took candidate %d; --pick %s would take candidate %d (%s, λ = %g, validation %s %.6g); "+
-		"the lowest is %.6g ± %.2g (candidate %d)",
-		res.Pick, res.Best+1, rule, other+1, c.Kernel, c.Lambda, res.Metric, c.BestMetric, lo.BestMetric, lo.BestSE, res.Lowest+1)
+	if len(others) == 0 {
+		return ""
+	}
+	lo := res.Candidates[res.Lowest]
+	why := ""
+	if res.Pick == ooc.PickTol {
+		why = fmt.Sprintf(" (the largest λ whose %s is within %.2g %% of the lowest)", res.TolMetric, 100*res.Tolerance)
+	}
+	return fmt.Sprintf("pick       --pick %s took candidate %d%s; %s; the lowest %s is %.6g ± %.2g (candidate %d)",
+		res.Pick, res.Best+1, why, strings.Join(others, "; "), res.Metric, lo.BestMetric, lo.BestSE, res.Lowest+1)
 }
 
 // tuneColumn is a metric of the tune table beside the selection metric.

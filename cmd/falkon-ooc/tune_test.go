@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,8 +71,12 @@ func TestTuneCLI(t *testing.T) {
 	var res struct {
 		Version    string
 		Metric     string
-		Best       int
-		ValRows    int64 `json:"val_rows"`
+		Best, Tol  int
+		Lowest     int
+		Pick       string
+		Tolerance  float64
+		TolMetric  string `json:"tol_metric"`
+		ValRows    int64  `json:"val_rows"`
 		Candidates []struct {
 			Sigma, Lambda float64
 			BestMetric    float64 `json:"best_metric"`
@@ -92,8 +97,22 @@ func TestTuneCLI(t *testing.T) {
 			t.Errorf("candidate σ %g λ %g: %d validation points, best iteration %d, stop %q",
 				c.Sigma, c.Lambda, len(c.Validation), c.BestIteration, c.Stop)
 		}
-		if c.BestMetric < res.Candidates[res.Best].BestMetric {
-			t.Errorf("best is %d but σ %g λ %g has a lower metric", res.Best, c.Sigma, c.Lambda)
+		if c.BestMetric < res.Candidates[res.Lowest].BestMetric {
+			t.Errorf("lowest is %d but σ %g λ %g has a lower metric", res.Lowest, c.Sigma, c.Lambda)
+		}
+	}
+	// The default pick, tol: the largest λ within a relative 0.1 %
+	// (--min-improvement's default) of the lowest RMSE.
+	low, tp := res.Candidates[res.Lowest], res.Candidates[res.Tol]
+	limit := low.BestMetric * (1 + ooc.DefaultMinImprovement)
+	if res.Pick != "tol" || res.Best != res.Tol || res.Tolerance != ooc.DefaultMinImprovement || res.TolMetric != "rmse" ||
+		tp.Lambda < low.Lambda || !(tp.BestMetric <= limit) {
+		t.Errorf("--json: pick %q, best %d, tol %d (σ %g λ %g, %g), lowest %d (σ %g λ %g, %g), tolerance %g by %q",
+			res.Pick, res.Best, res.Tol, tp.Sigma, tp.Lambda, tp.BestMetric, res.Lowest, low.Sigma, low.Lambda, low.BestMetric, res.Tolerance, res.TolMetric)
+	}
+	for _, c := range res.Candidates {
+		if c.Lambda > tp.Lambda && c.BestMetric <= limit {
+			t.Errorf("σ %g λ %g (%g) is within 0.1 %% of the lowest with a larger λ than the pick's %g", c.Sigma, c.Lambda, c.BestMetric, tp.Lambda)
 		}
 	}
 	if m2, err := ooc.Load(model); err != nil || m2.Config().Lambda != res.Candidates[res.Best].Lambda {
@@ -140,7 +159,7 @@ func TestTuneCLI(t *testing.T) {
 		}
 	} else {
 		want := fmt.Sprintf("pick       --pick 1se took candidate %d; --pick best would take candidate %d", pick.OneSE+1, pick.Lowest+1)
-		if !strings.Contains(out, want) || !strings.Contains(out, " best\n") || !strings.Contains(out, " 1se\n") {
+		if !strings.Contains(out, want) || !regexp.MustCompile(`(?m) best(,tol)?$`).MatchString(out) || !regexp.MustCompile(`(?m) 1se(,tol)?$`).MatchString(out) {
 			t.Errorf("stdout lacks %q or the table's pick column:\n%s", want, out)
 		}
 	}
@@ -165,7 +184,7 @@ func TestTuneErrors(t *testing.T) {
 			"falkon-ooc tune: --sigma: the linear kernel has no length scale to search: give no sigmas\n"},
 		{"both validations", []string{"tune", "--out", model, "--val", train, "--val-fraction", "0.2", train}, 2, "--val and --val-fraction exclude each other"},
 		{"patience", []string{"tune", "--out", model, "--patience", "-1", train}, 2, "--patience must be ≥ 0, got -1"},
-		{"pick", []string{"tune", "--out", model, "--pick", "lowest", train}, 2, `falkon-ooc tune: --pick: unknown pick rule "lowest" (want best or 1se)` + "\n"},
+		{"pick", []string{"tune", "--out", model, "--pick", "lowest", train}, 2, `falkon-ooc tune: --pick: unknown pick rule "lowest" (want tol, best or 1se)` + "\n"},
 		{"max memory syntax", []string{"tune", "--out", model, "--max-memory", "lots", train}, 2, `--max-memory: "lots" is not a size > 0 (e.g. 12GiB, 800MB)`},
 		{"max memory", []string{"tune", "--out", model, "--centers", "300", "--max-memory", "50MB", "--precond-precision", "float64", train}, 1,
 			"falkon-ooc tune: not enough memory: the search over 5 σ × 6 λ with M = 300 needs about"},

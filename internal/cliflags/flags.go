@@ -167,7 +167,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 		fs.Float64Var(&f.MinImprovement, "min-improvement", ooc.DefaultMinImprovement, "with --patience: the relative improvement of the validation metric (RMSE, or 1 − AUC for classification) that counts as one")
 		fs.BoolVar(&f.ARD, "ard", false, "with --tune: also learn one length scale per feature on a row subsample (Gaussian kernel); the learned scales compete with the --sigma grid on the same validation rows")
 		fs.IntVar(&f.Extend, "extend", 0, "with --tune: when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
-		fs.StringVar(&f.Pick, "pick", string(ooc.DefaultPick), "with --tune: how the search picks σ and λ: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
+		fs.StringVar(&f.Pick, "pick", string(ooc.DefaultPick), "with --tune: how the search picks σ and λ: tol (the largest λ whose validation RMSE, or 1 − AUC for classification, is within --min-improvement of the lowest: a smaller λ costs the fit CG iterations), best (the lowest validation metric: RMSE or error rate) or 1se (the largest λ, then σ, within one standard error of the lowest)")
 		fs.IntVar(&f.MaxPasses, "max-passes", 0, "with --tune: the budget of passes over the data of each of the search's candidates and of the final fit: with --patience, past --iters each continues while its validation improves, until the budget runs out (0: 3 + 2 × --iters)")
 		return
 	}
@@ -178,7 +178,7 @@ func (f *Flags) Add(fs *flag.FlagSet, cmd Command) {
 	fs.BoolVar(&f.ARD, "ard", false, "also learn one length scale per feature on a row subsample (gradient steps on a hold-out error; Gaussian kernel) and search --lambda with them beside the --sigma grid, on the same validation rows")
 	fs.IntVar(&f.Extend, "extend", 0, "when the pick lies on an edge of the --sigma or --lambda grid, add two values beyond it and search again, up to N times")
 	fs.IntVar(&f.MaxPasses, "max-passes", 0, "the search's budget of passes over the data: with --patience a candidate still improving at --iters continues while its validation improves, until the budget runs out (0: 3 + 2 × --iters, or 3 + --iters with --patience 0)")
-	fs.StringVar(&f.Pick, "pick", string(ooc.DefaultPick), "how the model is picked: best (the lowest validation metric) or 1se (the largest λ, then σ, within one standard error of the lowest)")
+	fs.StringVar(&f.Pick, "pick", string(ooc.DefaultPick), "how the model is picked: tol (the largest λ whose validation RMSE, or 1 − AUC for classification, is within 0.1 % of the lowest: a smaller λ costs a fit CG iterations), best (the lowest validation metric: RMSE or error rate) or 1se (the largest λ, then σ, within one standard error of the lowest)")
 }
 
 // Command returns the command Add declared the flags of.
