@@ -1465,10 +1465,15 @@ func tileZero(t int) {
 // chunk's four TDPBF16PS, so that the in-order retirement of the long
 // TDPBF16PS does not hold the AVX-512 work behind it (with the kernel
 // function after all the chunks, the fused loop took 4, 8 and 14 % more
-// time at d = 18, 28, 90, the other vCPU busy). Every dot product accumulates chunk 0 first from zero,
-// one TDPBF16PS a chunk, whatever the blocking, so its bits are
-// GramBF16's; the kernel function is distChain's sequence,
-// ApplyDist32's.
+// time at d = 18, 28, 90, the other vCPU busy). Each chunk's products
+// also prefetch the same chunk of the next pair of panels into L2:
+// inside KtKvAdd, where each 32-row tile streams all the centres from
+// L3, that gave 0.48–0.74 against 0.36–0.50 Gelem/s at d = 90 (8 of 8
+// interleaved pairs faster, one core, quiet), 6 of 8 pairs faster at
+// d = 28 and no clear change at d = 18. Every dot product accumulates
+// chunk 0 first from zero, one TDPBF16PS a chunk, whatever the
+// blocking, so its bits are GramBF16's; the kernel function is
+// distChain's sequence, ApplyDist32's.
 //
 // Registers: R8 lda, R9 64, R10 ldd in bytes, R15 kc·1024; the block's
 // products R11, R12 (A of its two row blocks), R13, R14 (B of its two
@@ -1585,6 +1590,12 @@ func amxKern() {
 				tdp(2, 5, 6)
 				tdp(3, 5, 7)
 				p("\tADDQ $64, R12")
+			}
+			// The next pair's chunk into L2 (past the end of b for
+			// the last pair: prefetches never fault).
+			for l := 0; l < 16; l++ {
+				p("\tPREFETCHT1 %d(R13)(R15*2)", 64*l)
+				p("\tPREFETCHT1 %d(R14)(R15*2)", 64*l)
 			}
 			p("\tADDQ $64, R11")
 			p("\tADDQ $1024, R13")
