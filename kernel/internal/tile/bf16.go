@@ -158,7 +158,7 @@ func KernelDistBF16(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16
 	if rows == 0 || ncols == 0 {
 		return
 	}
-	if mode := amxDistMode(p); useAMX && mode >= 0 {
+	if mode := distMode(p); useAMX && mode >= 0 {
 		kernelBF16AMX(dst, ldd, a, rows, kc, b, p0, ncols, xn, cn, p, mode)
 		return
 	}
@@ -166,20 +166,6 @@ func KernelDistBF16(dst []float32, ldd int, a []uint16, rows, kc int, b []uint16
 	for i := 0; i < rows; i++ {
 		ApplyDist32(dst[i*ldd:i*ldd+ncols], xn[i], cn[:ncols], p)
 	}
-}
-
-// amxDistMode is the kernel function mode of the fused AMX routine: 0
-// the Gaussian, 1 the general form with the square root, -1 none (the
-// general form without it, which no kernel kind uses, takes the
-// unfused path).
-func amxDistMode(p *DistParams) int {
-	switch {
-	case p.Sqrt:
-		return 1
-	case p.C1 == 0 && p.C2 == 0:
-		return 0
-	}
-	return -1
 }
 
 // amxDot is the mode of the AMX routine that stores the dot products.

@@ -263,18 +263,6 @@ func norms32Asm(dst []float32, x []float32, rows, d int) {
 	norms32FMA(&dst[0], &x[0], rows, d)
 }
 
-// distMode returns the assembly mode for p, or -1 if only the generic
-// loop handles it.
-func distMode(p *DistParams) int {
-	switch {
-	case p.Sqrt:
-		return 1
-	case p.C1 == 0 && p.C2 == 0:
-		return 0
-	}
-	return -1
-}
-
 func applyDist64Asm(f func(g, cn *float64, n int, xn float64, pc *float64, mode int), g []float64, xn float64, cn []float64, p *DistParams) {
 	n := len(g)
 	if n%16 != 0 || len(cn) < n {

@@ -237,3 +237,17 @@ func Dot1x64(a, b []float64) float64 { return cur.dot1x64(a, b) }
 // Dot1x32 is Dot1x64 with a float32 row, converted to float64 (Dot4x32's
 // sum of a row).
 func Dot1x32(a []float32, b []float64) float64 { return cur.dot1x32(a, b) }
+
+// distMode is the assembly mode of the kernel function p, shared by the
+// AVX kernels and the fused AMX routine: 0 the Gaussian, 1 the general
+// form with the square root, -1 none (the general form without it, which
+// no kernel kind uses, takes the generic loop).
+func distMode(p *DistParams) int {
+	switch {
+	case p.Sqrt:
+		return 1
+	case p.C1 == 0 && p.C2 == 0:
+		return 0
+	}
+	return -1
+}
