@@ -108,12 +108,8 @@ func errorRateSE(p float64, a *rowSE) float64 {
 // σ (a kernel without one σ, as ARD's, counts as the smallest), then the
 // lowest BestMetric. Without a finite standard error it is the lowest.
 func pickCandidates(cands []TuneCandidate) (lowest, oneSE int) {
-	lowest = -1
-	for i := range cands {
-		if usable(&cands[i]) && (lowest < 0 || cands[i].BestMetric < cands[lowest].BestMetric) {
-			lowest = i
-		}
-	}
+	m := func(i int) float64 { return cands[i].BestMetric }
+	lowest = lowestBy(cands, m)
 	if lowest < 0 {
 		return -1, -1
 	}
@@ -121,19 +117,38 @@ func pickCandidates(cands []TuneCandidate) (lowest, oneSE int) {
 	if math.IsNaN(se) || math.IsInf(se, 0) || se < 0 {
 		se = 0
 	}
-	limit := cands[lowest].BestMetric + se
-	oneSE = lowest
+	return lowest, largestLambda(cands, m, lowest, cands[lowest].BestMetric+se, true)
+}
+
+// lowestBy returns the usable candidate with the lowest m (the first in
+// grid order), -1 when none has one.
+func lowestBy(cands []TuneCandidate, m func(int) float64) int {
+	lowest := -1
 	for i := range cands {
-		c, o := &cands[i], &cands[oneSE]
-		if !usable(c) || !(c.BestMetric <= limit) {
-			continue
-		}
-		if c.Lambda > o.Lambda || (c.Lambda == o.Lambda && (c.Sigma > o.Sigma ||
-			(c.Sigma == o.Sigma && c.BestMetric < o.BestMetric))) {
-			oneSE = i
+		if usable(&cands[i]) && !math.IsNaN(m(i)) && (lowest < 0 || m(i) < m(lowest)) {
+			lowest = i
 		}
 	}
-	return lowest, oneSE
+	return lowest
+}
+
+// largestLambda returns, among the usable candidates whose m is at most
+// limit, the one with the largest λ, then (bySigma) the largest σ, then
+// the lowest m, then the first in grid order; from (within the limit)
+// when no other is.
+func largestLambda(cands []TuneCandidate, m func(int) float64, from int, limit float64, bySigma bool) int {
+	pick := from
+	for i := range cands {
+		c, p := &cands[i], &cands[pick]
+		if !usable(c) || !(m(i) <= limit) {
+			continue
+		}
+		if c.Lambda > p.Lambda || (c.Lambda == p.Lambda && ((bySigma && c.Sigma > p.Sigma) ||
+			((!bySigma || c.Sigma == p.Sigma) && m(i) < m(pick)))) {
+			pick = i
+		}
+	}
+	return pick
 }
 
 // usable reports whether a candidate has a model and a finite metric.
@@ -155,8 +170,8 @@ func tolMetric(cands []TuneCandidate, metric string) (func(i int) float64, strin
 			continue
 		}
 		a := math.NaN()
-		for _, p := range c.Validation {
-			if p.Iteration == c.BestIteration && p.AUC != nil {
+		if k := c.bestPoint(); k >= 0 {
+			if p := c.Validation[k]; p.Iteration == c.BestIteration && p.AUC != nil {
 				a = *p.AUC
 			}
 		}
@@ -178,27 +193,11 @@ func tolMetric(cands []TuneCandidate, metric string) (func(i int) float64, strin
 // m is at most m(ref)·(1 + tol), the largest λ, then the lowest m, then
 // the first in grid order. -1, -1 when no candidate has a finite metric.
 func pickTolerance(cands []TuneCandidate, m func(int) float64, tol float64) (pick, ref int) {
-	ref = -1
-	for i := range cands {
-		if usable(&cands[i]) && !math.IsNaN(m(i)) && (ref < 0 || m(i) < m(ref)) {
-			ref = i
-		}
-	}
+	ref = lowestBy(cands, m)
 	if ref < 0 {
 		return -1, -1
 	}
-	limit := m(ref) + math.Abs(m(ref))*tol
-	pick = ref
-	for i := range cands {
-		c := &cands[i]
-		if !usable(c) || !(m(i) <= limit) {
-			continue
-		}
-		if p := &cands[pick]; c.Lambda > p.Lambda || (c.Lambda == p.Lambda && m(i) < m(pick)) {
-			pick = i
-		}
-	}
-	return pick, ref
+	return largestLambda(cands, m, ref, m(ref)+math.Abs(m(ref))*tol, false), ref
 }
 
 // applyPick sets res.Lowest, res.OneSE, res.Tol (with res.Tolerance

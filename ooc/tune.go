@@ -1302,8 +1302,9 @@ func (t *tuner) model(c *tuneCand, centres []float64) *Model {
 	return mdl
 }
 
-// bestPoint is the index in Validation of the best iteration.
-func (c *tuneCand) bestPoint() int {
+// bestPoint is the index in Validation of the best iteration (the last
+// point when none matches).
+func (c *TuneCandidate) bestPoint() int {
 	for i, p := range c.Validation {
 		if p.Iteration == c.BestIteration {
 			return i
