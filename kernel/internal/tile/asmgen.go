@@ -127,6 +127,29 @@ func csym(pr prec, name string) string {
 	return fmt.Sprintf("%s<>+%d(SB)", pr.tab, constOff(pr, name))
 }
 
+// bcastConsts broadcasts the kernel function's constants names into Z31,
+// Z30, … in order (c1 and c2 from (DX) and 32(DX), the parameters the
+// routine was given; the others from their symbols) and returns the
+// register of each.
+func bcastConsts(pr prec, names ...string) map[string]string {
+	c := map[string]string{}
+	for i, n := range names {
+		src := ""
+		switch n {
+		case "c1":
+			src = "(DX)"
+		case "c2":
+			src = "32(DX)"
+		default:
+			src = csym(pr, n)
+		}
+		r := fmt.Sprintf("Z%d", 31-i)
+		p("\t%s %s, %s", pr.bcast, src, r)
+		c[n] = r
+	}
+	return c
+}
+
 func tables() {
 	for _, pr := range []prec{p64, p32} {
 		names := constNames(pr)
@@ -757,21 +780,7 @@ func kern8(pr prec) {
 	p("// func %s(dst *float%s, ldd int, x *float%s, rows, d int, cp *float%s, npanels int, xn, cn, pc *float%s, mode int)", fn, pr.name, pr.name, pr.name, pr.name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-88", fn)
 	p("\tMOVQ pc+72(FP), DX")
-	c := map[string]string{}
-	for i, n := range []string{"c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16"} {
-		src := ""
-		switch n {
-		case "c1":
-			src = "(DX)"
-		case "c2":
-			src = "32(DX)"
-		default:
-			src = csym(pr, n)
-		}
-		r := fmt.Sprintf("Z%d", 31-i)
-		p("\t%s %s, %s", pr.bcast, src, r)
-		c[n] = r
-	}
+	c := bcastConsts(pr, "c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16")
 	for _, n := range []string{"ln2lo16", "one", "q3", "q2", "sixteenth"} {
 		c[n] = "BCST:" + csym(pr, n)
 	}
@@ -1488,21 +1497,7 @@ func amxKern() {
 	p("\tMOVQ cfg+104(FP), AX")
 	amxBytes("LDTILECFG (AX)", 0xc4, 0xe2, 0x78, 0x49, 0x00)
 	p("\tMOVQ pc+80(FP), DX")
-	c := map[string]string{}
-	for i, n := range []string{"c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16", "ln2lo16", "one", "q3", "q2", "sixteenth"} {
-		src := ""
-		switch n {
-		case "c1":
-			src = "(DX)"
-		case "c2":
-			src = "32(DX)"
-		default:
-			src = csym(p32, n)
-		}
-		r := fmt.Sprintf("Z%d", 31-i)
-		p("\tVBROADCASTSS %s, %s", src, r)
-		c[n] = r
-	}
+	c := bcastConsts(p32, "c1", "c2", "neg2", "zero", "maxargt", "shifter", "log2e16", "ln2hi16", "ln2lo16", "one", "q3", "q2", "sixteenth")
 	p("\tVMOVUPS exptab32<>+0(SB), Z18")
 	c["tlo"] = "Z18"
 	// Row pairs of kernel function per chunk: ⌈16/kc⌉.
